@@ -1,0 +1,186 @@
+"""Records: frozen dataclasses with a canonical JSON form and a stable content hash.
+
+Every value that crosses a stage boundary is a record. Its JSON form is canonical (sorted
+keys, no whitespace, UTF-8), so equal records always serialize to the same bytes and their
+xxh3-128 content hash can key a cache. Decoding is driven by the dataclass annotations, so
+`Cls.from_json(x.to_json()) == x` holds for every record without per-class code.
+
+Two kinds of record exist:
+
+- `Record`: encoded as a JSON object of its fields.
+- `TextRecord`: a record that *is* a piece of spec text (a schema, a type, an operator name).
+  Its JSON form is that text, and `parse(str(x)) == x` is guaranteed by its grammar.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import json
+import types
+import typing
+from typing import Any, Self
+
+import xxhash
+
+
+def canonical_json(value: object) -> str:
+    """The one JSON spelling of a plain JSON value (what records hash and store)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(text: str | bytes) -> str:
+    """xxh3-128 of `text` as 32 hex digits: the project's content address."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+class Record:
+    """Base of every frozen dataclass that flows between stages."""
+
+    __slots__ = ()
+
+    def to_json(self) -> Any:
+        return _codec_for(type(self)).encode(self)
+
+    @classmethod
+    def from_json(cls, value: Any) -> Self:
+        return _codec_for(cls).decode(value)
+
+    def canonical_json(self) -> str:
+        return canonical_json(self.to_json())
+
+    def content_hash(self) -> str:
+        return content_hash(self.canonical_json())
+
+
+class TextRecord(Record):
+    """A record whose canonical form is its own spec text."""
+
+    __slots__ = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------------------
+# Codecs: one small object per annotation, built once per class and reused.
+
+
+class _PlainCodec:
+    """str, int, bool and None pass through JSON unchanged."""
+
+    def encode(self, value: Any) -> Any:
+        return value
+
+    def decode(self, value: Any) -> Any:
+        return value
+
+
+class _OptionalCodec:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def encode(self, value: Any) -> Any:
+        return None if value is None else self.inner.encode(value)
+
+    def decode(self, value: Any) -> Any:
+        return None if value is None else self.inner.decode(value)
+
+
+class _TupleCodec:
+    """tuple[X, ...] (one item codec) or tuple[X, Y] (one codec per position)."""
+
+    def __init__(self, items: list[Any], variadic: bool) -> None:
+        self.items = items
+        self.variadic = variadic
+
+    def _codecs(self, n: int) -> list[Any]:
+        return self.items * n if self.variadic else self.items
+
+    def encode(self, value: tuple) -> list:
+        return [c.encode(v) for c, v in zip(self._codecs(len(value)), value)]
+
+    def decode(self, value: list) -> tuple:
+        if not self.variadic and len(value) != len(self.items):
+            raise ValueError(f"expected {len(self.items)} items, got {len(value)}")
+        return tuple(c.decode(v) for c, v in zip(self._codecs(len(value)), value))
+
+
+class _EnumCodec:
+    def __init__(self, cls: type[enum.Enum]) -> None:
+        self.cls = cls
+
+    def encode(self, value: enum.Enum) -> Any:
+        return value.value
+
+    def decode(self, value: Any) -> enum.Enum:
+        return self.cls(value)
+
+
+class _TextCodec:
+    def __init__(self, cls: type[TextRecord]) -> None:
+        self.cls = cls
+
+    def encode(self, value: TextRecord) -> str:
+        return str(value)
+
+    def decode(self, value: str) -> TextRecord:
+        return self.cls.parse(value)
+
+
+class _RecordCodec:
+    """A dataclass as a JSON object; fields are resolved lazily to allow recursive types."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self._fields: list[tuple[str, Any]] | None = None
+
+    def fields(self) -> list[tuple[str, Any]]:
+        if self._fields is None:
+            hints = typing.get_type_hints(self.cls)
+            self._fields = [(f.name, _codec_for(hints[f.name]))
+                            for f in dataclasses.fields(self.cls) if f.init]
+        return self._fields
+
+    def encode(self, value: Any) -> dict:
+        return {name: codec.encode(getattr(value, name)) for name, codec in self.fields()}
+
+    def decode(self, value: dict) -> Any:
+        unknown = set(value) - {name for name, _ in self.fields()}
+        if unknown:
+            raise ValueError(f"{self.cls.__name__}: unknown fields {sorted(unknown)}")
+        return self.cls(**{name: codec.decode(value[name]) for name, codec in self.fields()})
+
+
+_PLAIN = _PlainCodec()
+_PLAIN_TYPES: tuple[type, ...] = (str, int, bool, type(None))
+
+
+@functools.cache
+def _codec_for(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if all(m in _PLAIN_TYPES for m in members):
+            return _PLAIN
+        if len(members) != 1:
+            raise TypeError(f"records cannot hold the union {annotation}")
+        return _OptionalCodec(_codec_for(members[0]))
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _TupleCodec([_codec_for(args[0])], variadic=True)
+        return _TupleCodec([_codec_for(a) for a in args], variadic=False)
+    if annotation in _PLAIN_TYPES or annotation is Any:
+        return _PLAIN
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _EnumCodec(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, TextRecord):
+        return _TextCodec(annotation)
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return _RecordCodec(annotation)
+    raise TypeError(f"records cannot hold values of type {annotation!r}")
+

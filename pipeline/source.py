@@ -1,0 +1,165 @@
+"""Spec text → entries: each top-level YAML list item with its exact text and first line.
+
+The spec files are YAML lists whose items start with `- ` at column 0. Splitting on those
+lines lets every entry be hashed and parsed on its own, so an edit re-parses one entry. An
+entry's text runs from its `-` line to the next entry, minus trailing blank lines and
+column-0 comments (which belong between entries, not to either one).
+
+Each entry is parsed with libyaml (CSafeLoader) as a one-item document; duplicate keys are
+errors, as in torchgen's YamlLoader (yaml_utils.py). Line offsets of mapping keys are kept
+relative to the entry, so that diagnostics can point at a formula without records holding
+absolute positions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .errors import Problem, RuleViolation, SpecError, SpecFile
+from .records import Record, content_hash
+
+_ENTRY_START = re.compile(r"-(?:[ \t\r]|$)")
+_DIRECTIVE = re.compile(r"(%|---|\.\.\.)")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry(Record):
+    """One top-level item of a spec file: its exact text and where it starts."""
+
+    file: SpecFile
+    line: int
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return content_hash(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedEntry:
+    """An entry's YAML value plus the line offset (from the entry's first line) of each key.
+
+    `key_offsets` maps a key path such as ("dispatch", "Default", "self") to its offset.
+    """
+
+    value: Any
+    key_offsets: dict[tuple[str, ...], int]
+
+    def offset_of(self, *path: str) -> int | None:
+        return self.key_offsets.get(path)
+
+
+def decode_spec_text(file: SpecFile, data: bytes) -> str:
+    """UTF-8 text of a spec file, or a problem pointing at the first undecodable byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise _file_problem(
+            file, "yaml.not-utf8", line,
+            f"byte 0x{data[e.start]:02x} is not valid UTF-8 ({e.reason})",
+            "spec files must be UTF-8; re-save the file with UTF-8 encoding", column) from None
+
+
+def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
+    """The top-level entries of a spec file, in file order."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if _ENTRY_START.match(line)]
+    _check_preamble(file, lines, starts[0] if starts else len(lines))
+    if not starts:
+        raise _file_problem(file, "yaml.empty-file", 1, "the file holds no entries",
+                            "a spec file is a YAML list: each entry starts with '- ' at column 0")
+    entries = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        while end > start + 1 and _is_between_entries(lines[end - 1]):
+            end -= 1
+        entries.append(Entry(file=file, line=start + 1, text="\n".join(lines[start:end])))
+    return tuple(entries)
+
+
+def _is_between_entries(line: str) -> bool:
+    return not line.strip() or line.startswith("#")
+
+
+def _check_preamble(file: SpecFile, lines: list[str], first_entry: int) -> None:
+    for i in range(first_entry):
+        line = lines[i]
+        if _is_between_entries(line) or _DIRECTIVE.match(line) and i == 0:
+            continue
+        raise _file_problem(
+            file, "yaml.not-a-list", i + 1,
+            f"expected a list entry ('- ' at column 0), found: {line.strip()[:60]}",
+            "a spec file is a YAML list of mappings; start each entry with '- ' at column 0")
+
+
+def _file_problem(file: SpecFile, rule: str, line: int, message: str, hint: str,
+                  column: int | None = None) -> SpecError:
+    return SpecError([Problem(file=file, entry="", rule=rule, message=message, hint=hint,
+                              line=line, column=column)])
+
+
+class _EntryLoader(yaml.CSafeLoader):
+    """libyaml's safe loader, rejecting duplicate keys as torchgen's YamlLoader does."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                earlier = first_seen.setdefault(key, key_node.start_mark.line)
+            except TypeError:
+                raise RuleViolation("yaml.syntax", f"a mapping key must be a plain value, "
+                                    f"not {type(key).__name__}", line_in_entry=key_node.start_mark.line,
+                                    column=key_node.start_mark.column + 1) from None
+            if earlier != key_node.start_mark.line:
+                raise RuleViolation(
+                    "yaml.duplicate-key", f"key '{key}' is given twice in one mapping",
+                    f"the first '{key}' is {key_node.start_mark.line - earlier} line(s) above; "
+                    "keep one of them", line_in_entry=key_node.start_mark.line,
+                    column=key_node.start_mark.column + 1)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_entry(entry: Entry) -> LoadedEntry:
+    """Parse one entry's YAML; syntax errors become violations at the entry-relative line."""
+    loader = _EntryLoader(entry.text)
+    try:
+        node = loader.get_single_node()
+        items = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        raise RuleViolation(
+            "yaml.syntax", f"YAML syntax error: {e.problem or e.context}",
+            "check the indentation and quoting of this entry",
+            line_in_entry=mark.line if mark else 0,
+            column=mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as e:
+        raise RuleViolation("yaml.syntax", f"YAML error: {e}", line_in_entry=0) from None
+    finally:
+        loader.dispose()
+    if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):
+        raise RuleViolation("yaml.entry-not-mapping",
+                            "an entry must be a mapping of keys to values",
+                            "write the entry as '- key: value' lines", line_in_entry=0)
+    offsets: dict[tuple[str, ...], int] = {}
+    _collect_key_offsets(node.value[0], (), offsets)
+    return LoadedEntry(value=items[0], key_offsets=offsets)
+
+
+def _collect_key_offsets(node: yaml.Node, path: tuple[str, ...],
+                         offsets: dict[tuple[str, ...], int]) -> None:
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key_path = path + (key_node.value,)
+            offsets[key_path] = key_node.start_mark.line
+            _collect_key_offsets(value_node, key_path, offsets)

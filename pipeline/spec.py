@@ -1,0 +1,242 @@
+"""The parse stage end to end: spec texts → every record the later stages start from.
+
+Each entry is parsed on its own (`parse_*_entry`), then the cross-entry steps run in
+torchgen's order (gen.py: parse_native_yaml_struct, then load_derivatives.py:
+load_derivatives). Problems are collected rather than raised one by one, so a run reports
+every independent mistake; an entry that fails is left out of the later steps, and
+follow-on errors it would cause (a formula for a function that failed to parse) are not
+reported twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from .deprecated import DeprecatedSignature, parse_deprecated
+from .derivatives import DerivativeEntry, parse_derivative_entry
+from .differentiability import (EntryInfos, NativeIndex, derive_entry_infos, find_entry_functions,
+                                number_ops, view_copy_infos)
+from .errors import Problem, RuleViolation, SpecError, SpecFile
+from .generation import generated_functions, group_by_signature
+from .native import NativeFunction, parse_native_function
+from .native_checks import cross_function_problems
+from .records import Record
+from .source import Entry, decode_spec_text, load_entry, split_entries
+from .tags import Tag, parse_tag
+from .views import ViewGrouping, group_views
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SpecTexts(Record):
+    """The four spec files' contents (the templates join in the render stage)."""
+
+    native_functions: str
+    tags: str
+    derivatives: str
+    deprecated: str
+
+    def text_of(self, file: SpecFile) -> str:
+        return getattr(self, file.name.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSpec:
+    """Everything the parse stage knows. Not a cache record: its parts are."""
+
+    entries: dict[SpecFile, tuple[Entry, ...]]
+    tags: tuple[Tag, ...]
+    native_functions: tuple[NativeFunction, ...]
+    view_grouping: ViewGrouping
+    deprecated: tuple[DeprecatedSignature, ...]
+    derivative_entries: tuple[DerivativeEntry, ...]
+    infos: tuple[EntryInfos, ...]
+
+    def entry_lines(self) -> dict[tuple[SpecFile, str], int]:
+        return entry_lines(self.entries, self.native_functions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-entry parsers: each depends only on its entry's text (plus the valid tags).
+
+
+def parse_tag_entry(entry: Entry) -> Tag:
+    return parse_tag(load_entry(entry))
+
+
+def parse_native_entry(entry: Entry, valid_tags: frozenset[str]) -> NativeFunction:
+    return parse_native_function(load_entry(entry), valid_tags)
+
+
+def parse_deprecated_entry(entry: Entry) -> DeprecatedSignature:
+    return parse_deprecated(load_entry(entry))
+
+
+def parse_derivatives_entry(entry: Entry) -> DerivativeEntry:
+    return parse_derivative_entry(load_entry(entry))
+
+
+def entry_label(entry: Entry) -> str:
+    """How problems name an entry before it parses: its operator/tag name, from the text."""
+    first = entry.text.split("\n", 1)[0].lstrip("- ").strip()
+    key, _, value = first.partition(":")
+    value = value.strip().strip("'\"")
+    if key in ("func", "name"):
+        return value.split("::")[-1].split("(", 1)[0] or f"entry at line {entry.line}"
+    return value or f"entry at line {entry.line}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole stage
+
+
+class _ProblemLog:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def attempt(self, entry: Entry, parse: Callable[[], T]) -> T | None:
+        try:
+            return parse()
+        except RuleViolation as violation:
+            self.problems.append(violation.to_problem(entry.file, entry_label(entry), entry.line))
+            return None
+
+    def extend(self, problems: list[Problem]) -> None:
+        self.problems.extend(problems)
+
+
+def split_spec(texts: SpecTexts) -> dict[SpecFile, tuple[Entry, ...]]:
+    """All entries of all files; every file's split problems are reported together."""
+    entries: dict[SpecFile, tuple[Entry, ...]] = {}
+    problems: list[Problem] = []
+    for file in SpecFile:
+        try:
+            entries[file] = split_entries(file, texts.text_of(file))
+        except SpecError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise SpecError(problems)
+    return entries
+
+
+def decode_spec(data: dict[SpecFile, bytes]) -> SpecTexts:
+    texts: dict[str, str] = {}
+    problems: list[Problem] = []
+    for file in SpecFile:
+        try:
+            texts[file.name.lower()] = decode_spec_text(file, data[file])
+        except SpecError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise SpecError(problems)
+    return SpecTexts(**texts)
+
+
+def parse_spec(texts: SpecTexts) -> ParsedSpec:
+    """Parse and validate the whole spec; raises SpecError listing every problem found."""
+    entries = split_spec(texts)
+    log = _ProblemLog()
+    tags = _parse_tags(entries[SpecFile.TAGS], log)
+    valid_tags = frozenset(t.name for t in tags)
+    yaml_functions, failed_schemas = _parse_natives(entries[SpecFile.NATIVE_FUNCTIONS],
+                                                    valid_tags, log)
+    log.extend(cross_function_problems(yaml_functions))
+    groups, problems = group_by_signature(yaml_functions)
+    log.extend(problems)
+    generated, problems = generated_functions(groups)
+    log.extend(problems)
+    functions = tuple(yaml_functions + generated)
+    grouping, problems = group_views(list(functions))
+    log.extend(problems)
+    deprecated = [d for e in entries[SpecFile.DEPRECATED]
+                  if (d := log.attempt(e, lambda e=e: parse_deprecated_entry(e))) is not None]
+    derivative_entries, infos = _load_derivatives(entries[SpecFile.DERIVATIVES], grouping,
+                                                  failed_schemas, log)
+    spec = ParsedSpec(entries, tuple(tags), functions, grouping, tuple(deprecated),
+                      tuple(derivative_entries), tuple(infos))
+    if log.problems:
+        lines = spec.entry_lines()
+        raise SpecError(sorted((p.locate(lines) for p in log.problems), key=Problem.sort_key))
+    return spec
+
+
+def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> list[Tag]:
+    tags: dict[str, Tag] = {}
+    for entry in entries:
+        tag = log.attempt(entry, lambda: parse_tag_entry(entry))
+        if tag is None:
+            continue
+        if tag.name in tags:
+            log.extend([Problem(SpecFile.TAGS, tag.name, "tags.duplicate",
+                                f"tag '{tag.name}' is defined twice", "remove one definition",
+                                line=entry.line)])
+            continue
+        tags[tag.name] = tag
+    return list(tags.values())
+
+
+def _parse_natives(entries: tuple[Entry, ...], valid_tags: frozenset[str],
+                   log: _ProblemLog) -> tuple[list[NativeFunction], set[str]]:
+    functions = []
+    failed: set[str] = set()
+    for entry in entries:
+        fn = log.attempt(entry, lambda: parse_native_entry(entry, valid_tags))
+        if fn is None:
+            failed.add(entry_label(entry))
+        else:
+            functions.append(fn)
+    return functions, failed
+
+
+def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed_natives: set[str],
+                      log: _ProblemLog) -> tuple[list[DerivativeEntry], list[EntryInfos]]:
+    """load_derivatives.py: load_derivatives, one entry at a time."""
+    index = NativeIndex(grouping.ordered)
+    log.extend([Problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name), "native.duplicate-schema",
+                        f"the schema {fn.func} is declared twice", "remove one of the entries")
+                for fn in index.duplicates])
+    parsed: list[DerivativeEntry] = []
+    infos: list[EntryInfos] = []
+    seen: dict[str, Entry] = {}
+    for entry in entries:
+        derivative = log.attempt(entry, lambda: parse_derivatives_entry(entry))
+        if derivative is None:
+            continue
+        parsed.append(derivative)
+        if derivative.op_name in failed_natives:
+            continue  # its function already failed to parse; don't report it twice
+        result = log.attempt(entry, lambda: _entry_infos(derivative, index))
+        if result is None:
+            continue
+        first = seen.setdefault(str(result.schema), entry)
+        if first is not entry:
+            log.extend([Problem(SpecFile.DERIVATIVES, derivative.op_name, "derivatives.duplicate",
+                                f"a second entry for {result.schema.name} (the first is at line "
+                                f"{first.line}); torchgen would silently keep both",
+                                "merge the two entries into one", line=entry.line)])
+            continue
+        infos.append(result)
+    numbered = number_ops(infos)
+    return parsed, numbered + view_copy_infos(numbered, grouping.groups)
+
+
+def _entry_infos(entry: DerivativeEntry, index: NativeIndex) -> EntryInfos:
+    _, bucket = find_entry_functions(entry, index)
+    return derive_entry_infos(entry, bucket)
+
+
+def entry_lines(entries: dict[SpecFile, tuple[Entry, ...]],
+                functions: tuple[NativeFunction, ...]) -> dict[tuple[SpecFile, str], int]:
+    """Where each named entry starts; generated functions point at the entry they come from."""
+    lines: dict[tuple[SpecFile, str], int] = {}
+    for file, file_entries in entries.items():
+        for entry in file_entries:
+            lines.setdefault((file, entry_label(entry)), entry.line)
+    for fn in functions:
+        if fn.generated_from is not None:
+            source = lines.get((SpecFile.NATIVE_FUNCTIONS, str(fn.generated_from)))
+            if source is not None:
+                lines.setdefault((SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)), source)
+    return lines

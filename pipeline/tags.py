@@ -1,0 +1,35 @@
+"""tags.yaml entries → `Tag` records (gen.py: parse_tags_yaml_struct)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import RuleViolation, did_you_mean
+from .records import Record
+from .source import LoadedEntry
+
+TAG_KEYS = ("tag", "desc")
+
+
+@dataclass(frozen=True, slots=True)
+class Tag(Record):
+    name: str
+    desc: str
+
+
+def parse_tag(loaded: LoadedEntry) -> Tag:
+    entry = loaded.value
+    for key in entry:
+        if key not in TAG_KEYS:
+            raise RuleViolation("tags.unknown-key", f"unknown key '{key}'",
+                                did_you_mean(str(key), TAG_KEYS) or "a tag has 'tag' and 'desc'",
+                                line_in_entry=loaded.offset_of(str(key)))
+    name = entry.get("tag")
+    if not isinstance(name, str) or not name:
+        raise RuleViolation("tags.bad-value", "'tag' must be the tag's name",
+                            "write '- tag: my_tag'", line_in_entry=0)
+    desc = entry.get("desc", "")
+    if not isinstance(desc, str) or not desc:
+        raise RuleViolation("tags.no-description", f"tag '{name}' has no description",
+                            "every tag needs a non-empty 'desc'", line_in_entry=0)
+    return Tag(name, desc)

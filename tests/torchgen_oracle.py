@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The test suite's torchgen harness: runs the installed torchgen 2.13 on a spec directory.
+
+    python torchgen_oracle.py facts SPEC_DIR     # JSON facts of the parse stage on stdout
+
+It drives torchgen the way PyTorch's build does (load_derivatives, which parses the native
+functions first) and prints what gradshard must reproduce. It runs in its own process because
+torchgen caches parse results in module globals keyed by path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def spec_paths(spec: str) -> dict[str, str]:
+    if os.path.exists(os.path.join(spec, "autograd", "derivatives.yaml")):
+        native, autograd = os.path.join(spec, "ATen", "native"), os.path.join(spec, "autograd")
+    elif os.path.exists(os.path.join(spec, "tools", "autograd", "derivatives.yaml")):
+        native = os.path.join(spec, "aten", "src", "ATen", "native")
+        autograd = os.path.join(spec, "tools", "autograd")
+    else:
+        raise SystemExit(f"torchgen_oracle: {spec} is neither a packaged spec nor a checkout")
+    return {
+        "native": os.path.join(native, "native_functions.yaml"),
+        "tags": os.path.join(native, "tags.yaml"),
+        "derivatives": os.path.join(autograd, "derivatives.yaml"),
+        "deprecated": os.path.join(autograd, "deprecated.yaml"),
+        "templates": os.path.join(autograd, "templates"),
+    }
+
+
+def native_facts(f) -> dict:
+    return {
+        "name": str(f.func.name),
+        "schema": str(f.func),
+        "kind": f.func.kind().name.lower(),
+        "signature": str(f.func.signature(strip_default=True)),
+        "namespace": f.namespace,
+        "variants": sorted(v.name for v in f.variants),
+        "python_module": f.python_module,
+        "category_override": f.category_override,
+        "tags": sorted(f.tags),
+        "manual_cpp_binding": f.manual_cpp_binding,
+        "structured": f.structured,
+        "structured_delegate": str(f.structured_delegate) if f.structured_delegate else None,
+        "is_abstract": f.is_abstract,
+        "has_composite_implicit_autograd_kernel": f.has_composite_implicit_autograd_kernel,
+        "has_composite_explicit_autograd_kernel": f.has_composite_explicit_autograd_kernel,
+        "autogen": [str(a) for a in f.autogen],
+        "is_view_op": f.is_view_op,
+        "part_of_structured_group": f.part_of_structured_group,
+    }
+
+
+def saved_facts(saved) -> list:
+    return [[s.nctype.name if isinstance(s.nctype.name, str) else s.nctype.name.name,
+             s.nctype.type.cpp_type(), s.expr] for s in saved]
+
+
+def info_facts(info) -> dict:
+    return {
+        "name": info.name,
+        "func": str(info.func.func),
+        "op": info.op,
+        "derivatives": [{
+            "formula": d.formula,
+            "original_formula": d.original_formula,
+            "var_names": list(d.var_names),
+            "saved_inputs": saved_facts(d.saved_inputs),
+            "saved_outputs": saved_facts(d.saved_outputs),
+            "named_gradients": sorted(d.named_gradients),
+        } for d in info.derivatives],
+        "forward_derivatives": [{
+            "formula": d.formula,
+            "var_names": list(d.var_names),
+            "var_types": [str(t) for t in d.var_types],
+            "required_inputs_fw_grad": sorted(d.required_inputs_fw_grad or ()),
+            "required_inputs_primal": sorted(d.required_inputs_primal or ()),
+        } for d in info.forward_derivatives],
+        "all_saved_inputs": saved_facts(info.all_saved_inputs),
+        "all_saved_outputs": saved_facts(info.all_saved_outputs),
+        "available_named_gradients": list(info.available_named_gradients),
+        "used_named_gradients": sorted(info.used_named_gradients),
+        "args_with_derivatives": [[a.name, a.type] for a in info.args_with_derivatives],
+        "non_differentiable_arg_names": list(info.non_differentiable_arg_names),
+        "output_differentiability": (None if info.output_differentiability is None
+                                     else list(info.output_differentiability)),
+        "output_differentiability_conditions": (
+            None if info.output_differentiability_conditions is None
+            else list(info.output_differentiability_conditions)),
+    }
+
+
+def facts(spec: str) -> dict:
+    from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    paths = spec_paths(spec)
+    infos, _ = load_derivatives(paths["derivatives"], paths["native"], paths["tags"])
+    natives = parse_native_yaml(paths["native"], paths["tags"]).native_functions
+    return {
+        "native_functions": [native_facts(f) for f in natives],
+        "infos": [{"schema": str(schema),
+                   "keys": {key: info_facts(info) for key, info in per_key.items()}}
+                  for schema, per_key in infos.items()],
+    }
+
+
+def main() -> None:
+    command, spec = sys.argv[1], sys.argv[2]
+    if command != "facts":
+        raise SystemExit(f"torchgen_oracle: unknown command {command}")
+    json.dump(facts(spec), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
