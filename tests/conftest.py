@@ -13,6 +13,7 @@ from gradshard.service.spec_location import locate_spec
 
 TESTS = Path(__file__).parent
 ORACLE = TESTS / "torchgen_oracle.py"
+MINI_SPEC = TESTS / "fixtures" / "mini"
 
 
 @pytest.fixture(scope="session")
