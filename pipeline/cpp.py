@@ -121,7 +121,8 @@ def _value_type(t: SchemaType, symint: bool) -> CType | None:
             return SYMINT if symint else INT64
         if t.name not in _VALUE_TYPES:
             raise RuleViolation("cpp.unsupported-type",
-                                f"type '{t}' has no C++ binding in the autograd codegen")
+                                f"type '{t}' has no C++ binding in the autograd codegen",
+                                "differentiable functions may only use types with a C++ binding")
         return base(_VALUE_TYPES[t.name])
     if t.form is TypeForm.OPTIONAL:
         inner = _value_type(t.elem, symint)
@@ -129,11 +130,13 @@ def _value_type(t: SchemaType, symint: bool) -> CType | None:
     if t.form is TypeForm.LIST:
         if str(t.elem) == "bool":
             if t.size is None:
-                raise RuleViolation("cpp.unsupported-type", "'bool[]' needs a size, as in bool[3]")
+                raise RuleViolation("cpp.unsupported-type", "'bool[]' has no size",
+                                    "C++ binds bool lists as std::array: write e.g. bool[3]")
             return wrap(CForm.ARRAY, BOOL, t.size)
         return None
     raise RuleViolation("cpp.unsupported-type",
-                        f"custom class type '{t}' has no C++ binding in the autograd codegen")
+                        f"custom class type '{t}' has no C++ binding in the autograd codegen",
+                        "differentiable functions cannot take custom class arguments")
 
 
 def argument_ctype(t: SchemaType, *, mutable: bool, flags: CppFlags, symint: bool) -> CType:
@@ -209,11 +212,13 @@ def _return_type(t: SchemaType, *, mutable: bool, flags: CppFlags) -> CType:
                                 "functions that mutate a list of tensors return ()")
         if t.size is not None:
             raise RuleViolation("cpp.unsupported-return",
-                                f"return type '{t}' has a fixed size, which C++ returns cannot")
+                                f"return type '{t}' has a fixed size, which C++ returns cannot",
+                                "return an unsized list, e.g. Tensor[]")
         return wrap(CForm.VECTOR, _return_type(t.elem, mutable=False, flags=flags))
     if t.form is TypeForm.OPTIONAL and str(t.elem) == "Tensor":
         return wrap(CForm.OPTIONAL, _return_type(t.elem, mutable=mutable, flags=flags))
-    raise RuleViolation("cpp.unsupported-return", f"return type '{t}' has no C++ spelling")
+    raise RuleViolation("cpp.unsupported-return", f"return type '{t}' has no C++ spelling",
+                        "return Tensor, Tensor?, a list of them, or a value type")
 
 
 def return_names(schema: FunctionSchema, fallback: str = "result") -> tuple[str, ...]:
@@ -224,7 +229,8 @@ def return_names(schema: FunctionSchema, fallback: str = "result") -> tuple[str,
         if schema.name.name.inplace:
             if i != 0:
                 raise RuleViolation("cpp.unsupported-return",
-                                    "an in-place function returns more than one value")
+                                    "an in-place function returns more than one value",
+                                    "an in-place function returns only self")
             names.append("self")
         elif schema.is_out_fn():
             names.append(schema.arguments.out[i].name)

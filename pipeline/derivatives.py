@@ -100,6 +100,7 @@ def _dispatch_form(loaded: LoadedEntry) -> tuple[DispatchFormulas, ...]:
         if not isinstance(key, str) or not isinstance(formulas, dict):
             raise RuleViolation("derivatives.bad-dispatch",
                                 f"dispatch key '{key}' must map to a set of formulas",
+                                "write the formulas indented under the key, e.g. 'self: grad'",
                                 line_in_entry=loaded.offset_of("dispatch", str(key)))
         result.append(_formulas(loaded, key, formulas, (), ("dispatch", key)))
     return tuple(result)

@@ -510,11 +510,13 @@ class _ForwardPostprocessor:
         if len(self.diff_args) != 1 or count > 1 or len(fwd.var_names) > 1:
             raise RuleViolation("derivatives.auto-element-wise",
                                 "auto_element_wise needs exactly one differentiable input and "
-                                "one differentiable output")
+                                "one differentiable output",
+                                "write the forward formula explicitly, e.g. 'result: self_t * other_p'")
         if len(self.derivatives) != 1:
             raise RuleViolation("derivatives.auto-element-wise",
                                 "auto_element_wise reuses the backward formula, but the entry "
-                                "defines none for its input")
+                                "defines none for its input",
+                                "add the backward formula of the input, or write the forward one")
         name = self.diff_args[0].name
         text = re.sub(IDENT_REGEX.format("grad"), rf"\g<1>{name}_t.conj()\g<2>",
                       self.derivatives[0].original_formula)
@@ -525,18 +527,21 @@ class _ForwardPostprocessor:
     def linear(self, fwd: ForwardDerivative, count: int) -> tuple[str, tuple[str, ...]]:
         if count > 1 or len(fwd.var_names) > 1:
             raise RuleViolation("derivatives.auto-linear",
-                                "auto_linear only works for functions with one differentiable output")
+                                "auto_linear only works for functions with one differentiable output",
+                                "write the forward formula of each output explicitly")
         diff_names = [a.name for a in self.diff_args]
         if not diff_names:
             raise RuleViolation("derivatives.auto-linear",
-                                "auto_linear needs at least one differentiable input")
+                                "auto_linear needs at least one differentiable input",
+                                "add a backward formula for an input, or drop the forward formula")
         args = [n + "_t" if n in diff_names else n for n in self.builder.arg_names]
         name = self.defn_name + ("_symint" if self.fn.func.has_symint() else "")
         if "function" in self.fn.variants:
             return f"at::{name}({', '.join(args)})", tuple(diff_names)
         if "method" not in self.fn.variants:
             raise RuleViolation("derivatives.auto-linear",
-                                f"auto_linear needs a function or method variant of {name}")
+                                f"auto_linear needs a function or method variant of {name}",
+                                "auto_linear calls the function again; give it 'variants: function'")
         return f"{args[0]}.{name}({', '.join(args[1:])})", tuple(diff_names)
 
 
@@ -555,6 +560,7 @@ def check_grad_usage(defn_name: str, derivatives: Sequence[Derivative],
     if grads_uses < len(indices):
         raise RuleViolation("derivatives.grads-usage",
                             "grads[...] is used in a way the generator cannot count",
+                            "refer to gradients as grads[0], grads[1], ... or grad",
                             line_in_entry=line)
     if uses_grad and grads_uses > 0:
         raise RuleViolation("derivatives.grads-usage",

@@ -42,7 +42,7 @@ class Problem(Record):
     entry: str
     rule: str
     message: str
-    hint: str = ""
+    hint: str
     line: int | None = None
     line_in_entry: int = 0
     column: int | None = None
@@ -56,7 +56,9 @@ class Problem(Record):
         return replace(self, line=first + self.line_in_entry)
 
     def sort_key(self) -> tuple:
-        return (self.file.value, self.line or 0, self.column or 0, self.rule, self.message)
+        """Spec-file order (native functions first), then position."""
+        return (list(SpecFile).index(self.file), self.line or 0, self.column or 0, self.rule,
+                self.message)
 
 
 class GradshardError(Exception):
@@ -99,7 +101,7 @@ class RuleViolation(Exception):
     first line (a formula, a key); `column` is 1-based.
     """
 
-    def __init__(self, rule: str, message: str, hint: str = "",
+    def __init__(self, rule: str, message: str, hint: str,
                  line_in_entry: int | None = None, column: int | None = None) -> None:
         super().__init__(message)
         self.rule = rule

@@ -192,7 +192,8 @@ class _FieldReader:
 def _expect(condition: bool, what: str, value: Any) -> None:
     """A type check whose message the field reader prefixes with the key's name."""
     if not condition:
-        raise RuleViolation("native.bad-value", f"must be {what}, not {value!r}")
+        raise RuleViolation("native.bad-value", f"must be {what}, not {value!r}",
+                            "see the documentation at the top of native_functions.yaml")
 
 
 def _bool(value: Any) -> bool:
@@ -250,7 +251,8 @@ def _delegate(value: Any) -> OperatorName | None:
 def _inherits(value: Any) -> str | None:
     _expect(value is None or isinstance(value, str), "a class name", value)
     if value is not None and "::" in value:
-        raise RuleViolation("native.namespace", "structured_inherits may not name a namespace")
+        raise RuleViolation("native.namespace", "structured_inherits may not name a namespace",
+                            "the base class lives in the function's own namespace")
     return value
 
 
@@ -426,7 +428,8 @@ def _kernel(key: str, written: str) -> Kernel:
     # utils.py: NamespaceHelper(kernel, max_level=3); custom namespaces get '::native'
     *namespaces, name = written.split("::")
     if len(namespaces) > 3:
-        raise RuleViolation("native.namespace", f"kernel '{written}' has more than 3 namespaces")
+        raise RuleViolation("native.namespace", f"kernel '{written}' has more than 3 namespaces",
+                            "kernels may use at most ns1::ns2::ns3::name")
     return Kernel(key, name, ("::".join(namespaces) or "at") + "::native")
 
 
@@ -473,16 +476,19 @@ def _first_inconsistency(fn: NativeFunction) -> tuple[str, str, str] | None:
          "structured_delegate", "'structured_delegate' is set on an out= function",
          "did you mean 'structured: True'?"),
         (fn.part_of_structured_group and not fn.device_guard, "device_guard",
-         "device_guard: False is not respected by structured kernels", ""),
+         "device_guard: False is not respected by structured kernels",
+         "remove device_guard: False"),
         (fn.structured and fn.structured_delegate is not None, "structured",
          "both structured and structured_delegate are set", "keep one of them"),
         (bool(fn.precomputed) and not fn.structured, "precomputed",
-         "'precomputed' needs 'structured: True'", ""),
+         "'precomputed' needs 'structured: True'",
+         "precomputed values come from a structured kernel's meta function"),
         (bool(stray), "cpp_no_default_args",
          f"cpp_no_default_args names {', '.join(stray)}, which has no default",
          "list only arguments that have a default value"),
         (fn.structured_inherits is not None and not fn.structured, "structured_inherits",
-         "structured_inherits needs 'structured: True'", ""),
+         "structured_inherits needs 'structured: True'",
+         "add 'structured: True' or remove structured_inherits"),
         (name.startswith("_foreach") and fn.device_check != "NoCheck", "device_check",
          "foreach functions must not check devices", "add 'device_check: NoCheck'"),
         (_needs_seeded_tag(fn) and "nondeterministic_seeded" not in fn.tags, "tags",

@@ -34,7 +34,7 @@ INPLACE_DUNDERS = frozenset({
 _CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
 
 
-def _grammar_error(message: str, hint: str = "") -> RuleViolation:
+def _grammar_error(message: str, hint: str) -> RuleViolation:
     return RuleViolation("schema.syntax", message, hint)
 
 
@@ -62,7 +62,7 @@ class BaseOperatorName(TextRecord):
     def parse(cls, text: str) -> BaseOperatorName:
         # model.py: BaseOperatorName.parse
         if not text:
-            raise _grammar_error("the operator name is empty")
+            raise _grammar_error("the operator name is empty", "a schema starts with its name: 'op(...)'")
         if text.endswith("_out"):
             raise _grammar_error(
                 f"operator name '{text}' ends in '_out', which is reserved",
@@ -84,14 +84,16 @@ class BaseOperatorName(TextRecord):
         base = text[:-1] if inplace else text
         if base.endswith("_functional"):
             if inplace:
-                raise _grammar_error(f"'{text}': a _functional operator cannot be in-place")
+                raise _grammar_error(f"'{text}': a _functional operator cannot be in-place",
+                                     "drop the trailing '_'")
             return cls._checked(text, cls(base[: -len("_functional")], functional_overload=True))
         return cls._checked(text, cls(base, inplace=inplace))
 
     @staticmethod
     def _checked(text: str, name: BaseOperatorName) -> BaseOperatorName:
         if str(name) != text or not name.base:
-            raise _grammar_error(f"'{text}' is not a valid operator name")
+            raise _grammar_error(f"'{text}' is not a valid operator name",
+                                 "operator names are identifiers, optionally ending in '_'")
         return name
 
 
@@ -110,7 +112,8 @@ class OperatorName(TextRecord):
         # model.py: OperatorName.parse — split at the first '.'
         base, dot, overload = text.partition(".")
         if dot and not overload:
-            raise _grammar_error(f"'{text}' has an empty overload name after '.'")
+            raise _grammar_error(f"'{text}' has an empty overload name after '.'",
+                                 "drop the '.' or name the overload")
         return cls(BaseOperatorName.parse(base), overload)
 
     def without_inplace(self) -> OperatorName:
@@ -149,12 +152,14 @@ class Annotation(TextRecord):
         after = tuple(m.group(4).split("|")) if m.group(4) else ()
         if len(alias_set) > 2:
             # torchgen's regex keeps only the last '|x' of the set, so it rejects these
-            raise _grammar_error(f"alias annotation '{text}' names more than two aliases")
+            raise _grammar_error(f"alias annotation '{text}' names more than two aliases",
+                                 "torchgen's grammar allows at most 'a|b'")
         if m.group(3) and len(alias_set) > 1:
             raise _grammar_error(f"alias annotation '{text}' writes to a set of several aliases",
                                  "a mutable (!) annotation names exactly one alias")
         if len(alias_set) > 1 and len(after) > 1:
-            raise _grammar_error(f"alias annotation '{text}' has sets on both sides of '->'")
+            raise _grammar_error(f"alias annotation '{text}' has sets on both sides of '->'",
+                                 "only one side of '->' may name several aliases")
         return cls(alias_set, bool(m.group(3)), after)
 
 
@@ -200,7 +205,8 @@ class SchemaType(TextRecord):
                                 did_you_mean(text, BASE_TYPE_NAMES)
                                 or f"known base types: {', '.join(sorted(BASE_TYPE_NAMES))}")
         if str(parsed) != text:
-            raise _grammar_error(f"type '{text}' is not in canonical form (it reads as '{parsed}')")
+            raise _grammar_error(f"type '{text}' is not in canonical form (it reads as '{parsed}')",
+                                 f"write '{parsed}'")
         return parsed
 
     @classmethod
@@ -244,8 +250,8 @@ def _split_annotated_type(text: str) -> tuple[SchemaType, Annotation | None]:
     if m is None:
         return SchemaType.parse(text), None
     if m.group(2) not in ("", "?", "[]"):
-        raise _grammar_error(f"'{text}': an alias annotation may only follow Tensor, "
-                             "as in Tensor(a), Tensor(a)? or Tensor(a)[]")
+        raise _grammar_error(f"'{text}': an alias annotation must come right after Tensor",
+                             "write Tensor(a), Tensor(a)? or Tensor(a)[]")
     return SchemaType.parse("Tensor" + m.group(2)), Annotation.parse(m.group(1))
 
 
@@ -254,7 +260,8 @@ def _annotated_type_text(type_: SchemaType, annotation: Annotation | None) -> st
     if annotation is None:
         return text
     if text not in ("Tensor", "Tensor?", "Tensor[]"):
-        raise _grammar_error(f"alias annotation on the non-Tensor type '{text}'")
+        raise _grammar_error(f"alias annotation on the non-Tensor type '{text}'",
+                             "only Tensor, Tensor? and Tensor[] carry alias annotations")
     return text.replace("Tensor", f"Tensor({annotation})", 1)
 
 
@@ -275,12 +282,14 @@ class Argument(TextRecord):
     def parse(cls, text: str) -> Argument:
         # model.py: Argument.parse
         if " " not in text:
-            raise _grammar_error(f"argument '{text}' needs a type and a name")
+            raise _grammar_error(f"argument '{text}' needs a type and a name",
+                                 "write arguments as 'TYPE NAME' or 'TYPE NAME=DEFAULT'")
         default = None
         declared = text
         if "=" in text:
             if text.count("=") != 1:
-                raise _grammar_error(f"argument '{text}' has more than one '='")
+                raise _grammar_error(f"argument '{text}' has more than one '='",
+                                     "a default value cannot contain '='")
             declared, default = text.split("=")
         type_text, _, name = declared.rpartition(" ")
         type_, annotation = _split_annotated_type(type_text)
@@ -423,9 +432,13 @@ def _split_argument_kinds(text: str) -> tuple[list[Argument], list[Argument], li
     for piece in text.split(", "):
         if not piece:
             continue
+        if piece != piece.strip() or "  " in piece:
+            raise _grammar_error(f"argument '{piece}' has extra spaces",
+                                 "separate arguments with exactly ', ' and use single spaces")
         if piece == "*":
             if current is not positional:
-                raise _grammar_error("'*' (start of keyword-only arguments) appears twice")
+                raise _grammar_error("'*' (start of keyword-only arguments) appears twice",
+                                     "write '*' once, before the keyword-only arguments")
             current = kwarg_only
             continue
         arg = Argument.parse(piece)
@@ -456,7 +469,7 @@ def _group_tensor_options(kwargs: list[Argument]) -> tuple[tuple, TensorOptionsG
             if options is not None:
                 raise RuleViolation("schema.invariant",
                                     "the tensor options (dtype, layout, device, pin_memory) "
-                                    "appear twice")
+                                    "appear twice", "a schema takes one set of tensor options")
             options = TensorOptionsGroup(*window)
             i += 4
             continue
@@ -629,7 +642,8 @@ def check_schema_invariants(schema: FunctionSchema) -> None:
 def _check_out_returns(schema: FunctionSchema) -> None:
     out = schema.arguments.out
     if schema.name.name.inplace:
-        _invariant("a schema cannot be both in-place and out=")
+        _invariant("a schema cannot be both in-place and out=",
+                   "drop the trailing '_' or the out arguments")
     if any(a.type != TENSOR for a in out):
         if schema.returns:
             _invariant("an out= schema with non-Tensor out arguments returns something",
@@ -651,10 +665,11 @@ def _check_inplace_returns(schema: FunctionSchema) -> None:
             _invariant(f"in-place operator {schema.name} must return self",
                        f"return '{_annotated_type_text(me.type, me.annotation)}'")
     elif schema.returns:
-        _invariant(f"in-place operator {schema.name} with a non-Tensor self must return ()")
+        _invariant(f"in-place operator {schema.name} with a non-Tensor self must return ()",
+                   "write '-> ()'")
 
 
-def _invariant(message: str, hint: str = "") -> None:
+def _invariant(message: str, hint: str) -> None:
     raise RuleViolation("schema.invariant", message, hint)
 
 

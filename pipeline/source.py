@@ -117,7 +117,8 @@ class _EntryLoader(yaml.CSafeLoader):
                 earlier = first_seen.setdefault(key, key_node.start_mark.line)
             except TypeError:
                 raise RuleViolation("yaml.syntax", f"a mapping key must be a plain value, "
-                                    f"not {type(key).__name__}", line_in_entry=key_node.start_mark.line,
+                                    f"not {type(key).__name__}", "keys are names such as "
+                                    "'func' or 'self'", line_in_entry=key_node.start_mark.line,
                                     column=key_node.start_mark.column + 1) from None
             if earlier != key_node.start_mark.line:
                 raise RuleViolation(
@@ -142,7 +143,8 @@ def load_entry(entry: Entry) -> LoadedEntry:
             line_in_entry=mark.line if mark else 0,
             column=mark.column + 1 if mark else None) from None
     except yaml.YAMLError as e:
-        raise RuleViolation("yaml.syntax", f"YAML error: {e}", line_in_entry=0) from None
+        raise RuleViolation("yaml.syntax", f"YAML error: {e}",
+                            "check the indentation and quoting of this entry", line_in_entry=0) from None
     finally:
         loader.dispose()
     if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], dict):

@@ -78,14 +78,20 @@ def parse_derivatives_entry(entry: Entry) -> DerivativeEntry:
     return parse_derivative_entry(load_entry(entry))
 
 
+# The key whose value names an entry, per file.
+_NAME_KEYS = {SpecFile.NATIVE_FUNCTIONS: "func", SpecFile.DERIVATIVES: "name",
+              SpecFile.DEPRECATED: "name", SpecFile.TAGS: "tag"}
+
+
 def entry_label(entry: Entry) -> str:
-    """How problems name an entry before it parses: its operator/tag name, from the text."""
-    first = entry.text.split("\n", 1)[0].lstrip("- ").strip()
-    key, _, value = first.partition(":")
-    value = value.strip().strip("'\"")
-    if key in ("func", "name"):
-        return value.split("::")[-1].split("(", 1)[0] or f"entry at line {entry.line}"
-    return value or f"entry at line {entry.line}"
+    """How problems name an entry before it parses: its operator or tag name, read from the
+    text, or 'entry at line N'."""
+    first = entry.text.split("\n", 1)[0][1:].strip()
+    key, sep, value = first.partition(":")
+    value = value.split(" #", 1)[0].strip().strip("'\"")
+    if sep and key.strip() == _NAME_KEYS[entry.file] and value:
+        return value.split("::")[-1].split("(", 1)[0]
+    return f"entry at line {entry.line}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,8 +144,9 @@ def parse_spec(texts: SpecTexts) -> ParsedSpec:
     """Parse and validate the whole spec; raises SpecError listing every problem found."""
     entries = split_spec(texts)
     log = _ProblemLog()
-    tags = _parse_tags(entries[SpecFile.TAGS], log)
-    valid_tags = frozenset(t.name for t in tags)
+    tags, failed_tags = _parse_tags(entries[SpecFile.TAGS], log)
+    # a tag whose entry failed still counts as declared, so its users are not blamed too
+    valid_tags = frozenset(t.name for t in tags) | failed_tags
     yaml_functions, failed_schemas = _parse_natives(entries[SpecFile.NATIVE_FUNCTIONS],
                                                     valid_tags, log)
     log.extend(cross_function_problems(yaml_functions))
@@ -162,11 +169,13 @@ def parse_spec(texts: SpecTexts) -> ParsedSpec:
     return spec
 
 
-def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> list[Tag]:
+def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag], set[str]]:
     tags: dict[str, Tag] = {}
+    failed: set[str] = set()
     for entry in entries:
         tag = log.attempt(entry, lambda: parse_tag_entry(entry))
         if tag is None:
+            failed.add(entry_label(entry))
             continue
         if tag.name in tags:
             log.extend([Problem(SpecFile.TAGS, tag.name, "tags.duplicate",
@@ -174,7 +183,7 @@ def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> list[Tag]:
                                 line=entry.line)])
             continue
         tags[tag.name] = tag
-    return list(tags.values())
+    return list(tags.values()), failed
 
 
 def _parse_natives(entries: tuple[Entry, ...], valid_tags: frozenset[str],

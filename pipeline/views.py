@@ -106,7 +106,7 @@ def _group_problem(group: ViewGroup) -> Problem | None:
     else:
         if not copy.func.name.name.base.endswith(("_copy", "_scatter")):
             return _problem(copy, "views.copy-name", f"view copy {copy.func.name} must end in "
-                            "'_copy' or '_scatter'")
+                            "'_copy' or '_scatter'", f"rename it {view_copy_name(view)}")
         if str(view.func.signature()) != str(copy.func.signature(strip_view_copy_name=True)):
             return _problem(copy, "views.copy-signature",
                             f"{copy.func.name} does not match its view {view.func.name}: "
@@ -127,7 +127,7 @@ def _group_problem(group: ViewGroup) -> Problem | None:
             and not inplace.has_composite_implicit_autograd_nested_tensor_kernel):
         return _problem(inplace, "views.composite-mismatch",
                         f"{view.func.name} and {inplace.func.name} must both or neither have "
-                        "composite implicit kernels")
+                        "composite implicit kernels", "give both the same kind of dispatch table")
     return None
 
 
@@ -142,5 +142,5 @@ def view_copy_name(fn: NativeFunction) -> OperatorName:
                               (f".{fn.func.name.overload}" if fn.func.name.overload else ""))
 
 
-def _problem(fn: NativeFunction, rule: str, message: str, hint: str = "") -> Problem:
+def _problem(fn: NativeFunction, rule: str, message: str, hint: str) -> Problem:
     return Problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name), rule, message, hint)

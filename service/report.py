@@ -48,14 +48,16 @@ def problem_json(problem: Problem, location: SpecLocation | None) -> dict:
 
 
 def report_spec_error(error: SpecError, location: SpecLocation | None, texts: SpecTexts | None,
-                      out: TextIO = sys.stderr) -> None:
+                      out: TextIO | None = None) -> None:
+    out = out or sys.stderr
     for problem in error.problems:
         print(format_problem(problem, location, texts), file=out)
     count = len(error.problems)
     print(f"gradshard: {count} error{'s' if count != 1 else ''} in the spec", file=out)
 
 
-def report_usage_error(error: UsageError, out: TextIO = sys.stderr) -> None:
+def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
+    out = out or sys.stderr
     print(f"gradshard: error: {error.message}", file=out)
     if error.hint:
         print(f"  hint: {error.hint}", file=out)
