@@ -435,6 +435,9 @@ def _split_argument_kinds(text: str) -> tuple[list[Argument], list[Argument], li
         if piece != piece.strip() or "  " in piece:
             raise _grammar_error(f"argument '{piece}' has extra spaces",
                                  "separate arguments with exactly ', ' and use single spaces")
+        if "," in piece.split("=", 1)[0]:
+            raise _grammar_error(f"'{piece}' runs two arguments together",
+                                 "separate arguments with ', ' (a comma and one space)")
         if piece == "*":
             if current is not positional:
                 raise _grammar_error("'*' (start of keyword-only arguments) appears twice",
