@@ -14,6 +14,7 @@ The work is split so that the expensive part is per entry (and so cacheable per 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -109,12 +110,15 @@ class KeyedInfo(Record):
 class EntryInfos(Record):
     """The infos of one derivatives entry, keyed (as in torchgen) by the canonical schema.
 
-    `entry_name` is the `name:` of the derivatives.yaml entry they came from.
+    `entry_name` is the `name:` of the derivatives.yaml entry they came from;
+    `op_prefixes` holds each key's op-name prefix (None where no backward node is made),
+    which is all op numbering needs to know of the entry.
     """
 
     schema: FunctionSchema
     infos: tuple[KeyedInfo, ...]
     entry_name: str
+    op_prefixes: tuple[str | None, ...] = ()
 
     def info_for(self, key: str) -> DifferentiabilityInfo | None:
         return next((k.info for k in self.infos if k.dispatch_key == key), None)
@@ -180,7 +184,9 @@ def derive_entry_infos(entry: DerivativeEntry, bucket: Sequence[NativeFunction])
                                 line_in_entry=formulas.line_in_entry)
         info = _KeyInfoBuilder(entry, canonical, bindings, formulas).build()
         keyed.append(KeyedInfo(formulas.key, info))
-    return EntryInfos(canonical.func, tuple(keyed), entry.name)
+    prefixes = tuple(op_prefix(defn_name, k.dispatch_key) if k.info.has_derivatives else None
+                     for k in keyed)
+    return EntryInfos(canonical.func, tuple(keyed), entry.name, prefixes)
 
 
 def canonical_function(bucket: Sequence[NativeFunction], defn_name: str) -> NativeFunction:
@@ -581,6 +587,7 @@ def check_grad_usage(defn_name: str, derivatives: Sequence[Derivative],
 # 3. Op names
 
 
+@functools.cache
 def op_prefix(defn_name: str, dispatch_key: str) -> str:
     """`max_pool2d` → `MaxPool2DBackward` (+ key infix); load_derivatives.py: _create_op_prefix."""
     camel = "".join(part.title() for part in defn_name.split("_"))
@@ -588,21 +595,32 @@ def op_prefix(defn_name: str, dispatch_key: str) -> str:
     return prefix if dispatch_key == DEFAULT_KEY else prefix + dispatch_key
 
 
-def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
-    """Numbers op names with one counter per prefix over the whole file, in file order."""
+def assign_op_names(entries: Sequence[EntryInfos]) -> list[tuple[str | None, ...]]:
+    """Each entry's op names, one per dispatch key: one counter per prefix over the whole
+    file, in file order, counting only infos that get a backward node."""
     counter: Counter[str] = Counter()
-    numbered = []
+    names = []
     for entry in entries:
-        keyed = []
-        for k in entry.infos:
-            info = k.info
-            if info.has_derivatives:
-                prefix = op_prefix(info.name, k.dispatch_key)
-                info = replace(info, op=f"{prefix}{counter[prefix]}")
-                counter[prefix] += 1
-            keyed.append(KeyedInfo(k.dispatch_key, info))
-        numbered.append(replace(entry, infos=tuple(keyed)))
-    return numbered
+        ops = []
+        for prefix in entry.op_prefixes:
+            if prefix is None:
+                ops.append(None)
+                continue
+            ops.append(f"{prefix}{counter[prefix]}")
+            counter[prefix] += 1
+        names.append(tuple(ops))
+    return names
+
+
+def with_op_names(entry: EntryInfos, ops: tuple[str | None, ...]) -> EntryInfos:
+    """The entry's infos carrying their numbered op names."""
+    keyed = tuple(KeyedInfo(k.dispatch_key, replace(k.info, op=op))
+                  for k, op in zip(entry.infos, ops))
+    return replace(entry, infos=keyed)
+
+
+def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
+    return [with_op_names(e, ops) for e, ops in zip(entries, assign_op_names(entries))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -610,20 +628,23 @@ def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
 
 
 def view_copy_infos(entries: Sequence[EntryInfos], groups: Sequence[ViewGroup]) -> list[EntryInfos]:
-    """Infos for `{view}_copy` functions whose view has a formula and who have none of their own."""
-    by_view = {str(g.view.func.name): g for g in groups}
-    existing = {str(e.schema) for e in entries}
-    created = []
-    for entry in entries:
-        keyed = []
-        for k in entry.infos:
-            group = by_view.get(str(k.info.func.func.name))
-            if group is None or group.view_copy is None:
-                break
-            keyed.append(KeyedInfo(k.dispatch_key, view_copy_info(k.info, group.view_copy)))
-        if keyed and str(keyed[0].info.func.func) not in existing:
-            created.append(EntryInfos(keyed[0].info.func.func, tuple(keyed), entry.entry_name))
-    return created
+    """Infos for `{view}_copy` functions whose view has a formula and who have none of their
+    own, in the order of the view's entry (load_derivatives.py: add_view_copy_derivatives)."""
+    position = {str(e.schema): i for i, e in enumerate(entries)}
+    found = []
+    for group in groups:
+        if group.view_copy is None or str(group.view_copy.func) in position:
+            continue
+        # an entry's infos all share its canonical function, so the schema finds the view's entry
+        at = position.get(str(group.view.func))
+        if at is not None:
+            found.append((at, group))
+    return [_copy_entry(entries[at], group.view_copy) for at, group in sorted(found, key=lambda f: f[0])]
+
+
+def _copy_entry(entry: EntryInfos, copy: NativeFunction) -> EntryInfos:
+    keyed = tuple(KeyedInfo(k.dispatch_key, view_copy_info(k.info, copy)) for k in entry.infos)
+    return EntryInfos(copy.func, keyed, entry.entry_name, entry.op_prefixes)
 
 
 def view_copy_info(info: DifferentiabilityInfo, copy: NativeFunction) -> DifferentiabilityInfo:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from .errors import RuleViolation, did_you_mean
@@ -503,11 +503,15 @@ class FunctionSchema(TextRecord):
     name: OperatorName
     arguments: Arguments
     returns: tuple[Return, ...] = ()
+    # The canonical text, rendered once: schemas are compared and keyed by it everywhere.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
-        returns = (str(self.returns[0]) if len(self.returns) == 1
-                   else "(" + ", ".join(map(str, self.returns)) + ")")
-        return f"{self.name}({self.arguments}) -> {returns}"
+        if self._text is None:
+            returns = (str(self.returns[0]) if len(self.returns) == 1
+                       else "(" + ", ".join(map(str, self.returns)) + ")")
+            object.__setattr__(self, "_text", f"{self.name}({self.arguments}) -> {returns}")
+        return self._text
 
     @classmethod
     def parse(cls, text: str) -> FunctionSchema:

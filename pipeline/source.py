@@ -22,7 +22,6 @@ import yaml
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .records import Record, content_hash
 
-_ENTRY_START = re.compile(r"-(?:[ \t\r]|$)")
 _DIRECTIVE = re.compile(r"(%|---|\.\.\.)")
 
 
@@ -70,28 +69,49 @@ def decode_spec_text(file: SpecFile, data: bytes) -> str:
 
 def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
     """The top-level entries of a spec file, in file order."""
-    lines = text.split("\n")
-    starts = [i for i, line in enumerate(lines) if _ENTRY_START.match(line)]
-    _check_preamble(file, lines, starts[0] if starts else len(lines))
+    starts = _entry_starts(text)
+    _check_preamble(file, text[:starts[0]] if starts else text)
     if not starts:
         raise _file_problem(file, "yaml.empty-file", 1, "the file holds no entries",
                             "a spec file is a YAML list: each entry starts with '- ' at column 0")
     entries = []
+    line = text.count("\n", 0, starts[0]) + 1
     for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        while end > start + 1 and _is_between_entries(lines[end - 1]):
-            end -= 1
-        entries.append(Entry(file=file, line=start + 1, text="\n".join(lines[start:end])))
+        end = starts[n + 1] if n + 1 < len(starts) else len(text)
+        chunk = text[start:end]
+        entries.append(Entry(file=file, line=line, text=_without_trailing_gap(chunk)))
+        line += chunk.count("\n")
     return tuple(entries)
+
+
+def _entry_starts(text: str) -> list[int]:
+    """Offsets of the lines that start with '-' followed by whitespace or the line's end."""
+    candidates = [0] if text.startswith("-") else []
+    at = text.find("\n-")
+    while at >= 0:
+        candidates.append(at + 1)
+        at = text.find("\n-", at + 1)
+    return [c for c in candidates if text[c + 1:c + 2] in ("", " ", "\t", "\r", "\n")]
+
+
+def _without_trailing_gap(chunk: str) -> str:
+    """The chunk minus trailing blank lines and column-0 comments (they sit between entries).
+
+    Scans back from the end, since the gap is usually a single blank line."""
+    end = len(chunk.rstrip("\n"))
+    while True:
+        newline = chunk.rfind("\n", 0, end)
+        if newline < 0 or not _is_between_entries(chunk[newline + 1:end]):
+            return chunk[:end]
+        end = newline
 
 
 def _is_between_entries(line: str) -> bool:
     return not line.strip() or line.startswith("#")
 
 
-def _check_preamble(file: SpecFile, lines: list[str], first_entry: int) -> None:
-    for i in range(first_entry):
-        line = lines[i]
+def _check_preamble(file: SpecFile, preamble: str) -> None:
+    for i, line in enumerate(preamble.split("\n")):
         if _is_between_entries(line) or _DIRECTIVE.match(line) and i == 0:
             continue
         raise _file_problem(

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Parse-stage benchmark against torchgen 2.13, both timed in this process and run.
+
+1. Full parse: torchgen's load_derivatives + parse_native_yaml (its module caches cleared
+   before every run) against gradshard's decode + parse_spec. Goal: ratio <= 1.0x.
+2. Re-parse after editing one derivatives.yaml entry, the others unchanged: the file is
+   split and hashed, only the changed entry is parsed and derived again (earlier results are
+   kept by entry hash, as the cache engine will keep them), and op names are renumbered.
+   Goal: <= 5 ms.
+
+    python benchmarks/bench_parse.py [--spec DIR] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from pathlib import Path
+
+from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.differentiability import (NativeIndex, assign_op_names, derive_entry_infos,
+                                                  find_entry_functions, view_copy_infos,
+                                                  with_op_names)
+from gradshard.pipeline.source import split_entries
+from gradshard.pipeline.spec import decode_spec, parse_derivatives_entry, parse_spec
+from gradshard.service.spec_location import locate_spec
+
+
+def time_torchgen(paths: dict[SpecFile, Path]) -> float:
+    import torchgen.gen as gen
+    from torchgen.packaged.autograd import load_derivatives as ld
+
+    gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
+    gen.parse_tags_yaml.cache_clear()
+    ld._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+    native, tags = str(paths[SpecFile.NATIVE_FUNCTIONS]), str(paths[SpecFile.TAGS])
+    started = time.perf_counter()
+    ld.load_derivatives(str(paths[SpecFile.DERIVATIVES]), native, tags)
+    gen.parse_native_yaml(native, tags)
+    return time.perf_counter() - started
+
+
+def release_torchgen() -> None:
+    """Drop torchgen's cached parse so the next timings don't pay GC for its objects."""
+    import torchgen.gen as gen
+    from torchgen.packaged.autograd import load_derivatives as ld
+    gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    ld._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+    gc.collect()
+
+
+def time_gradshard(paths: dict[SpecFile, Path]) -> float:
+    started = time.perf_counter()
+    parse_spec(decode_spec({f: p.read_bytes() for f, p in paths.items()}))
+    return time.perf_counter() - started
+
+
+class EntryMemo:
+    """Per-entry results by entry hash (and op names): what the cache engine keeps between
+    builds, so only a changed entry is parsed and derived again."""
+
+    def __init__(self, index: NativeIndex) -> None:
+        self.index = index
+        self.infos_by_digest: dict[str, object] = {}
+        self.numbered: dict[tuple, object] = {}
+
+    def infos(self, entry, digest):
+        if digest not in self.infos_by_digest:
+            parsed = parse_derivatives_entry(entry)
+            _, bucket = find_entry_functions(parsed, self.index)
+            self.infos_by_digest[digest] = derive_entry_infos(parsed, bucket)
+        return self.infos_by_digest[digest]
+
+    def with_ops(self, digest, infos, ops):
+        key = (digest, ops)
+        if key not in self.numbered:
+            self.numbered[key] = with_op_names(infos, ops)
+        return self.numbered[key]
+
+
+def reparse(text: str, memo: EntryMemo, groups) -> int:
+    entries = split_entries(SpecFile.DERIVATIVES, text)
+    digests = [e.digest for e in entries]
+    infos = [memo.infos(e, d) for e, d in zip(entries, digests)]
+    numbered = [memo.with_ops(d, i, ops) for d, i, ops in zip(digests, infos, assign_op_names(infos))]
+    return len(numbered + view_copy_infos(numbered, groups))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--spec")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    location = locate_spec(args.spec)
+    paths = {f: location.path_of(f) for f in SpecFile}
+
+    theirs, ours = [], []
+    for _ in range(args.repeat):
+        theirs.append(time_torchgen(paths))
+        ours.append(time_gradshard(paths))
+    t, g = statistics.median(theirs), statistics.median(ours)
+    print(f"full parse, median of {args.repeat} ({location.root}):")
+    print(f"  torchgen   load_derivatives + parse_native_yaml  {t:.3f} s")
+    print(f"  gradshard  decode + parse_spec                   {g:.3f} s")
+    print(f"  ratio      {g / t:.2f}x  (goal <= 1.0x)")
+
+    release_torchgen()
+    spec = parse_spec(decode_spec({f: p.read_bytes() for f, p in paths.items()}))
+    memo = EntryMemo(NativeIndex(spec.view_grouping.ordered))
+    text = paths[SpecFile.DERIVATIVES].read_text()
+    before = "self: mul_tensor_backward(grad, other, self.scalar_type())"
+    assert before in text, "the benchmark edits mul.Tensor's self formula"
+    reparse(text, memo, spec.view_grouping.groups)  # warm: every entry known
+    times = []
+    for i in range(50):
+        edited = text.replace(before, f"self: mul_tensor_backward(grad, other, self.scalar_type()) * {i + 2}")
+        started = time.perf_counter()
+        count = reparse(edited, memo, spec.view_grouping.groups)
+        times.append(time.perf_counter() - started)
+    print("re-parse after editing one derivatives entry (mul.Tensor), others unchanged, median of 50:")
+    print(f"  gradshard  {statistics.median(times) * 1000:.2f} ms for {count} info schemas "
+          f"(goal <= 5 ms)")
+
+
+if __name__ == "__main__":
+    main()
