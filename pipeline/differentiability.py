@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from .cpp import (CppBinding, CType, CForm, cpp_arguments, return_ctype, return_names,
@@ -205,6 +205,16 @@ def canonical_function(bucket: Sequence[NativeFunction], defn_name: str) -> Nati
     return bucket[0]
 
 
+@dataclass
+class _ClassifiedFormulas:
+    """One dispatch key's formulas, sorted by what they define."""
+
+    backward: list[Derivative] = field(default_factory=list)
+    forward: list[tuple[Formula, ForwardDerivative]] = field(default_factory=list)
+    non_differentiable: list[str] = field(default_factory=list)
+    differentiable: set[str] = field(default_factory=set)
+
+
 class _KeyInfoBuilder:
     """The info for one dispatch key of one entry (load_derivatives.py: set_up_derivatives)."""
 
@@ -219,47 +229,52 @@ class _KeyInfoBuilder:
 
     def build(self) -> DifferentiabilityInfo:
         available = self.available_named_gradients()
-        derivatives: list[Derivative] = []
-        forward: list[tuple[Formula, ForwardDerivative]] = []
-        non_differentiable: list[str] = []
-        differentiable: set[str] = set()
-        return_names_ = {r.name for r in self.fn.func.returns}
-        for formula in sorted(self.formulas.formulas, key=lambda f: f.names):
-            names = formula.split_names()
-            for name in names:
-                if name in self.arg_names and name in return_names_:
-                    raise RuleViolation("derivatives.ambiguous-name",
-                                        f"'{name}' is both an input and a named output of "
-                                        f"{self.fn.func.name}", "rename the output in the schema",
-                                        line_in_entry=formula.line_in_entry)
-            if names[0] not in self.arg_names:
-                forward.append((formula, self.forward_derivative(formula, names)))
-            elif formula.formula.lower().strip() == "non_differentiable":
-                non_differentiable.extend(names)
-            else:
-                self.check_inputs(formula, names)
-                derivatives.append(self.derivative(formula, names, available))
-                differentiable.update(names)
-        overlap = differentiable.intersection(non_differentiable)
-        if overlap:
-            raise RuleViolation("derivatives.overlap",
-                                f"{', '.join(sorted(overlap))} has both a formula and "
-                                "non_differentiable", "keep one of them",
-                                line_in_entry=self.formulas.line_in_entry)
-        args_with_derivatives = tuple(b for b in self.bindings if b.name in differentiable)
-        forwards = _ForwardPostprocessor(self, derivatives, args_with_derivatives).run(forward)
-        check_grad_usage(self.defn_name, derivatives, self.formulas)
-        used = sorted(set().union(*(d.named_gradients for d in derivatives)))
+        formulas = self.classify(available)
+        args_with_derivatives = tuple(b for b in self.bindings if b.name in formulas.differentiable)
+        forwards = _ForwardPostprocessor(self, formulas.backward, args_with_derivatives).run(
+            formulas.forward)
+        check_grad_usage(self.defn_name, formulas.backward, self.formulas)
+        derivatives = formulas.backward
         return DifferentiabilityInfo(
             name=self.defn_name, func=self.fn, op=None, derivatives=tuple(derivatives),
             forward_derivatives=tuple(forwards),
             all_saved_inputs=dedup_saved(s for d in derivatives for s in d.saved_inputs),
             all_saved_outputs=dedup_saved(s for d in derivatives for s in d.saved_outputs),
-            available_named_gradients=available, used_named_gradients=tuple(used),
+            available_named_gradients=available,
+            used_named_gradients=tuple(sorted({g for d in derivatives for g in d.named_gradients})),
             args_with_derivatives=args_with_derivatives,
-            non_differentiable_arg_names=tuple(non_differentiable),
+            non_differentiable_arg_names=tuple(formulas.non_differentiable),
             output_differentiability=self.entry.output_differentiability,
             output_differentiability_conditions=self.entry.output_differentiability_conditions)
+
+    def classify(self, available: tuple[str, ...]) -> _ClassifiedFormulas:
+        """Each formula, in sorted-key order, as backward, forward or non_differentiable
+        (load_derivatives.py: set_up_derivatives' loop)."""
+        result = _ClassifiedFormulas()
+        outputs = {r.name for r in self.fn.func.returns}
+        for formula in sorted(self.formulas.formulas, key=lambda f: f.names):
+            names = formula.split_names()
+            ambiguous = [n for n in names if n in self.arg_names and n in outputs]
+            if ambiguous:
+                raise RuleViolation("derivatives.ambiguous-name",
+                                    f"'{ambiguous[0]}' is both an input and a named output of "
+                                    f"{self.fn.func.name}", "rename the output in the schema",
+                                    line_in_entry=formula.line_in_entry)
+            if names[0] not in self.arg_names:
+                result.forward.append((formula, self.forward_derivative(formula, names)))
+            elif formula.formula.lower().strip() == "non_differentiable":
+                result.non_differentiable.extend(names)
+            else:
+                self.check_inputs(formula, names)
+                result.backward.append(self.derivative(formula, names, available))
+                result.differentiable.update(names)
+        overlap = result.differentiable.intersection(result.non_differentiable)
+        if overlap:
+            raise RuleViolation("derivatives.overlap",
+                                f"{', '.join(sorted(overlap))} has both a formula and "
+                                "non_differentiable", "keep one of them",
+                                line_in_entry=self.formulas.line_in_entry)
+        return result
 
     def available_named_gradients(self) -> tuple[str, ...]:
         returns = self.fn.func.returns

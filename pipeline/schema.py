@@ -400,11 +400,14 @@ class Arguments(Record):
 
     def signature(self, *, strip_default: bool = False) -> Arguments:
         """Annotations dropped, TensorOptions and outs removed (model.py: Arguments.signature)."""
-        def plain(args: tuple[Argument, ...]) -> tuple[Argument, ...]:
-            return tuple(a.without_annotation(strip_default=strip_default) for a in args)
         me = self.self_arg.without_annotation(strip_default=strip_default) if self.self_arg else None
-        return Arguments(plain(self.pre_self), me, plain(self.post_self),
-                         plain(self.pre_options + self.post_options))
+        return Arguments(_plain(self.pre_self, strip_default), me,
+                         _plain(self.post_self, strip_default),
+                         _plain(self.pre_options + self.post_options, strip_default))
+
+
+def _plain(args: tuple[Argument, ...], strip_default: bool) -> tuple[Argument, ...]:
+    return tuple(a.without_annotation(strip_default=strip_default) for a in args)
 
 
 def parse_arguments(text: str) -> Arguments:

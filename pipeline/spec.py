@@ -157,8 +157,7 @@ def parse_spec(texts: SpecTexts) -> ParsedSpec:
     functions = tuple(yaml_functions + generated)
     grouping, problems = group_views(list(functions))
     log.extend(problems)
-    deprecated = [d for e in entries[SpecFile.DEPRECATED]
-                  if (d := log.attempt(e, lambda e=e: parse_deprecated_entry(e))) is not None]
+    deprecated = _parse_deprecated(entries[SpecFile.DEPRECATED], log)
     derivative_entries, infos = _load_derivatives(entries[SpecFile.DERIVATIVES], grouping,
                                                   failed_schemas, log)
     spec = ParsedSpec(entries, tuple(tags), functions, grouping, tuple(deprecated),
@@ -184,6 +183,11 @@ def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag]
             continue
         tags[tag.name] = tag
     return list(tags.values()), failed
+
+
+def _parse_deprecated(entries: tuple[Entry, ...], log: _ProblemLog) -> list[DeprecatedSignature]:
+    parsed = (log.attempt(entry, lambda: parse_deprecated_entry(entry)) for entry in entries)
+    return [d for d in parsed if d is not None]
 
 
 def _parse_natives(entries: tuple[Entry, ...], valid_tags: frozenset[str],

@@ -40,7 +40,7 @@ CASES = [
     # --- YAML level
     Case("yaml-syntax", DERIVATIVES, "  self: at::sum_to(grad, self.sym_sizes())",
          "  self: at::sum_to(grad, self.sym_sizes())\n   bad: [unclosed", "yaml.syntax", "expand",
-         "bad: [unclosed"),
+         "bad: [unclosed", column=7),
     Case("yaml-duplicate-key", NATIVE, "  variants: function, method\n  dispatch:\n    SparseCPU, SparseCUDA: mul_sparse",
          "  variants: function, method\n  variants: method  # twice\n  dispatch:\n    SparseCPU, SparseCUDA: mul_sparse",
          "yaml.duplicate-key", "mul.Tensor", "  variants: method  # twice", column=3),

@@ -70,3 +70,19 @@ def test_show_view_copy_function(capsys):
 def test_show_suggests_a_spelling(capsys):
     code, _, err = run(capsys, "show", "mull.Tensor")
     assert code == 2 and "did you mean 'mul.Tensor'?" in err
+
+
+def test_checkout_layout_is_detected(tmp_path, capsys):
+    import shutil
+    checkout = tmp_path / "pytorch"
+    native = checkout / "aten" / "src" / "ATen" / "native"
+    autograd = checkout / "tools" / "autograd"
+    native.mkdir(parents=True)
+    shutil.copytree(MINI_SPEC / "autograd", autograd)
+    for name in ("native_functions.yaml", "tags.yaml"):
+        shutil.copy(MINI_SPEC / "ATen" / "native" / name, native / name)
+    code, out, _ = run(capsys, "check", "--spec", str(checkout), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["layout"] == "checkout"
+    assert report["files"]["derivatives.yaml"] == str(autograd / "derivatives.yaml")
+    assert report["counts"]["native_functions"] == 17
