@@ -19,6 +19,7 @@ from .differentiability import (EntryInfos, NativeIndex, derive_entry_infos, fin
                                 number_ops, view_copy_infos)
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .generation import generated_functions, group_by_signature
+from .matching import MatchResult, match_infos, sorted_for_matching
 from .native import NativeFunction, parse_native_function
 from .native_checks import cross_function_problems
 from .records import Record
@@ -233,6 +234,16 @@ def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed
         infos.append(result)
     numbered = number_ops(infos)
     return parsed, numbered + view_copy_infos(numbered, grouping.groups)
+
+
+def match_spec(spec: ParsedSpec) -> MatchResult:
+    """The match stage over a parsed spec: every function's infos, foreach ones synthesized;
+    raises SpecError listing every function that cannot be matched."""
+    result, problems = match_infos(sorted_for_matching(spec.native_functions), spec.infos)
+    if problems:
+        lines = spec.entry_lines()
+        raise SpecError(sorted((p.locate(lines) for p in problems), key=Problem.sort_key))
+    return result
 
 
 def _entry_infos(entry: DerivativeEntry, index: NativeIndex) -> EntryInfos:

@@ -7,7 +7,9 @@ compares exactly what users see.
 from __future__ import annotations
 
 from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import DifferentiabilityInfo, SavedAttribute
+from gradshard.pipeline.differentiability import (DifferentiabilityInfo, EntryInfos,
+                                                  ForwardDerivative, SavedAttribute)
+from gradshard.pipeline.matching import FunctionMatch
 from gradshard.pipeline.native import NativeFunction
 
 
@@ -69,6 +71,37 @@ def describe_info(info: DifferentiabilityInfo) -> dict:
         "output_differentiability_conditions": (
             None if info.output_differentiability_conditions is None
             else list(info.output_differentiability_conditions)),
+    }
+
+
+def describe_infos(entries: tuple[EntryInfos, ...]) -> list:
+    return [{"schema": str(e.schema),
+             "keys": {k.dispatch_key: describe_info(k.info) for k in e.infos}} for e in entries]
+
+
+def describe_forward(d: ForwardDerivative) -> dict:
+    return {
+        "formula": d.formula,
+        "var_names": list(d.var_names),
+        "var_types": [str(t) for t in d.var_types],
+        "required_inputs_fw_grad": sorted(d.required_inputs_fw_grad or ()),
+        "required_inputs_primal": sorted(d.required_inputs_primal or ()),
+        "required_original_self_value": d.required_original_self_value,
+        "is_reusing_outplace_formula": d.is_reusing_outplace_formula,
+    }
+
+
+def describe_match(match: FunctionMatch) -> dict:
+    entry = match.infos
+    if entry is None:
+        return {"name": match.function, "schema": None}
+    return {
+        "name": match.function,
+        "schema": str(entry.schema),
+        "ops": {k.dispatch_key: k.info.op for k in entry.infos},
+        "exact": match.exact,
+        "forwards": {k.dispatch_key: [describe_forward(d) for d in k.forward_derivatives]
+                     for k in match.forwards},
     }
 
 

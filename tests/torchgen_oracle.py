@@ -94,18 +94,58 @@ def info_facts(info) -> dict:
     }
 
 
+def infos_facts(infos) -> list:
+    return [{"schema": str(schema), "keys": {key: info_facts(info) for key, info in per_key.items()}}
+            for schema, per_key in infos.items()]
+
+
+def forward_facts(d) -> dict:
+    return {
+        "formula": d.formula,
+        "var_names": list(d.var_names),
+        "var_types": [str(t) for t in d.var_types],
+        "required_inputs_fw_grad": sorted(d.required_inputs_fw_grad or ()),
+        "required_inputs_primal": sorted(d.required_inputs_primal or ()),
+        "required_original_self_value": d.required_original_self_value,
+        "is_reusing_outplace_formula": d.is_reusing_outplace_formula,
+    }
+
+
+def match_facts(matched, infos) -> list:
+    facts = []
+    for m in matched:
+        f = m.func
+        if m.info is None:
+            facts.append({"name": str(f.func.name), "schema": None})
+            continue
+        first = next(iter(m.info.values()))
+        facts.append({
+            "name": str(f.func.name),
+            "schema": str(first.func.func),
+            "ops": {key: info.op for key, info in m.info.items()},
+            "exact": f.func in infos and not ("generated" in f.tags and f.func.kind().name == "out"),
+            "forwards": {key: [forward_facts(d) for d in fws] for key, fws in m.fw_derivatives.items()},
+        })
+    return facts
+
+
 def facts(spec: str) -> dict:
+    from torchgen.api import cpp
+    from torchgen.api.autograd import match_differentiability_info
     from torchgen.gen import parse_native_yaml
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
     paths = spec_paths(spec)
     infos, _ = load_derivatives(paths["derivatives"], paths["native"], paths["tags"])
     natives = parse_native_yaml(paths["native"], paths["tags"]).native_functions
+    loaded = infos_facts(infos)
+    ordered = sorted(natives, key=lambda f: cpp.name(f.func))
+    matched = match_differentiability_info(ordered, infos)
     return {
         "native_functions": [native_facts(f) for f in natives],
-        "infos": [{"schema": str(schema),
-                   "keys": {key: info_facts(info) for key, info in per_key.items()}}
-                  for schema, per_key in infos.items()],
+        "infos": loaded,
+        "matches": match_facts(matched, infos),
+        "matched_infos": infos_facts(infos),
     }
 
 
