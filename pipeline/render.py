@@ -1,0 +1,156 @@
+"""Render stage: backward nodes → C++ text, and the spec's templates → whole files.
+
+Every node is rendered on its own from its `BackwardNode` (so it can be cached per node) by
+gradshard's Jinja2 templates (`templates/autograd_node.j2`). Whole files are the spec's own
+templates (`autograd/templates/Functions.h`…) expanded with the node texts, so edits to
+those templates are honoured. Template texts are inputs here, not files read from disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import jinja2
+
+from .errors import RuleViolation
+from .nodes import BackwardNode
+from .records import Record
+from .spec_template import Value, block, expand_template, inline
+
+NUM_PYTHON_FUNCTION_SHARDS = 5  # gen_autograd_functions.py: gen_autograd_functions_python
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateSet(Record):
+    """Template texts by file name: gradshard's Jinja2 ones, or the spec's own."""
+
+    sources: tuple[tuple[str, str], ...]
+
+    def text(self, name: str) -> str:
+        return dict(self.sources)[name]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedNode(Record):
+    """One node's four pieces of C++."""
+
+    op: str
+    name: str
+    declaration: str
+    definition: str
+    python_properties: str
+    python_class: str
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in str(text).splitlines() if line.strip()]
+
+
+def _last_word(text: str) -> str:
+    return text.rsplit(" ", 1)[-1]
+
+
+def _arg_type(text: str) -> str:
+    return text.rsplit(" ", 1)[0]
+
+
+def _comma_list(items: Sequence[str]) -> str:
+    return inline(list(items), comma_before=True)
+
+
+def _block_filter(value: Value, indent: int) -> str:
+    return block(str(value) if not isinstance(value, list) else value, " " * indent)
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(templates: TemplateSet) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.DictLoader(dict(templates.sources)),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters.update(block=_block_filter, comma_list=_comma_list, lines=_lines,
+                       last_word=_last_word, arg_type=_arg_type,
+                       unref=lambda t: t.removesuffix("&"),
+                       unconst=lambda t: t.removeprefix("const").strip())
+    return env
+
+
+def render_node(node: BackwardNode, templates: TemplateSet) -> RenderedNode:
+    """The node's declaration, definition and Python type (gen_autograd_functions.py:
+    process_function with each of its templates)."""
+    macros = _environment(templates).get_template("autograd_node.j2").module
+    data = node.to_json()
+    index = {slot.name: i for i, slot in enumerate(node.inputs)}
+    return RenderedNode(
+        op=node.op, name=node.name,
+        declaration=str(macros.declaration(data)),
+        definition=str(macros.definition(data, index)),
+        python_properties=str(macros.python_properties(data)),
+        python_class=str(macros.python_class(data)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole files
+
+
+def generated_comment(layout: str, template_name: str) -> str:
+    """What follows `// ` on the first lines: the template's path relative to torchgen, as
+    torchgen prints it when it runs from the same tree (utils.py: template_dir_for_comments)."""
+    directory = "packaged/autograd/templates" if layout == "packaged" else "../tools/autograd/templates"
+    return "@" + f"generated from {directory}/{template_name}"
+
+
+def shard_of(key: str, num_shards: int) -> int:
+    """utils.py: FileManager.write_sharded — SHA-1 of the key, read little-endian, mod n."""
+    return int.from_bytes(hashlib.sha1(key.encode("latin1")).digest(), "little") % num_shards
+
+
+def expand_spec_template(templates: TemplateSet, name: str, env: Mapping[str, Value]) -> str:
+    try:
+        return expand_template(templates.text(name), env, name)
+    except KeyError:
+        raise RuleViolation("templates.missing", f"the spec has no template {name}",
+                            "the templates directory must hold every file torchgen renders") from None
+
+
+def functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,
+                    layout: str) -> dict[str, str]:
+    """Functions.h and Functions.cpp (gen_autograd_functions.py: gen_autograd_functions_lib)."""
+    files = {}
+    for name, pieces in (("Functions.h", [n.declaration for n in nodes]),
+                         ("Functions.cpp", [n.definition for n in nodes])):
+        files[name] = expand_spec_template(spec_templates, name, {
+            "generated_comment": generated_comment(layout, name),
+            "autograd_function_declarations": pieces,
+            "autograd_function_definitions": pieces,
+        })
+    return files
+
+
+def python_functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,
+                           templates: TemplateSet, layout: str) -> dict[str, str]:
+    """python_functions.h, python_functions_{0..4}.cpp and python_functionsEverything.cpp
+    (gen_autograd_functions.py: gen_autograd_functions_python)."""
+    macros = _environment(templates).get_template("python_functions.j2").module
+    shards = range(NUM_PYTHON_FUNCTION_SHARDS)
+    files = {"python_functions.h": expand_spec_template(spec_templates, "python_functions.h", {
+        "generated_comment": generated_comment(layout, "python_functions.h"),
+        "shard_forward_declare": [str(macros.forward_declaration(i)) for i in shards],
+        "shard_call": [str(macros.initializer_call(i)) for i in shards],
+    })}
+    members: dict[str, list[RenderedNode]] = {"Everything": list(nodes)}
+    for i in shards:
+        members[f"_{i}"] = []
+    for node in nodes:
+        members[f"_{shard_of(node.name, NUM_PYTHON_FUNCTION_SHARDS)}"].append(node)
+    for shard_id, shard_nodes in members.items():
+        files[f"python_functions{shard_id}.cpp"] = expand_spec_template(
+            spec_templates, "python_functions.cpp", {
+                "generated_comment": generated_comment(layout, "python_functions.cpp"),
+                "shard_id": shard_id,
+                "py_function_initializers": [n.python_class for n in shard_nodes],
+                "py_function_props_and_getters": [n.python_properties for n in shard_nodes],
+            })
+    return files

@@ -1,0 +1,69 @@
+"""The spec's own file templates (`autograd/templates/Functions.h`…) and their `$name` syntax.
+
+torchgen's CodeTemplate (code_template.py) substitutes `$name` and `${name}`:
+
+- A placeholder alone on its line after nothing but spaces is a *block*: the value (a string
+  or a list of strings) is split into lines, every non-blank line indented like the
+  placeholder, every line stripped of trailing whitespace, and trailing blank lines dropped.
+  An empty value leaves an empty line.
+- Anywhere else it is *inline*: a list prints joined by ", ", and `${,name}` / `${name,}` add
+  a leading / trailing ", " when the list is not empty; other values print as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+from .errors import RuleViolation
+
+_PLACEHOLDER = re.compile(r"(^[^\n\S]*)?\$([^\d\W]\w*|\{,?[^\d\W]\w*,?\})", re.MULTILINE)
+
+Value = str | Sequence[str]
+
+
+def block(value: Value, indent: str) -> str:
+    """A value printed as a block at `indent` (code_template.py: indent_lines)."""
+    items = [value] if isinstance(value, str) else value
+    lines = [line for item in items for line in str(item).splitlines()]
+    return "\n".join((indent + line).rstrip() if line.strip() else "" for line in lines).rstrip()
+
+
+def inline(value: Value, comma_before: bool = False, comma_after: bool = False) -> str:
+    if isinstance(value, str):
+        return value
+    if not value:
+        return ""
+    return (", " if comma_before else "") + ", ".join(value) + (", " if comma_after else "")
+
+
+class _Substitution:
+    """The replacement for one placeholder match (re.sub callback)."""
+
+    def __init__(self, env: Mapping[str, Value], template_name: str, text: str) -> None:
+        self.env = env
+        self.template_name = template_name
+        self.text = text
+
+    def __call__(self, m: re.Match[str]) -> str:
+        indent, key = m.group(1), m.group(2)
+        comma_before = comma_after = False
+        if key.startswith("{"):
+            key = key[1:-1]
+            comma_before, key = key.startswith(","), key.lstrip(",")
+            comma_after, key = key.endswith(","), key.rstrip(",")
+        if key not in self.env:
+            line = self.text.count("\n", 0, m.start()) + 1
+            raise RuleViolation(
+                "templates.unknown-placeholder",
+                f"template {self.template_name} line {line} uses ${key}, which the generator "
+                "does not provide", f"provided here: {', '.join('$' + k for k in sorted(self.env))}")
+        value = self.env[key]
+        if indent is not None:
+            return block(value, indent)
+        return inline(value, comma_before, comma_after)
+
+
+def expand_template(text: str, env: Mapping[str, Value], template_name: str = "") -> str:
+    """The template with every placeholder substituted from `env`."""
+    return _PLACEHOLDER.sub(_Substitution(env, template_name, text), text)
