@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.errors import YAML_FILES, SpecFile
 from gradshard.pipeline.differentiability import (NativeIndex, assign_op_names, derive_entry_infos,
                                                   find_entry_functions, view_copy_infos,
                                                   with_op_names)
@@ -95,7 +95,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     location = locate_spec(args.spec)
-    paths = {f: location.path_of(f) for f in SpecFile}
+    paths = {f: location.path_of(f) for f in YAML_FILES}
 
     theirs, ours = [], []
     for _ in range(args.repeat):

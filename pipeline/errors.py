@@ -28,6 +28,11 @@ class SpecFile(enum.Enum):
     TAGS = "tags.yaml"
     DERIVATIVES = "derivatives.yaml"
     DEPRECATED = "deprecated.yaml"
+    TEMPLATES = "templates"  # problems name the template file as their entry
+
+
+# The YAML files of a spec (the templates directory is read separately).
+YAML_FILES = (SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES, SpecFile.DEPRECATED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ def is_reference_for(fn: NativeFunction, reference: FunctionSchema) -> bool:
 
 
 def find_reference(fn: NativeFunction, references: ForeachReferences
-                   ) -> tuple[FunctionSchema, DifferentiabilityInfo] | None:
+                   ) -> tuple[FunctionSchema, EntryInfos, DifferentiabilityInfo] | None:
     """The first matching functional signature's Default info; `_foreach_zero_` may also
     use a non-functional one."""
     tables = [references.functional]
@@ -77,7 +77,7 @@ def find_reference(fn: NativeFunction, references: ForeachReferences
                     f"{fn.func.name} would borrow the formulas of {entry.schema.name}, whose "
                     "entry has no Default dispatch key",
                     f"add a Default formula set to {entry.schema.name}'s entry")
-            return signature, info
+            return signature, entry, info
     return None
 
 
@@ -87,13 +87,16 @@ def synthesize_foreach_infos(fn: NativeFunction, references: ForeachReferences
     found = find_reference(fn, references)
     if found is None:
         return None, False, False
-    signature, reference = found
+    signature, entry, reference = found
     if fn.func.kind() is SchemaKind.INPLACE:
         # the in-place op reuses the reference infos as they are (under the Default key only)
-        return EntryInfos(reference.func.func, (KeyedInfo(DEFAULT_KEY, reference),), ""), False, False
+        reused = EntryInfos(reference.func.func, (KeyedInfo(DEFAULT_KEY, reference),),
+                            entry.entry_name)
+        return reused, False, False
     info = _ForeachSynthesis(fn, signature, reference).info()
     # torchgen reports a synthesized info as an exact match (find_info returns is_generated)
-    return EntryInfos(fn.func, (KeyedInfo(DEFAULT_KEY, info),), "", (None,)), True, True
+    synthesized = EntryInfos(fn.func, (KeyedInfo(DEFAULT_KEY, info),), entry.entry_name, (None,))
+    return synthesized, True, True
 
 
 class _ForeachSynthesis:

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import jinja2
 
-from .errors import RuleViolation
+from .errors import RuleViolation, SpecError, SpecFile
 from .nodes import BackwardNode
 from .records import Record
 from .spec_template import Value, block, expand_template, inline
@@ -108,11 +108,15 @@ def shard_of(key: str, num_shards: int) -> int:
 
 
 def expand_spec_template(templates: TemplateSet, name: str, env: Mapping[str, Value]) -> str:
+    """One of the spec's templates expanded; a problem in it is reported at its line."""
+    sources = dict(templates.sources)
     try:
-        return expand_template(templates.text(name), env, name)
-    except KeyError:
-        raise RuleViolation("templates.missing", f"the spec has no template {name}",
-                            "the templates directory must hold every file torchgen renders") from None
+        if name not in sources:
+            raise RuleViolation("templates.missing", f"the spec has no template {name}",
+                                "the templates directory must hold every file torchgen renders")
+        return expand_template(sources[name], env, name)
+    except RuleViolation as violation:
+        raise SpecError([violation.to_problem(SpecFile.TEMPLATES, name, entry_line=1)]) from None
 
 
 def functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,

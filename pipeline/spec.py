@@ -17,7 +17,7 @@ from .deprecated import DeprecatedSignature, parse_deprecated
 from .derivatives import DerivativeEntry, parse_derivative_entry
 from .differentiability import (EntryInfos, NativeIndex, derive_entry_infos, find_entry_functions,
                                 number_ops, view_copy_infos)
-from .errors import Problem, RuleViolation, SpecError, SpecFile
+from .errors import YAML_FILES, Problem, RuleViolation, SpecError, SpecFile
 from .generation import generated_functions, group_by_signature
 from .matching import MatchResult, match_infos, sorted_for_matching
 from .native import NativeFunction, parse_native_function
@@ -118,7 +118,7 @@ def split_spec(texts: SpecTexts) -> dict[SpecFile, tuple[Entry, ...]]:
     """All entries of all files; every file's split problems are reported together."""
     entries: dict[SpecFile, tuple[Entry, ...]] = {}
     problems: list[Problem] = []
-    for file in SpecFile:
+    for file in YAML_FILES:
         try:
             entries[file] = split_entries(file, texts.text_of(file))
         except SpecError as error:
@@ -131,7 +131,7 @@ def split_spec(texts: SpecTexts) -> dict[SpecFile, tuple[Entry, ...]]:
 def decode_spec(data: dict[SpecFile, bytes]) -> SpecTexts:
     texts: dict[str, str] = {}
     problems: list[Problem] = []
-    for file in SpecFile:
+    for file in YAML_FILES:
         try:
             texts[file.name.lower()] = decode_spec_text(file, data[file])
         except SpecError as error:

@@ -53,11 +53,11 @@ class _Substitution:
             comma_before, key = key.startswith(","), key.lstrip(",")
             comma_after, key = key.endswith(","), key.rstrip(",")
         if key not in self.env:
-            line = self.text.count("\n", 0, m.start()) + 1
             raise RuleViolation(
                 "templates.unknown-placeholder",
-                f"template {self.template_name} line {line} uses ${key}, which the generator "
-                "does not provide", f"provided here: {', '.join('$' + k for k in sorted(self.env))}")
+                f"template {self.template_name} uses ${key}, which the generator does not provide",
+                f"placeholders provided for this file: {', '.join('$' + k for k in sorted(self.env))}",
+                line_in_entry=self.text.count("\n", 0, m.start()))
         value = self.env[key]
         if indent is not None:
             return block(value, indent)

@@ -14,12 +14,19 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
-from gradshard.pipeline.spec import ParsedSpec, SpecTexts, decode_spec, parse_spec
+from pathlib import Path
 
+from gradshard.pipeline.codegen import AutogradCodegen
+from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
+from gradshard.pipeline.spec import SpecTexts
+
+from .codegen import load_texts, run_autograd_codegen
+from .outputs import write_outputs
 from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
 from .show import show_json, show_text
 from .spec_location import SpecLocation, locate_spec
+
+DEFAULT_OUT = "gradshard-out"
 
 EXIT_OK, EXIT_INTERNAL = 0, 4
 
@@ -32,17 +39,18 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def load_spec(args: argparse.Namespace, loaded: Loaded) -> ParsedSpec:
+def generate(args: argparse.Namespace, loaded: Loaded) -> AutogradCodegen:
+    """Locate and read the spec, then run every stage (nothing is written)."""
     loaded.location = locate_spec(args.spec)
-    loaded.texts = decode_spec(loaded.location.read_all())
-    return parse_spec(loaded.texts)
+    loaded.texts = load_texts(loaded.location)
+    return run_autograd_codegen(loaded.location, loaded.texts)
 
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     started = time.perf_counter()
-    spec = load_spec(args, loaded)
+    result = generate(args, loaded)
     seconds = time.perf_counter() - started
-    counts = _counts(spec)
+    counts = _counts(result)
     if args.json:
         print(json.dumps({"ok": True, "spec": str(loaded.location.root),
                           "layout": loaded.location.layout,
@@ -56,11 +64,15 @@ def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
               f"  {counts['derivatives_entries']} derivatives entries -> "
               f"{counts['infos']} infos for {counts['info_schemas']} schemas, "
               f"{counts['infos_with_derivatives']} with a backward node\n"
+              f"  {counts['matched_functions']} functions use derivatives; "
+              f"{counts['foreach_synthesized']} foreach infos synthesized; "
+              f"{counts['backward_nodes']} backward nodes\n"
               f"  {seconds:.2f} s")
     return EXIT_OK
 
 
-def _counts(spec: ParsedSpec) -> dict[str, int]:
+def _counts(result: AutogradCodegen) -> dict[str, int]:
+    spec = result.spec
     infos = [k.info for e in spec.infos for k in e.infos]
     return {
         "native_functions": len(spec.native_functions),
@@ -71,15 +83,37 @@ def _counts(spec: ParsedSpec) -> dict[str, int]:
         "info_schemas": len(spec.infos),
         "infos": len(infos),
         "infos_with_derivatives": sum(1 for i in infos if i.has_derivatives),
+        "matched_functions": sum(1 for m in result.matched.matches if m.infos is not None),
+        "foreach_synthesized": len(result.matched.infos) - len(spec.infos),
+        "backward_nodes": len(result.nodes),
     }
 
 
 def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
-    spec = load_spec(args, loaded)
+    result = generate(args, loaded)
     if args.json:
-        print(json.dumps(show_json(spec, loaded.location, args.name), indent=2))
+        print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
     else:
-        print(show_text(spec, loaded.location, args.name))
+        print(show_text(result, loaded.location, args.name))
+    return EXIT_OK
+
+
+def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
+    if not args.codegen_only:
+        raise UsageError("compiling the generated code is not available in this version",
+                         "pass --codegen-only to generate the files")
+    started = time.perf_counter()
+    result = generate(args, loaded)
+    out = Path(args.out)
+    report = write_outputs(out, result.files)
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"ok": True, "out": str(out), "written": report.written,
+                          "unchanged": report.unchanged, "seconds": round(seconds, 3)}, indent=2))
+    else:
+        print(f"gradshard build: {len(result.files)} files in {out} "
+              f"({len(report.written)} written, {len(report.unchanged)} unchanged), "
+              f"{len(result.nodes)} backward nodes, {seconds:.2f} s")
     return EXIT_OK
 
 
@@ -91,14 +125,24 @@ def build_parser() -> argparse.ArgumentParser:
     spec_help = ("torchgen packaged spec directory or PyTorch checkout "
                  "(default: the installed torch's packaged spec)")
 
-    check = commands.add_parser("check", help="parse and validate the spec")
+    build = commands.add_parser("build", help="generate the autograd files")
+    build.add_argument("--spec", metavar="DIR", help=spec_help)
+    build.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
+                       help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
+    build.add_argument("--codegen-only", action="store_true",
+                       help="generate the files without compiling them")
+    build.add_argument("--json", action="store_true", help="machine-readable output")
+    build.set_defaults(run=run_build)
+
+    check = commands.add_parser("check", help="parse, match and render the spec; write nothing")
     check.add_argument("--spec", metavar="DIR", help=spec_help)
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(run=run_check)
 
     show = commands.add_parser("show", help="what gradshard knows of a function or entry")
     show.add_argument("name", metavar="NAME",
-                      help="operator name (mul.Tensor), base name (mul) or full schema")
+                      help="operator name (mul.Tensor), base name (mul), full schema, or "
+                           "backward node (MulBackward0)")
     show.add_argument("--spec", metavar="DIR", help=spec_help)
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(run=run_show)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from gradshard.pipeline.errors import Problem, SpecError, SpecFile, UsageError
+from gradshard.pipeline.errors import YAML_FILES, Problem, SpecError, SpecFile, UsageError
 from gradshard.pipeline.spec import SpecTexts
 
 from .spec_location import SpecLocation
 
 
 def problem_path(problem: Problem, location: SpecLocation | None) -> str:
+    if problem.file is SpecFile.TEMPLATES:
+        return str(location.templates / problem.entry) if location else problem.entry
     return str(location.path_of(problem.file)) if location else problem.file.value
 
 
@@ -35,7 +37,7 @@ def format_problem(problem: Problem, location: SpecLocation | None,
 
 
 def _source_line(problem: Problem, texts: SpecTexts | None) -> str | None:
-    if texts is None or problem.line is None:
+    if texts is None or problem.line is None or problem.file not in YAML_FILES:
         return None
     lines = texts.text_of(problem.file).split("\n")
     return lines[problem.line - 1].rstrip() if 0 < problem.line <= len(lines) else None
@@ -64,4 +66,4 @@ def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
 
 
 def spec_file_paths(location: SpecLocation) -> dict[str, str]:
-    return {f.value: str(location.path_of(f)) for f in SpecFile}
+    return {f.value: str(location.path_of(f)) for f in YAML_FILES}

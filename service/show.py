@@ -1,23 +1,26 @@
-"""`gradshard show NAME`: what gradshard knows of a native function or a derivatives entry.
+"""`gradshard show NAME`: what gradshard knows of a native function, a derivatives entry or a
+backward node.
 
-NAME is an operator name (`mul.Tensor`), a base name (`mul`, every overload), or a full
-schema. Native functions show their schema, kind, signature and source; derivatives entries
-show, per dispatch key, the op name, formulas before and after saved-value substitution,
-saved inputs and outputs with C++ types, differentiable arguments and named gradients.
+NAME is an operator name (`mul.Tensor`), a base name (`mul`, every overload), a full schema,
+or a backward node (`MulBackward0`). Native functions show their schema, kind, signature,
+source and the derivative infos they use; derivatives entries show, per dispatch key, the
+node, formulas before and after saved-value substitution, saved inputs and outputs with C++
+types, differentiable arguments and named gradients, plus the functions the entry serves and
+the foreach ops synthesized from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradshard.pipeline.codegen import AutogradCodegen
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import EntryInfos
 from gradshard.pipeline.errors import SpecFile, UsageError, did_you_mean
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.source import Entry
-from gradshard.pipeline.spec import ParsedSpec
 
-from .describe import describe_entry, describe_info, describe_native
+from .describe import describe_entry, describe_info, describe_match, describe_native
 from .spec_location import SpecLocation
 
 
@@ -25,11 +28,11 @@ from .spec_location import SpecLocation
 class ShowMatches:
     natives: list[NativeFunction]
     entries: list[tuple[Entry, DerivativeEntry]]
-    infos_by_entry: dict[str, list[EntryInfos]]
-    infos_by_schema: dict[str, EntryInfos]
+    nodes: list[tuple[str, EntryInfos]]  # (dispatch key, infos holding the node)
 
 
-def find_matches(spec: ParsedSpec, name: str) -> ShowMatches:
+def find_matches(result: AutogradCodegen, name: str) -> ShowMatches:
+    spec = result.spec
     natives = [f for f in spec.native_functions if name in (str(f.func.name), str(f.func))]
     if not natives:
         natives = [f for f in spec.native_functions if str(f.func.name.name) == name]
@@ -37,54 +40,89 @@ def find_matches(spec: ParsedSpec, name: str) -> ShowMatches:
     entries = [(e, d) for e, d in pairs if name in (d.op_name, d.name)]
     if not entries:
         entries = [(e, d) for e, d in pairs if d.defn_name == name]
-    if not natives and not entries:
+    nodes = [(k.dispatch_key, e) for e in result.matched.infos for k in e.infos if k.info.op == name]
+    if not natives and not entries and not nodes:
         known = {str(f.func.name) for f in spec.native_functions}
         known |= {str(f.func.name.name) for f in spec.native_functions}
-        raise UsageError(f"no native function or derivatives entry is named '{name}'",
+        known |= {k.info.op for e in result.matched.infos for k in e.infos if k.info.op}
+        raise UsageError(f"no native function, derivatives entry or backward node is named '{name}'",
                          did_you_mean(name, known) or
-                         "give an operator name such as 'mul.Tensor', or a base name such as 'mul'")
-    by_entry: dict[str, list[EntryInfos]] = {}
-    for e in spec.infos:
-        by_entry.setdefault(e.entry_name, []).append(e)
-    return ShowMatches(natives, entries, by_entry, {str(e.schema): e for e in spec.infos})
+                         "give an operator name such as 'mul.Tensor', a base name such as 'mul', "
+                         "or a node such as 'MulBackward0'")
+    return ShowMatches(natives, entries, nodes)
 
 
-def show_json(spec: ParsedSpec, location: SpecLocation, name: str) -> dict:
-    matches = find_matches(spec, name)
-    lines = spec.entry_lines()
-    native_path = str(location.path_of(SpecFile.NATIVE_FUNCTIONS))
-    natives = []
-    for fn in matches.natives:
-        described = describe_native(fn)
-        described["source"] = _native_source(fn, lines, native_path)
-        described["generated_from"] = str(fn.generated_from) if fn.generated_from else None
-        own = matches.infos_by_schema.get(str(fn.func))
-        described["infos"] = [] if own is None else [
-            {"dispatch_key": k.dispatch_key, "op": k.info.op, "entry": own.entry_name}
-            for k in own.infos]
-        natives.append(described)
-    entries = []
-    for entry, derivative in matches.entries:
-        described = describe_entry(derivative)
-        described["source"] = {"file": str(location.path_of(SpecFile.DERIVATIVES)),
-                               "line": entry.line}
-        described["infos"] = [
-            {"schema": str(e.schema),
-             "keys": {k.dispatch_key: describe_info(k.info) for k in e.infos}}
-            for e in matches.infos_by_entry.get(derivative.name, [])]
-        entries.append(described)
-    return {"native_functions": natives, "derivatives": entries}
+def show_json(result: AutogradCodegen, location: SpecLocation, name: str) -> dict:
+    matches = find_matches(result, name)
+    lines = result.spec.entry_lines()
+    return {
+        "native_functions": [_native_json(result, fn, lines, location) for fn in matches.natives],
+        "derivatives": [_entry_json(result, entry, derivative, location)
+                        for entry, derivative in matches.entries],
+        "backward_nodes": [_node_json(result, key, infos, lines, location)
+                           for key, infos in matches.nodes],
+    }
 
 
-def _native_source(fn: NativeFunction, lines: dict, path: str) -> dict:
-    line = lines.get((SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
-    return {"file": path, "line": line}
+def _native_json(result: AutogradCodegen, fn: NativeFunction, lines: dict,
+                 location: SpecLocation) -> dict:
+    described = describe_native(fn)
+    described["source"] = {"file": str(location.path_of(SpecFile.NATIVE_FUNCTIONS)),
+                           "line": lines.get((SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))}
+    described["generated_from"] = str(fn.generated_from) if fn.generated_from else None
+    match = next(m for m in result.matched.matches if m.function == str(fn.func.name))
+    described["derivatives"] = describe_match(match)
+    if match.infos is not None:
+        described["derivatives"]["entry"] = match.infos.entry_name
+    return described
 
 
-def show_text(spec: ParsedSpec, location: SpecLocation, name: str) -> str:
-    data = show_json(spec, location, name)
+def _entry_json(result: AutogradCodegen, entry: Entry, derivative: DerivativeEntry,
+                location: SpecLocation) -> dict:
+    described = describe_entry(derivative)
+    described["source"] = {"file": str(location.path_of(SpecFile.DERIVATIVES)), "line": entry.line}
+    loaded = len(result.spec.infos)
+    own = [e for e in result.matched.infos[:loaded] if e.entry_name == derivative.name]
+    described["infos"] = [{"schema": str(e.schema),
+                           "keys": {k.dispatch_key: describe_info(k.info) for k in e.infos}}
+                          for e in own]
+    own_schemas = {str(e.schema) for e in own}
+    described["serves"] = [m.function for m in result.matched.matches
+                           if m.infos is not None and m.infos.entry_name == derivative.name
+                           and (str(m.infos.schema) in own_schemas or not m.exact)]
+    described["foreach_synthesized"] = [
+        {"function": str(e.schema.name), "node": e.infos[0].info.op}
+        for e in result.matched.infos[loaded:] if e.entry_name == derivative.name]
+    return described
+
+
+def _node_json(result: AutogradCodegen, key: str, infos: EntryInfos, lines: dict,
+               location: SpecLocation) -> dict:
+    info = infos.info_for(key)
+    entry_op = infos.entry_name.split("(", 1)[0]
+    return {
+        "node": info.op,
+        "dispatch_key": key,
+        "entry": infos.entry_name,
+        "source": {"file": str(location.path_of(SpecFile.DERIVATIVES)),
+                   "line": lines.get((SpecFile.DERIVATIVES, entry_op))},
+        "synthesized_foreach": infos.infos[0].info.name.startswith("_foreach_") and
+                               str(infos.schema) not in {str(e.schema) for e in result.spec.infos},
+        "used_by": [m.function for m in result.matched.matches
+                    if m.infos is not None and any(k.info.op == info.op for k in m.infos.infos)],
+        "info": describe_info(info),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def show_text(result: AutogradCodegen, location: SpecLocation, name: str) -> str:
+    data = show_json(result, location, name)
     blocks = [_native_text(n) for n in data["native_functions"]]
     blocks += [_entry_text(e) for e in data["derivatives"]]
+    blocks += [_node_text(n) for n in data["backward_nodes"]]
     return "\n\n".join(blocks)
 
 
@@ -101,20 +139,36 @@ def _native_text(n: dict) -> str:
     rows += [(k, v) for k, v in optional if v]
     if n["structured"]:
         rows.append(("structured", "yes"))
-    for info in n["infos"]:
-        rows.append(("derivatives", f"[{info['dispatch_key']}] {info['op'] or '(no backward node)'}"
-                     f" from entry {info['entry']}"))
+    derivatives = n["derivatives"]
+    if derivatives["schema"] is None:
+        rows.append(("derivatives", "none (not differentiable through autograd codegen)"))
+    else:
+        how = "exact entry" if derivatives["exact"] else "reused"
+        nodes = ", ".join(f"[{k}] {op or '(no backward node)'}" for k, op in derivatives["ops"].items())
+        rows.append(("derivatives", f"{nodes} ({how}; entry {derivatives['entry'].split('(')[0]})"))
     return f"native function {n['name']}\n" + _rows(rows)
 
 
 def _entry_text(e: dict) -> str:
-    head = f"derivatives entry {e['name'].split('(', 1)[0]}\n" + _rows(
-        [("name", e["name"]), ("source", f"{e['source']['file']}:{e['source']['line']}")])
-    parts = [head]
+    rows = [("name", e["name"]), ("source", f"{e['source']['file']}:{e['source']['line']}"),
+            ("serves", ", ".join(e["serves"]) or "-")]
+    if e["foreach_synthesized"]:
+        rows.append(("foreach", ", ".join(f"{f['function']} ({f['node']})"
+                                          for f in e["foreach_synthesized"])))
+    parts = [f"derivatives entry {e['name'].split('(', 1)[0]}\n" + _rows(rows)]
     for keyed in e["infos"]:
         for key, info in keyed["keys"].items():
             parts.append(_info_text(key, info, keyed["schema"]))
     return "\n".join(parts)
+
+
+def _node_text(n: dict) -> str:
+    origin = "synthesized for a foreach op from entry" if n["synthesized_foreach"] else "from entry"
+    head = (f"backward node {n['node']}\n" + _rows([
+        ("origin", f"{origin} {n['entry'].split('(', 1)[0]}"),
+        ("source", f"{n['source']['file']}:{n['source']['line']}"),
+        ("used by", ", ".join(n["used_by"]) or "-")]))
+    return head + "\n" + _info_text(n["dispatch_key"], n["info"], n["info"]["func"])
 
 
 def _info_text(key: str, info: dict, schema: str) -> str:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradshard.pipeline.errors import SpecFile, UsageError
+from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -46,7 +46,7 @@ class SpecLocation:
 
     def read_all(self) -> dict[SpecFile, bytes]:
         data = {}
-        for file in SpecFile:
+        for file in YAML_FILES:
             path = self.path_of(file)
             try:
                 data[file] = path.read_bytes()
@@ -89,7 +89,7 @@ def _installed_spec() -> SpecLocation:
 
 
 def _complete(location: SpecLocation) -> SpecLocation:
-    missing = [str(location.path_of(f)) for f in SpecFile if not location.path_of(f).is_file()]
+    missing = [str(location.path_of(f)) for f in YAML_FILES if not location.path_of(f).is_file()]
     if not location.templates.is_dir():
         missing.append(str(location.templates) + os.sep)
     if missing:

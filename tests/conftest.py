@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,13 +24,55 @@ def packaged_spec() -> Path:
     return locate_spec(None).root
 
 
-def run_oracle(command: str, spec_dir: Path) -> dict:
-    """torchgen's answer for a spec directory, computed in a fresh process."""
-    done = subprocess.run([sys.executable, str(ORACLE), command, str(spec_dir)],
-                          capture_output=True, text=True)
+def run_oracle(command: str, spec_dir: Path, *extra: str, pythonpath: Path | None = None) -> dict:
+    """torchgen's answer for a spec directory, computed in a fresh process. With `pythonpath`,
+    the torchgen staged there is used (see stage_packaged_spec)."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    done = subprocess.run([sys.executable, str(ORACLE), command, str(spec_dir), *extra],
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise AssertionError(f"torchgen failed on {spec_dir}:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout)
+    return json.loads(done.stdout) if command == "facts" else {}
+
+
+def installed_torchgen() -> Path:
+    return locate_spec(None).root.parent
+
+
+def stage_packaged_spec(root: Path) -> tuple[Path, Path]:
+    """A copy of the packaged spec inside a torchgen package of symlinks, under root.
+
+    torchgen prints each file's template path relative to its own package, so to print
+    `packaged/autograd/templates/...` for an edited spec it must run from beside it, as it
+    does inside PyTorch. Returns (the PYTHONPATH entry, the spec directory)."""
+    torchgen = root / "torchgen"
+    torchgen.mkdir(parents=True)
+    for child in installed_torchgen().iterdir():
+        if child.name not in ("packaged", "__pycache__"):
+            (torchgen / child.name).symlink_to(child)
+    shutil.copytree(installed_torchgen() / "packaged", torchgen / "packaged",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return root, torchgen / "packaged"
+
+
+def stage_checkout_spec(root: Path) -> tuple[Path, Path]:
+    """The packaged spec laid out as a PyTorch checkout with torchgen at its top, under root.
+    Returns (the PYTHONPATH entry, the checkout)."""
+    packaged = installed_torchgen() / "packaged"
+    root.mkdir(parents=True)
+    (root / "torchgen").symlink_to(installed_torchgen())
+    native = root / "aten" / "src" / "ATen" / "native"
+    native.mkdir(parents=True)
+    for name in ("native_functions.yaml", "tags.yaml"):
+        shutil.copy(packaged / "ATen" / "native" / name, native / name)
+    autograd = root / "tools" / "autograd"
+    autograd.mkdir(parents=True)
+    for name in ("derivatives.yaml", "deprecated.yaml"):
+        shutil.copy(packaged / "autograd" / name, autograd / name)
+    shutil.copytree(packaged / "autograd" / "templates", autograd / "templates")
+    return root, root
 
 
 @pytest.fixture(scope="session")

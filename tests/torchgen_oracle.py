@@ -149,11 +149,33 @@ def facts(spec: str) -> dict:
     }
 
 
+def render(spec: str, out: str) -> None:
+    """The autograd files, as PyTorch's build makes them: load, match (which adds the foreach
+    infos), then Functions.* and python_functions*."""
+    from torchgen.api import cpp
+    from torchgen.api.autograd import match_differentiability_info
+    from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd.gen_autograd_functions import (
+        gen_autograd_functions_lib, gen_autograd_functions_python)
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    paths = spec_paths(spec)
+    infos, _ = load_derivatives(paths["derivatives"], paths["native"], paths["tags"])
+    natives = parse_native_yaml(paths["native"], paths["tags"]).native_functions
+    match_differentiability_info(sorted(natives, key=lambda f: cpp.name(f.func)), infos)
+    os.makedirs(out, exist_ok=True)
+    gen_autograd_functions_lib(out, infos, paths["templates"])
+    gen_autograd_functions_python(out, infos, paths["templates"])
+
+
 def main() -> None:
     command, spec = sys.argv[1], sys.argv[2]
-    if command != "facts":
+    if command == "facts":
+        json.dump(facts(spec), sys.stdout)
+    elif command == "render":
+        render(spec, sys.argv[3])
+    else:
         raise SystemExit(f"torchgen_oracle: unknown command {command}")
-    json.dump(facts(spec), sys.stdout)
 
 
 if __name__ == "__main__":
