@@ -60,8 +60,16 @@ def render_files(nodes: tuple[BackwardNode, ...], templates: TemplateSet,
     return files
 
 
-def generate_autograd(texts: SpecTexts, templates: TemplateSet, spec_templates: TemplateSet,
-                      layout: str) -> AutogradCodegen:
+@dataclass(frozen=True)
+class AutogradAnalysis:
+    """Everything before rendering: the parsed spec, the matches and the nodes."""
+
+    spec: ParsedSpec
+    matched: MatchResult
+    nodes: tuple[BackwardNode, ...]
+
+
+def analyze_autograd(texts: SpecTexts) -> AutogradAnalysis:
     spec = parse_spec(texts)
     matched = match_spec(spec)
     try:
@@ -69,5 +77,10 @@ def generate_autograd(texts: SpecTexts, templates: TemplateSet, spec_templates: 
     except SpecError as error:
         lines = spec.entry_lines()
         raise SpecError([p.locate(lines) for p in error.problems]) from None
-    return AutogradCodegen(spec, matched, nodes,
-                           render_files(nodes, templates, spec_templates, layout))
+    return AutogradAnalysis(spec, matched, nodes)
+
+
+def generate_autograd(analysis: AutogradAnalysis, templates: TemplateSet,
+                      spec_templates: TemplateSet, layout: str) -> AutogradCodegen:
+    return AutogradCodegen(analysis.spec, analysis.matched, analysis.nodes,
+                           render_files(analysis.nodes, templates, spec_templates, layout))

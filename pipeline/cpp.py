@@ -263,6 +263,24 @@ class CppBinding(Record):
 REDUNDANT_MEMORY_FORMAT = "possibly_redundant_memory_format"
 
 
+def check_list_default(arg: Argument, symint: bool) -> None:
+    """A list argument's default must be a list literal when its C++ default is printed
+    (api/cpp.py: default_expr); sized lists and SymInt digits are the exceptions."""
+    t, default = arg.type, arg.default
+    if default is None or (default == "None" and t.form is TypeForm.OPTIONAL):
+        return
+    if t.form is TypeForm.OPTIONAL:
+        t = t.elem
+    if t.form is not TypeForm.LIST or default.startswith("[") and default.endswith("]"):
+        return
+    if (symint and default.isdigit() and str(t.elem) == "SymInt") or t.size is not None:
+        return
+    raise RuleViolation("schema.bad-default",
+                        f"argument '{arg.name}' of list type {arg.type} has default '{default}'",
+                        "write list defaults as '[...]' in native_functions.yaml (or list the "
+                        "argument in cpp_no_default_args)")
+
+
 def cpp_arguments(schema: FunctionSchema, flags: CppFlags) -> tuple[CppBinding, ...]:
     """The non-faithful C++ API parameters: outs first, TensorOptions folded into `options`,
     SymInt kept when the schema has any (load_derivatives.py: cpp_arguments)."""

@@ -90,7 +90,7 @@ def _dispatch_form(loaded: LoadedEntry) -> tuple[DispatchFormulas, ...]:
                 f"move it under a dispatch key such as '{DEFAULT_KEY}:'",
                 line_in_entry=loaded.offset_of(str(key)))
     table = entry["dispatch"]
-    if not isinstance(table, dict) or not table:
+    if not isinstance(table, dict):
         raise RuleViolation("derivatives.bad-dispatch",
                             "'dispatch' must map dispatch keys to formulas",
                             f"write 'dispatch:' then '{DEFAULT_KEY}:' with the formulas under it",
@@ -132,16 +132,14 @@ def _output_differentiability(loaded: LoadedEntry) -> tuple[Any, Any]:
     entry = loaded.value
     raw = entry.get("output_differentiability")
     offset = loaded.offset_of("output_differentiability")
-    if raw is None:
+    if raw is None or (not raw and "dispatch" not in entry):
+        # the classic form drops a falsy value (load_derivatives.py: load_derivatives)
         return None, None
     if not isinstance(raw, list) or not all(isinstance(v, (bool, str)) for v in raw):
         raise RuleViolation("derivatives.bad-output-differentiability",
                             "output_differentiability must be a list of True/False, or a "
                             "one-item list holding a condition", "e.g. [True, False]",
                             line_in_entry=offset)
-    if "dispatch" not in entry and not raw:
-        # the classic form drops a falsy value (load_derivatives.py: load_derivatives)
-        return None, None
     if any(isinstance(v, str) for v in raw):
         if len(raw) != 1:
             raise RuleViolation("derivatives.bad-output-differentiability",

@@ -20,7 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from .cpp import (CppBinding, CType, CForm, cpp_arguments, return_ctype, return_names,
+from .cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments, return_ctype,
+                  return_names,
                   wrap, BOOL, INT64, LAYOUT, SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
                   TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
 from .derivatives import DEFAULT_KEY, DerivativeEntry, DispatchFormulas, Formula
@@ -168,6 +169,9 @@ def derive_entry_infos(entry: DerivativeEntry, bucket: Sequence[NativeFunction])
     defn_name = entry.defn_name
     canonical = canonical_function(bucket, defn_name)
     bindings = cpp_arguments(canonical.func, canonical.cpp_flags)
+    for b in bindings:
+        if b.argument is not None and b.name not in canonical.cpp_no_default_args:
+            check_list_default(b.argument, canonical.func.has_symint())
     for reserved in ("grad_input_mask", "result"):
         if any(b.name == reserved for b in bindings):
             raise RuleViolation(
@@ -652,7 +656,7 @@ def view_copy_infos(entries: Sequence[EntryInfos], groups: Sequence[ViewGroup]) 
             continue
         # an entry's infos all share its canonical function, so the schema finds the view's entry
         at = position.get(str(group.view.func))
-        if at is not None:
+        if at is not None and entries[at].infos:
             found.append((at, group))
     return [_copy_entry(entries[at], group.view_copy) for at, group in sorted(found, key=lambda f: f[0])]
 

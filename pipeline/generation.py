@@ -82,6 +82,8 @@ def generated_functions(groups: list[SignatureGroup]) -> tuple[list[NativeFuncti
 def _generate_for_group(group: SignatureGroup) -> list[NativeFunction]:
     members = group.members
     kinds = {f.func.kind() for f in members}
+    if not kinds & {SchemaKind.MUTABLE, SchemaKind.INPLACE, SchemaKind.OUT, SchemaKind.FUNCTIONAL}:
+        return []  # e.g. a lone scratch schema: torchgen generates nothing for it
     if _skips_generation(group):
         return []
     out = group.of_kind(SchemaKind.OUT)
@@ -147,6 +149,14 @@ def _out_schema(func: FunctionSchema) -> FunctionSchema:
 
 def _out_arguments(func: FunctionSchema) -> tuple[tuple[Return, ...], tuple[Argument, ...]]:
     """One out argument per tensor-like return (generate_out_args_from_schema)."""
+    if any(r.is_write for r in func.returns):
+        raise RuleViolation("native.no-out-variant",
+                            f"cannot generate an out= variant of {func}: it returns a mutated "
+                            "argument", "return new values only, or write the out= variant")
+    if not any(r.type.is_tensor_like() for r in func.returns):
+        raise RuleViolation("native.no-out-variant",
+                            f"cannot generate an out= variant of {func}: no tensor-like return",
+                            "add an out= variant by hand, or remove it from autogen")
     used = {alias for a in func.arguments.all if a.annotation for alias in a.annotation.alias_set}
     letters = [c for c in string.ascii_lowercase if c not in used]
     plain_tensors = all(r.type == TENSOR for r in func.returns)

@@ -127,7 +127,7 @@ def _check_reusable_for_functional(fn: NativeFunction, mutable: EntryInfos) -> N
 
 
 def _function_match(fn: NativeFunction, found: EntryInfos | None, exact: bool) -> FunctionMatch:
-    if found is None:
+    if found is None or not found.infos:
         return FunctionMatch(str(fn.func.name))
     inplace = fn.func.kind() is SchemaKind.INPLACE
     if inplace:

@@ -298,23 +298,40 @@ def _check_ufunc_loop(spec: str) -> None:
 
 def _precomputed(value: Any) -> tuple[str, ...]:
     # model.py: Precompute.parse — 'param -> decl, decl' lines, then optional added decls
-    if value is None:
+    if not value:
         return ()
-    _expect(isinstance(value, list) and value and all(isinstance(v, str) for v in value),
+    _expect(isinstance(value, list) and all(isinstance(v, str) for v in value),
             "a list of 'param -> replacement' lines", value)
-    for i, line in enumerate(value):
-        if " -> " not in line and i != len(value) - 1:
-            raise RuleViolation("native.bad-precomputed",
-                                f"precomputed line '{line}' has no ' -> '",
+    lines = list(value)
+    if " -> " not in lines[-1]:
+        _precomputed_arguments(lines.pop())
+    replaced: dict[str, str] = {}
+    for line in lines:
+        if " -> " not in line:
+            raise RuleViolation("native.bad-precomputed", f"precomputed line '{line}' has no ' -> '",
                                 "only the last line may list parameters without a replacement")
-        decls = line.split(" -> ", 1)[-1]
-        for decl in decls.split(","):
-            arg = Argument.parse(decl.strip())
-            if arg.name.upper() == arg.name:
-                raise RuleViolation("native.bad-precomputed",
-                                    f"precomputed parameter '{arg.name}' is all upper case",
-                                    "upper-case names clash with template parameters")
+        param, decls = line.split(" -> ", 1)
+        if " " in param:
+            raise RuleViolation("native.bad-precomputed",
+                                f"'{param}' is not a kernel parameter name", "write 'param -> TYPE name'")
+        replaced[param] = ", ".join(str(a) for a in _precomputed_arguments(decls))
+    canonical = [f"{param} -> {decls}" for param, decls in replaced.items()]
+    if canonical != lines:
+        raise RuleViolation("native.bad-precomputed",
+                            "precomputed lines are not in canonical form: "
+                            + "; ".join(canonical), "list each parameter once and separate "
+                            "declarations with ', '")
     return tuple(value)
+
+
+def _precomputed_arguments(decls: str) -> list[Argument]:
+    arguments = [Argument.parse(decl.strip()) for decl in decls.split(",")]
+    for arg in arguments:
+        if arg.name.upper() == arg.name:
+            raise RuleViolation("native.bad-precomputed",
+                                f"precomputed parameter '{arg.name}' is all upper case",
+                                "upper-case names clash with template parameters")
+    return arguments
 
 
 def _with_tags(fn: NativeFunction, valid_tags: frozenset[str], offset: int | None) -> NativeFunction:
@@ -452,8 +469,6 @@ def _check_function(fn: NativeFunction, loaded: LoadedEntry) -> None:
         key, message, hint = problem
         raise RuleViolation("native.inconsistent", message, hint,
                             line_in_entry=loaded.offset_of(key) or 0)
-    for arg in fn.func.arguments.all:
-        _check_default(arg)
 
 
 def _first_inconsistency(fn: NativeFunction) -> tuple[str, str, str] | None:
@@ -469,6 +484,9 @@ def _first_inconsistency(fn: NativeFunction) -> tuple[str, str, str] | None:
          "see https://github.com/pytorch/pytorch/issues/145522"),
         (bool(func.arguments.out) and fn.variants != ("function",), "variants",
          "an out= function must have only the 'function' variant", "remove 'method' from variants"),
+        (fn.python_module is not None and "method" in fn.variants, "python_module",
+         "a function in a python_module cannot be a method",
+         "remove 'method' from variants or drop python_module"),
         (fn.structured and func.kind() is not SchemaKind.OUT, "structured",
          "'structured' is set on a function that is not out=",
          "put 'structured: True' on the out= variant; did you mean structured_delegate?"),
@@ -503,18 +521,3 @@ def _needs_seeded_tag(fn: NativeFunction) -> bool:
     dropout = ("dropout" in name or any("dropout" in a.name for a in fn.func.arguments.all))
     dropout = dropout and "backward" not in name and str(fn.func.name.name) != "_cudnn_init_dropout_state"
     return "rand" in name or dropout or fn.func.arguments.has_generator_arg()
-
-
-def _check_default(arg: Any) -> None:
-    """A list default must be a list literal (api/cpp.py: default_expr)."""
-    if arg.default is None:
-        return
-    t = arg.type.elem if arg.type.form is TypeForm.OPTIONAL else arg.type
-    if t.form is not TypeForm.LIST or arg.default == "None" and arg.type.form is TypeForm.OPTIONAL:
-        return
-    literal = arg.default.startswith("[") and arg.default.endswith("]")
-    symint_scalar = str(t.elem) == "SymInt" and arg.default.isdigit()
-    if not (literal or symint_scalar or t.size is not None):
-        raise RuleViolation("schema.bad-default",
-                            f"argument '{arg.name}' of list type {arg.type} has default "
-                            f"'{arg.default}'", "write list defaults as '[...]'")

@@ -50,13 +50,15 @@ class BaseOperatorName(TextRecord):
     inplace: bool = False
     dunder: bool = False
     functional_overload: bool = False
+    namespace: str = ""  # only names in `autogen:` carry one ("aten::foo.out")
 
     def __str__(self) -> str:
+        prefix = f"{self.namespace}::" if self.namespace else ""
         if self.dunder:
-            return f"__{'i' if self.inplace else ''}{self.base}__"
+            return f"{prefix}__{'i' if self.inplace else ''}{self.base}__"
         if self.inplace:
-            return f"{self.base}_"
-        return f"{self.base}_functional" if self.functional_overload else self.base
+            return f"{prefix}{self.base}_"
+        return prefix + (f"{self.base}_functional" if self.functional_overload else self.base)
 
     @classmethod
     def parse(cls, text: str) -> BaseOperatorName:
@@ -67,9 +69,12 @@ class BaseOperatorName(TextRecord):
             raise _grammar_error(
                 f"operator name '{text}' ends in '_out', which is reserved",
                 "name the base operator and put 'out' in the overload: 'foo.out'")
-        if "::" in text:
-            raise _grammar_error(f"operator name '{text}' carries a namespace here",
-                                 "write the namespace only before the whole schema")
+        namespace, _, text = text.rpartition("::")
+        name = cls._parse_unqualified(text)
+        return replace(name, namespace=namespace) if namespace else name
+
+    @classmethod
+    def _parse_unqualified(cls, text: str) -> BaseOperatorName:
         dunder = re.fullmatch(r"__([^_]+)__", text)
         if dunder:
             name = dunder.group(1)
@@ -91,7 +96,7 @@ class BaseOperatorName(TextRecord):
 
     @staticmethod
     def _checked(text: str, name: BaseOperatorName) -> BaseOperatorName:
-        if str(name) != text or not name.base:
+        if str(name) != text:
             raise _grammar_error(f"'{text}' is not a valid operator name",
                                  "operator names are identifiers, optionally ending in '_'")
         return name
@@ -435,10 +440,11 @@ def _split_argument_kinds(text: str) -> tuple[list[Argument], list[Argument], li
     for piece in text.split(", "):
         if not piece:
             continue
-        if piece != piece.strip() or "  " in piece:
+        declared = piece.split("=", 1)[0]
+        if declared != declared.lstrip() or "  " in declared:
             raise _grammar_error(f"argument '{piece}' has extra spaces",
                                  "separate arguments with exactly ', ' and use single spaces")
-        if "," in piece.split("=", 1)[0]:
+        if "," in declared.rpartition(" ")[0]:
             raise _grammar_error(f"'{piece}' runs two arguments together",
                                  "separate arguments with ', ' (a comma and one space)")
         if piece == "*":

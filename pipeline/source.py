@@ -1,9 +1,10 @@
 """Spec text → entries: each top-level YAML list item with its exact text and first line.
 
-The spec files are YAML lists whose items start with `- ` at column 0. Splitting on those
-lines lets every entry be hashed and parsed on its own, so an edit re-parses one entry. An
-entry's text runs from its `-` line to the next entry, minus trailing blank lines and
-column-0 comments (which belong between entries, not to either one).
+The spec files are YAML lists whose items start with `- ` (at column 0, or at the indent of
+the first item). Splitting on those lines lets every entry be hashed and parsed on its own,
+so an edit re-parses one entry. An entry's text runs from its `-` line to the next entry,
+minus trailing blank lines and comments at the list's indent (they sit between entries).
+YAML aliases cannot reach from one entry into another; such a file is reported.
 
 Each entry is parsed with libyaml (CSafeLoader) as a one-item document; duplicate keys are
 errors, as in torchgen's YamlLoader (yaml_utils.py). Line offsets of mapping keys are kept
@@ -69,9 +70,12 @@ def decode_spec_text(file: SpecFile, data: bytes) -> str:
 
 def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
     """The top-level entries of a spec file, in file order."""
-    starts = _entry_starts(text)
-    _check_preamble(file, text[:starts[0]] if starts else text)
+    indent = _list_indent(text)
+    starts = _entry_starts(text, indent) if indent is not None else []
+    _check_preamble(file, text[:starts[0]] if starts else text, indent or "")
     if not starts:
+        if _content(text) == "[]":
+            return ()
         raise _file_problem(file, "yaml.empty-file", 1, "the file holds no entries",
                             "a spec file is a YAML list: each entry starts with '- ' at column 0")
     entries = []
@@ -79,40 +83,61 @@ def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         chunk = text[start:end]
-        entries.append(Entry(file=file, line=line, text=_without_trailing_gap(chunk)))
+        entries.append(Entry(file=file, line=line, text=_without_trailing_gap(chunk, indent)))
         line += chunk.count("\n")
     return tuple(entries)
 
 
-def _entry_starts(text: str) -> list[int]:
-    """Offsets of the lines that start with '-' followed by whitespace or the line's end."""
-    candidates = [0] if text.startswith("-") else []
-    at = text.find("\n-")
+def _content(text: str) -> str:
+    """The text without comments and blank lines, lines joined."""
+    return "".join(l.strip() for l in text.split("\n") if l.strip() and not l.lstrip().startswith("#"))
+
+
+def _list_indent(text: str) -> str | None:
+    """The indent of the first list item, if the first content line starts one."""
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#") or _DIRECTIVE.match(line):
+            continue
+        if stripped.startswith("-") and stripped[1:2] in ("", " ", "\t", "\r"):
+            return line[:len(line) - len(stripped)]
+        return None
+    return None
+
+
+def _entry_starts(text: str, indent: str) -> list[int]:
+    """Offsets of the lines that start, after `indent`, with '-' and then whitespace."""
+    marker = indent + "-"
+    candidates = [0] if text.startswith(marker) else []
+    at = text.find("\n" + marker)
     while at >= 0:
         candidates.append(at + 1)
-        at = text.find("\n-", at + 1)
-    return [c for c in candidates if text[c + 1:c + 2] in ("", " ", "\t", "\r", "\n")]
+        at = text.find("\n" + marker, at + 1)
+    after = len(marker)
+    return [c for c in candidates if text[c + after:c + after + 1] in ("", " ", "\t", "\r", "\n")]
 
 
-def _without_trailing_gap(chunk: str) -> str:
-    """The chunk minus trailing blank lines and column-0 comments (they sit between entries).
-
-    Scans back from the end, since the gap is usually a single blank line."""
+def _without_trailing_gap(chunk: str, indent: str) -> str:
+    """The chunk minus trailing blank lines and comments at the list's indent (they sit
+    between entries). Scans back from the end, since the gap is usually one blank line."""
     end = len(chunk.rstrip("\n"))
     while True:
         newline = chunk.rfind("\n", 0, end)
-        if newline < 0 or not _is_between_entries(chunk[newline + 1:end]):
+        if newline < 0 or not _is_between_entries(chunk[newline + 1:end], indent):
             return chunk[:end]
         end = newline
 
 
-def _is_between_entries(line: str) -> bool:
-    return not line.strip() or line.startswith("#")
+def _is_between_entries(line: str, indent: str = "") -> bool:
+    stripped = line.lstrip()
+    return not stripped or (stripped.startswith("#") and len(line) - len(stripped) <= len(indent))
 
 
-def _check_preamble(file: SpecFile, preamble: str) -> None:
+def _check_preamble(file: SpecFile, preamble: str, indent: str) -> None:
     for i, line in enumerate(preamble.split("\n")):
-        if _is_between_entries(line) or _DIRECTIVE.match(line) and i == 0:
+        if _is_between_entries(line, indent) or _DIRECTIVE.match(line) and i == 0:
+            continue
+        if _content(preamble) == "[]":
             continue
         raise _file_problem(
             file, "yaml.not-a-list", i + 1,
@@ -134,13 +159,14 @@ class _EntryLoader(yaml.CSafeLoader):
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             try:
+                seen = key in first_seen
                 earlier = first_seen.setdefault(key, key_node.start_mark.line)
             except TypeError:
                 raise RuleViolation("yaml.syntax", f"a mapping key must be a plain value, "
                                     f"not {type(key).__name__}", "keys are names such as "
                                     "'func' or 'self'", line_in_entry=key_node.start_mark.line,
                                     column=key_node.start_mark.column + 1) from None
-            if earlier != key_node.start_mark.line:
+            if seen:
                 raise RuleViolation(
                     "yaml.duplicate-key", f"key '{key}' is given twice in one mapping",
                     f"the first '{key}' is {key_node.start_mark.line - earlier} line(s) above; "
@@ -157,6 +183,14 @@ def load_entry(entry: Entry) -> LoadedEntry:
         items = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
+        if "undefined alias" in str(e.problem):
+            raise RuleViolation(
+                "yaml.cross-entry-alias",
+                f"YAML alias *{_alias_at(entry.text, mark)} refers to an anchor outside this entry",
+                "gradshard parses each entry on its own, so an alias cannot refer to an anchor "
+                "in another entry; repeat the value instead",
+                line_in_entry=mark.line if mark else 0,
+                column=mark.column + 1 if mark else None) from None
         raise RuleViolation(
             "yaml.syntax", f"YAML syntax error: {e.problem or e.context}",
             "check the indentation and quoting of this entry",
@@ -174,6 +208,14 @@ def load_entry(entry: Entry) -> LoadedEntry:
     offsets: dict[tuple[str, ...], int] = {}
     _collect_key_offsets(node.value[0], (), offsets)
     return LoadedEntry(value=items[0], key_offsets=offsets)
+
+
+def _alias_at(text: str, mark: yaml.Mark | None) -> str:
+    if mark is None:
+        return ""
+    line = text.split("\n")[mark.line] if mark.line < text.count("\n") + 1 else ""
+    found = re.match(r"\*([^\s,\]}]+)", line[mark.column:])
+    return found.group(1) if found else ""
 
 
 def _collect_key_offsets(node: yaml.Node, path: tuple[str, ...],

@@ -29,7 +29,7 @@ def parse_tag(loaded: LoadedEntry) -> Tag:
         raise RuleViolation("tags.bad-value", "'tag' must be the tag's name",
                             "write '- tag: my_tag'", line_in_entry=0)
     desc = entry.get("desc", "")
-    if not isinstance(desc, str) or not desc:
+    if desc == "":  # gen.py: parse_tags_yaml_struct rejects exactly this (a null desc passes)
         raise RuleViolation("tags.no-description", f"tag '{name}' has no description",
                             "every tag needs a non-empty 'desc'", line_in_entry=0)
-    return Tag(name, desc)
+    return Tag(name, desc if isinstance(desc, str) else "")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib.resources
 
-from gradshard.pipeline.codegen import AUTOGRAD_TEMPLATES, AutogradCodegen, generate_autograd
+from gradshard.pipeline.codegen import (AUTOGRAD_TEMPLATES, AutogradCodegen, analyze_autograd,
+                                        generate_autograd)
 from gradshard.pipeline.errors import Problem, SpecError, SpecFile
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
@@ -43,5 +44,7 @@ def load_texts(location: SpecLocation) -> SpecTexts:
 
 
 def run_autograd_codegen(location: SpecLocation, texts: SpecTexts) -> AutogradCodegen:
-    return generate_autograd(texts, gradshard_templates(),
+    """Every stage; the spec's templates are read once the YAML is known to be good."""
+    analysis = analyze_autograd(texts)
+    return generate_autograd(analysis, gradshard_templates(),
                              spec_templates(location, AUTOGRAD_TEMPLATES), location.layout)

@@ -23,3 +23,17 @@ def facts(spec: ParsedSpec, with_match: bool = True) -> dict:
         result["matches"] = [describe_match(m) for m in matched.matches]
         result["matched_infos"] = describe_infos(matched.infos)
     return result
+
+
+def comparable(facts: dict) -> dict:
+    """Facts with torchgen's set-ordered fields sorted: a synthesized foreach info keeps its
+    saved values in a set (hash-seed order; every renderer sorts them by name)."""
+    if "matched_infos" not in facts:
+        return facts
+    loaded = len(facts["infos"])
+    matched = facts["matched_infos"][:loaded] + [
+        {**e, "keys": {k: {**i, "all_saved_inputs": sorted(i["all_saved_inputs"]),
+                           "all_saved_outputs": sorted(i["all_saved_outputs"])}
+                       for k, i in e["keys"].items()}}
+        for e in facts["matched_infos"][loaded:]]
+    return {**facts, "matched_infos": matched}

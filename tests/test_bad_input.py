@@ -248,7 +248,7 @@ def test_json_problems_carry_structured_fields(bad_spec, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["check", "--spec", "/nonexistent/spec"], "no such directory"),
-    (["show", "nosuchop", "--spec", str(MINI_SPEC)], "no native function or derivatives entry"),
+    (["show", "nosuchop", "--spec", str(MINI_SPEC)], "no native function, derivatives entry or backward node"),
 ])
 def test_usage_errors_exit_2(argv, message, capsys):
     assert main(argv) == 2

@@ -64,7 +64,7 @@ def test_show_full_schema_and_json(capsys):
 def test_show_view_copy_function(capsys):
     code, out, _ = run(capsys, "show", "expand_copy")
     assert code == 0
-    assert "derivatives: [Default] ExpandBackward0_copy from entry expand(" in out
+    assert "derivatives: [Default] ExpandBackward0_copy (exact entry; entry expand)" in out
 
 
 def test_show_suggests_a_spelling(capsys):
