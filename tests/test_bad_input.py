@@ -159,6 +159,10 @@ CASES = [
          "grads[0].expand_symint(self.sym_sizes())", "derivatives.grads-usage", "minmax", "- name: minmax"),
     Case("derivatives-missing-name", DERIVATIVES, "", "\n- self: grad\n", "derivatives.missing-name",
          "entry at line", "- self: grad"),
+    # --- templates
+    Case("templates-unknown-placeholder", "autograd/templates/Functions.h",
+         "using at::Scalar;\n", "using at::Scalar;\n// ${no_such_value}\n",
+         "templates.unknown-placeholder", "Functions.h", "// ${no_such_value}"),
     Case("derivatives-strides", DERIVATIVES, "  self: at::sum_to(grad, self.sym_sizes())",
          "  self: at::sum_to(grad, self.strides())", "derivatives.strides", "expand", "self.strides()"),
 ]
@@ -259,6 +263,26 @@ def test_usage_errors_exit_2(argv, message, capsys):
 def test_spec_that_is_neither_layout(tmp_path, capsys):
     assert main(["check", "--spec", str(tmp_path)]) == 2
     assert "neither a torchgen packaged spec nor a PyTorch checkout" in capsys.readouterr().err
+
+
+def test_missing_template(bad_spec, capsys):
+    (bad_spec / "autograd" / "templates" / "python_functions.cpp").unlink()
+    assert main(["check", "--spec", str(bad_spec)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad_spec / 'autograd' / 'templates' / 'python_functions.cpp'}: error: the spec has no " \
+           "template python_functions.cpp [templates.missing]" in err
+
+
+def test_build_writes_nothing_on_error(bad_spec, capsys):
+    apply_edit(bad_spec, next(c for c in CASES if c.id == "derivatives-sizes"))
+    out = bad_spec.parent / "out"
+    assert main(["build", "--codegen-only", "--spec", str(bad_spec), "--out", str(out)]) == 1
+    assert not out.exists()
+
+
+def test_build_needs_codegen_only_for_now(capsys):
+    assert main(["build", "--spec", str(MINI_SPEC)]) == 2
+    assert "--codegen-only" in capsys.readouterr().err
 
 
 def test_incomplete_spec(bad_spec, capsys):

@@ -15,3 +15,10 @@ def test_parse_benchmark_runs():
     assert done.returncode == 0, done.stderr
     assert "ratio" in done.stdout and "(goal <= 1.0x)" in done.stdout
     assert "ms for 724 info schemas" in done.stdout
+
+
+def test_codegen_benchmark_runs():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_codegen.py"), "--repeat", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ratio" in done.stdout and "(goal <= 1.0x)" in done.stdout

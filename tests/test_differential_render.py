@@ -143,3 +143,13 @@ def test_edited_spec_is_byte_identical(name, tmp_path):
     pythonpath, spec_dir = stage_packaged_spec(tmp_path / "stage")
     apply_edits(spec_dir, EDITS[name])
     render_both(tmp_path, pythonpath, spec_dir)
+
+
+def test_mini_spec_is_byte_identical(tmp_path):
+    import shutil
+    from conftest import MINI_SPEC
+    pythonpath, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    for name in ("ATen/native/native_functions.yaml", "ATen/native/tags.yaml",
+                 "autograd/derivatives.yaml", "autograd/deprecated.yaml"):
+        shutil.copy(MINI_SPEC / name, spec_dir / name)
+    render_both(tmp_path, pythonpath, spec_dir)
