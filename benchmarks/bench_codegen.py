@@ -13,7 +13,6 @@ Goal: ratio <= 1.0x.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
@@ -22,7 +21,9 @@ from pathlib import Path
 from gradshard.pipeline.errors import SpecFile
 from gradshard.service.codegen import load_texts, run_autograd_codegen
 from gradshard.service.outputs import write_outputs
-from gradshard.service.spec_location import SpecLocation, locate_spec
+from gradshard.service.spec_location import SpecLocation
+
+from _common import benchmark_args, clear_torchgen_caches
 
 
 def time_torchgen(location: SpecLocation, out: Path) -> float:
@@ -32,10 +33,7 @@ def time_torchgen(location: SpecLocation, out: Path) -> float:
     from torchgen.packaged.autograd import gen_autograd_functions as gaf
     from torchgen.packaged.autograd import load_derivatives as ld
 
-    gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
-    gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
-    gen.parse_tags_yaml.cache_clear()
-    ld._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+    clear_torchgen_caches()
     native = str(location.path_of(SpecFile.NATIVE_FUNCTIONS))
     tags = str(location.path_of(SpecFile.TAGS))
     started = time.perf_counter()
@@ -55,18 +53,14 @@ def time_gradshard(location: SpecLocation, out: Path) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--spec")
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    location = locate_spec(args.spec)
+    location, repeat = benchmark_args(__doc__.split("\n")[0])
     theirs, ours = [], []
     with tempfile.TemporaryDirectory() as scratch:
-        for i in range(args.repeat):
+        for i in range(repeat):
             theirs.append(time_torchgen(location, Path(scratch) / f"torchgen{i}"))
             ours.append(time_gradshard(location, Path(scratch) / f"gradshard{i}"))
     t, g = statistics.median(theirs), statistics.median(ours)
-    print(f"autograd codegen (Functions.*, python_functions*), median of {args.repeat}:")
+    print(f"autograd codegen (Functions.*, python_functions*), median of {repeat}:")
     print(f"  torchgen   {t:.3f} s")
     print(f"  gradshard  {g:.3f} s")
     print(f"  ratio      {g / t:.2f}x  (goal <= 1.0x)")

@@ -88,14 +88,85 @@ def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
     return tuple(entries)
 
 
+def resplit_entries(file: SpecFile, old_text: str, old_entries: tuple[Entry, ...],
+                    new_text: str) -> tuple[Entry, ...]:
+    """split_entries(new_text), reusing the entries of old_text that an edit did not touch.
+
+    Only the entries overlapping the changed bytes are split again; those after them keep
+    their text and move by the number of lines the edit added or removed."""
+    if new_text == old_text:
+        return old_entries
+    prefix = _common_prefix(old_text, new_text)
+    suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+    spans = _chunk_spans(old_text, old_entries)
+    indent = _list_indent(old_text)
+    # an entry is kept as a start only if its whole marker ('-' and what follows) is unchanged
+    marker = len(indent or "") + 2
+    if not spans or prefix < spans[0][0] + marker or _list_indent(new_text) != indent:
+        return split_entries(file, new_text)
+    first = max(i for i, (start, _) in enumerate(spans) if start + marker <= prefix)
+    old_end = len(old_text) - suffix
+    after = [i for i, (start, _) in enumerate(spans) if start - 1 >= old_end and start > spans[first][0]]
+    last = after[0] if after else len(spans)
+    shift = len(new_text) - len(old_text)
+    region_end = spans[last][0] + shift if after else len(new_text)
+    region = new_text[spans[first][0]:region_end]
+    middle = split_entries(file, region)
+    line_shift = new_text.count("\n", 0, region_end) - old_text.count("\n", 0, region_end - shift)
+    base = old_entries[first].line - 1
+    moved = tuple(Entry(file, e.line + base, e.text) for e in middle)
+    tail = old_entries[last:] if line_shift == 0 else tuple(
+        Entry(file, e.line + line_shift, e.text) for e in old_entries[last:])
+    return old_entries[:first] + moved + tail
+
+
+def _chunk_spans(text: str, entries: tuple[Entry, ...]) -> list[tuple[int, int]]:
+    """(start offset, first line) of each entry's chunk in the text it was split from."""
+    starts = _entry_starts(text, _list_indent(text) or "") if entries else []
+    return [(start, entry.line) for start, entry in zip(starts, entries)]
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix, by halving (each step compares in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    low, high = 0, limit
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 def _content(text: str) -> str:
     """The text without comments and blank lines, lines joined."""
     return "".join(l.strip() for l in text.split("\n") if l.strip() and not l.lstrip().startswith("#"))
 
 
+def _lines(text: str):
+    """The lines of text, lazily (the first list item is usually within a few hundred)."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        yield text[start:end]
+        start = end + 1
+
+
 def _list_indent(text: str) -> str | None:
     """The indent of the first list item, if the first content line starts one."""
-    for line in text.split("\n"):
+    for line in _lines(text):
         stripped = line.lstrip()
         if not stripped or stripped.startswith("#") or _DIRECTIVE.match(line):
             continue
@@ -107,20 +178,18 @@ def _list_indent(text: str) -> str | None:
 
 def _entry_starts(text: str, indent: str) -> list[int]:
     """Offsets of the lines that start, after `indent`, with '-' and then whitespace."""
-    marker = indent + "-"
-    candidates = [0] if text.startswith(marker) else []
-    at = text.find("\n" + marker)
-    while at >= 0:
-        candidates.append(at + 1)
-        at = text.find("\n" + marker, at + 1)
-    after = len(marker)
-    return [c for c in candidates if text[c + after:c + after + 1] in ("", " ", "\t", "\r", "\n")]
+    marker = re.escape(indent) + r"-(?:[ \t\r\n]|$)"
+    starts = [m.start() + 1 for m in re.finditer(r"\n(?=" + marker + ")", text)]
+    return ([0] if re.match(marker, text) else []) + starts
 
 
 def _without_trailing_gap(chunk: str, indent: str) -> str:
     """The chunk minus trailing blank lines and comments at the list's indent (they sit
     between entries). Scans back from the end, since the gap is usually one blank line."""
     end = len(chunk.rstrip("\n"))
+    last = chunk[chunk.rfind("\n", 0, end) + 1:end]
+    if last.strip() and not last.lstrip().startswith("#"):
+        return chunk[:end]  # the usual case: the entry ends in content
     while True:
         newline = chunk.rfind("\n", 0, end)
         if newline < 0 or not _is_between_entries(chunk[newline + 1:end], indent):

@@ -17,6 +17,13 @@ TESTS = Path(__file__).parent
 ORACLE = TESTS / "torchgen_oracle.py"
 MINI_SPEC = TESTS / "fixtures" / "mini"
 
+# Spec files relative to a packaged spec directory.
+NATIVE = "ATen/native/native_functions.yaml"
+TAGS = "ATen/native/tags.yaml"
+DERIVATIVES = "autograd/derivatives.yaml"
+DEPRECATED = "autograd/deprecated.yaml"
+TEMPLATES = "autograd/templates"
+
 
 @pytest.fixture(scope="session")
 def packaged_spec() -> Path:

@@ -15,13 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI_SPEC
+from conftest import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 from gradshard.service.cli import main
-
-NATIVE = "ATen/native/native_functions.yaml"
-TAGS = "ATen/native/tags.yaml"
-DERIVATIVES = "autograd/derivatives.yaml"
-DEPRECATED = "autograd/deprecated.yaml"
 
 
 @dataclass(frozen=True)

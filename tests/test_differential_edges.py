@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI_SPEC, run_oracle
+from conftest import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, run_oracle
 from gradshard.pipeline.errors import SpecError
 from gradshard_facts import comparable, facts, parse_spec_dir
 from test_differential_parse import first_differences
-
-NATIVE = "ATen/native/native_functions.yaml"
-TAGS = "ATen/native/tags.yaml"
-DERIVATIVES = "autograd/derivatives.yaml"
-DEPRECATED = "autograd/deprecated.yaml"
 
 
 @dataclass(frozen=True)

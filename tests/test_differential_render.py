@@ -9,16 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_oracle, stage_checkout_spec, stage_packaged_spec
+from conftest import DERIVATIVES, NATIVE, TEMPLATES, run_oracle, stage_checkout_spec, stage_packaged_spec
 from gradshard.service.codegen import load_texts, run_autograd_codegen
 from gradshard.service.spec_location import locate_spec
 
 AUTOGRAD_FILES = ["Functions.h", "Functions.cpp", "python_functions.h"] + [
     f"python_functions{s}.cpp" for s in ("_0", "_1", "_2", "_3", "_4", "Everything")]
-
-DERIVATIVES = "autograd/derivatives.yaml"
-NATIVE = "ATen/native/native_functions.yaml"
-TEMPLATES = "autograd/templates"
 
 MUL_TENSOR = """- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
   self: mul_tensor_backward(grad, other, self.scalar_type())
