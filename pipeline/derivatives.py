@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import RuleViolation, did_you_mean
+from .errors import RuleViolation
 from .records import Record
 from .source import LoadedEntry
 
@@ -77,7 +77,7 @@ def parse_derivative_entry(loaded: LoadedEntry) -> DerivativeEntry:
     differentiability, conditions = _output_differentiability(loaded)
     parsed = DerivativeEntry(name, dispatch, differentiability, conditions,
                              loaded.offset_of("output_differentiability") or 0)
-    parsed.defn_name  # rejects names load_derivatives cannot split
+    _ = parsed.defn_name  # raises for a name load_derivatives cannot split
     return parsed
 
 

@@ -7,14 +7,13 @@ NativeFunction.from_yaml and __post_init__) is made here, each as a named rule.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .cpp import CppFlags
 from .errors import RuleViolation, did_you_mean
 from .records import Record
-from .schema import Argument, FunctionSchema, OperatorName, SchemaKind, TypeForm, cpp_name
+from .schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
 from .source import LoadedEntry
 
 # Backend keys a kernel may be registered for in native_functions.yaml (model.py: dispatch_keys).

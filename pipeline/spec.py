@@ -103,9 +103,10 @@ class _ProblemLog:
     def __init__(self) -> None:
         self.problems: list[Problem] = []
 
-    def attempt(self, entry: Entry, parse: Callable[[], T]) -> T | None:
+    def attempt(self, entry: Entry, parse: Callable[..., T], *args: object) -> T | None:
+        """parse(*args), or None with the violation logged at the entry."""
         try:
-            return parse()
+            return parse(*args)
         except RuleViolation as violation:
             self.problems.append(violation.to_problem(entry.file, entry_label(entry), entry.line))
             return None
@@ -173,7 +174,7 @@ def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag]
     tags: dict[str, Tag] = {}
     failed: set[str] = set()
     for entry in entries:
-        tag = log.attempt(entry, lambda: parse_tag_entry(entry))
+        tag = log.attempt(entry, parse_tag_entry, entry)
         if tag is None:
             failed.add(entry_label(entry))
             continue
@@ -187,7 +188,7 @@ def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag]
 
 
 def _parse_deprecated(entries: tuple[Entry, ...], log: _ProblemLog) -> list[DeprecatedSignature]:
-    parsed = (log.attempt(entry, lambda: parse_deprecated_entry(entry)) for entry in entries)
+    parsed = (log.attempt(entry, parse_deprecated_entry, entry) for entry in entries)
     return [d for d in parsed if d is not None]
 
 
@@ -196,7 +197,7 @@ def _parse_natives(entries: tuple[Entry, ...], valid_tags: frozenset[str],
     functions = []
     failed: set[str] = set()
     for entry in entries:
-        fn = log.attempt(entry, lambda: parse_native_entry(entry, valid_tags))
+        fn = log.attempt(entry, parse_native_entry, entry, valid_tags)
         if fn is None:
             failed.add(entry_label(entry))
         else:
@@ -215,13 +216,13 @@ def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed
     infos: list[EntryInfos] = []
     seen: dict[str, Entry] = {}
     for entry in entries:
-        derivative = log.attempt(entry, lambda: parse_derivatives_entry(entry))
+        derivative = log.attempt(entry, parse_derivatives_entry, entry)
         if derivative is None:
             continue
         parsed.append(derivative)
         if derivative.op_name in failed_natives:
             continue  # its function already failed to parse; don't report it twice
-        result = log.attempt(entry, lambda: _entry_infos(derivative, index))
+        result = log.attempt(entry, _entry_infos, derivative, index)
         if result is None:
             continue
         first = seen.setdefault(str(result.schema), entry)

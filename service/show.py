@@ -86,10 +86,10 @@ def _entry_json(result: AutogradCodegen, entry: Entry, derivative: DerivativeEnt
     described["infos"] = [{"schema": str(e.schema),
                            "keys": {k.dispatch_key: describe_info(k.info) for k in e.infos}}
                           for e in own]
-    own_schemas = {str(e.schema) for e in own}
+    synthesized = {str(e.schema) for e in result.matched.infos[loaded:]}
     described["serves"] = [m.function for m in result.matched.matches
                            if m.infos is not None and m.infos.entry_name == derivative.name
-                           and (str(m.infos.schema) in own_schemas or not m.exact)]
+                           and str(m.infos.schema) not in synthesized]
     described["foreach_synthesized"] = [
         {"function": str(e.schema.name), "node": e.infos[0].info.op}
         for e in result.matched.infos[loaded:] if e.entry_name == derivative.name]
