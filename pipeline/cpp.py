@@ -263,28 +263,12 @@ class CppBinding(Record):
 REDUNDANT_MEMORY_FORMAT = "possibly_redundant_memory_format"
 
 
-def check_list_default(arg: Argument, symint: bool) -> None:
-    """A list argument's default must be a list literal when its C++ default is printed
-    (api/cpp.py: default_expr); sized lists and SymInt digits are the exceptions."""
-    t, default = arg.type, arg.default
-    if default is None or (default == "None" and t.form is TypeForm.OPTIONAL):
-        return
-    if t.form is TypeForm.OPTIONAL:
-        t = t.elem
-    if t.form is not TypeForm.LIST or default.startswith("[") and default.endswith("]"):
-        return
-    if (symint and default.isdigit() and str(t.elem) == "SymInt") or t.size is not None:
-        return
-    raise RuleViolation("schema.bad-default",
-                        f"argument '{arg.name}' of list type {arg.type} has default '{default}'",
-                        "write list defaults as '[...]' in native_functions.yaml (or list the "
-                        "argument in cpp_no_default_args)")
-
-
-def cpp_arguments(schema: FunctionSchema, flags: CppFlags) -> tuple[CppBinding, ...]:
-    """The non-faithful C++ API parameters: outs first, TensorOptions folded into `options`,
-    SymInt kept when the schema has any (load_derivatives.py: cpp_arguments)."""
-    symint = schema.has_symint()
+def cpp_arguments(schema: FunctionSchema, flags: CppFlags,
+                  symint: bool | None = None) -> tuple[CppBinding, ...]:
+    """The non-faithful C++ API parameters: outs first, TensorOptions folded into `options`;
+    SymInt kept when the schema has any unless `symint` says otherwise
+    (load_derivatives.py: cpp_arguments; api/cpp.py: arguments)."""
+    symint = schema.has_symint() if symint is None else symint
     has_options = schema.arguments.options is not None
     items: tuple[Argument | TensorOptionsGroup, ...] = (
         schema.arguments.out + schema.arguments.grouped_non_out())
@@ -299,3 +283,50 @@ def _binding(item: Argument | TensorOptionsGroup, flags: CppFlags, symint: bool,
     formula_name = (REDUNDANT_MEMORY_FORMAT if item.name == "memory_format" and has_options
                     else item.name)
     return CppBinding(item.name, ctype, item, formula_name)
+
+
+# Schema defaults that C++ spells differently (api/cpp.py: JIT_TO_CPP_DEFAULT).
+_CPP_DEFAULTS = {"False": "false", "True": "true", "None": "::std::nullopt",
+                 "Mean": "at::Reduction::Mean", "[]": "{}",
+                 "contiguous_format": "c10::MemoryFormat::Contiguous", "long": "at::kLong"}
+
+
+def default_expr(default: str, t: SchemaType, *, symint: bool) -> str:
+    """The C++ expression of a schema default (api/cpp.py: default_expr)."""
+    if default == "None" and str(t) == "Tensor?":
+        return "{}"
+    if t.form is TypeForm.BASE and t.name == "str" and len(default) >= 2 \
+            and default[0] == "'" and default[-1] == "'":
+        return '"' + _c_string_body(default[1:-1]) + '"'
+    if t.form is TypeForm.OPTIONAL:
+        return "::std::nullopt" if default == "None" else default_expr(default, t.elem, symint=symint)
+    if t.form is TypeForm.LIST:
+        if default.startswith("[") and default.endswith("]"):
+            return "{" + default[1:-1] + "}"
+        if symint and default.isdigit() and str(t.elem) == "SymInt":
+            return f"c10::SymInt({default})"
+        if t.size is None:
+            raise RuleViolation(
+                "schema.bad-default", f"list type {t} has the default '{default}'",
+                "write list defaults as '[...]' in native_functions.yaml (or list the "
+                "argument in cpp_no_default_args)")
+    return _CPP_DEFAULTS.get(default, default)
+
+
+def _c_string_body(quoted: str) -> str:
+    """A single-quoted schema string's body as a double-quoted C string's body."""
+    out, i = [], 0
+    while i < len(quoted):
+        if quoted[i] != "\\":
+            out.append('\\"' if quoted[i] == '"' else quoted[i])
+            i += 1
+        else:
+            out.append("'" if quoted[i + 1:i + 2] == "'" else quoted[i:i + 2])
+            i += 2
+    return "".join(out)
+
+
+def check_list_default(arg: Argument, symint: bool) -> None:
+    """A C++ default must be printable: evaluated for its RuleViolation."""
+    if arg.default is not None:
+        default_expr(arg.default, arg.type, symint=symint)

@@ -689,7 +689,8 @@ def _invariant(message: str, hint: str) -> None:
     raise RuleViolation("schema.invariant", message, hint)
 
 
-def cpp_name(schema: FunctionSchema) -> str:
-    """The C++ API name: the base name (with `_`), plus `_out` for out= schemas (api/cpp.py: name)."""
-    name = str(schema.name.name)
+def cpp_name(schema: FunctionSchema, *, symint_overload: bool = False) -> str:
+    """The C++ API name: the base name (with `_`), `_symint` for the SymInt overload, then
+    `_out` for out= schemas (api/cpp.py: name)."""
+    name = str(schema.name.name) + ("_symint" if symint_overload else "")
     return name + "_out" if schema.is_out_fn() else name
