@@ -70,11 +70,24 @@ def _environment(templates: TemplateSet) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.DictLoader(dict(templates.sources)),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(block=_block_filter, comma_list=_comma_list, lines=_lines,
+    env.filters.update(block=_block_filter, comma_list=_comma_list, lines=_lines, c_string=c_string,
                        last_word=_last_word, arg_type=_arg_type,
                        unref=lambda t: t.removesuffix("&"),
                        unconst=lambda t: t.removeprefix("const").strip())
     return env
+
+
+def c_string(text: str) -> str:
+    """A C++ string literal of the text (gen.py: cpp_string)."""
+    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("\a", "\\a"), ("\b", "\\b"),
+                         ("\f", "\\f"), ("\n", "\\n"), ("\v", "\\v"), ("\t", "\\t")):
+        text = text.replace(raw, escaped)
+    return f'"{text}"'
+
+
+def jinja_module(templates: TemplateSet, name: str):
+    """The macros of one of gradshard's templates."""
+    return _environment(templates).get_template(name).module
 
 
 def render_node(node: BackwardNode, templates: TemplateSet) -> RenderedNode:
