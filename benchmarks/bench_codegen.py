@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Autograd codegen benchmark against torchgen 2.13, both timed in this process and run.
+"""Code generation benchmark against torchgen 2.13, both timed in this process and run.
 
-Both produce Functions.h/.cpp, python_functions.h, python_functions_0..4.cpp and
-python_functionsEverything.cpp from the spec into a fresh directory:
-torchgen = load_derivatives + parse_native_yaml + match_differentiability_info +
-gen_autograd_functions_lib + gen_autograd_functions_python (module caches cleared each run);
-gradshard = read + parse + match + render + write (no cache: the engine is not used).
-Goal: ratio <= 1.0x.
+1. Every file gradshard produces (Functions.*, python_functions*, all of gen_python_functions'
+   files) into a fresh directory. torchgen = load_derivatives + parse_native_yaml +
+   match_differentiability_info + gen_autograd_functions_lib/_python + gen_python_functions.gen;
+   gradshard = read + parse + match + bindings + render + write, without its cache.
+2. The Python binding files alone: torchgen's gen_python_functions.gen (its native parse
+   included) against gradshard's parse + bindings + render of the same files (gradshard's
+   parse also reads derivatives.yaml, so this side is conservative).
+
+Module caches are cleared before every torchgen run. Goal: ratios <= 1.0x.
 
     python benchmarks/bench_codegen.py [--spec DIR] [--repeat N]
 """
@@ -18,52 +21,93 @@ import tempfile
 import time
 from pathlib import Path
 
+from gradshard.pipeline.codegen import ALL_TEMPLATES
 from gradshard.pipeline.errors import SpecFile
-from gradshard.service.codegen import load_texts, run_autograd_codegen
+from gradshard.pipeline.python_files import python_binding_files, python_bindings
+from gradshard.pipeline.spec import parse_spec
+from gradshard.service.codegen import gradshard_templates, load_texts, run_codegen, spec_templates
 from gradshard.service.outputs import write_outputs
 from gradshard.service.spec_location import SpecLocation
 
 from _common import benchmark_args, clear_torchgen_caches
 
 
-def time_torchgen(location: SpecLocation, out: Path) -> float:
+def paths(location: SpecLocation) -> dict[str, str]:
+    return {"native": str(location.path_of(SpecFile.NATIVE_FUNCTIONS)),
+            "tags": str(location.path_of(SpecFile.TAGS)),
+            "derivatives": str(location.path_of(SpecFile.DERIVATIVES)),
+            "deprecated": str(location.path_of(SpecFile.DEPRECATED)),
+            "templates": str(location.templates)}
+
+
+def torchgen_all(location: SpecLocation, out: Path) -> float:
     import torchgen.gen as gen
     from torchgen.api import cpp
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.packaged.autograd import gen_autograd_functions as gaf
+    from torchgen.packaged.autograd import gen_python_functions as gpf
     from torchgen.packaged.autograd import load_derivatives as ld
 
     clear_torchgen_caches()
-    native = str(location.path_of(SpecFile.NATIVE_FUNCTIONS))
-    tags = str(location.path_of(SpecFile.TAGS))
+    p = paths(location)
     started = time.perf_counter()
-    infos, _ = ld.load_derivatives(str(location.path_of(SpecFile.DERIVATIVES)), native, tags)
-    functions = gen.parse_native_yaml(native, tags).native_functions
+    infos, _ = ld.load_derivatives(p["derivatives"], p["native"], p["tags"])
+    functions = gen.parse_native_yaml(p["native"], p["tags"]).native_functions
     match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)), infos)
-    gaf.gen_autograd_functions_lib(str(out), infos, str(location.templates))
-    gaf.gen_autograd_functions_python(str(out), infos, str(location.templates))
+    gaf.gen_autograd_functions_lib(str(out), infos, p["templates"])
+    gaf.gen_autograd_functions_python(str(out), infos, p["templates"])
+    gpf.gen(str(out), p["native"], p["tags"], p["deprecated"], p["templates"])
     return time.perf_counter() - started
 
 
-def time_gradshard(location: SpecLocation, out: Path) -> float:
+def gradshard_all(location: SpecLocation, out: Path) -> float:
     started = time.perf_counter()
-    result = run_autograd_codegen(location, load_texts(location))
-    write_outputs(out, result.files)
+    write_outputs(out, run_codegen(location, load_texts(location)).files)
     return time.perf_counter() - started
+
+
+def torchgen_bindings(location: SpecLocation, out: Path) -> float:
+    from torchgen.packaged.autograd import gen_python_functions as gpf
+
+    clear_torchgen_caches()
+    p = paths(location)
+    started = time.perf_counter()
+    gpf.gen(str(out), p["native"], p["tags"], p["deprecated"], p["templates"])
+    return time.perf_counter() - started
+
+
+def gradshard_bindings(location: SpecLocation, out: Path) -> float:
+    started = time.perf_counter()
+    spec = parse_spec(load_texts(location))
+    bindings, problems = python_bindings(spec.native_functions, spec.deprecated,
+                                         [t.name for t in spec.tags])
+    assert not problems
+    files = python_binding_files(bindings, gradshard_templates(),
+                                 spec_templates(location, ALL_TEMPLATES), location.layout)
+    write_outputs(out, files)
+    return time.perf_counter() - started
+
+
+def compare(label: str, theirs: list[float], ours: list[float]) -> None:
+    t, g = statistics.median(theirs), statistics.median(ours)
+    print(f"{label}:")
+    print(f"  torchgen   {t:.3f} s")
+    print(f"  gradshard  {g:.3f} s")
+    print(f"  ratio      {g / t:.2f}x  (goal <= 1.0x)")
 
 
 def main() -> None:
     location, repeat = benchmark_args(__doc__.split("\n")[0])
-    theirs, ours = [], []
+    timings: dict[str, list[float]] = {k: [] for k in ("ta", "ga", "tb", "gb")}
     with tempfile.TemporaryDirectory() as scratch:
         for i in range(repeat):
-            theirs.append(time_torchgen(location, Path(scratch) / f"torchgen{i}"))
-            ours.append(time_gradshard(location, Path(scratch) / f"gradshard{i}"))
-    t, g = statistics.median(theirs), statistics.median(ours)
-    print(f"autograd codegen (Functions.*, python_functions*), median of {repeat}:")
-    print(f"  torchgen   {t:.3f} s")
-    print(f"  gradshard  {g:.3f} s")
-    print(f"  ratio      {g / t:.2f}x  (goal <= 1.0x)")
+            timings["ta"].append(torchgen_all(location, Path(scratch) / f"ta{i}"))
+            timings["ga"].append(gradshard_all(location, Path(scratch) / f"ga{i}"))
+            timings["tb"].append(torchgen_bindings(location, Path(scratch) / f"tb{i}"))
+            timings["gb"].append(gradshard_bindings(location, Path(scratch) / f"gb{i}"))
+    compare(f"all 23 files, median of {repeat}", timings["ta"], timings["ga"])
+    compare(f"Python binding files (gen_python_functions), median of {repeat}",
+            timings["tb"], timings["gb"])
 
 
 if __name__ == "__main__":

@@ -1,9 +1,13 @@
-"""The autograd code generation end to end, without caching: spec texts → output files.
+"""The code generation end to end, without caching: spec texts → output files.
 
-parse → match (with foreach synthesis) → one BackwardNode per info with derivatives →
-render each node → expand the spec's file templates. The cache engine runs the same stage
-functions as separate tasks; this is the straight-line composition used by `check` and as
-the reference for it.
+Autograd: parse → match (with foreach synthesis) → one BackwardNode per info with
+derivatives → render each node → expand Functions.* and python_functions*.
+Python bindings: bound functions → signatures and overload groups → render each group →
+expand python_variable_methods.cpp, python_torch_functions_*.cpp and the module files,
+python_return_types.* and python_enum_tag.cpp.
+
+The cache engine runs the same stage functions as separate tasks; this is the straight-line
+composition used by `check` and as the reference for it.
 """
 
 from __future__ import annotations
@@ -14,29 +18,51 @@ from .differentiability import EntryInfos
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .matching import MatchResult
 from .nodes import BackwardNode, backward_node
+from .python_files import PYTHON_TEMPLATES, PythonBindings, python_binding_files, python_bindings
 from .render import (RenderedNode, TemplateSet, functions_files, python_functions_files,
                      render_node)
 from .spec import ParsedSpec, SpecTexts, match_spec, parse_spec
 
 # The spec templates the autograd functions need, in the spec's templates directory.
 AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp")
+ALL_TEMPLATES = AUTOGRAD_TEMPLATES + PYTHON_TEMPLATES
 
 
 @dataclass(frozen=True)
-class AutogradCodegen:
+class Analysis:
+    """Everything before rendering: the parsed spec, matches, nodes and Python bindings."""
+
     spec: ParsedSpec
     matched: MatchResult
     nodes: tuple[BackwardNode, ...]
+    bindings: PythonBindings
+
+
+@dataclass(frozen=True)
+class Codegen:
+    analysis: Analysis
     files: dict[str, str]
+
+    @property
+    def spec(self) -> ParsedSpec:
+        return self.analysis.spec
+
+    @property
+    def matched(self) -> MatchResult:
+        return self.analysis.matched
+
+    @property
+    def nodes(self) -> tuple[BackwardNode, ...]:
+        return self.analysis.nodes
 
 
 def entry_label(entry: EntryInfos) -> str:
     return entry.entry_name.split("(", 1)[0]
 
 
-def backward_nodes(matched: MatchResult) -> tuple[BackwardNode, ...]:
-    """A node per info with derivatives, in torchgen's order (get_infos_with_derivatives_list);
-    raises SpecError naming the derivatives entry of every node that cannot be built."""
+def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list[Problem]]:
+    """A node per info with derivatives, in torchgen's order (get_infos_with_derivatives_list),
+    and a problem naming the derivatives entry of every node that cannot be built."""
     nodes: list[BackwardNode] = []
     problems: list[Problem] = []
     for entry in matched.infos:
@@ -47,40 +73,32 @@ def backward_nodes(matched: MatchResult) -> tuple[BackwardNode, ...]:
                 nodes.append(backward_node(keyed.info))
             except RuleViolation as violation:
                 problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry_label(entry)))
+    return tuple(nodes), problems
+
+
+def analyze(texts: SpecTexts) -> Analysis:
+    """Every stage but rendering; raises SpecError listing every problem found."""
+    spec = parse_spec(texts)
+    matched = match_spec(spec)
+    nodes, problems = backward_nodes(matched)
+    bindings, binding_problems = python_bindings(spec.native_functions, spec.deprecated,
+                                                 [t.name for t in spec.tags])
+    problems += binding_problems
     if problems:
-        raise SpecError(problems)
-    return tuple(nodes)
+        lines = spec.entry_lines()
+        raise SpecError(sorted((p.locate(lines) for p in problems), key=Problem.sort_key))
+    return Analysis(spec, matched, nodes, bindings)
 
 
-def render_files(nodes: tuple[BackwardNode, ...], templates: TemplateSet,
-                 spec_templates: TemplateSet, layout: str) -> dict[str, str]:
-    rendered: list[RenderedNode] = [render_node(n, templates) for n in nodes]
+def render_files(analysis: Analysis, templates: TemplateSet, spec_templates: TemplateSet,
+                 layout: str) -> dict[str, str]:
+    rendered: list[RenderedNode] = [render_node(n, templates) for n in analysis.nodes]
     files = functions_files(rendered, spec_templates, layout)
     files.update(python_functions_files(rendered, spec_templates, templates, layout))
+    files.update(python_binding_files(analysis.bindings, templates, spec_templates, layout))
     return files
 
 
-@dataclass(frozen=True)
-class AutogradAnalysis:
-    """Everything before rendering: the parsed spec, the matches and the nodes."""
-
-    spec: ParsedSpec
-    matched: MatchResult
-    nodes: tuple[BackwardNode, ...]
-
-
-def analyze_autograd(texts: SpecTexts) -> AutogradAnalysis:
-    spec = parse_spec(texts)
-    matched = match_spec(spec)
-    try:
-        nodes = backward_nodes(matched)
-    except SpecError as error:
-        lines = spec.entry_lines()
-        raise SpecError([p.locate(lines) for p in error.problems]) from None
-    return AutogradAnalysis(spec, matched, nodes)
-
-
-def generate_autograd(analysis: AutogradAnalysis, templates: TemplateSet,
-                      spec_templates: TemplateSet, layout: str) -> AutogradCodegen:
-    return AutogradCodegen(analysis.spec, analysis.matched, analysis.nodes,
-                           render_files(analysis.nodes, templates, spec_templates, layout))
+def generate(analysis: Analysis, templates: TemplateSet, spec_templates: TemplateSet,
+             layout: str) -> Codegen:
+    return Codegen(analysis, render_files(analysis, templates, spec_templates, layout))

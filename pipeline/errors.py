@@ -103,17 +103,22 @@ class RuleViolation(Exception):
     """Raised inside pure stage code; the stage boundary adds file, entry and line.
 
     `line_in_entry`, when given, is the offset of the offending line from the entry's
-    first line (a formula, a key); `column` is 1-based.
+    first line (a formula, a key); `column` is 1-based. `entry` (and `file`, when it is not
+    the one the catching code expects) names the culprit when that code looks at several
+    entries at once.
     """
 
-    def __init__(self, rule: str, message: str, hint: str,
-                 line_in_entry: int | None = None, column: int | None = None) -> None:
+    def __init__(self, rule: str, message: str, hint: str, line_in_entry: int | None = None,
+                 column: int | None = None, entry: str | None = None,
+                 file: SpecFile | None = None) -> None:
         super().__init__(message)
         self.rule = rule
         self.message = message
         self.hint = hint
         self.line_in_entry = line_in_entry
         self.column = column
+        self.entry = entry
+        self.file = file
 
     def at(self, line_in_entry: int | None) -> RuleViolation:
         """The same violation, pinned to a line of the entry unless it already has one."""
@@ -124,7 +129,7 @@ class RuleViolation(Exception):
     def to_problem(self, file: SpecFile, entry: str, entry_line: int | None = None) -> Problem:
         offset = self.line_in_entry or 0
         return Problem(
-            file=file, entry=entry, rule=self.rule, message=self.message, hint=self.hint,
+            file=self.file or file, entry=self.entry or entry, rule=self.rule, message=self.message, hint=self.hint,
             line=None if entry_line is None else entry_line + offset,
             line_in_entry=offset, column=self.column)
 

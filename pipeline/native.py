@@ -147,7 +147,7 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str]) -> Na
         namespace=namespace,
         variants=fields.read("variants", _parse_variants, default="function"),
         python_module=fields.read("python_module", _optional_str),
-        category_override=fields.read("category_override", _optional_str),
+        category_override=fields.read("category_override", _category),
         cpp_no_default_args=fields.read("cpp_no_default_args", _string_list, default=[]),
         use_const_ref_for_mutable_tensors=fields.read("use_const_ref_for_mutable_tensors",
                                                       _bool, default=False),
@@ -202,6 +202,19 @@ def _bool(value: Any) -> bool:
 
 def _optional_str(value: Any) -> str | None:
     _expect(value is None or isinstance(value, str), "a string", value)
+    return value
+
+
+# What category_override may say (api/python.py: signature_from_schema reads these).
+CATEGORIES = ("factory", "new", "like", "dummy")
+
+
+def _category(value: Any) -> str | None:
+    _expect(value is None or isinstance(value, str), "a string", value)
+    if value is not None and value not in CATEGORIES:
+        raise RuleViolation("native.bad-category", f"unknown category_override '{value}'",
+                            did_you_mean(value, CATEGORIES) or
+                            f"category_override is one of {', '.join(CATEGORIES)}")
     return value
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype, wrap
+from .cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype
 from .errors import RuleViolation
 from .native import NativeFunction
 from .python_signature import PyArgument, PyOverload, PyPair, PySignature, group_overloads, \
@@ -206,6 +206,14 @@ def _case(overload: PyOverload, typenames: dict[str, str]) -> DispatchCase:
 def dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) -> Dispatch:
     """How a parsed call reaches one native function (gen_python_functions.py:
     emit_single_dispatch)."""
+    try:
+        return _dispatch(ps, fn, typenames)
+    except RuleViolation as violation:
+        violation.entry = violation.entry or str(fn.func.name)
+        raise
+
+
+def _dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) -> Dispatch:
     parsed = {a.name: parser_output(i, a) for i, a in enumerate(ps.arguments())}
     formals = lambda_formals(ps, fn)
     has_options = fn.func.arguments.options is not None

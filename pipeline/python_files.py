@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 from .deprecated import DeprecatedSignature
+from .errors import Problem, RuleViolation, SpecFile
 from .native import NativeFunction
 from .python_binding import Binding, binding
-from .python_signature import PyPair, python_pairs, structseq_fieldnames
+from .python_signature import (PyPair, deprecated_pairs, pairs_by_name, python_pair,
+                               structseq_fieldnames)
 from .records import Record
 from .render import TemplateSet, expand_spec_template, generated_comment, jinja_module, shard_of
 from .schema import cpp_name
 
 # Functions bound by hand or not at all (gen_python_functions.py: _SKIP_PYTHON_BINDINGS),
-# matched against the whole C++ name (with `_out`).
-SKIP_PYTHON_BINDINGS = tuple(re.compile(f"^{p}$") for p in (
+# matched against the whole C++ name (with `_out`); one alternation matches any of them.
+_SKIP_PATTERNS = (
     "alias", "contiguous", "dim", "get_device", "is_contiguous", "is_cuda", "is_sparse",
     "is_sparse_csr", "numel", "size", "storage_offset", "stride", "sym_is_contiguous",
     "sym_size", "sym_stride", "sym_storage_offset", "sym_numel", ".*_backward",
@@ -43,7 +45,8 @@ SKIP_PYTHON_BINDINGS = tuple(re.compile(f"^{p}$") for p in (
     "replace_", "copy", "fill.Tensor", "fill.Scalar", "lift.*", "normal_functional", "nbytes",
     "itemsize", "_batch_norm_with_update", "_batch_norm_with_update_out",
     "_batch_norm_no_update",
-))
+)
+SKIP_PYTHON_BINDINGS = re.compile("^(?:" + "|".join(f"(?:{p})" for p in _SKIP_PATTERNS) + ")$")
 SKIP_PYTHON_BINDINGS_SIGNATURES = frozenset({
     "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
     "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
@@ -72,8 +75,7 @@ def should_bind(fn: NativeFunction) -> bool:
     """gen_python_functions.py: should_generate_py_binding."""
     if "generated" in fn.tags and "view_copy" not in fn.tags:
         return False
-    name = cpp_name(fn.func)
-    if any(skip.match(name) for skip in SKIP_PYTHON_BINDINGS):
+    if SKIP_PYTHON_BINDINGS.match(cpp_name(fn.func)):
         return False
     return str(fn.func) not in SKIP_PYTHON_BINDINGS_SIGNATURES
 
@@ -108,10 +110,9 @@ class RenderedBinding(Record):
 
 def render_binding(b: Binding, templates: TemplateSet) -> RenderedBinding:
     macros = jinja_module(templates, "python_binding.j2")
-    data = b.to_json()
-    forwards = () if b.method else (str(macros.forward_declaration(data)),)
-    return RenderedBinding(b.name, b.base, str(macros.method_impl(data)),
-                           str(macros.method_def(data)), forwards, str(macros.ops_header(data)))
+    forwards = () if b.method else (str(macros.forward_declaration(b)),)
+    return RenderedBinding(b.name, b.base, str(macros.method_impl(b)),
+                           str(macros.method_def(b)), forwards, str(macros.ops_header(b)))
 
 
 @dataclass(frozen=True)
@@ -133,19 +134,46 @@ class StructseqTypeFields(Record):
 
 
 def python_bindings(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
-                    tags: Sequence[str]) -> PythonBindings:
-    """Binding data for every file (gen_python_functions.py: gen)."""
+                    tags: Sequence[str]) -> tuple[PythonBindings, list[Problem]]:
+    """Binding data for every file (gen_python_functions.py: gen), and every problem found."""
+    problems: list[Problem] = []
     bound = [f for f in functions if should_bind(f)]
-    method_pairs = python_pairs(bound, deprecated, method=True)
-    function_pairs = python_pairs(bound, deprecated, method=False)
-    methods = _bindings(group_by_name(method_pairs, _is_method), None, method=True, ordered=True)
-    torch = _bindings(group_by_name(function_pairs, _is_torch_function), "torch", method=False,
-                      ordered=False)
-    modules = {file: _bindings(group_by_name(function_pairs, _in_module(module)), qualified,
-                               method=False, ordered=True)
+    method_pairs = _pairs(bound, deprecated, True, problems)
+    function_pairs = _pairs(bound, deprecated, False, problems)
+    methods = _bindings(group_by_name(method_pairs, _is_method), None, True, True, problems)
+    torch = _bindings(group_by_name(function_pairs, _is_torch_function), "torch", False, False,
+                      problems)
+    modules = {file: _bindings(group_by_name(function_pairs, _InModule(module)), qualified,
+                               False, True, problems)
                for file, module, qualified in MODULE_FILES}
-    returns = tuple(_structseq_types(g) for g in _sorted(group_by_name(function_pairs, _any)))
-    return PythonBindings(methods, torch, modules, returns, tuple(sorted(tags)))
+    returns = []
+    for group in _sorted(group_by_name(function_pairs, _any)):
+        try:
+            returns.append(_structseq_types(group))
+        except RuleViolation as violation:
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, group.name))
+    return PythonBindings(methods, torch, modules, tuple(returns), tuple(sorted(tags))), problems
+
+
+def _pairs(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
+           method: bool, problems: list[Problem]) -> list[PyPair]:
+    """Every function's pair, then the deprecated pairs (load_signatures); a function or
+    deprecated entry that fails is reported (once, for the method pass) and left out."""
+    pairs = []
+    for fn in functions:
+        try:
+            pairs.append(python_pair(fn, method))
+        except RuleViolation as violation:
+            if not method:
+                problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
+    by_name = pairs_by_name(pairs)
+    for entry in deprecated:
+        try:
+            pairs.extend(deprecated_pairs(entry, by_name, method))
+        except RuleViolation as violation:
+            if not method:
+                problems.append(violation.to_problem(SpecFile.DEPRECATED, str(entry.schema)))
+    return pairs
 
 
 def _is_method(fn: NativeFunction) -> bool:
@@ -168,18 +196,20 @@ class _InModule:
         return fn.python_module == self.module
 
 
-def _in_module(module: str) -> _InModule:
-    return _InModule(module)
-
-
 def _sorted(groups: list[BindingGroup]) -> list[BindingGroup]:
     return sorted(groups, key=lambda g: g.name)
 
 
-def _bindings(groups: list[BindingGroup], module: str | None, *, method: bool,
-              ordered: bool) -> tuple[Binding, ...]:
-    chosen = _sorted(groups) if ordered else groups
-    return tuple(binding(g.name, g.pairs, module, method) for g in chosen)
+def _bindings(groups: list[BindingGroup], module: str | None, method: bool, ordered: bool,
+              problems: list[Problem]) -> tuple[Binding, ...]:
+    result = []
+    for group in _sorted(groups) if ordered else groups:
+        try:
+            result.append(binding(group.name, group.pairs, module, method))
+        except RuleViolation as violation:
+            culprit = str(group.pairs[0].function.func.name)
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))
+    return tuple(result)
 
 
 def _structseq_types(group: BindingGroup) -> tuple[StructseqTypeFields, ...]:
@@ -253,7 +283,7 @@ def _torch_files(rendered: Sequence[RenderedBinding], spec_templates: TemplateSe
 def _return_type_files(bindings: PythonBindings, templates: TemplateSet,
                        spec_templates: TemplateSet, layout: str) -> dict[str, str]:
     macros = jinja_module(templates, "python_return_types.j2")
-    groups = [[t.to_json() for t in types] for types in bindings.return_types]
+    groups = bindings.return_types
     definitions = ["\n".join(str(macros.structseq_definition(t)) for t in g) for g in groups]
     registrations = ["\n".join(str(macros.structseq_registration(t)) for t in g) for g in groups]
     declarations = ["\n".join(str(macros.structseq_declaration(t)) for t in g) for g in groups]

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from .cpp import default_expr
 from .deprecated import KNOWN_CONSTANTS, DeprecatedSignature
-from .errors import RuleViolation
+from .errors import RuleViolation, SpecFile
 from .native import NativeFunction
 from .records import Record
 from .schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
@@ -231,34 +231,38 @@ class PyPair(Record):
     function: NativeFunction
 
 
-def python_pairs(functions: Iterable[NativeFunction], deprecated: Sequence[DeprecatedSignature],
-                 method: bool) -> list[PyPair]:
-    """Every function's pair, then the deprecated pairs (gen_python_functions.py: load_signatures)."""
-    pairs = [PyPair(signature_from_schema(f.func, f.category_override, method), f)
-             for f in functions]
-    return pairs + deprecated_pairs(pairs, deprecated, method)
+def python_pair(fn: NativeFunction, method: bool) -> PyPair:
+    """gen_python_functions.py: load_signatures' gen_signature_pairs."""
+    try:
+        return PyPair(signature_from_schema(fn.func, fn.category_override, method), fn)
+    except RuleViolation as violation:
+        violation.entry = violation.entry or str(fn.func.name)
+        raise
 
 
-def deprecated_pairs(pairs: Sequence[PyPair], deprecated: Sequence[DeprecatedSignature],
-                     method: bool) -> list[PyPair]:
-    """Each deprecated signature joined to every ATen overload its call fits
-    (gen_python_functions.py: load_deprecated_signatures)."""
+def pairs_by_name(pairs: Iterable[PyPair]) -> dict[str, list[PyPair]]:
     by_name: dict[str, list[PyPair]] = defaultdict(list)
     for pair in pairs:
         by_name[pair.signature.name].append(pair)
+    return by_name
+
+
+def deprecated_pairs(entry: DeprecatedSignature, by_name: Mapping[str, list[PyPair]],
+                     method: bool) -> list[PyPair]:
+    """A deprecated signature joined to every ATen overload its call fits
+    (gen_python_functions.py: load_deprecated_signatures)."""
+    matches = [p for p in by_name.get(entry.aten_name, []) if _fits(entry, p.function.func)]
+    if not matches:
+        raise RuleViolation("deprecated.no-match",
+                            f"no native function named {entry.aten_name} fits the call "
+                            f"'{entry.aten}' of {entry.schema}",
+                            "the call's arguments must match an ATen overload's types and "
+                            "annotations in order")
     result = []
-    for entry in deprecated:
-        matches = [p for p in by_name[entry.aten_name] if _fits(entry, p.function.func)]
-        if not matches:
-            raise RuleViolation("deprecated.no-match",
-                                f"no native function named {entry.aten_name} fits the call "
-                                f"'{entry.aten}' of {entry.schema}",
-                                "the call's arguments must match an ATen overload's types and "
-                                "annotations in order")
-        for pair in matches:
-            python = signature_from_schema(entry.schema, pair.function.category_override, method)
-            result.append(PyPair(replace(python, deprecated_schema=entry.schema,
-                                         deprecated_args_exprs=entry.call_args), pair.function))
+    for pair in matches:
+        python = signature_from_schema(entry.schema, pair.function.category_override, method)
+        result.append(PyPair(replace(python, deprecated_schema=entry.schema,
+                                     deprecated_args_exprs=entry.call_args), pair.function))
     return result
 
 
@@ -305,7 +309,8 @@ def group_overloads(pairs: Sequence[PyPair]) -> list[PyOverload]:
             raise RuleViolation(
                 "python.duplicate-signature",
                 f"{pair.function.func.name} and {table[key].function.func.name} have the same "
-                f"Python signature {key}", "make the overloads differ in their argument types")
+                f"Python signature {key}", "make the overloads differ in their argument types",
+                entry=str(pair.function.func.name))
         table[key] = pair
     for key, out in outplaces.items():
         if key not in bases:
@@ -318,10 +323,14 @@ def _orphan_out(pairs: Sequence[PyPair], key: str, out: PyPair) -> RuleViolation
     candidates = [p.signature.signature_str(skip_outputs=True) for p in pairs
                   if str(p.function.func.name.name) == name and not p.function.func.is_out_fn()
                   and not p.signature.deprecated]
+    deprecated = out.signature.deprecated_schema
     return RuleViolation(
         "python.out-without-base",
-        f"out variant {out.function.func.name} has no non-out variant with the Python signature {key}",
-        "check the spelling of the schemas; candidates: " + ("; ".join(candidates) or "none"))
+        f"out variant {deprecated or out.function.func.name} has no non-out variant with the "
+        f"Python signature {key}",
+        "check the spelling of the schemas; candidates: " + ("; ".join(candidates) or "none"),
+        entry=str(deprecated or out.function.func.name),
+        file=SpecFile.DEPRECATED if deprecated else None)
 
 
 def _overload(base: PyPair, out: PyPair | None) -> PyOverload:

@@ -183,8 +183,14 @@ class SchemaType(TextRecord):
     name: str = ""
     elem: SchemaType | None = None
     size: int | None = None
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
+        if self._text is None:
+            object.__setattr__(self, "_text", self._render())
+        return self._text
+
+    def _render(self) -> str:
         if self.form is TypeForm.BASE:
             return self.name
         if self.form is TypeForm.OPTIONAL:

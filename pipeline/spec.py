@@ -91,7 +91,8 @@ def entry_label(entry: Entry) -> str:
     key, sep, value = first.partition(":")
     value = value.split(" #", 1)[0].strip().strip("'\"")
     if sep and key.strip() == _NAME_KEYS[entry.file] and value:
-        return value.split("::")[-1].split("(", 1)[0]
+        # deprecated entries share operator names, so their whole schema names them
+        return value if entry.file is SpecFile.DEPRECATED else value.split("::")[-1].split("(", 1)[0]
     return f"entry at line {entry.line}"
 
 

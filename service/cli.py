@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from pathlib import Path
 
-from gradshard.pipeline.codegen import AutogradCodegen
+from gradshard.pipeline.codegen import Codegen
 from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
 from gradshard.pipeline.spec import SpecTexts
 
-from .codegen import load_texts, run_autograd_codegen
+from .codegen import load_texts, run_codegen
 from .outputs import write_outputs
 from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
 from .show import show_json, show_text
@@ -39,11 +39,11 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def generate(args: argparse.Namespace, loaded: Loaded) -> AutogradCodegen:
+def generate(args: argparse.Namespace, loaded: Loaded) -> Codegen:
     """Locate and read the spec, then run every stage (nothing is written)."""
     loaded.location = locate_spec(args.spec)
     loaded.texts = load_texts(loaded.location)
-    return run_autograd_codegen(loaded.location, loaded.texts)
+    return run_codegen(loaded.location, loaded.texts)
 
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
@@ -71,7 +71,7 @@ def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _counts(result: AutogradCodegen) -> dict[str, int]:
+def _counts(result: Codegen) -> dict[str, int]:
     spec = result.spec
     infos = [k.info for e in spec.infos for k in e.infos]
     return {

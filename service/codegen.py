@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 
-from gradshard.pipeline.codegen import (AUTOGRAD_TEMPLATES, AutogradCodegen, analyze_autograd,
-                                        generate_autograd)
+from gradshard.pipeline.codegen import ALL_TEMPLATES, Codegen, analyze, generate
 from gradshard.pipeline.errors import Problem, SpecError, SpecFile
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
@@ -43,8 +42,8 @@ def load_texts(location: SpecLocation) -> SpecTexts:
     return decode_spec(location.read_all())
 
 
-def run_autograd_codegen(location: SpecLocation, texts: SpecTexts) -> AutogradCodegen:
+def run_codegen(location: SpecLocation, texts: SpecTexts) -> Codegen:
     """Every stage; the spec's templates are read once the YAML is known to be good."""
-    analysis = analyze_autograd(texts)
-    return generate_autograd(analysis, gradshard_templates(),
-                             spec_templates(location, AUTOGRAD_TEMPLATES), location.layout)
+    analysis = analyze(texts)
+    return generate(analysis, gradshard_templates(), spec_templates(location, ALL_TEMPLATES),
+                    location.layout)

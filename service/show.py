@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.codegen import AutogradCodegen
+from gradshard.pipeline.codegen import Codegen
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import EntryInfos
 from gradshard.pipeline.errors import SpecFile, UsageError, did_you_mean
@@ -31,7 +31,7 @@ class ShowMatches:
     nodes: list[tuple[str, EntryInfos]]  # (dispatch key, infos holding the node)
 
 
-def find_matches(result: AutogradCodegen, name: str) -> ShowMatches:
+def find_matches(result: Codegen, name: str) -> ShowMatches:
     spec = result.spec
     natives = [f for f in spec.native_functions if name in (str(f.func.name), str(f.func))]
     if not natives:
@@ -52,7 +52,7 @@ def find_matches(result: AutogradCodegen, name: str) -> ShowMatches:
     return ShowMatches(natives, entries, nodes)
 
 
-def show_json(result: AutogradCodegen, location: SpecLocation, name: str) -> dict:
+def show_json(result: Codegen, location: SpecLocation, name: str) -> dict:
     matches = find_matches(result, name)
     lines = result.spec.entry_lines()
     return {
@@ -64,7 +64,7 @@ def show_json(result: AutogradCodegen, location: SpecLocation, name: str) -> dic
     }
 
 
-def _native_json(result: AutogradCodegen, fn: NativeFunction, lines: dict,
+def _native_json(result: Codegen, fn: NativeFunction, lines: dict,
                  location: SpecLocation) -> dict:
     described = describe_native(fn)
     described["source"] = {"file": str(location.path_of(SpecFile.NATIVE_FUNCTIONS)),
@@ -77,7 +77,7 @@ def _native_json(result: AutogradCodegen, fn: NativeFunction, lines: dict,
     return described
 
 
-def _entry_json(result: AutogradCodegen, entry: Entry, derivative: DerivativeEntry,
+def _entry_json(result: Codegen, entry: Entry, derivative: DerivativeEntry,
                 location: SpecLocation) -> dict:
     described = describe_entry(derivative)
     described["source"] = {"file": str(location.path_of(SpecFile.DERIVATIVES)), "line": entry.line}
@@ -96,7 +96,7 @@ def _entry_json(result: AutogradCodegen, entry: Entry, derivative: DerivativeEnt
     return described
 
 
-def _node_json(result: AutogradCodegen, key: str, infos: EntryInfos, lines: dict,
+def _node_json(result: Codegen, key: str, infos: EntryInfos, lines: dict,
                location: SpecLocation) -> dict:
     info = infos.info_for(key)
     entry_op = infos.entry_name.split("(", 1)[0]
@@ -118,7 +118,7 @@ def _node_json(result: AutogradCodegen, key: str, infos: EntryInfos, lines: dict
 # Text
 
 
-def show_text(result: AutogradCodegen, location: SpecLocation, name: str) -> str:
+def show_text(result: Codegen, location: SpecLocation, name: str) -> str:
     data = show_json(result, location, name)
     blocks = [_native_text(n) for n in data["native_functions"]]
     blocks += [_entry_text(e) for e in data["derivatives"]]

@@ -154,6 +154,27 @@ CASES = [
          "grads[0].expand_symint(self.sym_sizes())", "derivatives.grads-usage", "minmax", "- name: minmax"),
     Case("derivatives-missing-name", DERIVATIVES, "", "\n- self: grad\n", "derivatives.missing-name",
          "entry at line", "- self: grad"),
+    # --- Python bindings
+    Case("python-duplicate-signature", NATIVE, "",
+         "\n- func: sum.again(Tensor self, *, ScalarType? dtype=None) -> Tensor[]\n"
+         "  dispatch:\n    CompositeExplicitAutograd: sum_again\n",
+         "python.duplicate-signature", "sum.again", "- func: sum.again"),
+    Case("python-out-without-base", DEPRECATED,
+         "- name: add(Tensor self, Scalar alpha, Tensor other) -> Tensor\n  aten: add(self, other, alpha)",
+         "- name: add(Tensor self, Scalar alpha, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+         "  aten: add_out(out, self, other, alpha)",
+         "python.out-without-base", "add(Tensor self, Scalar alpha, Tensor other, *, Tensor(a!) out)",
+         "- name: add(Tensor self, Scalar alpha, Tensor other, *, Tensor(a!) out)"),
+    Case("deprecated-matches-nothing", DEPRECATED, "aten: add(self, other, alpha)",
+         "aten: add(self, alpha, other)", "deprecated.no-match", "add(Tensor self, Scalar alpha",
+         "- name: add(Tensor self, Scalar alpha, Tensor other) -> Tensor"),
+    Case("python-unknown-category", NATIVE, "  dispatch:\n    CompositeExplicitAutograd: zeros_symint",
+         "  category_override: factori\n  dispatch:\n    CompositeExplicitAutograd: zeros_symint",
+         "native.bad-category", "zeros", "  category_override: factori"),
+    Case("python-requires-grad-argument", NATIVE, "",
+         "\n- func: my_grad_op(Tensor self, bool requires_grad=False) -> Tensor\n"
+         "  dispatch:\n    CompositeExplicitAutograd: my_grad_op\n",
+         "python.requires-grad-argument", "my_grad_op", "- func: my_grad_op("),
     # --- templates
     Case("templates-unknown-placeholder", "autograd/templates/Functions.h",
          "using at::Scalar;\n", "using at::Scalar;\n// ${no_such_value}\n",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.codegen import AUTOGRAD_TEMPLATES, analyze_autograd
+from gradshard.pipeline.codegen import AUTOGRAD_TEMPLATES, analyze
 from gradshard.pipeline.render import functions_files, render_node
 from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec
@@ -33,7 +33,7 @@ def compile_flags() -> list[str]:
 @pytest.fixture(scope="module")
 def translation_unit(tmp_path_factory) -> Path:
     location = locate_spec(None)
-    analysis = analyze_autograd(load_texts(location))
+    analysis = analyze(load_texts(location))
     chosen = [n for n in analysis.nodes if n.op in NODES]
     assert sorted(n.op for n in chosen) == sorted(NODES)
     files = functions_files([render_node(n, gradshard_templates()) for n in chosen],

@@ -1,6 +1,6 @@
-"""Functions.h/.cpp, python_functions.h, python_functions_0..4.cpp and
-python_functionsEverything.cpp byte for byte against torchgen 2.13, run in this test on the
-same spec: the real one, the real one laid out as a checkout, and hand-edited copies."""
+"""Every generated file byte for byte against torchgen 2.13, run in this test on the same
+spec: Functions.h/.cpp, python_functions*, and all of gen_python_functions' files, for the
+real spec, the real one laid out as a checkout, the mini spec, and hand-edited copies."""
 
 from __future__ import annotations
 
@@ -10,11 +10,17 @@ from pathlib import Path
 import pytest
 
 from conftest import DERIVATIVES, NATIVE, TEMPLATES, run_oracle, stage_checkout_spec, stage_packaged_spec
-from gradshard.service.codegen import load_texts, run_autograd_codegen
+from gradshard.service.codegen import load_texts, run_codegen
 from gradshard.service.spec_location import locate_spec
 
 AUTOGRAD_FILES = ["Functions.h", "Functions.cpp", "python_functions.h"] + [
     f"python_functions{s}.cpp" for s in ("_0", "_1", "_2", "_3", "_4", "Everything")]
+BINDING_FILES = ["python_variable_methods.cpp", "python_nn_functions.cpp", "python_fft_functions.cpp",
+                 "python_linalg_functions.cpp", "python_nested_functions.cpp",
+                 "python_sparse_functions.cpp", "python_special_functions.cpp",
+                 "python_return_types.cpp", "python_return_types.h", "python_enum_tag.cpp"] + [
+    f"python_torch_functions{s}.cpp" for s in ("_0", "_1", "_2", "Everything")]
+ALL_FILES = AUTOGRAD_FILES + BINDING_FILES
 
 MUL_TENSOR = """- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
   self: mul_tensor_backward(grad, other, self.scalar_type())
@@ -79,6 +85,36 @@ EDITS = {
         Edit(DERIVATIVES, "", "\n- name: my_lerp(Tensor self, Tensor end, Tensor weight) -> Tensor\n"
                               "  self, end, weight: my_lerp_backward(grad, self, end, weight, grad_input_mask)\n"
                               "  result: self_t + weight_p * (end_t - self_t) + weight_t * (end_p - self_p)\n")],
+    # --- edits aimed at the Python bindings
+    "op-with-function-and-method": [
+        Edit(NATIVE, "", "\n- func: my_blend(Tensor self, Tensor other, *, float weight=0.5) -> Tensor\n"
+                         "  variants: function, method\n  dispatch:\n    CompositeExplicitAutograd: my_blend\n"),
+        Edit(NATIVE, "", "\n- func: my_blend.out(Tensor self, Tensor other, *, float weight=0.5, "
+                         "Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: my_blend_out\n")],
+    "new-overload": [Edit(NATIVE, "", "\n- func: mul.Dim(Tensor self, Tensor other, int dim) -> Tensor\n"
+                                      "  variants: function, method\n  dispatch:\n"
+                                      "    CompositeExplicitAutograd: mul_dim\n")],
+    "changed-default": [Edit(NATIVE, "- func: pdist(Tensor self, float p=2) -> Tensor\n",
+                             "- func: pdist(Tensor self, float p=3.5) -> Tensor\n")],
+    "changed-python-module": [Edit(NATIVE, "- func: pdist(Tensor self, float p=2) -> Tensor\n",
+                                   "- func: pdist(Tensor self, float p=2) -> Tensor\n  python_module: nn\n")],
+    "deprecated-entry-removed": [Edit("autograd/deprecated.yaml",
+                                      "- name: add(Tensor self, Scalar alpha, Tensor other) -> Tensor\n"
+                                      "  aten: add(self, other, alpha)\n\n"
+                                      "- name: add_(Tensor(a!) self, Scalar alpha, Tensor other) -> Tensor(a!)\n"
+                                      "  aten: add_(self, other, alpha)\n\n"
+                                      "- name: add(Tensor self, Scalar alpha, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+                                      "  aten: add_out(out, self, other, alpha)\n\n", "")],
+    "new-tag": [Edit("ATen/native/tags.yaml", "", "\n- tag: my_new_tag\n  desc: A tag added in a test.\n"),
+                Edit(NATIVE, "", "\n- func: my_tagged(Tensor self) -> Tensor\n  tags: my_new_tag\n"
+                                 "  dispatch:\n    CompositeExplicitAutograd: my_tagged\n")],
+    "op-with-named-returns": [Edit(NATIVE, "", "\n- func: my_minmax(Tensor self, int dim, bool keepdim=False)"
+                                               " -> (Tensor low, Tensor high)\n  variants: function, method\n"
+                                               "  dispatch:\n    CompositeExplicitAutograd: my_minmax\n")],
+    "factory-with-tensor-options": [
+        Edit(NATIVE, "", "\n- func: my_ramp(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, "
+                         "Device? device=None, bool? pin_memory=None) -> Tensor\n"
+                         "  dispatch:\n    CompositeExplicitAutograd: my_ramp\n")],
     "foreach-op-added": [
         Edit(NATIVE, "", "\n- func: _foreach_signbit(Tensor[] self) -> Tensor[]\n  device_check: NoCheck\n"
                          "  variants: function\n  dispatch:\n"
@@ -102,12 +138,12 @@ def apply_edits(spec: Path, edits: list[Edit]) -> None:
 
 def gradshard_files(spec_dir: Path) -> dict[str, str]:
     location = locate_spec(str(spec_dir))
-    return run_autograd_codegen(location, load_texts(location)).files
+    return run_codegen(location, load_texts(location)).files
 
 
 def assert_identical(ours: dict[str, str], theirs_dir: Path) -> None:
     produced = sorted(p.name for p in theirs_dir.iterdir())
-    assert produced == sorted(AUTOGRAD_FILES)
+    assert produced == sorted(ALL_FILES)
     assert sorted(ours) == produced
     different = [name for name in produced if ours[name] != (theirs_dir / name).read_text()]
     assert not different, f"differ from torchgen: {different}"

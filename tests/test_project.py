@@ -27,7 +27,7 @@ def test_every_rule_is_documented():
     rules = set()
     for path in (ROOT / "pipeline").glob("*.py"):
         rules |= set(re.findall(r'"((?:yaml|schema|native|tags|deprecated|derivatives|views|cpp|'
-                                r'match|foreach|render|templates)\.[a-z0-9-]+)"', path.read_text()))
+                                r'match|foreach|render|templates|python)\.[a-z0-9-]+)"', path.read_text()))
     rules -= {"derivatives.yaml", "deprecated.yaml", "tags.yaml"}  # file names, not rules
     usage = (ROOT / "docs" / "usage.md").read_text()
     missing = sorted(r for r in rules if f"`{r}`" not in usage)

@@ -150,11 +150,12 @@ def facts(spec: str) -> dict:
 
 
 def render(spec: str, out: str) -> None:
-    """The autograd files, as PyTorch's build makes them: load, match (which adds the foreach
-    infos), then Functions.* and python_functions*."""
+    """Every file gradshard reproduces, as PyTorch's build makes them: load, match (which adds
+    the foreach infos), Functions.* and python_functions*, then gen_python_functions."""
     from torchgen.api import cpp
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd import gen_python_functions
     from torchgen.packaged.autograd.gen_autograd_functions import (
         gen_autograd_functions_lib, gen_autograd_functions_python)
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
@@ -166,6 +167,8 @@ def render(spec: str, out: str) -> None:
     os.makedirs(out, exist_ok=True)
     gen_autograd_functions_lib(out, infos, paths["templates"])
     gen_autograd_functions_python(out, infos, paths["templates"])
+    gen_python_functions.gen(out, paths["native"], paths["tags"], paths["deprecated"],
+                             paths["templates"])
 
 
 def main() -> None:
