@@ -21,7 +21,7 @@ from .nodes import BackwardNode, backward_node
 from .python_files import PYTHON_TEMPLATES, PythonBindings, python_binding_files, python_bindings
 from .render import (RenderedNode, TemplateSet, functions_files, python_functions_files,
                      render_node)
-from .spec import ParsedSpec, SpecTexts, match_spec, parse_spec
+from .spec import NativeSpec, ParsedSpec, SpecTexts, match_spec, parse_spec
 
 # The spec templates the autograd functions need, in the spec's templates directory.
 AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp")
@@ -76,17 +76,20 @@ def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list
     return tuple(nodes), problems
 
 
+def bind_python(spec: NativeSpec | ParsedSpec) -> tuple[PythonBindings, list[Problem]]:
+    """The Python bindings of a parsed spec, and a problem for each entry that cannot be bound."""
+    return python_bindings(spec.native_functions, spec.deprecated, [t.name for t in spec.tags])
+
+
 def analyze(texts: SpecTexts) -> Analysis:
     """Every stage but rendering; raises SpecError listing every problem found."""
     spec = parse_spec(texts)
     matched = match_spec(spec)
     nodes, problems = backward_nodes(matched)
-    bindings, binding_problems = python_bindings(spec.native_functions, spec.deprecated,
-                                                 [t.name for t in spec.tags])
+    bindings, binding_problems = bind_python(spec)
     problems += binding_problems
     if problems:
-        lines = spec.entry_lines()
-        raise SpecError(sorted((p.locate(lines) for p in problems), key=Problem.sort_key))
+        raise SpecError.located(problems, spec.entry_lines())
     return Analysis(spec, matched, nodes, bindings)
 
 

@@ -81,6 +81,12 @@ class SpecError(GradshardError):
         self.problems = tuple(problems)
         super().__init__(f"{len(self.problems)} problem(s) in the spec")
 
+    @classmethod
+    def located(cls, problems: Iterable[Problem],
+                entry_lines: Mapping[tuple[SpecFile, str], int]) -> SpecError:
+        """The error for problems named by entry: each placed at its line, in spec order."""
+        return cls(sorted((p.locate(entry_lines) for p in problems), key=Problem.sort_key))
+
 
 class UsageError(GradshardError):
     """The command line or the environment is wrong (not the spec)."""

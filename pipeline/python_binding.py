@@ -21,23 +21,20 @@ from .python_signature import PyArgument, PyOverload, PyPair, PySignature, group
 from .records import Record
 from .schema import FunctionSchema, Return, SchemaKind, TypeForm, cpp_name
 
-# Return types the wrap() helpers accept (api/python.py: SUPPORTED_RETURN_TYPES).
-SUPPORTED_RETURN_TYPES = frozenset({
-    "at::Tensor", "::std::tuple<at::Tensor,at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,int64_t>",
-    "::std::tuple<at::Tensor,at::Tensor,double,int64_t>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,int64_t>",
-    "::std::tuple<at::Tensor,at::Tensor,double,at::Tensor,int64_t>",
-    "::std::tuple<double,int64_t>", "::std::tuple<at::Tensor,::std::vector<at::Tensor>>",
-    "::std::vector<at::Tensor>",
-    "::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,c10::SymInt,c10::SymInt,at::Tensor,at::Tensor,at::Tensor>",
-    "at::Scalar", "bool", "int64_t", "void*", "void", "at::QScheme", "double", "at::IntArrayRef",
-    "at::ScalarType", "at::Stream",
-})
+# Return types the wrap() helpers accept (api/python.py: SUPPORTED_RETURN_TYPES): these
+# scalars and lists, and tuples of these element types.
+_TENSOR, _INT, _FLOAT = "at::Tensor", "int64_t", "double"
+_SUPPORTED_TUPLES = (
+    *((_TENSOR,) * n for n in range(2, 7)),
+    (_TENSOR, _TENSOR, _TENSOR, _INT), (_TENSOR, _TENSOR, _FLOAT, _INT),
+    (_TENSOR, _TENSOR, _TENSOR, _TENSOR, _INT), (_TENSOR, _TENSOR, _FLOAT, _TENSOR, _INT),
+    (_FLOAT, _INT), (_TENSOR, "::std::vector<at::Tensor>"),
+    (_TENSOR,) * 4 + ("c10::SymInt",) * 2 + (_TENSOR,) * 3,
+)
+SUPPORTED_RETURN_TYPES = frozenset(
+    {"::std::tuple<" + ",".join(elements) + ">" for elements in _SUPPORTED_TUPLES}
+    | {_TENSOR, _INT, _FLOAT, "::std::vector<at::Tensor>", "at::Scalar", "bool", "void*", "void",
+       "at::QScheme", "at::IntArrayRef", "at::ScalarType", "at::Stream"})
 # Ops whose calls are not recorded by the tracer (gen_trace_type.py: DONT_RECORD_TRACE).
 DONT_RECORD_TRACE = frozenset({
     "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

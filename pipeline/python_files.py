@@ -47,16 +47,16 @@ _SKIP_PATTERNS = (
     "_batch_norm_no_update",
 )
 SKIP_PYTHON_BINDINGS = re.compile("^(?:" + "|".join(f"(?:{p})" for p in _SKIP_PATTERNS) + ")$")
-SKIP_PYTHON_BINDINGS_SIGNATURES = frozenset({
-    "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-    "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-    "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-    "sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-    "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-    "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-    "div.Scalar(Tensor self, Scalar other) -> Tensor",
-    "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-})
+# The Scalar overloads of the arithmetic ops are reached through their Tensor overloads
+# (gen_python_functions.py: SKIP_PYTHON_BINDINGS_SIGNATURES): op name, the arguments after
+# `other`.
+_SKIPPED_SCALAR_OVERLOADS = (("add", ", Scalar alpha=1"), ("sub", ", Scalar alpha=1"),
+                             ("mul", ""), ("div", ""))
+SKIP_PYTHON_BINDINGS_SIGNATURES = frozenset(
+    schema
+    for op, rest in _SKIPPED_SCALAR_OVERLOADS
+    for schema in (f"{op}.Scalar(Tensor self, Scalar other{rest}) -> Tensor",
+                   f"{op}_.Scalar(Tensor(a!) self, Scalar other{rest}) -> Tensor(a!)"))
 
 # The template every binding file comes from, with the module its functions live in.
 TORCH_SHARDS = 3

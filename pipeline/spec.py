@@ -44,6 +44,20 @@ class SpecTexts(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class NativeSpec:
+    """The ATen side of the spec (gen.py: parse_native_yaml plus deprecated.yaml): all the
+    Python bindings need. Not a cache record: its parts are."""
+
+    entries: dict[SpecFile, tuple[Entry, ...]]
+    tags: tuple[Tag, ...]
+    native_functions: tuple[NativeFunction, ...]
+    deprecated: tuple[DeprecatedSignature, ...]
+
+    def entry_lines(self) -> dict[tuple[SpecFile, str], int]:
+        return entry_lines(self.entries, self.native_functions)
+
+
+@dataclass(frozen=True, slots=True)
 class ParsedSpec:
     """Everything the parse stage knows. Not a cache record: its parts are."""
 
@@ -115,12 +129,21 @@ class _ProblemLog:
     def extend(self, problems: list[Problem]) -> None:
         self.problems.extend(problems)
 
+    def raise_if_any(self, entry_lines: Callable[[], dict[tuple[SpecFile, str], int]]) -> None:
+        """SpecError with every problem, each located at its entry's line, sorted."""
+        if self.problems:
+            raise SpecError.located(self.problems, entry_lines())
 
-def split_spec(texts: SpecTexts) -> dict[SpecFile, tuple[Entry, ...]]:
-    """All entries of all files; every file's split problems are reported together."""
+
+NATIVE_SIDE = (SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DEPRECATED)
+
+
+def split_spec(texts: SpecTexts,
+               files: tuple[SpecFile, ...] = YAML_FILES) -> dict[SpecFile, tuple[Entry, ...]]:
+    """All entries of the given files; every file's split problems are reported together."""
     entries: dict[SpecFile, tuple[Entry, ...]] = {}
     problems: list[Problem] = []
-    for file in YAML_FILES:
+    for file in files:
         try:
             entries[file] = split_entries(file, texts.text_of(file))
         except SpecError as error:
@@ -147,6 +170,30 @@ def parse_spec(texts: SpecTexts) -> ParsedSpec:
     """Parse and validate the whole spec; raises SpecError listing every problem found."""
     entries = split_spec(texts)
     log = _ProblemLog()
+    natives, failed_schemas = _parse_native_side(entries, log)
+    grouping, problems = group_views(list(natives.native_functions))
+    log.extend(problems)
+    derivative_entries, infos = _load_derivatives(entries[SpecFile.DERIVATIVES], grouping,
+                                                  failed_schemas, log)
+    spec = ParsedSpec(entries, natives.tags, natives.native_functions, grouping,
+                      natives.deprecated, tuple(derivative_entries), tuple(infos))
+    log.raise_if_any(spec.entry_lines)
+    return spec
+
+
+def parse_native_spec(texts: SpecTexts) -> NativeSpec:
+    """Only the files the Python bindings read (gen_python_functions.py: gen); derivatives.yaml
+    is neither split nor checked."""
+    log = _ProblemLog()
+    natives, _ = _parse_native_side(split_spec(texts, NATIVE_SIDE), log)
+    log.raise_if_any(natives.entry_lines)
+    return natives
+
+
+def _parse_native_side(entries: dict[SpecFile, tuple[Entry, ...]],
+                       log: _ProblemLog) -> tuple[NativeSpec, set[str]]:
+    """gen.py: parse_native_yaml_struct and add_generated_native_functions, then
+    deprecated.yaml; also the labels of the native entries that failed."""
     tags, failed_tags = _parse_tags(entries[SpecFile.TAGS], log)
     # a tag whose entry failed still counts as declared, so its users are not blamed too
     valid_tags = frozenset(t.name for t in tags) | failed_tags
@@ -157,18 +204,10 @@ def parse_spec(texts: SpecTexts) -> ParsedSpec:
     log.extend(problems)
     generated, problems = generated_functions(groups)
     log.extend(problems)
-    functions = tuple(yaml_functions + generated)
-    grouping, problems = group_views(list(functions))
-    log.extend(problems)
     deprecated = _parse_deprecated(entries[SpecFile.DEPRECATED], log)
-    derivative_entries, infos = _load_derivatives(entries[SpecFile.DERIVATIVES], grouping,
-                                                  failed_schemas, log)
-    spec = ParsedSpec(entries, tuple(tags), functions, grouping, tuple(deprecated),
-                      tuple(derivative_entries), tuple(infos))
-    if log.problems:
-        lines = spec.entry_lines()
-        raise SpecError(sorted((p.locate(lines) for p in log.problems), key=Problem.sort_key))
-    return spec
+    native_entries = {f: entries[f] for f in NATIVE_SIDE}
+    return (NativeSpec(native_entries, tuple(tags), tuple(yaml_functions + generated),
+                       tuple(deprecated)), failed_schemas)
 
 
 def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag], set[str]]:
@@ -243,8 +282,7 @@ def match_spec(spec: ParsedSpec) -> MatchResult:
     raises SpecError listing every function that cannot be matched."""
     result, problems = match_infos(sorted_for_matching(spec.native_functions), spec.infos)
     if problems:
-        lines = spec.entry_lines()
-        raise SpecError(sorted((p.locate(lines) for p in problems), key=Problem.sort_key))
+        raise SpecError.located(problems, spec.entry_lines())
     return result
 
 

@@ -4,9 +4,14 @@ on the full real spec and on the mini fixture spec."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import MINI_SPEC, run_oracle
+from gradshard.pipeline.errors import SpecError
+from gradshard.pipeline.spec import decode_spec, parse_native_spec, parse_spec
+from gradshard.service.spec_location import locate_spec
 from gradshard_facts import facts, parse_spec_dir
 
 EXPECTED_COUNTS = {"packaged": (3101, 724), "mini": (17, 6)}
@@ -66,3 +71,17 @@ def test_every_differentiability_info_matches(both_facts):
                                   + "\n    ".join(first_differences(my_info, their_info)))
     assert not mismatches, f"{len(mismatches)} infos differ:\n" + "\n".join(mismatches[:10])
     assert compared == sum(len(e["keys"]) for e in theirs["infos"])
+
+
+def test_native_side_alone_equals_the_full_parse(packaged_spec):
+    """parse_native_spec (what the Python bindings read) yields the same records as the full
+    parse, and never looks at derivatives.yaml."""
+    texts = decode_spec(locate_spec(str(packaged_spec)).read_all())
+    full = parse_spec(texts)
+    broken = dataclasses.replace(texts, derivatives="- name: [unclosed\n")
+    natives = parse_native_spec(broken)
+    assert natives.native_functions == full.native_functions
+    assert natives.deprecated == full.deprecated
+    assert natives.tags == full.tags
+    with pytest.raises(SpecError):
+        parse_spec(broken)
