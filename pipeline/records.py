@@ -184,3 +184,11 @@ def _codec_for(annotation: Any) -> Any:
         return _RecordCodec(annotation)
     raise TypeError(f"records cannot hold values of type {annotation!r}")
 
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Text(Record):
+    """Plain text (a spec entry, a template, a generated file). The cache stores and hashes
+    it as its UTF-8 bytes, so a file's content hash is the hash of the file on disk."""
+
+    text: str

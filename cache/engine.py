@@ -1,0 +1,498 @@
+"""The task engine: pure stage functions run as cached tasks.
+
+A task is (name, code version, inputs) → output. Its key is xxh3-128 over the name, the code
+version and the content hashes of its inputs, so it is known before anything runs. A key in
+the memo is a hit: the task does not run, and its output is not even loaded unless a task
+that does run needs it. A task that runs to the output it produced before gives its
+dependents the same input hashes, so the change stops there (early cutoff).
+
+Values are records known by content hash (`Value`); a collection is an ordered list of
+values, hashed over its items' hashes. A task may fan out (return a tuple of records, each
+its own value). A group is a task whose body runs tasks itself and returns an index record
+of the hashes its callers need: when the group's inputs are unchanged, none of its inner
+tasks is even looked at. A group body may only hand its tasks values derived from its
+declared inputs; the engine checks this (`scope`).
+
+The store is never trusted: every blob is checked against its hash when read. A value that
+cannot be read is recomputed from its recipe (the task and inputs that made it); a value
+named only by a group's index has no recipe, so the build restarts with every group
+re-entered (`StaleCache`), which re-creates it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import xxhash
+
+from gradshard.pipeline.errors import InternalError
+from gradshard.pipeline.records import Record, Text, canonical_json
+
+from .store import Blob, Store, Trace, blob_hash
+
+STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
+
+
+@dataclass(frozen=True, slots=True)
+class Refs(Record):
+    """A stored collection: its items' hashes, in order."""
+
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A pure function over records. `inputs` names each argument (for "why it ran");
+    `output` is the record type it returns, or of each item when it fans out."""
+
+    name: str
+    stage: str
+    compute: Callable[..., Any]
+    output: type
+    inputs: tuple[str, ...]
+    fan_out: bool = False
+
+
+@dataclass(frozen=True)
+class Group:
+    """A task whose body runs tasks: body(engine, *input values) → an index record."""
+
+    name: str
+    stage: str
+    body: Callable[..., Record]
+    output: type
+    inputs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    job: Task | Group
+    inputs: tuple[Value, ...]
+    ident: str
+    key: str
+
+
+class Value:
+    """A record by content hash. `items` is set for collections (None while a fanned-out
+    output's list is not read yet); `record` once the record is in memory."""
+
+    __slots__ = ("hash", "type", "items", "record", "recipe", "scope", "is_collection")
+
+    def __init__(self, hash: str, type: type, *, record: Any = None,
+                 items: tuple[Value, ...] | None = None, is_collection: bool = False,
+                 recipe: Recipe | None = None, scope: int = 0) -> None:
+        self.hash = hash
+        self.type = type
+        self.record = record
+        self.items = items
+        self.is_collection = is_collection or items is not None
+        self.recipe = recipe
+        self.scope = scope
+
+    def __repr__(self) -> str:
+        kind = f"[{self.type.__name__}]" if self.is_collection else self.type.__name__
+        return f"Value({kind} {self.hash[:12]})"
+
+
+class StaleCache(Exception):
+    """A value named by a group index is gone from the store: rebuild with groups re-entered."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRun:
+    """One task that ran, and why."""
+
+    task: str
+    stage: str
+    ident: str
+    reason: str
+    seconds: float
+
+
+@dataclass
+class EngineStats:
+    run: Counter[str] = field(default_factory=Counter)      # by stage
+    reused: Counter[str] = field(default_factory=Counter)   # by stage
+    seconds: Counter[str] = field(default_factory=Counter)  # by stage, wall time
+    runs: list[TaskRun] = field(default_factory=list)
+    recovered: int = 0
+
+
+def encode(record: Record) -> tuple[str, bytes]:
+    """How a record is stored: texts as their bytes, everything else as canonical JSON."""
+    if type(record) is Text:
+        return "text", record.text.encode("utf-8")
+    return "json", canonical_json(record.to_json()).encode("utf-8")
+
+
+def decode(blob: Blob, kind: type) -> Any:
+    if blob.codec == "text":
+        return Text(blob.data.decode("utf-8"))
+    return kind.from_json(json.loads(blob.data))
+
+
+def task_key(name: str, version: str, inputs: Sequence[str]) -> str:
+    return xxhash.xxh3_128_hexdigest("\x00".join((name, version, *inputs)).encode())
+
+
+def collection_hash(hashes: Sequence[str]) -> str:
+    return encode_hash(Refs(tuple(hashes)))
+
+
+def encode_hash(record: Record) -> str:
+    return blob_hash(encode(record)[1])
+
+
+class Engine:
+    """Runs tasks against a store (or none: everything runs, nothing is kept)."""
+
+    def __init__(self, store: Store | None, code_version: str, *, generation: int = 0,
+                 force_groups: bool = False) -> None:
+        self.store = store
+        self.code_version = code_version
+        self.generation = generation
+        self.force_groups = force_groups
+        self.stats = EngineStats()
+        self._memo: dict[str, str] = {}      # key → output, seen this build
+        self._records: dict[str, Any] = {}   # hash → record, made or read this build
+        self._recipes: dict[str, Recipe] = {}  # hash → how this build made (or reused) it
+        self._hits: list[str] = []           # keys reused, for the store's LRU
+        self._scope = 0
+        self._scopes = 0
+        self._timing: list[list[Any]] = []   # stack of [stage, started]
+
+    # -----------------------------------------------------------------------------------------
+    # Making values
+
+    def literal(self, record: Record, *, persist: bool = False) -> Value:
+        """A value the caller holds; persisted when an index may name it."""
+        codec, data = encode(record)
+        name = blob_hash(data)
+        if persist and self.store is not None:
+            self.store.put_blob(name, codec, data)
+        self._records[name] = record
+        return Value(name, type(record), record=record, scope=self._scope)
+
+    def text(self, text: str) -> Value:
+        return self.literal(Text(text))
+
+    def collection(self, values: Sequence[Value], kind: type) -> Value:
+        for v in values:
+            self._check_scope(v, "a collection")
+        items = tuple(values)
+        return Value(collection_hash([v.hash for v in items]), kind, items=items,
+                     scope=self._scope)
+
+    def ref(self, name: str, kind: type) -> Value:
+        """A value named by a group's index: without a recipe unless this build's tasks made
+        or reused it (see StaleCache)."""
+        return Value(name, kind, recipe=self._recipes.get(name), scope=self._scope)
+
+    def ref_collection(self, name: str, kind: type) -> Value:
+        return Value(name, kind, is_collection=True, recipe=self._recipes.get(name),
+                     scope=self._scope)
+
+    # -----------------------------------------------------------------------------------------
+    # Running
+
+    def run(self, task: Task, inputs: Sequence[Value], ident: str) -> Value:
+        return self.map(task, [(tuple(inputs), ident)])[0]
+
+    def map(self, task: Task, calls: Sequence[tuple[tuple[Value, ...], str]]) -> list[Value]:
+        """Run `task` once per (inputs, ident); hits are answered without running."""
+        if not calls:
+            return []
+        with self._stage(task.stage):
+            for inputs, _ in calls:
+                for v in inputs:
+                    self._check_scope(v, task.name)
+            keys = [task_key(task.name, self.code_version, [v.hash for v in inputs])
+                    for inputs, _ in calls]
+            found = self._lookup(keys)
+            values: list[Value | None] = []
+            misses: list[Recipe] = []
+            for (inputs, ident), key in zip(calls, keys):
+                recipe = Recipe(task, inputs, ident, key)
+                output = found.get(key)
+                if output is None:
+                    misses.append(recipe)
+                    values.append(None)
+                else:
+                    values.append(self._output_value(task, output, recipe))
+            self.stats.reused[task.stage] += len(calls) - len(misses)
+            if misses:
+                computed = iter(self._execute(task, misses))
+                values = [v if v is not None else next(computed) for v in values]
+            return values  # type: ignore[return-value]
+
+    def group(self, group: Group, inputs: Sequence[Value], ident: str) -> Value:
+        """Run a group: its index when the inputs are unchanged, else its body."""
+        with self._stage(group.stage):
+            for v in inputs:
+                self._check_scope(v, group.name)
+            key = task_key(group.name, self.code_version, [v.hash for v in inputs])
+            recipe = Recipe(group, tuple(inputs), ident, key)
+            if not self.force_groups:
+                output = self._lookup([key]).get(key)
+                if output is not None:
+                    self.stats.reused[group.stage] += 1
+                    self._recipes[output] = recipe
+                    return Value(output, group.output, recipe=recipe, scope=self._scope)
+            reason = self._reasons(group, [recipe])[0]
+            return self._run_group(recipe, reason)
+
+    def records(self, values: Sequence[Value]) -> list[Any]:
+        """The records of single values (loading what is not in memory)."""
+        self._load(values)
+        return [v.record for v in values]
+
+    def items(self, value: Value) -> tuple[Value, ...]:
+        """The item values of a collection (reading a fanned-out list if needed)."""
+        return self.items_of([value])[0]
+
+    def items_of(self, values: Sequence[Value]) -> list[tuple[Value, ...]]:
+        self._expand(values)
+        return [_in_scope(v.items, v.scope) for v in values]  # type: ignore[arg-type]
+
+    def finish(self) -> None:
+        """Commit what this build computed and mark what it reused."""
+        if self.store is None:
+            return
+        self.store.flush(self.generation)
+        if self._hits:
+            self.store.touch(self._hits, self.generation)
+            self._hits = []
+
+    # -----------------------------------------------------------------------------------------
+    # Internals
+
+    def _check_scope(self, value: Value, user: str) -> None:
+        if value.scope != self._scope:
+            raise InternalError(f"{user} reads a value its group did not declare as an input")
+
+    def _lookup(self, keys: list[str]) -> dict[str, str]:
+        found = {k: self._memo[k] for k in keys if k in self._memo}
+        if self.store is not None:
+            missing = [k for k in keys if k not in found]
+            if missing:
+                stored = self.store.memo(missing)
+                found.update(stored)
+                self._memo.update(stored)
+                self._hits.extend(stored)
+        return found
+
+    def _output_value(self, task: Task, output: str, recipe: Recipe) -> Value:
+        self._recipes[output] = recipe
+        if task.fan_out:
+            return Value(output, task.output, is_collection=True, recipe=recipe,
+                         scope=self._scope)
+        return Value(output, task.output, recipe=recipe, scope=self._scope)
+
+    def _execute(self, task: Task, misses: list[Recipe]) -> list[Value]:
+        self._load([v for r in misses for v in r.inputs])
+        reasons = self._reasons(task, misses)
+        return [self._compute(r, reason) for r, reason in zip(misses, reasons)]
+
+    def _compute(self, recipe: Recipe, reason: str) -> Value:
+        task = recipe.job
+        assert isinstance(task, Task)
+        args = [tuple(i.record for i in v.items) if v.is_collection else v.record
+                for v in recipe.inputs]
+        started = time.perf_counter()
+        output = task.compute(*args)
+        seconds = time.perf_counter() - started
+        value = self._keep(task, output, recipe)
+        self._remember(recipe, value.hash, reason, seconds)
+        return value
+
+    def _run_group(self, recipe: Recipe, reason: str) -> Value:
+        group = recipe.job
+        assert isinstance(group, Group)
+        outer = self._scope
+        self._scopes += 1
+        self._scope = self._scopes
+        try:
+            inner = [_rescoped(v, self._scope) for v in recipe.inputs]
+            started = time.perf_counter()
+            index = group.body(self, *inner)
+            seconds = time.perf_counter() - started
+        finally:
+            self._scope = outer
+        value = self._store_record(index, recipe)
+        self._remember(recipe, value.hash, reason, seconds)
+        return value
+
+    def _keep(self, task: Task, output: Any, recipe: Recipe) -> Value:
+        if not task.fan_out:
+            return self._store_record(output, recipe)
+        items = tuple(self._store_record(item, recipe) for item in output)
+        listing = Refs(tuple(i.hash for i in items))
+        stored = self._store_record(listing, recipe)
+        if self.store is not None:
+            self.store.put_refs(stored.hash, listing.items)
+        return Value(stored.hash, task.output, items=items, recipe=recipe, scope=self._scope)
+
+    def _store_record(self, record: Record, recipe: Recipe) -> Value:
+        codec, data = encode(record)
+        name = blob_hash(data)
+        if self.store is not None:
+            self.store.put_blob(name, codec, data)
+        self._records[name] = record
+        self._recipes[name] = recipe
+        return Value(name, type(record), record=record, recipe=recipe, scope=self._scope)
+
+    def _remember(self, recipe: Recipe, output: str, reason: str, seconds: float) -> None:
+        job = recipe.job
+        self._memo[recipe.key] = output
+        self.stats.run[job.stage] += 1
+        self.stats.runs.append(TaskRun(job.name, job.stage, recipe.ident, reason, seconds))
+        if self.store is not None:
+            self.store.put_task(recipe.key, job.name, output, seconds)
+            self.store.put_trace(job.name, recipe.ident, recipe.key,
+                                 [v.hash for v in recipe.inputs])
+            if len(self.store.pending) > 5000:
+                self.store.flush(self.generation)
+
+    def _reasons(self, job: Task | Group, recipes: list[Recipe]) -> list[str]:
+        """Why each task runs: new, which inputs changed, gradshard changed, or not cached."""
+        if self.store is None:
+            return ["no cache"] * len(recipes)
+        traces = self.store.traces(job.name, [r.ident for r in recipes])
+        return [_reason(job, r, traces.get(r.ident)) for r in recipes]
+
+    # Loading ---------------------------------------------------------------------------------
+
+    def _expand(self, values: Sequence[Value]) -> None:
+        """Fill `items` of collections read from the store (a fanned-out output's list)."""
+        pending = [v for v in values if v.is_collection and v.items is None]
+        if not pending:
+            return
+        listings = self._fetch([v.hash for v in pending], Refs)
+        for v in pending:
+            listing = listings.get(v.hash)
+            if listing is None:
+                self._recover(v)
+                continue
+            v.items = tuple(Value(h, v.type, recipe=v.recipe, scope=v.scope)
+                            for h in listing.items)
+            if v.recipe is not None:
+                self._recipes.update((h, v.recipe) for h in listing.items)
+
+    def _load(self, values: Sequence[Value]) -> None:
+        """Bring every record of these values (and their items) into memory."""
+        self._expand(values)
+        singles: dict[str, list[Value]] = defaultdict(list)
+        for v in values:
+            for single in (v.items if v.is_collection else (v,)):
+                if single.record is None:
+                    singles[single.hash].append(single)
+        if not singles:
+            return
+        kinds = {h: vs[0].type for h, vs in singles.items()}
+        found = self._fetch_typed(kinds)
+        for name, waiting in singles.items():
+            if name in found:
+                for v in waiting:
+                    v.record = found[name]
+            else:
+                self._recover(waiting[0])
+                for v in waiting[1:]:
+                    v.record = waiting[0].record
+
+    def _fetch(self, names: list[str], kind: type) -> dict[str, Any]:
+        return self._fetch_typed({n: kind for n in names})
+
+    def _fetch_typed(self, kinds: dict[str, type]) -> dict[str, Any]:
+        records = {n: self._records[n] for n in kinds if n in self._records}
+        missing = [n for n in kinds if n not in records]
+        if self.store is None or not missing:
+            return records
+        for name, blob in self.store.blobs(missing).items():
+            try:
+                records[name] = self._records[name] = decode(blob, kinds[name])
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+                self.store.warn(f"cache entry {name[:12]}… does not decode; recomputed")
+                self.store.forget([name])
+        return records
+
+    def _recover(self, value: Value) -> None:
+        """Recompute a value whose blob is gone, from its recipe."""
+        recipe = value.recipe
+        if recipe is None:
+            raise StaleCache(value.hash)
+        self.stats.recovered += 1
+        self._memo.pop(recipe.key, None)
+        if isinstance(recipe.job, Group):
+            again = self._run_group(recipe, "its cached output was damaged")
+        else:
+            self._load(list(recipe.inputs))
+            again = self._compute(recipe, "its cached output was damaged")
+        if again.hash != value.hash and not value.is_collection:
+            # the recipe made another item than the one asked for (an item of a fanned-out
+            # list is recomputed through its whole task)
+            match = next((i for i in (again.items or ()) if i.hash == value.hash), None)
+            if match is None:
+                raise InternalError(f"{recipe.job.name} ({recipe.ident}) is not deterministic")
+            value.record = match.record
+            return
+        if value.is_collection:
+            value.items = again.items
+        else:
+            value.record = again.record
+
+    def _stage(self, stage: str) -> _StageTimer:
+        return _StageTimer(self, stage)
+
+
+class _StageTimer:
+    """Wall time goes to the innermost running stage (a group's inner tasks own theirs)."""
+
+    def __init__(self, engine: Engine, stage: str) -> None:
+        self.engine = engine
+        self.stage = stage
+
+    def __enter__(self) -> None:
+        now = time.perf_counter()
+        stack = self.engine._timing
+        if stack:
+            outer = stack[-1]
+            self.engine.stats.seconds[outer[0]] += now - outer[1]
+        stack.append([self.stage, now])
+
+    def __exit__(self, *exc: object) -> None:
+        now = time.perf_counter()
+        stack = self.engine._timing
+        stage, started = stack.pop()
+        self.engine.stats.seconds[stage] += now - started
+        if stack:
+            stack[-1][1] = now
+
+
+def _reason(job: Task | Group, recipe: Recipe, trace: Trace | None) -> str:
+    if trace is None:
+        return "new"
+    if trace.key == recipe.key:
+        return "not in the cache"
+    hashes = [v.hash for v in recipe.inputs]
+    if list(trace.inputs) == hashes:
+        return "gradshard changed"
+    if len(trace.inputs) != len(hashes):
+        return "inputs changed"
+    changed = [label for label, old, new in zip(job.inputs, trace.inputs, hashes) if old != new]
+    return "changed: " + ", ".join(changed)
+
+
+def _rescoped(value: Value, scope: int) -> Value:
+    """The same value as seen inside another group (records are shared, never copied)."""
+    return Value(value.hash, value.type, record=value.record, items=value.items,
+                 is_collection=value.is_collection, recipe=value.recipe, scope=scope)
+
+
+def _in_scope(items: tuple[Value, ...], scope: int) -> tuple[Value, ...]:
+    if all(i.scope == scope for i in items):
+        return items
+    return tuple(_rescoped(i, scope) for i in items)

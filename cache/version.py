@@ -1,0 +1,28 @@
+"""The code version every task key includes: a hash of gradshard's own stage code.
+
+Any change to the pipeline, the engine or the templates that print C++ yields new keys, so a
+cache written by other code is never reused. It is computed from the installed sources, not
+from a version string that a developer could forget to bump.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+
+import xxhash
+
+_PACKAGES = ("gradshard.pipeline", "gradshard.cache", "gradshard.templates")
+_SUFFIXES = (".py", ".j2")
+
+
+@functools.cache
+def code_version() -> str:
+    digest = xxhash.xxh3_128()
+    for package in _PACKAGES:
+        root = importlib.resources.files(package)
+        for entry in sorted(root.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(_SUFFIXES):
+                digest.update(f"{package}/{entry.name}\x00".encode())
+                digest.update(entry.read_bytes())
+    return digest.hexdigest()

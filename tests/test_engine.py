@@ -1,0 +1,218 @@
+"""The task engine and its store, on toy tasks over real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import pytest
+
+from gradshard.cache.engine import Engine, Group, StaleCache, Task, Value
+from gradshard.cache.store import DB_FILE, Store
+from gradshard.pipeline.errors import InternalError
+from gradshard.pipeline.records import Record, Text
+
+
+@dataclass(frozen=True, slots=True)
+class Number(Record):
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Record):
+    total: str
+    parts: str
+
+
+CALLS: list[str] = []
+
+
+def count_words(text: Text) -> Number:
+    CALLS.append("count")
+    return Number(len(text.text.split()))
+
+
+def parity(number: Number) -> Number:
+    CALLS.append("parity")
+    return Number(number.value % 2)
+
+
+def total(numbers: tuple[Number, ...]) -> Number:
+    CALLS.append("total")
+    return Number(sum(n.value for n in numbers))
+
+
+def split_words(text: Text) -> tuple[Text, ...]:
+    CALLS.append("split")
+    return tuple(Text(w) for w in text.text.split())
+
+
+COUNT = Task("toy.count", "parse", count_words, Number, ("text",))
+PARITY = Task("toy.parity", "match", parity, Number, ("number",))
+TOTAL = Task("toy.total", "render", total, Number, ("numbers",))
+SPLIT = Task("toy.split", "parse", split_words, Text, ("text",), fan_out=True)
+
+
+def summed(engine: Engine, texts: Value) -> Index:
+    counts = engine.map(COUNT, [((t,), f"t{i}") for i, t in enumerate(engine.items(texts))])
+    parts = engine.collection(counts, Number)
+    return Index(engine.run(TOTAL, [parts], "total").hash, parts.hash)
+
+
+SUMMED = Group("toy.summed", "parse", summed, Index, ("texts",))
+
+
+@pytest.fixture
+def store(tmp_path):
+    warnings: list[str] = []
+    opened = Store.open(tmp_path / "cache", warnings.append)
+    opened.warnings = warnings
+    yield opened
+    opened.close()
+
+
+def reopen(store: Store) -> Store:
+    store.close()
+    again = Store.open(store.directory, store.warnings.append)
+    again.warnings = store.warnings
+    return again
+
+
+def build_parity(store: Store, text: str, generation: int = 1) -> tuple[int, Engine]:
+    engine = Engine(store, "v1", generation=generation)
+    count = engine.run(COUNT, [engine.text(text)], "words")
+    result = engine.run(PARITY, [count], "parity")
+    value = engine.records([result])[0].value
+    engine.finish()
+    return value, engine
+
+
+def test_second_build_reuses_everything(store):
+    CALLS.clear()
+    assert build_parity(store, "a b c")[0] == 1
+    assert CALLS == ["count", "parity"]
+    CALLS.clear()
+    value, engine = build_parity(reopen(store), "a b c")
+    assert value == 1 and CALLS == []
+    assert sum(engine.stats.reused.values()) == 2 and not engine.stats.runs
+
+
+def test_early_cutoff_stops_an_unchanged_output(store):
+    build_parity(store, "a b c")
+    CALLS.clear()
+    value, engine = build_parity(store, "x y z", generation=2)  # same count, new text
+    assert value == 1
+    assert CALLS == ["count"]  # parity's input hash is unchanged: reused
+    assert [r.reason for r in engine.stats.runs] == ["changed: text"]
+
+
+def test_reasons(store):
+    _, first = build_parity(store, "a b")
+    assert [r.reason for r in first.stats.runs] == ["new", "new"]
+    _, second = build_parity(store, "a b c")
+    assert [r.reason for r in second.stats.runs] == ["changed: text", "changed: number"]
+    engine = Engine(store, "v2")
+    engine.run(COUNT, [engine.text("a b c")], "words")
+    assert engine.stats.runs[0].reason == "gradshard changed"
+
+
+def test_fan_out_items_are_values(store):
+    engine = Engine(store, "v1")
+    words = engine.run(SPLIT, [engine.text("p q r")], "split")
+    engine.finish()
+    again = Engine(reopen(store), "v1")
+    words = again.run(SPLIT, [again.text("p q r")], "split")
+    assert words.items is None  # a hit: the list is read only when asked for
+    assert [t.text for t in again.records(again.items(words))] == ["p", "q", "r"]
+
+
+def test_group_hit_skips_its_inner_tasks(store):
+    engine = Engine(store, "v1")
+    texts = engine.collection([engine.text("a b"), engine.text("c")], Text)
+    index = engine.records([engine.group(SUMMED, [texts], "all")])[0]
+    assert engine.records([engine.ref(index.total, Number)])[0].value == 3
+    engine.finish()
+    CALLS.clear()
+    again = Engine(reopen(store), "v1")
+    texts = again.collection([again.text("a b"), again.text("c")], Text)
+    index = again.records([again.group(SUMMED, [texts], "all")])[0]
+    assert again.records([again.ref(index.total, Number)])[0].value == 3
+    assert CALLS == [] and sum(again.stats.reused.values()) == 1
+
+
+def test_group_body_cannot_read_undeclared_values(store):
+    engine = Engine(store, "v1")
+    outside = engine.text("a")
+
+    def sneaky(inner_engine: Engine, text: Value) -> Index:
+        inner_engine.run(COUNT, [outside], "x")
+        return Index("", "")
+
+    with pytest.raises(InternalError):
+        engine.group(Group("toy.sneaky", "parse", sneaky, Index, ("text",)),
+                     [engine.text("b")], "g")
+
+
+def test_damaged_blob_is_detected_and_recomputed(store):
+    build_parity(store, "a b c")
+    store.connection.execute("UPDATE blobs SET data = CAST('{\"value\":0}' AS BLOB) "
+                             "WHERE codec = 'json'")
+    CALLS.clear()
+    engine = Engine(store, "v1", generation=2)
+    count = engine.run(COUNT, [engine.text("a b c")], "words")
+    assert engine.records([count])[0].value == 3  # not the planted 0
+    assert "count" in CALLS and any("damaged" in w for w in store.warnings)
+    assert engine.stats.recovered == 1
+
+
+def test_damaged_task_row_is_a_miss(store):
+    build_parity(store, "a b c")
+    store.connection.execute("UPDATE tasks SET output = '00000000000000000000000000000000'")
+    CALLS.clear()
+    assert build_parity(store, "a b c", generation=2)[0] == 1
+    assert CALLS == ["count", "parity"]
+
+
+def test_missing_value_behind_a_group_index_restarts(store):
+    engine = Engine(store, "v1")
+    texts = engine.collection([engine.text("a b"), engine.text("c")], Text)
+    index = engine.records([engine.group(SUMMED, [texts], "all")])[0]
+    engine.finish()
+    store.connection.execute("DELETE FROM blobs WHERE hash = ?", (index.total,))
+    again = Engine(store, "v1")
+    texts = again.collection([again.text("a b"), again.text("c")], Text)
+    index = again.records([again.group(SUMMED, [texts], "all")])[0]
+    with pytest.raises(StaleCache):
+        again.records([again.ref(index.total, Number)])
+    forced = Engine(store, "v1", force_groups=True)
+    texts = forced.collection([forced.text("a b"), forced.text("c")], Text)
+    index = forced.records([forced.group(SUMMED, [texts], "all")])[0]
+    assert forced.records([forced.ref(index.total, Number)])[0].value == 3
+
+
+def test_without_a_store_everything_runs():
+    CALLS.clear()
+    engine = Engine(None, "v1")
+    count = engine.run(COUNT, [engine.text("a b")], "words")
+    assert engine.records([count])[0].value == 2 and CALLS == ["count"]
+
+
+def test_garbage_database_is_set_aside(tmp_path):
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    (directory / DB_FILE).write_bytes(b"this is not sqlite" * 100)
+    warnings: list[str] = []
+    store = Store.open(directory, warnings.append)
+    assert warnings and "moved aside" in warnings[0]
+    assert store.memo(["x"]) == {}
+    assert any(p.name.startswith(DB_FILE + ".damaged-") for p in directory.iterdir())
+
+
+def test_database_of_another_schema_version_is_rebuilt(tmp_path):
+    directory = tmp_path / "cache"
+    Store.open(directory, print).close()
+    with sqlite3.connect(directory / DB_FILE) as db:
+        db.execute("UPDATE meta SET value = '999' WHERE name = 'schema_version'")
+    warnings: list[str] = []
+    Store.open(directory, warnings.append).close()
+    assert warnings and "another version" in warnings[0]
