@@ -90,7 +90,7 @@ def reparse(text: str, memo: EntryMemo, groups) -> int:
     entries = memo.split(text)
     digests = [e.digest for e in entries]
     infos = [memo.infos(e, d) for e, d in zip(entries, digests)]
-    numbered = [memo.with_ops(d, i, ops) for d, i, ops in zip(digests, infos, assign_op_names(infos))]
+    numbered = [memo.with_ops(d, i, ops) for d, i, ops in zip(digests, infos, assign_op_names([i.op_prefixes for i in infos]))]
     return len(numbered + view_copy_infos(numbered, groups))
 
 

@@ -125,39 +125,93 @@ class EntryInfos(Record):
         return next((k.info for k in self.infos if k.dispatch_key == key), None)
 
 
+@dataclass(frozen=True, slots=True)
+class InfoSummary(Record):
+    """What matching, op numbering and view copies read of one entry's infos: a formula edit
+    changes none of it, so none of them runs again."""
+
+    schema: str
+    signature: str  # signature(strip_default=True), the match tables' key
+    functional: bool
+    has_default: bool
+    has_infos: bool
+    op_prefixes: tuple[str | None, ...]
+
+
+def summarize_infos(entry: EntryInfos) -> InfoSummary:
+    return InfoSummary(str(entry.schema), str(entry.schema.signature(strip_default=True)),
+                       entry.schema.kind() is SchemaKind.FUNCTIONAL,
+                       entry.info_for(DEFAULT_KEY) is not None, bool(entry.infos),
+                       entry.op_prefixes)
+
+
 # ---------------------------------------------------------------------------------------------
 # 1. Lookups
 
 
+@dataclass(frozen=True, slots=True)
+class DerivativeBuckets(Record):
+    """load_derivatives' lookups, as positions in a function list: each schema text with its
+    function and the bucket of functions sharing that function's signature (buckets hold
+    positions in view-grouped order)."""
+
+    schemas: tuple[tuple[str, int, int], ...]  # (schema text, position, bucket number)
+    buckets: tuple[tuple[int, ...], ...]
+    duplicates: tuple[int, ...]  # functions whose schema text an earlier one already has
+
+
+def derivative_buckets(functions: Sequence[NativeFunction], ordered: Sequence[int]
+                       ) -> DerivativeBuckets:
+    """load_derivatives.py: load_derivatives' functions_by_signature / functions_by_schema."""
+    bucket_of: dict[str, int] = {}
+    buckets: list[list[int]] = []
+    schemas: dict[str, tuple[str, int, int]] = {}
+    duplicates = []
+    for position in ordered:
+        fn = functions[position]
+        bucket = bucket_of.setdefault(str(fn.func.signature()), len(buckets))
+        if bucket == len(buckets):
+            buckets.append([])
+        buckets[bucket].append(position)
+        text = str(fn.func)
+        if text in schemas:
+            duplicates.append(position)
+        else:
+            schemas[text] = (text, position, bucket)
+    return DerivativeBuckets(tuple(schemas.values()), tuple(tuple(b) for b in buckets),
+                             tuple(duplicates))
+
+
 class NativeIndex:
-    """load_derivatives' two lookup tables over the view-grouped function order."""
+    """The lookups over the view-grouped function order, with the functions themselves."""
 
     def __init__(self, ordered: Sequence[NativeFunction]) -> None:
-        self.by_schema: dict[str, NativeFunction] = {}
-        self.by_signature: dict[str, list[NativeFunction]] = {}
-        self.duplicates: list[NativeFunction] = []
-        for fn in ordered:
-            self.by_signature.setdefault(str(fn.func.signature()), []).append(fn)
-            text = str(fn.func)
-            if text in self.by_schema:
-                self.duplicates.append(fn)
-            self.by_schema.setdefault(text, fn)
+        self.ordered = tuple(ordered)
+        self.lookup = derivative_buckets(self.ordered, range(len(self.ordered)))
+        self.by_schema = {text: (position, bucket)
+                          for text, position, bucket in self.lookup.schemas}
+        self.duplicates = [self.ordered[p] for p in self.lookup.duplicates]
 
 
 def find_entry_functions(entry: DerivativeEntry, index: NativeIndex
                          ) -> tuple[NativeFunction, tuple[NativeFunction, ...]]:
     """The function the entry names exactly, and all functions sharing its signature."""
-    fn = index.by_schema.get(entry.name)
-    if fn is None:
-        defn_name = entry.defn_name
-        candidates = [s for s, f in index.by_schema.items() if cpp_name(f.func) == defn_name]
-        hint = ("schemas with this name: " + "; ".join(candidates) if candidates
-                else did_you_mean(entry.op_name, [str(f.func.name) for f in index.by_schema.values()])
-                or "the schema must match a native_functions.yaml entry exactly")
-        raise RuleViolation("derivatives.unknown-schema",
-                            f"no native function has the schema '{entry.name}'", hint,
-                            line_in_entry=0)
-    return fn, tuple(index.by_signature[str(fn.func.signature())])
+    found = index.by_schema.get(entry.name)
+    if found is None:
+        raise unknown_schema(entry, index.ordered)
+    position, bucket = found
+    return index.ordered[position], tuple(index.ordered[p] for p in index.lookup.buckets[bucket])
+
+
+def unknown_schema(entry: DerivativeEntry, functions: Sequence[NativeFunction]) -> RuleViolation:
+    defn_name = entry.defn_name
+    candidates = [str(f.func) for f in functions if cpp_name(f.func) == defn_name]
+    hint = ("schemas with this name: " + "; ".join(dict.fromkeys(candidates)) if candidates
+            else did_you_mean(entry.op_name, [str(f.func.name) for f in functions])
+            or "the schema must match a native_functions.yaml entry exactly")
+    return RuleViolation("derivatives.unknown-schema",
+                         f"no native function has the schema '{entry.name}'", hint,
+                         line_in_entry=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,14 +668,14 @@ def op_prefix(defn_name: str, dispatch_key: str) -> str:
     return prefix if dispatch_key == DEFAULT_KEY else prefix + dispatch_key
 
 
-def assign_op_names(entries: Sequence[EntryInfos]) -> list[tuple[str | None, ...]]:
-    """Each entry's op names, one per dispatch key: one counter per prefix over the whole
-    file, in file order, counting only infos that get a backward node."""
+def assign_op_names(prefixes: Sequence[tuple[str | None, ...]]) -> list[tuple[str | None, ...]]:
+    """Each entry's op names from its op prefixes, one per dispatch key: one counter per
+    prefix over the whole file, in file order, counting only infos that get a backward node."""
     counter: Counter[str] = Counter()
     names = []
-    for entry in entries:
+    for entry_prefixes in prefixes:
         ops = []
-        for prefix in entry.op_prefixes:
+        for prefix in entry_prefixes:
             if prefix is None:
                 ops.append(None)
                 continue
@@ -639,7 +693,8 @@ def with_op_names(entry: EntryInfos, ops: tuple[str | None, ...]) -> EntryInfos:
 
 
 def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
-    return [with_op_names(e, ops) for e, ops in zip(entries, assign_op_names(entries))]
+    names = assign_op_names([e.op_prefixes for e in entries])
+    return [with_op_names(e, ops) for e, ops in zip(entries, names)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -649,19 +704,29 @@ def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
 def view_copy_infos(entries: Sequence[EntryInfos], groups: Sequence[ViewGroup]) -> list[EntryInfos]:
     """Infos for `{view}_copy` functions whose view has a formula and who have none of their
     own, in the order of the view's entry (load_derivatives.py: add_view_copy_derivatives)."""
-    position = {str(e.schema): i for i, e in enumerate(entries)}
+    pairs = [(str(g.view.func), None if g.view_copy is None else str(g.view_copy.func))
+             for g in groups]
+    plan = view_copy_plan([(str(e.schema), bool(e.infos)) for e in entries], pairs)
+    return [copy_entry(entries[at], groups[group].view_copy) for at, group in plan]
+
+
+def view_copy_plan(entries: Sequence[tuple[str, bool]],
+                   groups: Sequence[tuple[str, str | None]]) -> list[tuple[int, int]]:
+    """(entry position, group position) of each copy to make, in entry order, from each
+    entry's (schema, has infos) and each view group's (view schema, copy schema)."""
+    position = {schema: i for i, (schema, _) in enumerate(entries)}
     found = []
-    for group in groups:
-        if group.view_copy is None or str(group.view_copy.func) in position:
+    for number, (view, copy) in enumerate(groups):
+        if copy is None or copy in position:
             continue
         # an entry's infos all share its canonical function, so the schema finds the view's entry
-        at = position.get(str(group.view.func))
-        if at is not None and entries[at].infos:
-            found.append((at, group))
-    return [_copy_entry(entries[at], group.view_copy) for at, group in sorted(found, key=lambda f: f[0])]
+        at = position.get(view)
+        if at is not None and entries[at][1]:
+            found.append((at, number))
+    return sorted(found, key=lambda f: f[0])
 
 
-def _copy_entry(entry: EntryInfos, copy: NativeFunction) -> EntryInfos:
+def copy_entry(entry: EntryInfos, copy: NativeFunction) -> EntryInfos:
     keyed = tuple(KeyedInfo(k.dispatch_key, view_copy_info(k.info, copy)) for k in entry.infos)
     return EntryInfos(copy.func, keyed, entry.entry_name, entry.op_prefixes)
 

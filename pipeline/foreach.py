@@ -12,8 +12,6 @@ foreach ops (`_foreach_div.List`…) are spelled out in derivatives.yaml instead
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .cpp import CppBinding, TENSOR_LIST, argument_ctype
 from .differentiability import (DEFAULT_KEY, Derivative, DifferentiabilityInfo, EntryInfos,
                                 ForwardDerivative, KeyedInfo, SavedAttribute)
@@ -37,66 +35,48 @@ def is_foreach(fn: NativeFunction) -> bool:
     return fn.func.name.name.base.startswith("_foreach_")
 
 
-@dataclass
-class ForeachReferences:
-    """The match tables foreach ops search, shared with (and updated by) the match stage."""
-
-    functional: dict[str, tuple[FunctionSchema, EntryInfos]]
-    non_functional: dict[str, tuple[FunctionSchema, EntryInfos]]
-
-
-def is_reference_for(fn: NativeFunction, reference: FunctionSchema) -> bool:
-    """Whether `reference` (a signature) is the per-tensor op of foreach `fn`
+def is_reference_for(func: FunctionSchema, reference: FunctionSchema) -> bool:
+    """Whether `reference` (a signature) is the per-tensor op of the foreach schema `func`
     (api/autograd.py: is_reference_for_foreach)."""
-    name = str(fn.func.name)
-    if fn.func.name.name.base.split("_foreach_")[-1] != reference.name.name.base:
+    name = str(func.name)
+    if func.name.name.base.split("_foreach_")[-1] != reference.name.name.base:
         return False
     if reference.name.name.inplace and name not in INPLACE_REFERENCE:
         return False
-    mine, theirs = fn.func.arguments.non_out, reference.arguments.non_out
+    mine, theirs = func.arguments.non_out, reference.arguments.non_out
     if name not in ARGUMENT_COUNT_UNCHECKED and len(mine) != len(theirs):
         return False
     return all(ref.type in (arg.type, arg.type.elem) for arg, ref in zip(mine, theirs))
 
 
-def find_reference(fn: NativeFunction, references: ForeachReferences
-                   ) -> tuple[FunctionSchema, EntryInfos, DifferentiabilityInfo] | None:
-    """The first matching functional signature's Default info; `_foreach_zero_` may also
-    use a non-functional one."""
-    tables = [references.functional]
-    if fn.func.kind() is SchemaKind.INPLACE and str(fn.func.name) in INPLACE_REFERENCE:
-        tables.append(references.non_functional)
-    for table in tables:
-        for signature, entry in table.values():
-            if not is_reference_for(fn, signature):
-                continue
-            info = entry.info_for(DEFAULT_KEY)
-            if info is None:
-                raise RuleViolation(
-                    "foreach.reference-without-default",
-                    f"{fn.func.name} would borrow the formulas of {entry.schema.name}, whose "
-                    "entry has no Default dispatch key",
-                    f"add a Default formula set to {entry.schema.name}'s entry")
-            return signature, entry, info
-    return None
+def searches_non_functional(func: FunctionSchema) -> bool:
+    """`_foreach_zero_` may borrow from an in-place reference (find_info's second table)."""
+    return func.kind() is SchemaKind.INPLACE and str(func.name) in INPLACE_REFERENCE
 
 
-def synthesize_foreach_infos(fn: NativeFunction, references: ForeachReferences
-                             ) -> tuple[EntryInfos | None, bool, bool]:
-    """(infos, exact?, synthesized?) for a foreach op that has no infos of its own."""
-    found = find_reference(fn, references)
-    if found is None:
-        return None, False, False
-    signature, entry, reference = found
-    if fn.func.kind() is SchemaKind.INPLACE:
-        # the in-place op reuses the reference infos as they are (under the Default key only)
-        reused = EntryInfos(reference.func.func, (KeyedInfo(DEFAULT_KEY, reference),),
-                            entry.entry_name)
-        return reused, False, False
-    info = _ForeachSynthesis(fn, signature, reference).info()
-    # torchgen reports a synthesized info as an exact match (find_info returns is_generated)
-    synthesized = EntryInfos(fn.func, (KeyedInfo(DEFAULT_KEY, info),), entry.entry_name, (None,))
-    return synthesized, True, True
+def reference_without_default(func: FunctionSchema, reference: str) -> RuleViolation:
+    return RuleViolation(
+        "foreach.reference-without-default",
+        f"{func.name} would borrow the formulas of {reference}, whose entry has no Default "
+        "dispatch key", f"add a Default formula set to {reference}'s entry")
+
+
+def borrowed_infos(reference: EntryInfos) -> EntryInfos:
+    """An in-place foreach op uses its reference's Default info as it is."""
+    info = reference.info_for(DEFAULT_KEY)
+    assert info is not None  # the match plan only borrows from entries with a Default key
+    return EntryInfos(info.func.func, (KeyedInfo(DEFAULT_KEY, info),), reference.entry_name)
+
+
+def synthesized_infos(fn: NativeFunction, signature: FunctionSchema,
+                      reference: EntryInfos) -> EntryInfos:
+    """The infos of an out-of-place foreach op, rewritten from its reference's Default info
+    (api/autograd.py: gen_foreach_derivativeinfo)."""
+    info = reference.info_for(DEFAULT_KEY)
+    assert info is not None
+    synthesized = _ForeachSynthesis(fn, signature, info).info()
+    return EntryInfos(fn.func, (KeyedInfo(DEFAULT_KEY, synthesized),), reference.entry_name,
+                      (None,))
 
 
 class _ForeachSynthesis:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 from .errors import Problem, RuleViolation, SpecFile
 from .native import COMPOSITE_EXPLICIT, Kernel, NativeFunction
@@ -48,13 +49,22 @@ class SignatureGroup(Record):
         return next((f for f in self.members if f.func.kind() is kind), None)
 
 
-def group_by_signature(functions: list[NativeFunction]) -> tuple[list[SignatureGroup], list[Problem]]:
-    """Functions grouped by signature in first-appearance order (pre_group_native_functions)."""
-    groups: dict[str, list[NativeFunction]] = {}
+@dataclass(frozen=True, slots=True)
+class SignatureGroups(Record):
+    """The groups as positions in the function list, in first-appearance order."""
+
+    groups: tuple[tuple[int, ...], ...]
+
+
+def signature_groups(functions: Sequence[NativeFunction]) -> tuple[SignatureGroups, list[Problem]]:
+    """Functions grouped by signature in first-appearance order (pre_group_native_functions);
+    a second function of one kind in a group is a problem and left out."""
+    groups: dict[str, list[int]] = {}
     problems = []
-    for fn in functions:
+    for position, fn in enumerate(functions):
         members = groups.setdefault(str(fn.func.signature()), [])
-        clash = next((m for m in members if m.func.kind() is fn.func.kind()), None)
+        clash = next((functions[m] for m in members
+                      if functions[m].func.kind() is fn.func.kind()), None)
         if clash is not None:
             problems.append(Problem(
                 SpecFile.NATIVE_FUNCTIONS, str(fn.func.name), "native.duplicate-signature",
@@ -62,8 +72,18 @@ def group_by_signature(functions: list[NativeFunction]) -> tuple[list[SignatureG
                 f"of the same signature '{fn.func.signature()}'",
                 "two overloads of one kind must differ in their argument types"))
             continue
-        members.append(fn)
-    return [SignatureGroup(sig, tuple(m)) for sig, m in groups.items()], problems
+        members.append(position)
+    return SignatureGroups(tuple(tuple(m) for m in groups.values())), problems
+
+
+def group_by_signature(functions: list[NativeFunction]) -> tuple[list[SignatureGroup], list[Problem]]:
+    positions, problems = signature_groups(functions)
+    return [signature_group(tuple(functions[p] for p in members))
+            for members in positions.groups], problems
+
+
+def signature_group(members: tuple[NativeFunction, ...]) -> SignatureGroup:
+    return SignatureGroup(str(members[0].func.signature()), members)
 
 
 def generated_functions(groups: list[SignatureGroup]) -> tuple[list[NativeFunction], list[Problem]]:
@@ -72,14 +92,15 @@ def generated_functions(groups: list[SignatureGroup]) -> tuple[list[NativeFuncti
     problems: list[Problem] = []
     for group in groups:
         try:
-            generated.extend(_generate_for_group(group))
+            generated.extend(generate_for_group(group))
         except RuleViolation as violation:
             culprit = group.members[0]
             problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(culprit.func.name)))
     return generated, problems
 
 
-def _generate_for_group(group: SignatureGroup) -> list[NativeFunction]:
+def generate_for_group(group: SignatureGroup) -> list[NativeFunction]:
+    """The out= and functional variants one signature group lacks (add_generated_native_functions)."""
     members = group.members
     kinds = {f.func.kind() for f in members}
     if not kinds & {SchemaKind.MUTABLE, SchemaKind.INPLACE, SchemaKind.OUT, SchemaKind.FUNCTIONAL}:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .differentiability import (IDENT_REGEX, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, uses_ident)
+                                ForwardDerivative, InfoSummary, summarize_infos, uses_ident)
 from .errors import Problem, RuleViolation, SpecFile
-from .foreach import ForeachReferences, is_foreach, synthesize_foreach_infos
+from .foreach import (borrowed_infos, is_foreach, is_reference_for,
+                      reference_without_default, searches_non_functional, synthesized_infos)
 from .native import NativeFunction
 from .records import Record
-from .schema import FunctionSchema, SchemaKind, cpp_name
+from .schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,71 +50,185 @@ class MatchResult(Record):
     infos: tuple[EntryInfos, ...]
 
 
-class MatchTables:
-    """The lookups match_differentiability_info builds from the infos: by exact schema, and
-    by `signature(strip_default=True)` for functional and for other schemas (a later entry
-    wins a shared signature but keeps the first one's position)."""
+# How a function finds its infos (the branches of api/autograd.py: find_info).
+EXACT = "exact"                      # an entry for its own schema
+FUNCTIONAL = "functional"            # its functional variant's entry, by signature
+MUTABLE = "mutable"                  # a generated functional op: its mutable op's entry
+FOREACH = "foreach"                  # synthesized from its per-tensor reference
+FOREACH_INPLACE = "foreach-inplace"  # an in-place foreach op: its reference's info as it is
 
-    def __init__(self, infos: Sequence[EntryInfos]) -> None:
-        self.by_schema: dict[str, EntryInfos] = {str(e.schema): e for e in infos}
-        self.functional: dict[str, tuple[FunctionSchema, EntryInfos]] = {}
-        self.non_functional: dict[str, tuple[FunctionSchema, EntryInfos]] = {}
-        for entry in infos:
-            signature = entry.schema.signature(strip_default=True)
-            table = (self.functional if entry.schema.kind() is SchemaKind.FUNCTIONAL
-                     else self.non_functional)
-            table[str(signature)] = (signature, entry)
 
-    def add_synthesized(self, entry: EntryInfos) -> None:
+@dataclass(frozen=True, slots=True)
+class FunctionSummary(Record):
+    """What the match plan reads of a native function (a formula edit changes none of it)."""
+
+    name: str
+    schema: str
+    signature: str  # signature(strip_default=True)
+    cpp_name: str
+    kind: str
+    generated: bool
+    foreach: bool
+
+
+def summarize_function(fn: NativeFunction) -> FunctionSummary:
+    return FunctionSummary(str(fn.func.name), str(fn.func),
+                           str(fn.func.signature(strip_default=True)), cpp_name(fn.func),
+                           fn.func.kind().value, "generated" in fn.tags, is_foreach(fn))
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStep(Record):
+    """One function that finds infos: how, and the entry it uses or borrows from (a position
+    in the infos list, where synthesized entries follow the loaded ones in plan order)."""
+
+    function: int
+    how: str
+    entry: int
+    reference_signature: str = ""  # FOREACH: the reference's signature
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPlan(Record):
+    """Every function (positions) in C++-name order, and the steps of those that find infos."""
+
+    order: tuple[int, ...]
+    steps: tuple[MatchStep, ...]
+
+    def synthesizing(self) -> list[MatchStep]:
+        return [s for s in self.steps if s.how == FOREACH]
+
+
+class _PlanTables:
+    """match_differentiability_info's lookups over the info summaries: by exact schema, and by
+    `signature(strip_default=True)` for functional and other schemas (a later entry wins a
+    shared signature but keeps the first one's position); synthesized foreach infos join
+    them as they are made."""
+
+    def __init__(self, infos: Sequence[InfoSummary]) -> None:
+        self.by_schema = {s.schema: i for i, s in enumerate(infos)}
+        self.functional: dict[str, tuple[str, int]] = {}
+        self.non_functional: dict[str, tuple[str, int]] = {}
+        self.has_default = [s.has_default for s in infos]
+        self.names = [s.schema.split("(", 1)[0] for s in infos]
+        self._schemas: dict[str, FunctionSchema] = {}
+        self._bases: dict[str, str] = {}
+        for i, summary in enumerate(infos):
+            table = self.functional if summary.functional else self.non_functional
+            table[summary.signature] = (summary.signature, i)
+
+    def add_synthesized(self, schema: str) -> int:
         # torchgen keys synthesized foreach infos by the full schema, not a signature
-        self.by_schema[str(entry.schema)] = entry
-        self.functional[str(entry.schema)] = (entry.schema, entry)
+        entry = len(self.has_default)
+        self.has_default.append(True)
+        self.names.append(schema.split("(", 1)[0])
+        self.by_schema[schema] = entry
+        self.functional[schema] = (schema, entry)
+        return entry
+
+    def step(self, position: int, fn: FunctionSummary) -> MatchStep | None:
+        """find_info for one function."""
+        if fn.generated and fn.kind == SchemaKind.OUT.value:
+            return None
+        exact = self.by_schema.get(fn.schema)
+        if exact is not None:
+            return MatchStep(position, EXACT, exact)
+        if fn.signature in self.functional and not fn.foreach:
+            return MatchStep(position, FUNCTIONAL, self.functional[fn.signature][1])
+        if fn.generated and fn.signature in self.non_functional:
+            return MatchStep(position, MUTABLE, self.non_functional[fn.signature][1])
+        if fn.foreach:
+            return self.foreach_step(position, fn)
+        return None
+
+    def foreach_step(self, position: int, fn: FunctionSummary) -> MatchStep | None:
+        """The first functional signature that is the foreach op's reference
+        (gen_foreach_derivativeinfo's search)."""
+        func = self.parse(fn.schema)
+        tables = [self.functional]
+        if searches_non_functional(func):
+            tables.append(self.non_functional)
+        base = func.name.name.base.split("_foreach_")[-1]
+        for table in tables:
+            for signature, entry in table.values():
+                if self.base_name(signature) != base \
+                        or not is_reference_for(func, self.parse(signature)):
+                    continue
+                if not self.has_default[entry]:
+                    raise reference_without_default(func, self.names[entry])
+                if func.kind() is SchemaKind.INPLACE:
+                    return MatchStep(position, FOREACH_INPLACE, entry)
+                return MatchStep(position, FOREACH, entry, signature)
+        return None
+
+    def base_name(self, schema: str) -> str:
+        """The operator's base name, read without parsing the whole schema."""
+        if schema not in self._bases:
+            self._bases[schema] = OperatorName.parse(schema.split("(", 1)[0]).name.base
+        return self._bases[schema]
+
+    def parse(self, schema: str) -> FunctionSchema:
+        if schema not in self._schemas:
+            self._schemas[schema] = FunctionSchema.parse(schema)
+        return self._schemas[schema]
 
 
-def sorted_for_matching(functions: Sequence[NativeFunction]) -> list[NativeFunction]:
-    """gen_autograd.py: native functions stably sorted by C++ name (`add_`, `add_out`…)."""
-    return sorted(functions, key=lambda f: cpp_name(f.func))
+def match_plan(functions: Sequence[FunctionSummary], infos: Sequence[InfoSummary]
+               ) -> tuple[MatchPlan, list[Problem]]:
+    """Which entry each function uses, visiting functions stably sorted by C++ name
+    (gen_autograd.py); a function whose search fails is a problem and finds nothing."""
+    order = sorted(range(len(functions)), key=lambda i: functions[i].cpp_name)
+    tables = _PlanTables(infos)
+    steps: list[MatchStep] = []
+    problems: list[Problem] = []
+    for position in order:
+        fn = functions[position]
+        try:
+            step = tables.step(position, fn)
+        except RuleViolation as violation:
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, fn.name))
+            continue
+        if step is None:
+            continue
+        if step.how == FOREACH:
+            tables.add_synthesized(fn.schema)
+        steps.append(step)
+    return MatchPlan(tuple(order), tuple(steps)), problems
 
 
 def match_infos(functions: Sequence[NativeFunction],
                 infos: Sequence[EntryInfos]) -> tuple[MatchResult, list[Problem]]:
-    """Match every function (already in C++-name order) to its infos."""
-    tables = MatchTables(infos)
-    references = ForeachReferences(tables.functional, tables.non_functional)
-    all_infos = list(infos)
-    matches: list[FunctionMatch] = []
-    problems: list[Problem] = []
-    for fn in functions:
+    """Every function's match (in C++-name order) and all infos to render, foreach included."""
+    plan, problems = match_plan([summarize_function(f) for f in functions],
+                                [summarize_infos(e) for e in infos])
+    all_infos: list[EntryInfos | None] = list(infos)
+    matches: dict[int, FunctionMatch] = {}
+    for step in plan.steps:
+        fn = functions[step.function]
         try:
-            found, exact, synthesized = find_infos(fn, tables, references)
-            if synthesized:
-                tables.add_synthesized(found)
-                all_infos.append(found)
-            matches.append(_function_match(fn, found, exact))
+            found = all_infos[step.entry]
+            if step.how == FOREACH:
+                all_infos.append(None)  # in case the synthesis fails
+                found = all_infos[-1] = synthesized_infos(
+                    fn, FunctionSchema.parse(step.reference_signature), found)
+            if found is not None:  # else it borrows from a synthesis that failed: reported
+                matches[step.function] = match_function(fn, step, found)
         except RuleViolation as violation:
             problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
-            matches.append(FunctionMatch(str(fn.func.name)))
-    return MatchResult(tuple(matches), tuple(all_infos)), problems
+    ordered = tuple(matches.get(p) or FunctionMatch(str(functions[p].func.name))
+                    for p in plan.order)
+    return MatchResult(ordered, tuple(e for e in all_infos if e is not None)), problems
 
 
-def find_infos(fn: NativeFunction, tables: MatchTables, references: ForeachReferences
-               ) -> tuple[EntryInfos | None, bool, bool]:
-    """(infos, exact match?, synthesized now?) for one function (find_info)."""
-    if "generated" in fn.tags and fn.func.kind() is SchemaKind.OUT:
-        return None, False, False
-    exact = tables.by_schema.get(str(fn.func))
-    if exact is not None:
-        return exact, True, False
-    signature = str(fn.func.signature(strip_default=True))
-    if signature in tables.functional and not is_foreach(fn):
-        return tables.functional[signature][1], False, False
-    if "generated" in fn.tags and signature in tables.non_functional:
-        mutable = tables.non_functional[signature][1]
-        _check_reusable_for_functional(fn, mutable)
-        return mutable, False, False
-    if is_foreach(fn):
-        return synthesize_foreach_infos(fn, references)
-    return None, False, False
+def match_function(fn: NativeFunction, step: MatchStep, found: EntryInfos) -> FunctionMatch:
+    """One function's match from the entry its plan step names (the synthesized one for
+    FOREACH), with find_info's checks and the in-place forward formulas."""
+    if step.how == MUTABLE:
+        _check_reusable_for_functional(fn, found)
+    if step.how == FOREACH_INPLACE:
+        found = borrowed_infos(found)
+    # torchgen reports a synthesized info as an exact match (find_info returns is_generated)
+    return _function_match(fn, found, step.how in (EXACT, FOREACH))
 
 
 def _check_reusable_for_functional(fn: NativeFunction, mutable: EntryInfos) -> None:

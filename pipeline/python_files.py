@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .deprecated import DeprecatedSignature
 from .errors import Problem, RuleViolation, SpecFile
@@ -80,22 +80,144 @@ def should_bind(fn: NativeFunction) -> bool:
     return str(fn.func) not in SKIP_PYTHON_BINDINGS_SIGNATURES
 
 
+# ---------------------------------------------------------------------------------------------
+# Routing: which bindings exist, and which functions each one reads
+
+
 @dataclass(frozen=True, slots=True)
-class BindingGroup(Record):
-    """All pairs of one op name bound into one file, with what that file needs of them."""
+class BindingKey(Record):
+    """What routes one function's bindings (a formula or a default changes none of it)."""
 
+    name: str  # str(func.name.name): the binding it belongs to
+    base: str  # the base name: torch's shard key
+    bound: bool
+    module: str | None
+    method: bool
+    function: bool
+    named_returns: bool
+
+
+def binding_key(fn: NativeFunction) -> BindingKey:
+    name = fn.func.name.name
+    return BindingKey(str(name), name.base, should_bind(fn), fn.python_module,
+                      "method" in fn.variants, "function" in fn.variants,
+                      any(r.name for r in fn.func.returns))
+
+
+@dataclass(frozen=True, slots=True)
+class BindingTarget(Record):
+    """One binding: the file it goes into, its Python module and op name."""
+
+    file: str  # the spec template: python_variable_methods.cpp, python_torch_functions.cpp…
+    module: str | None  # None for Tensor methods, else "torch", "torch.nn"…
+    method: bool
     name: str
-    pairs: tuple[PyPair, ...]
+    shard_key: str
+
+    @property
+    def python_name(self) -> str:
+        """How Python users know it: Tensor.add, torch.add, torch._C._nn.linear…"""
+        if self.method:
+            return f"Tensor.{self.name}"
+        if self.module == "torch":
+            return f"torch.{self.name}"
+        return f"torch._C._{self.module.removeprefix('torch.')}.{self.name}"
+
+    def keeps(self, fn: NativeFunction) -> bool:
+        """Whether a function of this name is bound in this file (gen_python_functions.py:
+        is_py_variable_method / is_py_torch_function / is_py_<module>_function)."""
+        if self.method:
+            return fn.python_module is None and "method" in fn.variants
+        if self.module == "torch":
+            return fn.python_module is None and "function" in fn.variants
+        return fn.python_module == _MODULE_OF_FILE[self.file]
 
 
-def group_by_name(pairs: Sequence[PyPair], keep: Callable[[NativeFunction], bool]
-                  ) -> list[BindingGroup]:
-    """Pairs grouped by operator name, in first-appearance order (group_filter_overloads)."""
-    groups: dict[str, list[PyPair]] = {}
-    for pair in pairs:
-        if keep(pair.function):
-            groups.setdefault(str(pair.function.func.name.name), []).append(pair)
-    return [BindingGroup(name, tuple(members)) for name, members in groups.items()]
+@dataclass(frozen=True, slots=True)
+class PlannedBinding(Record):
+    target: BindingTarget
+    functions: tuple[int, ...]  # every bound function of the name (positions), in spec order
+    deprecated: tuple[int, ...]  # the deprecated signatures calling the name
+
+
+@dataclass(frozen=True, slots=True)
+class BindingPlan(Record):
+    """Every binding, file by file in each file's order; every bound name (sorted) with its
+    functions, for python_return_types; each deprecated signature with the functions it may
+    call."""
+
+    bindings: tuple[PlannedBinding, ...]
+    names: tuple[tuple[str, bool, tuple[int, ...]], ...]  # (name, has named returns, functions)
+    deprecated: tuple[tuple[int, ...], ...]
+
+
+_MODULE_OF_FILE = {file: module for file, module, _ in MODULE_FILES}
+METHODS_FILE = "python_variable_methods.cpp"
+TORCH_FILE = "python_torch_functions.cpp"
+
+
+def binding_plan(keys: Sequence[BindingKey], deprecated: Sequence[DeprecatedSignature]
+                 ) -> BindingPlan:
+    """gen_python_functions.py: gen's grouping (group_filter_overloads per file): methods and
+    module functions sorted by name, torch functions in first-appearance order."""
+    by_name: dict[str, list[int]] = {}
+    for position, key in enumerate(keys):
+        if key.bound:
+            by_name.setdefault(key.name, []).append(position)
+    calls: dict[str, list[int]] = {}
+    for position, signature in enumerate(deprecated):
+        calls.setdefault(signature.aten_name, []).append(position)
+    bindings = [*_file_bindings(keys, by_name, calls, METHODS_FILE, None, True, True),
+                *_file_bindings(keys, by_name, calls, TORCH_FILE, "torch", False, False)]
+    for file, _, qualified in MODULE_FILES:
+        bindings.extend(_file_bindings(keys, by_name, calls, file, qualified, False, True))
+    names = tuple((name, any(keys[p].named_returns for p in members), tuple(members))
+                  for name, members in sorted(by_name.items()))
+    return BindingPlan(tuple(bindings), names,
+                       tuple(tuple(by_name.get(d.aten_name, ())) for d in deprecated))
+
+
+def _file_bindings(keys: Sequence[BindingKey], by_name: dict[str, list[int]],
+                   calls: dict[str, list[int]], file: str, module: str | None, method: bool,
+                   ordered: bool) -> list[PlannedBinding]:
+    first_kept: dict[str, int] = {}
+    for name, members in by_name.items():
+        kept = [p for p in members if _kept(keys[p], file, module, method)]
+        if kept:
+            first_kept[name] = kept[0]
+    names = sorted(first_kept) if ordered else sorted(first_kept, key=first_kept.__getitem__)
+    return [PlannedBinding(BindingTarget(file, module, method, name,
+                                         keys[by_name[name][0]].base),
+                           tuple(by_name[name]), tuple(calls.get(name, ())))
+            for name in names]
+
+
+def _kept(key: BindingKey, file: str, module: str | None, method: bool) -> bool:
+    if method:
+        return key.module is None and key.method
+    if module == "torch":
+        return key.module is None and key.function
+    return key.module == _MODULE_OF_FILE[file]
+
+
+# ---------------------------------------------------------------------------------------------
+# One binding
+
+
+def target_pairs(target: BindingTarget, pairs: Sequence[PyPair],
+                 deprecated: Sequence[PyPair]) -> list[PyPair]:
+    """The pairs one binding is made of: its name's function pairs, then the deprecated
+    signatures' pairs, each kept when its function is bound in the target's file."""
+    return [p for p in (*pairs, *deprecated) if target.keeps(p.function)]
+
+
+def bind(target: BindingTarget, functions: Sequence[NativeFunction],
+         deprecated: Sequence[DeprecatedSignature]) -> Binding:
+    """One binding from its name's functions and the deprecated signatures calling them."""
+    pairs = [python_pair(f, target.method) for f in functions]
+    by_name = pairs_by_name(pairs)
+    extra = [p for d in deprecated for p in deprecated_pairs(d, by_name, target.method)]
+    return binding(target.name, target_pairs(target, pairs, extra), target.module, target.method)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,17 +237,6 @@ def render_binding(b: Binding, templates: TemplateSet) -> RenderedBinding:
                            str(macros.method_def(b)), forwards, str(macros.ops_header(b)))
 
 
-@dataclass(frozen=True)
-class PythonBindings:
-    """Everything the Python binding files are made from."""
-
-    methods: tuple[Binding, ...]
-    torch: tuple[Binding, ...]
-    modules: dict[str, tuple[Binding, ...]]
-    return_types: tuple[tuple[StructseqTypeFields, ...], ...]
-    tags: tuple[str, ...]
-
-
 @dataclass(frozen=True, slots=True)
 class StructseqTypeFields(Record):
     typename: str
@@ -133,101 +244,107 @@ class StructseqTypeFields(Record):
     fields: tuple[str, ...]
 
 
-def python_bindings(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
-                    tags: Sequence[str]) -> tuple[PythonBindings, list[Problem]]:
-    """Binding data for every file (gen_python_functions.py: gen), and every problem found."""
-    problems: list[Problem] = []
-    bound = [f for f in functions if should_bind(f)]
-    method_pairs = _pairs(bound, deprecated, True, problems)
-    function_pairs = _pairs(bound, deprecated, False, problems)
-    methods = _bindings(group_by_name(method_pairs, _is_method), None, True, True, problems)
-    torch = _bindings(group_by_name(function_pairs, _is_torch_function), "torch", False, False,
-                      problems)
-    modules = {file: _bindings(group_by_name(function_pairs, _InModule(module)), qualified,
-                               False, True, problems)
-               for file, module, qualified in MODULE_FILES}
-    returns = []
-    for group in _sorted(group_by_name(function_pairs, _any)):
-        try:
-            returns.append(_structseq_types(group))
-        except RuleViolation as violation:
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, group.name))
-    return PythonBindings(methods, torch, modules, tuple(returns), tuple(sorted(tags))), problems
+@dataclass(frozen=True, slots=True)
+class StructseqTypes(Record):
+    """The distinct named-tuple return types of one op name."""
+
+    types: tuple[StructseqTypeFields, ...]
 
 
-def _pairs(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
-           method: bool, problems: list[Problem]) -> list[PyPair]:
-    """Every function's pair, then the deprecated pairs (load_signatures); a function or
-    deprecated entry that fails is reported (once, for the method pass) and left out."""
-    pairs = []
-    for fn in functions:
-        try:
-            pairs.append(python_pair(fn, method))
-        except RuleViolation as violation:
-            if not method:
-                problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
-    by_name = pairs_by_name(pairs)
-    for entry in deprecated:
-        try:
-            pairs.extend(deprecated_pairs(entry, by_name, method))
-        except RuleViolation as violation:
-            if not method:
-                problems.append(violation.to_problem(SpecFile.DEPRECATED, str(entry.schema)))
-    return pairs
-
-
-def _is_method(fn: NativeFunction) -> bool:
-    return fn.python_module is None and "method" in fn.variants
-
-
-def _is_torch_function(fn: NativeFunction) -> bool:
-    return fn.python_module is None and "function" in fn.variants
-
-
-def _any(fn: NativeFunction) -> bool:
-    return True
-
-
-class _InModule:
-    def __init__(self, module: str) -> None:
-        self.module = module
-
-    def __call__(self, fn: NativeFunction) -> bool:
-        return fn.python_module == self.module
-
-
-def _sorted(groups: list[BindingGroup]) -> list[BindingGroup]:
-    return sorted(groups, key=lambda g: g.name)
-
-
-def _bindings(groups: list[BindingGroup], module: str | None, method: bool, ordered: bool,
-              problems: list[Problem]) -> tuple[Binding, ...]:
-    result = []
-    for group in _sorted(groups) if ordered else groups:
-        try:
-            result.append(binding(group.name, group.pairs, module, method))
-        except RuleViolation as violation:
-            culprit = str(group.pairs[0].function.func.name)
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))
-    return tuple(result)
-
-
-def _structseq_types(group: BindingGroup) -> tuple[StructseqTypeFields, ...]:
-    """The distinct named-tuple types of one name's functions (python_return_types.cpp)."""
+def structseq_types(functions: Sequence[NativeFunction]) -> StructseqTypes:
+    """python_return_types.cpp's types for one name (create_python_return_type_bindings)."""
     seen: set[str] = set()
-    types = []
-    for pair in group.pairs:
-        func = pair.function.func
-        fields = structseq_fieldnames(func)
+    types: list[StructseqTypeFields] = []
+    for fn in functions:
+        fields = structseq_fieldnames(fn.func)
         if not fields:
             continue
-        key = "_".join([cpp_name(func)] + fields)
+        key = "_".join([cpp_name(fn.func)] + fields)
         if key in seen:
             continue
         seen.add(key)
-        typename = f"{cpp_name(func)}NamedTuple{'' if not types else len(types)}"
-        types.append(StructseqTypeFields(typename, cpp_name(func), tuple(fields)))
-    return tuple(types)
+        typename = f"{cpp_name(fn.func)}NamedTuple{'' if not types else len(types)}"
+        types.append(StructseqTypeFields(typename, cpp_name(fn.func), tuple(fields)))
+    return StructseqTypes(tuple(types))
+
+
+# ---------------------------------------------------------------------------------------------
+# All bindings, straight through (the cache engine runs the same pieces as tasks)
+
+
+@dataclass(frozen=True)
+class PythonBindings:
+    """Everything the Python binding files are made from."""
+
+    bindings: tuple[tuple[BindingTarget, Binding], ...]
+    return_types: tuple[StructseqTypes, ...]
+    tags: tuple[str, ...]
+
+    def of_file(self, file: str) -> list[Binding]:
+        return [b for t, b in self.bindings if t.file == file]
+
+
+def python_bindings(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
+                    tags: Sequence[str]) -> tuple[PythonBindings, list[Problem]]:
+    """Binding data for every file (gen_python_functions.py: gen), and every problem found:
+    a function or deprecated signature that cannot be bound is reported once and left out."""
+    problems: list[Problem] = []
+    plan = binding_plan([binding_key(f) for f in functions], deprecated)
+    passes = {method: _NamePairs(functions, deprecated, plan, method, problems)
+              for method in (False, True)}
+    made = []
+    for planned in plan.bindings:
+        pairs = passes[planned.target.method]
+        members = target_pairs(planned.target, pairs.functions.get(planned.target.name, ()),
+                               pairs.deprecated.get(planned.target.name, ()))
+        if not members:
+            continue
+        try:
+            made.append((planned.target, binding(planned.target.name, members,
+                                                 planned.target.module, planned.target.method)))
+        except RuleViolation as violation:
+            culprit = str(members[0].function.func.name)
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))
+    returns = []
+    for name, _, members in plan.names:
+        try:
+            returns.append(structseq_types([functions[p] for p in members]))
+        except RuleViolation as violation:
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, name))
+    return PythonBindings(tuple(made), tuple(returns), tuple(sorted(tags))), problems
+
+
+class _NamePairs:
+    """One pass's pairs (methods or functions) by op name: every bound function's, then the
+    deprecated signatures' (gen_python_functions.py: load_signatures)."""
+
+    def __init__(self, functions: Sequence[NativeFunction],
+                 deprecated: Sequence[DeprecatedSignature], plan: BindingPlan, method: bool,
+                 problems: list[Problem]) -> None:
+        self.functions: dict[str, list[PyPair]] = {}
+        for name, _, members in plan.names:
+            self.functions[name] = [p for p in (self.pair(functions[m], method, problems)
+                                                for m in members) if p is not None]
+        by_name = pairs_by_name(p for pairs in self.functions.values() for p in pairs)
+        self.deprecated: dict[str, list[PyPair]] = {}
+        for entry in deprecated:
+            try:
+                found = deprecated_pairs(entry, by_name, method)
+            except RuleViolation as violation:
+                if not method:
+                    problems.append(violation.to_problem(SpecFile.DEPRECATED, str(entry.schema)))
+                continue
+            self.deprecated.setdefault(entry.aten_name, []).extend(found)
+
+    @staticmethod
+    def pair(fn: NativeFunction, method: bool, problems: list[Problem]) -> PyPair | None:
+        try:
+            return python_pair(fn, method)
+        except RuleViolation as violation:
+            if not method:  # reported once, for the function pass
+                problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS,
+                                                     str(fn.func.name)))
+            return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,15 +353,20 @@ def _structseq_types(group: BindingGroup) -> tuple[StructseqTypeFields, ...]:
 
 def python_binding_files(bindings: PythonBindings, templates: TemplateSet,
                          spec_templates: TemplateSet, layout: str) -> dict[str, str]:
-    files = {"python_variable_methods.cpp": _binding_file(
-        "python_variable_methods.cpp", [render_binding(b, templates) for b in bindings.methods],
-        spec_templates, layout)}
+    rendered: dict[str, list[RenderedBinding]] = {}
+    for target, made in bindings.bindings:
+        rendered.setdefault(target.file, []).append(render_binding(made, templates))
+    files = {METHODS_FILE: binding_file(METHODS_FILE, rendered.get(METHODS_FILE, []),
+                                        spec_templates, layout)}
     for file, _, _ in MODULE_FILES:
-        files[file] = _binding_file(file, [render_binding(b, templates)
-                                           for b in bindings.modules[file]], spec_templates, layout)
-    files.update(_torch_files([render_binding(b, templates) for b in bindings.torch],
-                              spec_templates, layout))
-    files.update(_return_type_files(bindings, templates, spec_templates, layout))
+        files[file] = binding_file(file, rendered.get(file, []), spec_templates, layout)
+    for shard_id, members in torch_shards(rendered.get(TORCH_FILE, [])).items():
+        files[torch_file_name(shard_id)] = torch_file(shard_id, members, spec_templates, layout)
+    files["python_return_types.cpp"] = return_types_file(bindings.return_types, templates,
+                                                         spec_templates, layout)
+    files["python_return_types.h"] = return_types_header(bindings.return_types, templates,
+                                                         spec_templates, layout)
+    files["python_enum_tag.cpp"] = enum_tag_file(bindings.tags, templates, spec_templates, layout)
     return files
 
 
@@ -255,46 +377,67 @@ def _binding_env(rendered: Sequence[RenderedBinding]) -> dict[str, list[str]]:
             "py_method_defs": [r.method_def for r in rendered]}
 
 
-def _binding_file(name: str, rendered: Sequence[RenderedBinding], spec_templates: TemplateSet,
-                  layout: str) -> str:
+def binding_file(name: str, rendered: Sequence[RenderedBinding], spec_templates: TemplateSet,
+                 layout: str) -> str:
+    """python_variable_methods.cpp or a module's file (create_python_bindings)."""
     env: dict = {"generated_comment": generated_comment(layout, name)}
     env.update(_binding_env(rendered))
     return expand_spec_template(spec_templates, name, env)
 
 
-def _torch_files(rendered: Sequence[RenderedBinding], spec_templates: TemplateSet,
-                 layout: str) -> dict[str, str]:
-    """python_torch_functions_{0,1,2}.cpp and Everything, sharded by base name."""
+TORCH_SHARD_IDS = tuple(f"_{i}" for i in range(TORCH_SHARDS)) + ("Everything",)
+
+
+def torch_file_name(shard_id: str) -> str:
+    return f"python_torch_functions{shard_id}.cpp"
+
+
+def torch_shard_of(shard_key: str) -> str:
+    """utils.py: FileManager.write_sharded, by the binding's base name."""
+    return f"_{shard_of(shard_key, TORCH_SHARDS)}"
+
+
+def torch_shards(rendered: Sequence[RenderedBinding]) -> dict[str, list[RenderedBinding]]:
     shards: dict[str, list[RenderedBinding]] = {"Everything": list(rendered)}
-    for i in range(TORCH_SHARDS):
-        shards[f"_{i}"] = []
+    for shard_id in TORCH_SHARD_IDS[:-1]:
+        shards[shard_id] = []
     for r in rendered:
-        shards[f"_{shard_of(r.shard_key, TORCH_SHARDS)}"].append(r)
-    files = {}
-    for shard_id, members in shards.items():
-        env: dict = {"generated_comment": generated_comment(layout, "python_torch_functions.cpp"),
-                     "shard_id": shard_id}
-        env.update(_binding_env(members))
-        files[f"python_torch_functions{shard_id}.cpp"] = expand_spec_template(
-            spec_templates, "python_torch_functions.cpp", env)
-    return files
+        shards[torch_shard_of(r.shard_key)].append(r)
+    return shards
 
 
-def _return_type_files(bindings: PythonBindings, templates: TemplateSet,
-                       spec_templates: TemplateSet, layout: str) -> dict[str, str]:
+def torch_file(shard_id: str, rendered: Sequence[RenderedBinding], spec_templates: TemplateSet,
+               layout: str) -> str:
+    """python_torch_functions_{0,1,2}.cpp or Everything (create_python_bindings_sharded)."""
+    env: dict = {"generated_comment": generated_comment(layout, TORCH_FILE),
+                 "shard_id": shard_id}
+    env.update(_binding_env(rendered))
+    return expand_spec_template(spec_templates, TORCH_FILE, env)
+
+
+def return_types_file(groups: Sequence[StructseqTypes], templates: TemplateSet,
+                      spec_templates: TemplateSet, layout: str) -> str:
     macros = jinja_module(templates, "python_return_types.j2")
-    groups = bindings.return_types
-    definitions = ["\n".join(str(macros.structseq_definition(t)) for t in g) for g in groups]
-    registrations = ["\n".join(str(macros.structseq_registration(t)) for t in g) for g in groups]
-    declarations = ["\n".join(str(macros.structseq_declaration(t)) for t in g) for g in groups]
-    return {
-        "python_return_types.cpp": expand_spec_template(spec_templates, "python_return_types.cpp", {
-            "generated_comment": generated_comment(layout, "python_return_types.cpp"),
-            "py_return_types": definitions, "py_return_types_registrations": registrations}),
-        "python_return_types.h": expand_spec_template(spec_templates, "python_return_types.h", {
-            "generated_comment": generated_comment(layout, "python_return_types.h"),
-            "py_return_types_declarations": declarations}),
-        "python_enum_tag.cpp": expand_spec_template(spec_templates, "python_enum_tag.cpp", {
-            "generated_comment": generated_comment(layout, "python_enum_tag.cpp"),
-            "enum_of_valid_tags": str(macros.tag_values(list(bindings.tags)))}),
-    }
+    return expand_spec_template(spec_templates, "python_return_types.cpp", {
+        "generated_comment": generated_comment(layout, "python_return_types.cpp"),
+        "py_return_types": ["\n".join(str(macros.structseq_definition(t)) for t in g.types)
+                            for g in groups],
+        "py_return_types_registrations": [
+            "\n".join(str(macros.structseq_registration(t)) for t in g.types) for g in groups]})
+
+
+def return_types_header(groups: Sequence[StructseqTypes], templates: TemplateSet,
+                        spec_templates: TemplateSet, layout: str) -> str:
+    macros = jinja_module(templates, "python_return_types.j2")
+    return expand_spec_template(spec_templates, "python_return_types.h", {
+        "generated_comment": generated_comment(layout, "python_return_types.h"),
+        "py_return_types_declarations": [
+            "\n".join(str(macros.structseq_declaration(t)) for t in g.types) for g in groups]})
+
+
+def enum_tag_file(tags: Sequence[str], templates: TemplateSet, spec_templates: TemplateSet,
+                  layout: str) -> str:
+    macros = jinja_module(templates, "python_return_types.j2")
+    return expand_spec_template(spec_templates, "python_enum_tag.cpp", {
+        "generated_comment": generated_comment(layout, "python_enum_tag.cpp"),
+        "enum_of_valid_tags": str(macros.tag_values(list(tags)))})

@@ -19,7 +19,7 @@ from .differentiability import (EntryInfos, NativeIndex, derive_entry_infos, fin
                                 number_ops, view_copy_infos)
 from .errors import YAML_FILES, Problem, RuleViolation, SpecError, SpecFile
 from .generation import generated_functions, group_by_signature
-from .matching import MatchResult, match_infos, sorted_for_matching
+from .matching import MatchResult, match_infos
 from .native import NativeFunction, parse_native_function
 from .native_checks import cross_function_problems
 from .records import Record
@@ -280,7 +280,7 @@ def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed
 def match_spec(spec: ParsedSpec) -> MatchResult:
     """The match stage over a parsed spec: every function's infos, foreach ones synthesized;
     raises SpecError listing every function that cannot be matched."""
-    result, problems = match_infos(sorted_for_matching(spec.native_functions), spec.infos)
+    result, problems = match_infos(spec.native_functions, spec.infos)
     if problems:
         raise SpecError.located(problems, spec.entry_lines())
     return result

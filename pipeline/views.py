@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Sequence
 
 from .errors import Problem, RuleViolation, SpecFile
 from .native import NativeFunction
@@ -53,10 +54,26 @@ class ViewGrouping(Record):
     groups: tuple[ViewGroup, ...]
 
 
-def group_views(functions: list[NativeFunction]) -> tuple[ViewGrouping, list[Problem]]:
-    buckets: dict[str, dict[object, NativeFunction]] = {}
+@dataclass(frozen=True, slots=True)
+class ViewGroupPositions(Record):
+    view: int
+    view_inplace: int | None = None
+    view_copy: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ViewOrder(Record):
+    """load_derivatives' function order and the view groups, as positions in the function
+    list (what the cache keeps; `view_grouping` turns it back into functions)."""
+
+    ordered: tuple[int, ...]
+    groups: tuple[ViewGroupPositions, ...]
+
+
+def view_order(functions: Sequence[NativeFunction]) -> tuple[ViewOrder, list[Problem]]:
+    buckets: dict[str, dict[object, int]] = {}
     problems: list[Problem] = []
-    for fn in functions:
+    for position, fn in enumerate(functions):
         try:
             kind = view_kind(fn) or fn.func.kind()
         except RuleViolation as violation:
@@ -65,29 +82,51 @@ def group_views(functions: list[NativeFunction]) -> tuple[ViewGrouping, list[Pro
         bucket = buckets.setdefault(str(fn.func.view_signature()), {})
         if kind in bucket:
             problems.append(_problem(fn, "views.duplicate-kind",
-                                     f"{fn.func.name} and {bucket[kind].func.name} are both "
-                                     f"'{kind.value}' variants of one view signature",
+                                     f"{fn.func.name} and {functions[bucket[kind]].func.name} "
+                                     f"are both '{kind.value}' variants of one view signature",
                                      "rename one of them or change its arguments"))
             continue
-        bucket[kind] = fn
-    ordered: list[NativeFunction] = []
-    groups: list[ViewGroup] = []
+        bucket[kind] = position
+    ordered: list[int] = []
+    groups: list[ViewGroupPositions] = []
     for bucket in buckets.values():
-        group = _view_group(bucket, problems)
+        group = _view_group(bucket, functions, problems)
         if group is not None:
             groups.append(group)
-            ordered.extend(group.functions())
+            ordered.extend(p for p in (group.view, group.view_inplace, group.view_copy)
+                           if p is not None)
         ordered.extend(bucket.values())
-    return ViewGrouping(tuple(ordered), tuple(groups)), problems
+    return ViewOrder(tuple(ordered), tuple(groups)), problems
 
 
-def _view_group(bucket: dict[object, NativeFunction], problems: list[Problem]) -> ViewGroup | None:
+def view_grouping(functions: Sequence[NativeFunction], order: ViewOrder) -> ViewGrouping:
+    return ViewGrouping(tuple(functions[p] for p in order.ordered),
+                        tuple(_group_of(functions, g) for g in order.groups))
+
+
+def group_views(functions: list[NativeFunction]) -> tuple[ViewGrouping, list[Problem]]:
+    order, problems = view_order(functions)
+    return view_grouping(functions, order), problems
+
+
+def _group_of(functions: Sequence[NativeFunction], group: ViewGroupPositions) -> ViewGroup:
+    return ViewGroup(functions[group.view], _at(functions, group.view_inplace),
+                     _at(functions, group.view_copy))
+
+
+def _at(functions: Sequence[NativeFunction], position: int | None) -> NativeFunction | None:
+    return None if position is None else functions[position]
+
+
+def _view_group(bucket: dict[object, int], functions: Sequence[NativeFunction],
+                problems: list[Problem]) -> ViewGroupPositions | None:
     """Pops the view, view_inplace and view_copy out of the bucket (maybe_create_view_group)."""
     if ViewKind.ALIASING not in bucket:
         return None
-    group = ViewGroup(bucket.pop(ViewKind.ALIASING), bucket.pop(ViewKind.ALIASING_INPLACE, None),
-                      bucket.pop(SchemaKind.FUNCTIONAL, None))
-    problem = _group_problem(group)
+    group = ViewGroupPositions(bucket.pop(ViewKind.ALIASING),
+                               bucket.pop(ViewKind.ALIASING_INPLACE, None),
+                               bucket.pop(SchemaKind.FUNCTIONAL, None))
+    problem = _group_problem(_group_of(functions, group))
     if problem is not None:
         problems.append(problem)
     return group
