@@ -160,7 +160,8 @@ class Engine:
         self._memo: dict[str, str] = {}      # key → output, seen this build
         self._records: dict[str, Any] = {}   # hash → record, made or read this build
         self._recipes: dict[str, Recipe] = {}  # hash → how this build made (or reused) it
-        self._hits: list[str] = []           # keys reused, for the store's LRU
+        self._listings: dict[str, tuple[Value, ...]] = {}  # collection hash → items
+        self._reached: list[list[str]] = []  # per running group: every output its tasks gave
         self._scope = 0
         self._scopes = 0
         self._timing: list[list[Any]] = []   # stack of [stage, started]
@@ -172,20 +173,31 @@ class Engine:
         """A value the caller holds; persisted when an index may name it."""
         codec, data = encode(record)
         name = blob_hash(data)
-        if persist and self.store is not None:
-            self.store.put_blob(name, codec, data)
+        if persist:
+            self._note(name)
+            if self.store is not None:
+                self.store.put_blob(name, codec, data)
         self._records[name] = record
         return Value(name, type(record), record=record, scope=self._scope)
 
     def text(self, text: str) -> Value:
         return self.literal(Text(text))
 
-    def collection(self, values: Sequence[Value], kind: type) -> Value:
+    def collection(self, values: Sequence[Value], kind: type, *, persist: bool = False) -> Value:
+        """An ordered list of values; persisted when an index names it."""
         for v in values:
             self._check_scope(v, "a collection")
         items = tuple(values)
-        return Value(collection_hash([v.hash for v in items]), kind, items=items,
-                     scope=self._scope)
+        listing = Refs(tuple(v.hash for v in items))
+        codec, data = encode(listing)
+        name = blob_hash(data)
+        if persist:
+            self._note(name)
+            if self.store is not None:
+                self.store.put_blob(name, codec, data)
+                self.store.put_refs(name, listing.items)
+        self._listings[name] = items
+        return Value(name, kind, items=items, scope=self._scope)
 
     def ref(self, name: str, kind: type) -> Value:
         """A value named by a group's index: without a recipe unless this build's tasks made
@@ -227,6 +239,8 @@ class Engine:
             if misses:
                 computed = iter(self._execute(task, misses))
                 values = [v if v is not None else next(computed) for v in values]
+            if self._reached:
+                self._reached[-1].extend(v.hash for v in values)  # type: ignore[union-attr]
             return values  # type: ignore[return-value]
 
     def group(self, group: Group, inputs: Sequence[Value], ident: str) -> Value:
@@ -241,9 +255,12 @@ class Engine:
                 if output is not None:
                     self.stats.reused[group.stage] += 1
                     self._recipes[output] = recipe
+                    self._note(output)
                     return Value(output, group.output, recipe=recipe, scope=self._scope)
             reason = self._reasons(group, [recipe])[0]
-            return self._run_group(recipe, reason)
+            value = self._run_group(recipe, reason)
+            self._note(value.hash)
+            return value
 
     def records(self, values: Sequence[Value]) -> list[Any]:
         """The records of single values (loading what is not in memory)."""
@@ -259,16 +276,16 @@ class Engine:
         return [_in_scope(v.items, v.scope) for v in values]  # type: ignore[arg-type]
 
     def finish(self) -> None:
-        """Commit what this build computed and mark what it reused."""
-        if self.store is None:
-            return
-        self.store.flush(self.generation)
-        if self._hits:
-            self.store.touch(self._hits, self.generation)
-            self._hits = []
+        """Commit what this build computed."""
+        if self.store is not None:
+            self.store.flush(self.generation)
 
     # -----------------------------------------------------------------------------------------
     # Internals
+
+    def _note(self, name: str) -> None:
+        if self._reached:
+            self._reached[-1].append(name)
 
     def _check_scope(self, value: Value, user: str) -> None:
         if value.scope != self._scope:
@@ -282,7 +299,6 @@ class Engine:
                 stored = self.store.memo(missing)
                 found.update(stored)
                 self._memo.update(stored)
-                self._hits.extend(stored)
         return found
 
     def _output_value(self, task: Task, output: str, recipe: Recipe) -> Value:
@@ -315,6 +331,7 @@ class Engine:
         outer = self._scope
         self._scopes += 1
         self._scope = self._scopes
+        self._reached.append([])
         try:
             inner = [_rescoped(v, self._scope) for v in recipe.inputs]
             started = time.perf_counter()
@@ -322,7 +339,11 @@ class Engine:
             seconds = time.perf_counter() - started
         finally:
             self._scope = outer
+            reached = self._reached.pop()
         value = self._store_record(index, recipe)
+        if self.store is not None:
+            # gc keeps whatever the latest builds' indexes reach, inner tasks' outputs included
+            self.store.put_refs(value.hash, dict.fromkeys(reached))
         self._remember(recipe, value.hash, reason, seconds)
         return value
 
@@ -334,6 +355,7 @@ class Engine:
         stored = self._store_record(listing, recipe)
         if self.store is not None:
             self.store.put_refs(stored.hash, listing.items)
+        self._listings[stored.hash] = items
         return Value(stored.hash, task.output, items=items, recipe=recipe, scope=self._scope)
 
     def _store_record(self, record: Record, recipe: Recipe) -> Value:
@@ -368,7 +390,14 @@ class Engine:
 
     def _expand(self, values: Sequence[Value]) -> None:
         """Fill `items` of collections read from the store (a fanned-out output's list)."""
-        pending = [v for v in values if v.is_collection and v.items is None]
+        pending = []
+        for v in values:
+            if v.is_collection and v.items is None:
+                known = self._listings.get(v.hash)
+                if known is None:
+                    pending.append(v)
+                else:
+                    v.items = _in_scope(known, v.scope)
         if not pending:
             return
         listings = self._fetch([v.hash for v in pending], Refs)
@@ -379,6 +408,7 @@ class Engine:
                 continue
             v.items = tuple(Value(h, v.type, recipe=v.recipe, scope=v.scope)
                             for h in listing.items)
+            self._listings[v.hash] = v.items
             if v.recipe is not None:
                 self._recipes.update((h, v.recipe) for h in listing.items)
 

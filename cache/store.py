@@ -240,14 +240,6 @@ class Store:
                 db.execute(f"DELETE FROM blobs WHERE hash IN ({marks})", chunk)
                 db.execute(f"DELETE FROM tasks WHERE output IN ({marks})", chunk)
 
-    def touch(self, keys: Sequence[str], generation: int) -> None:
-        """Mark reused tasks as used by this build (gc evicts the least recently used)."""
-        with self.guarded(), self.transaction() as db:
-            for chunk in _chunks(list(keys)):
-                marks = ",".join("?" * len(chunk))
-                db.execute(f"UPDATE tasks SET used = ? WHERE key IN ({marks})",
-                           [generation, *chunk])
-
     # -----------------------------------------------------------------------------------------
     # Builds and manifests
 
@@ -341,10 +333,7 @@ def _create_schema(connection: sqlite3.Connection) -> None:
                             if_not_exists=True)
         db["manifests"].create({"spec": str, "out": str, "build": int, "manifest": str,
                                 "checksum": str}, pk=("spec", "out"), if_not_exists=True)
-        db["tasks"].create_index(["used"], if_not_exists=True)
         db["tasks"].create_index(["output"], if_not_exists=True)
-        db["blobs"].create_index(["used"], if_not_exists=True)
-        db["refs"].create_index(["child"], if_not_exists=True)
         db["meta"].insert({"name": "schema_version", "value": str(SCHEMA_VERSION)}, replace=True)
 
 

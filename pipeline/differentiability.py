@@ -685,6 +685,25 @@ def assign_op_names(prefixes: Sequence[tuple[str | None, ...]]) -> list[tuple[st
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class OpNames(Record):
+    """Each entry's numbered op names (one per dispatch key, None where no node is made)."""
+
+    names: tuple[tuple[str | None, ...], ...]
+
+
+def op_names(summaries: Sequence[InfoSummary]) -> OpNames:
+    """The file-wide numbering, after checking that no two entries share a schema."""
+    seen: set[str] = set()
+    for summary in summaries:
+        if summary.schema in seen:
+            raise RuleViolation("derivatives.duplicate",
+                                f"a second entry for {summary.schema.split('(', 1)[0]}",
+                                "merge the two entries into one")
+        seen.add(summary.schema)
+    return OpNames(tuple(assign_op_names([s.op_prefixes for s in summaries])))
+
+
 def with_op_names(entry: EntryInfos, ops: tuple[str | None, ...]) -> EntryInfos:
     """The entry's infos carrying their numbered op names."""
     keyed = tuple(KeyedInfo(k.dispatch_key, replace(k.info, op=op))
@@ -708,6 +727,22 @@ def view_copy_infos(entries: Sequence[EntryInfos], groups: Sequence[ViewGroup]) 
              for g in groups]
     plan = view_copy_plan([(str(e.schema), bool(e.infos)) for e in entries], pairs)
     return [copy_entry(entries[at], groups[group].view_copy) for at, group in plan]
+
+
+@dataclass(frozen=True, slots=True)
+class ViewCopies(Record):
+    """The view-copy infos to make: (view's entry position, copy function position)."""
+
+    copies: tuple[tuple[int, int], ...]
+
+
+def view_copies(summaries: Sequence[InfoSummary], schemas: Sequence[str],
+                groups: Sequence[tuple[int, int | None]]) -> ViewCopies:
+    """view_copy_plan over summaries, with view groups as (view, copy) positions in the
+    function list whose schema texts are `schemas`."""
+    pairs = [(schemas[view], None if copy is None else schemas[copy]) for view, copy in groups]
+    plan = view_copy_plan([(s.schema, s.has_infos) for s in summaries], pairs)
+    return ViewCopies(tuple((at, groups[group][1]) for at, group in plan))  # type: ignore[misc]
 
 
 def view_copy_plan(entries: Sequence[tuple[str, bool]],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .differentiability import DifferentiabilityInfo, SavedAttribute, uses_ident
+from .differentiability import DifferentiabilityInfo, EntryInfos, SavedAttribute, uses_ident
 from .errors import RuleViolation
 from .records import Record
 
@@ -177,6 +177,25 @@ def backward_node(info: DifferentiabilityInfo) -> BackwardNode:
         retain_variables=any(uses_ident(d.formula, "retain_variables") for d in info.derivatives),
         single_grad=single_grad, named_gradients=named, derivatives=blocks,
         foreach=info.name.startswith("_foreach_"))
+
+
+@dataclass(frozen=True, slots=True)
+class NodeNames(Record):
+    """The nodes an entry's infos make: op names (MulBackward0) and info names (the
+    python_functions shard key), in dispatch-key order."""
+
+    ops: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+def with_derivatives(entry: EntryInfos) -> list[DifferentiabilityInfo]:
+    """The infos of an entry that get a backward node (get_infos_with_derivatives_list)."""
+    return [k.info for k in entry.infos if k.info.has_derivatives]
+
+
+def node_names(entry: EntryInfos) -> NodeNames:
+    infos = with_derivatives(entry)
+    return NodeNames(tuple(str(i.op) for i in infos), tuple(i.name for i in infos))
 
 
 def _by_name(saved: tuple[SavedAttribute, ...]) -> list[SavedAttribute]:

@@ -132,42 +132,66 @@ def expand_spec_template(templates: TemplateSet, name: str, env: Mapping[str, Va
         raise SpecError([violation.to_problem(SpecFile.TEMPLATES, name, entry_line=1)]) from None
 
 
+FUNCTIONS_FILES = (("Functions.h", "declaration"), ("Functions.cpp", "definition"))
+PYTHON_FUNCTION_SHARD_IDS = tuple(f"_{i}" for i in range(NUM_PYTHON_FUNCTION_SHARDS)) + \
+    ("Everything",)
+
+
 def functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,
                     layout: str) -> dict[str, str]:
     """Functions.h and Functions.cpp (gen_autograd_functions.py: gen_autograd_functions_lib)."""
-    files = {}
-    for name, pieces in (("Functions.h", [n.declaration for n in nodes]),
-                         ("Functions.cpp", [n.definition for n in nodes])):
-        files[name] = expand_spec_template(spec_templates, name, {
-            "generated_comment": generated_comment(layout, name),
-            "autograd_function_declarations": pieces,
-            "autograd_function_definitions": pieces,
-        })
-    return files
+    return {name: functions_file(name, [getattr(n, piece) for n in nodes], spec_templates, layout)
+            for name, piece in FUNCTIONS_FILES}
+
+
+def functions_file(name: str, pieces: Sequence[str], spec_templates: TemplateSet,
+                   layout: str) -> str:
+    """One of Functions.h (declarations) or Functions.cpp (definitions)."""
+    return expand_spec_template(spec_templates, name, {
+        "generated_comment": generated_comment(layout, name),
+        "autograd_function_declarations": list(pieces),
+        "autograd_function_definitions": list(pieces),
+    })
 
 
 def python_functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,
                            templates: TemplateSet, layout: str) -> dict[str, str]:
     """python_functions.h, python_functions_{0..4}.cpp and python_functionsEverything.cpp
     (gen_autograd_functions.py: gen_autograd_functions_python)."""
+    files = {"python_functions.h": python_functions_header(spec_templates, templates, layout)}
+    shards = python_function_shards([n.name for n in nodes])
+    for shard_id, members in shards.items():
+        files[f"python_functions{shard_id}.cpp"] = python_functions_shard(
+            shard_id, [nodes[i].python_class for i in members],
+            [nodes[i].python_properties for i in members], spec_templates, layout)
+    return files
+
+
+def python_functions_header(spec_templates: TemplateSet, templates: TemplateSet,
+                            layout: str) -> str:
     macros = _environment(templates).get_template("python_functions.j2").module
     shards = range(NUM_PYTHON_FUNCTION_SHARDS)
-    files = {"python_functions.h": expand_spec_template(spec_templates, "python_functions.h", {
+    return expand_spec_template(spec_templates, "python_functions.h", {
         "generated_comment": generated_comment(layout, "python_functions.h"),
         "shard_forward_declare": [str(macros.forward_declaration(i)) for i in shards],
         "shard_call": [str(macros.initializer_call(i)) for i in shards],
-    })}
-    members: dict[str, list[RenderedNode]] = {"Everything": list(nodes)}
-    for i in shards:
-        members[f"_{i}"] = []
-    for node in nodes:
-        members[f"_{shard_of(node.name, NUM_PYTHON_FUNCTION_SHARDS)}"].append(node)
-    for shard_id, shard_nodes in members.items():
-        files[f"python_functions{shard_id}.cpp"] = expand_spec_template(
-            spec_templates, "python_functions.cpp", {
-                "generated_comment": generated_comment(layout, "python_functions.cpp"),
-                "shard_id": shard_id,
-                "py_function_initializers": [n.python_class for n in shard_nodes],
-                "py_function_props_and_getters": [n.python_properties for n in shard_nodes],
-            })
-    return files
+    })
+
+
+def python_function_shards(names: Sequence[str]) -> dict[str, list[int]]:
+    """The nodes (positions) of each python_functions file, sharded by node name."""
+    shards: dict[str, list[int]] = {shard_id: [] for shard_id in PYTHON_FUNCTION_SHARD_IDS}
+    for position, name in enumerate(names):
+        shards[f"_{shard_of(name, NUM_PYTHON_FUNCTION_SHARDS)}"].append(position)
+        shards["Everything"].append(position)
+    return shards
+
+
+def python_functions_shard(shard_id: str, classes: Sequence[str], properties: Sequence[str],
+                           spec_templates: TemplateSet, layout: str) -> str:
+    return expand_spec_template(spec_templates, "python_functions.cpp", {
+        "generated_comment": generated_comment(layout, "python_functions.cpp"),
+        "shard_id": shard_id,
+        "py_function_initializers": list(classes),
+        "py_function_props_and_getters": list(properties),
+    })

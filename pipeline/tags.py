@@ -33,3 +33,20 @@ def parse_tag(loaded: LoadedEntry) -> Tag:
         raise RuleViolation("tags.no-description", f"tag '{name}' has no description",
                             "every tag needs a non-empty 'desc'", line_in_entry=0)
     return Tag(name, desc if isinstance(desc, str) else "")
+
+
+@dataclass(frozen=True, slots=True)
+class TagNames(Record):
+    """The declared tags: what a native entry's `tags:` may name."""
+
+    names: tuple[str, ...]
+
+
+def tag_names(tags: tuple[Tag, ...]) -> TagNames:
+    seen: set[str] = set()
+    for tag in tags:
+        if tag.name in seen:
+            raise RuleViolation("tags.duplicate", f"tag '{tag.name}' is defined twice",
+                                "remove one definition")
+        seen.add(tag.name)
+    return TagNames(tuple(t.name for t in tags))
