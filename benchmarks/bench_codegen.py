@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.pipeline.codegen import ALL_TEMPLATES, bind_python
+from gradshard.pipeline.codegen import bind_python
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.python_files import python_binding_files
 from gradshard.pipeline.spec import parse_native_spec

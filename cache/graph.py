@@ -90,15 +90,16 @@ class BuildIndex(Record):
     bindings: tuple[tuple[str, str], ...]
 
 
-def build(engine: Engine, inputs: BuildInputs) -> BuildIndex:
-    """Run (or reuse) the whole build; raises SpecError or RuleViolation on a bad spec."""
+def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
+    """Run (or reuse) the whole build: the index's hash and the index. Raises SpecError or
+    RuleViolation on a bad spec."""
     texts = inputs.texts
     values = [engine.text(texts.native_functions), engine.text(texts.tags),
               engine.text(texts.derivatives), engine.text(texts.deprecated),
               engine.literal(inputs.spec_templates), engine.literal(inputs.templates),
               engine.text(inputs.layout)]
-    index = engine.records([engine.group(BUILD, values, "build")])[0]
-    return index
+    index = engine.group(BUILD, values, "build")
+    return index.hash, engine.records([index])[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -255,21 +255,54 @@ class Store:
             db.execute("UPDATE builds SET status = ?, seconds = ?, summary = ? WHERE id = ?",
                        (status, seconds, json.dumps(summary, sort_keys=True), build))
 
-    def manifest_hash(self, spec: str, out: str | None = None) -> str | None:
-        """The manifest of the last build of `spec` into `out` (any out: the latest)."""
-        query = ("SELECT manifest, checksum FROM manifests WHERE spec = ? "
-                 + ("AND out = ? " if out is not None else "") + "ORDER BY build DESC LIMIT 1")
+    def last_build(self, spec: str, out: str) -> LastBuild | None:
+        """What the last build of `spec` into `out` read and wrote (None if unknown or if its
+        row is damaged)."""
         with self.guarded():
-            row = self.connection.execute(query, (spec, out) if out is not None else (spec,)
-                                          ).fetchone()
-        if row is None or row[1] != row_check(spec, row[0]):
-            return None
-        return row[0]
+            row = self.connection.execute(
+                "SELECT build, inputs, files, manifest, checksum FROM manifests "
+                "WHERE spec = ? AND out = ?", (spec, out)).fetchone()
+        return _last_build(spec, out, row)
 
-    def set_manifest(self, spec: str, out: str, build: int, manifest: str) -> None:
+    def latest_manifest(self, spec: str | None = None, out: str | None = None) -> LastBuild | None:
+        """The most recent build of `spec` (into any directory), or into `out` (of any spec)."""
+        column, value = ("spec", spec) if spec is not None else ("out", out)
+        with self.guarded():
+            row = self.connection.execute(
+                f"SELECT spec, out, build, inputs, files, manifest, checksum FROM manifests "
+                f"WHERE {column} = ? ORDER BY build DESC LIMIT 1", (value,)).fetchone()
+        return None if row is None else _last_build(row[0], row[1], row[2:])
+
+    def set_manifest(self, spec: str, out: str, build: int, inputs: dict[str, str],
+                     files: dict[str, str], manifest: str) -> None:
+        inputs_json, files_json = json.dumps(inputs, sort_keys=True), json.dumps(files, sort_keys=True)
         with self.guarded(), self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO manifests (spec, out, build, manifest, checksum) "
-                       "VALUES (?,?,?,?,?)", (spec, out, build, manifest, row_check(spec, manifest)))
+            db.execute("INSERT OR REPLACE INTO manifests (spec, out, build, inputs, files, manifest, "
+                       "checksum) VALUES (?,?,?,?,?,?,?)",
+                       (spec, out, build, inputs_json, files_json, manifest,
+                        row_check(spec, out, inputs_json, files_json, manifest)))
+
+
+@dataclass(frozen=True)
+class LastBuild:
+    spec: str
+    out: str
+    build: int
+    inputs: dict[str, str]
+    files: dict[str, str]
+    manifest: str  # blob hash of the full Manifest record
+
+
+def _last_build(spec: str, out: str, row: Sequence | None) -> LastBuild | None:
+    if row is None:
+        return None
+    build, inputs, files, manifest, checksum = row
+    if checksum != row_check(spec, out, inputs, files, manifest):
+        return None
+    try:
+        return LastBuild(spec, out, build, json.loads(inputs), json.loads(files), manifest)
+    except ValueError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,8 +364,9 @@ def _create_schema(connection: sqlite3.Connection) -> None:
         db["builds"].create({"id": int, "started": float, "seconds": float, "status": str,
                              "spec": str, "out": str, "summary": str}, pk="id",
                             if_not_exists=True)
-        db["manifests"].create({"spec": str, "out": str, "build": int, "manifest": str,
-                                "checksum": str}, pk=("spec", "out"), if_not_exists=True)
+        db["manifests"].create({"spec": str, "out": str, "build": int, "inputs": str,
+                                "files": str, "manifest": str, "checksum": str},
+                               pk=("spec", "out"), if_not_exists=True)
         db["tasks"].create_index(["output"], if_not_exists=True)
         db["meta"].insert({"name": "schema_version", "value": str(SCHEMA_VERSION)}, replace=True)
 

@@ -18,14 +18,11 @@ from .differentiability import EntryInfos
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .matching import MatchResult
 from .nodes import BackwardNode, backward_node
-from .python_files import PYTHON_TEMPLATES, PythonBindings, python_binding_files, python_bindings
+from .python_files import PythonBindings, python_binding_files, python_bindings
 from .render import (RenderedNode, TemplateSet, functions_files, python_functions_files,
                      render_node)
 from .spec import NativeSpec, ParsedSpec, SpecTexts, match_spec, parse_spec
 
-# The spec templates the autograd functions need, in the spec's templates directory.
-AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp")
-ALL_TEMPLATES = AUTOGRAD_TEMPLATES + PYTHON_TEMPLATES
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from .python_signature import (PyPair, deprecated_pairs, pairs_by_name, python_p
 from .records import Record
 from .render import TemplateSet, expand_spec_template, generated_comment, jinja_module, shard_of
 from .schema import cpp_name
+from .spec_templates import MODULE_FILES
 
 # Functions bound by hand or not at all (gen_python_functions.py: _SKIP_PYTHON_BINDINGS),
 # matched against the whole C++ name (with `_out`); one alternation matches any of them.
@@ -58,17 +59,7 @@ SKIP_PYTHON_BINDINGS_SIGNATURES = frozenset(
     for schema in (f"{op}.Scalar(Tensor self, Scalar other{rest}) -> Tensor",
                    f"{op}_.Scalar(Tensor(a!) self, Scalar other{rest}) -> Tensor(a!)"))
 
-# The template every binding file comes from, with the module its functions live in.
-TORCH_SHARDS = 3
-MODULE_FILES = (("python_nn_functions.cpp", "nn", "torch.nn"),
-                ("python_fft_functions.cpp", "fft", "torch.fft"),
-                ("python_linalg_functions.cpp", "linalg", "torch.linalg"),
-                ("python_nested_functions.cpp", "nested", "torch.nested"),
-                ("python_sparse_functions.cpp", "sparse", "torch.sparse"),
-                ("python_special_functions.cpp", "special", "torch.special"))
-PYTHON_TEMPLATES = ("python_variable_methods.cpp", "python_torch_functions.cpp",
-                    "python_return_types.cpp", "python_return_types.h", "python_enum_tag.cpp") + \
-    tuple(f for f, _, _ in MODULE_FILES)
+TORCH_SHARDS = 3  # gen_python_functions.py: create_python_bindings_sharded
 
 
 def should_bind(fn: NativeFunction) -> bool:

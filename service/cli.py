@@ -2,6 +2,9 @@
 
 Exit codes: 0 ok, 1 the spec has errors, 2 usage error, 4 internal error. Bad input never
 shows a traceback; an internal error says it is a bug (GRADSHARD_DEBUG=1 shows the trace).
+
+Commands import the pipeline only when they need it: `build` answers "nothing changed"
+from hashes and the cache before anything heavy is loaded.
 """
 
 from __future__ import annotations
@@ -13,18 +16,17 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gradshard.pipeline.codegen import Codegen
 from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
-from gradshard.pipeline.spec import SpecTexts
 
-from .codegen import load_texts, run_codegen
-from .outputs import write_outputs
 from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
-from .show import show_json, show_text
 from .spec_location import SpecLocation, locate_spec
+
+if TYPE_CHECKING:
+    from gradshard.pipeline.codegen import Codegen
+    from gradshard.pipeline.spec import SpecTexts
 
 DEFAULT_OUT = "gradshard-out"
 
@@ -40,7 +42,9 @@ class Loaded:
 
 
 def generate(args: argparse.Namespace, loaded: Loaded) -> Codegen:
-    """Locate and read the spec, then run every stage (nothing is written)."""
+    """Locate and read the spec, then run every stage straight through (nothing is written)."""
+    from .codegen import load_texts, run_codegen
+
     loaded.location = locate_spec(args.spec)
     loaded.texts = load_texts(loaded.location)
     return run_codegen(loaded.location, loaded.texts)
@@ -90,6 +94,8 @@ def _counts(result: Codegen) -> dict[str, int]:
 
 
 def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .show import show_json, show_text
+
     result = generate(args, loaded)
     if args.json:
         print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
@@ -99,22 +105,30 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .build import Session, build_command, default_cache_dir
+
     if not args.codegen_only:
         raise UsageError("compiling the generated code is not available in this version",
                          "pass --codegen-only to generate the files")
-    started = time.perf_counter()
-    result = generate(args, loaded)
-    out = Path(args.out)
-    report = write_outputs(out, result.files)
-    seconds = time.perf_counter() - started
+    session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
+    try:
+        loaded.location = locate_spec(args.spec)
+        outcome = build_command(loaded.location, Path(args.out), session)
+    finally:
+        session.close()
     if args.json:
-        print(json.dumps({"ok": True, "out": str(out), "written": report.written,
-                          "unchanged": report.unchanged, "seconds": round(seconds, 3)}, indent=2))
+        from .build_report import build_json
+
+        print(json.dumps(build_json(outcome), indent=2))
     else:
-        print(f"gradshard build: {len(result.files)} files in {out} "
-              f"({len(report.written)} written, {len(report.unchanged)} unchanged), "
-              f"{len(result.nodes)} backward nodes, {seconds:.2f} s")
+        from .build_report import build_text
+
+        print(build_text(outcome))
     return EXIT_OK
+
+
+def _cache_dir(args: argparse.Namespace, default) -> Path:
+    return Path(args.cache) if args.cache else default()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
     build.add_argument("--codegen-only", action="store_true",
                        help="generate the files without compiling them")
+    _cache_arguments(build)
+    build.add_argument("--no-cache", action="store_true",
+                       help="run every task and keep nothing (the cache is not opened)")
     build.add_argument("--json", action="store_true", help="machine-readable output")
     build.set_defaults(run=run_build)
 
@@ -147,6 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(run=run_show)
     return parser
+
+
+def _cache_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache", metavar="DIR",
+                        help="the cache directory (default: $GRADSHARD_CACHE, else "
+                             "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,7 +204,19 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
         print(json.dumps({"ok": False,
                           "problems": [problem_json(p, loaded.location) for p in error.problems]},
                          indent=2))
-    report_spec_error(error, loaded.location, loaded.texts)
+    report_spec_error(error, loaded.location, loaded.texts or _texts_of(loaded.location))
+
+
+def _texts_of(location: SpecLocation | None) -> SpecTexts | None:
+    """The spec's texts for quoting source lines, when they can be decoded."""
+    if location is None:
+        return None
+    from gradshard.pipeline.spec import decode_spec
+
+    try:
+        return decode_spec(location.read_all())
+    except GradshardError:
+        return None
 
 
 if __name__ == "__main__":

@@ -1,41 +1,25 @@
-"""Running the code generation for a located spec: read its files and templates, generate."""
+"""Running the code generation straight through (no cache) for a located spec."""
 
 from __future__ import annotations
 
-import importlib.resources
-
-from gradshard.pipeline.codegen import ALL_TEMPLATES, Codegen, analyze, generate
-from gradshard.pipeline.errors import Problem, SpecError, SpecFile
+from gradshard.pipeline.codegen import Codegen, analyze, generate
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
+from .inputs import gradshard_template_bytes, read_spec_templates, spec_template_sources, \
+    template_sources
 from .spec_location import SpecLocation
 
 
 def gradshard_templates() -> TemplateSet:
     """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
-    root = importlib.resources.files("gradshard.templates")
-    return TemplateSet(tuple(sorted((p.name, p.read_text(encoding="utf-8"))
-                                    for p in root.iterdir() if p.name.endswith(".j2"))))
+    return TemplateSet(template_sources(gradshard_template_bytes()))
 
 
 def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
     """The spec's own file templates; a missing or undecodable one is a spec problem."""
-    sources, problems = [], []
-    for name in names:
-        path = location.templates / name
-        try:
-            sources.append((name, path.read_bytes().decode("utf-8")))
-        except FileNotFoundError:
-            problems.append(Problem(SpecFile.TEMPLATES, name, "templates.missing",
-                                    f"the spec has no template {name}",
-                                    "the templates directory must hold every file torchgen renders"))
-        except UnicodeDecodeError as e:
-            problems.append(Problem(SpecFile.TEMPLATES, name, "templates.not-utf8",
-                                    f"byte {e.start} of {name} is not UTF-8", "re-save it as UTF-8"))
-    if problems:
-        raise SpecError(problems)
-    return TemplateSet(tuple(sources))
+    return TemplateSet(spec_template_sources(read_spec_templates(location, names)))
 
 
 def load_texts(location: SpecLocation) -> SpecTexts:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gradshard.pipeline.errors import YAML_FILES, Problem, SpecError, SpecFile, UsageError
-from gradshard.pipeline.spec import SpecTexts
+
+if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
+    from gradshard.pipeline.spec import SpecTexts
 
 from .spec_location import SpecLocation
 

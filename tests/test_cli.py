@@ -98,5 +98,6 @@ def test_build_then_rebuild_leaves_files_untouched(tmp_path, capsys):
     code, out_json, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC),
                             "--out", str(out), "--json")
     report = json.loads(out_json)
-    assert code == 0 and report["written"] == [] and len(report["unchanged"]) == 23
+    assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == 23
+    assert report["status"] == "up to date"
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.codegen import AUTOGRAD_TEMPLATES, analyze
+from gradshard.pipeline.codegen import analyze
+from gradshard.pipeline.spec_templates import AUTOGRAD_TEMPLATES
 from gradshard.pipeline.render import functions_files, render_node
 from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec

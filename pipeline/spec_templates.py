@@ -1,0 +1,20 @@
+"""The spec's own file templates gradshard expands (autograd/templates/*), by name.
+
+Kept apart from the render code so that the build's no-op check can read and hash them
+without importing the pipeline.
+"""
+
+from __future__ import annotations
+
+AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp")
+# gen_python_functions.py: gen, with the module each module file binds.
+MODULE_FILES = (("python_nn_functions.cpp", "nn", "torch.nn"),
+                ("python_fft_functions.cpp", "fft", "torch.fft"),
+                ("python_linalg_functions.cpp", "linalg", "torch.linalg"),
+                ("python_nested_functions.cpp", "nested", "torch.nested"),
+                ("python_sparse_functions.cpp", "sparse", "torch.sparse"),
+                ("python_special_functions.cpp", "special", "torch.special"))
+PYTHON_TEMPLATES = ("python_variable_methods.cpp", "python_torch_functions.cpp",
+                    "python_return_types.cpp", "python_return_types.h", "python_enum_tag.cpp") + \
+    tuple(f for f, _, _ in MODULE_FILES)
+ALL_TEMPLATES = AUTOGRAD_TEMPLATES + PYTHON_TEMPLATES

@@ -1,0 +1,70 @@
+"""How a build reports itself: one screen of text, or JSON for machines."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .build import BuildOutcome
+
+STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
+SHOWN_RUNS = 4
+JSON_RUNS = 500
+
+
+def build_text(outcome: BuildOutcome) -> str:
+    writes = outcome.writes
+    head = (f"gradshard build: {outcome.files} files in {outcome.out} "
+            f"({len(writes.written)} written, {len(writes.unchanged)} unchanged"
+            + (f", {len(writes.removed)} removed" if writes.removed else "") + ")"
+            f" · {outcome.seconds['total']:.2f} s")
+    if outcome.status == "up to date":
+        head = (f"gradshard build: up to date ({outcome.files} files in {outcome.out})"
+                f" · {outcome.seconds['total']:.2f} s")
+    lines = [head]
+    stats = outcome.stats
+    if stats is not None:
+        run, reused = sum(stats.run.values()), sum(stats.reused.values())
+        per_stage = " · ".join(f"{s} {stats.run[s]}" for s in STAGE_ORDER if stats.run.get(s))
+        lines.append(f"  tasks: {run:,} run, {reused:,} reused" + (f" ({per_stage})" if run else ""))
+        lines.extend(_why(stats))
+        timed = [(s, outcome.seconds[s]) for s in STAGE_ORDER if outcome.seconds.get(s)]
+        lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed))
+    lines.append(f"  cache: {outcome.cache}" if outcome.cache else "  cache: off (--no-cache)")
+    lines.extend(f"  warning: {w}" for w in outcome.warnings)
+    return "\n".join(lines)
+
+
+def _why(stats) -> list[str]:
+    """The first tasks that ran, and how many ran for each reason."""
+    if not stats.runs:
+        return []
+    reasons = Counter(r.reason.split(":")[0] for r in stats.runs)
+    first = [f"{r.task} {r.ident} ({r.reason})" for r in stats.runs[:SHOWN_RUNS]]
+    more = len(stats.runs) - len(first)
+    tail = f"; … {more:,} more" if more else ""
+    counts = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
+    return [f"  why:   {counts}", "         " + "; ".join(first) + tail]
+
+
+def build_json(outcome: BuildOutcome) -> dict:
+    stats = outcome.stats
+    result = {
+        "ok": True, "status": outcome.status, "spec": str(outcome.location.root),
+        "layout": outcome.location.layout, "out": str(outcome.out),
+        "cache": str(outcome.cache) if outcome.cache else None,
+        "files": {"total": outcome.files, "written": outcome.writes.written,
+                  "unchanged": outcome.writes.unchanged, "removed": outcome.writes.removed},
+        "seconds": {k: round(v, 4) for k, v in outcome.seconds.items()},
+        "warnings": outcome.warnings,
+    }
+    if stats is not None:
+        stages = sorted(set(stats.run) | set(stats.reused))
+        result["tasks"] = {
+            "run": sum(stats.run.values()), "reused": sum(stats.reused.values()),
+            "by_stage": {s: {"run": stats.run.get(s, 0), "reused": stats.reused.get(s, 0)}
+                         for s in stages},
+            "ran": [{"task": r.task, "stage": r.stage, "ident": r.ident, "reason": r.reason}
+                    for r in stats.runs[:JSON_RUNS]],
+            "recovered": stats.recovered,
+        }
+    return result

@@ -1,0 +1,121 @@
+"""Running the build graph for a spec: its inputs as records, the engine run, the manifest.
+
+Imported only when a build has work to do (it loads the whole pipeline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gradshard.cache.engine import Engine, EngineStats, StaleCache, encode
+from gradshard.cache.graph import BuildIndex, BuildInputs, build
+from gradshard.cache.manifest import EntryStamp, Manifest
+from gradshard.cache.store import Store, blob_hash
+from gradshard.cache.version import code_version
+from gradshard.pipeline.codegen import analyze, generate
+from gradshard.pipeline.errors import YAML_FILES, RuleViolation, SpecError
+from gradshard.pipeline.records import Text, content_hash
+from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.source import split_entries
+from gradshard.pipeline.spec import SpecTexts, decode_spec, entry_label
+
+from .build import rejected
+from .inputs import InputBytes, spec_template_sources, template_sources
+
+
+@dataclass
+class GraphResult:
+    """A finished graph run: the files (name → content hash) and how to read them."""
+
+    engine: Engine
+    index_hash: str
+    index: BuildIndex
+    inputs: BuildInputs
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def files(self) -> dict[str, str]:
+        return dict(self.index.files)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.index.nodes)
+
+    @property
+    def stats(self) -> EngineStats:
+        return self.engine.stats
+
+    def load(self, names: list[str]) -> dict[str, str]:
+        """The texts of these output files; a file gone from the cache is rebuilt."""
+        try:
+            return self._texts(names)
+        except StaleCache:
+            self.engine = Engine(self.engine.store, code_version(),
+                                 generation=self.engine.generation, force_groups=True)
+            self.index_hash, self.index = build(self.engine, self.inputs)
+            self.engine.finish()
+            return self._texts(names)
+
+    def _texts(self, names: list[str]) -> dict[str, str]:
+        files = self.files
+        records = self.engine.records([self.engine.ref(files[n], Text) for n in names])
+        return {n: r.text for n, r in zip(names, records)}
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One spec's build: its inputs decoded into the records the graph reads."""
+
+    texts: SpecTexts
+    inputs: BuildInputs
+
+    @classmethod
+    def prepare(cls, raw: InputBytes) -> Generation:
+        texts = decode_spec(raw.yaml)
+        inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
+                             TemplateSet(template_sources(raw.templates)), raw.location.layout)
+        return cls(texts, inputs)
+
+    def run(self, store: Store | None, build_id: int) -> GraphResult:
+        """The graph on the engine; a spec the graph rejects is reported with every problem
+        located (the straight pipeline collects them)."""
+        try:
+            engine, index_hash, index = self._run(store, build_id, force_groups=False)
+        except StaleCache:
+            engine, index_hash, index = self._run(store, build_id, force_groups=True)
+        except (SpecError, RuleViolation) as error:
+            raise rejected(error, self.straight) from None
+        return GraphResult(engine, index_hash, index, self.inputs,
+                           {stage: s for stage, s in engine.stats.seconds.items()})
+
+    def _run(self, store: Store | None, build_id: int, force_groups: bool
+             ) -> tuple[Engine, str, BuildIndex]:
+        engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups)
+        index_hash, index = build(engine, self.inputs)
+        engine.finish()
+        return engine, index_hash, index
+
+    def straight(self) -> None:
+        generate(analyze(self.texts), self.inputs.templates, self.inputs.spec_templates,
+                 self.inputs.layout)
+
+    def manifest(self, result: GraphResult, spec: str, fingerprint: dict[str, str]) -> Manifest:
+        return Manifest(spec, self.inputs.layout, tuple(sorted(fingerprint.items())),
+                        entry_stamps(self.texts), result.index.files, result.index.nodes,
+                        result.index.bindings)
+
+    def record(self, store: Store, build_id: int, spec: str, out: str,
+               fingerprint: dict[str, str], result: GraphResult) -> None:
+        """Keep the manifest; gc keeps what it reaches (the build's index, and through it
+        every output of the build)."""
+        codec, data = encode(self.manifest(result, spec, fingerprint))
+        name = blob_hash(data)
+        store.put_blob(name, codec, data)
+        store.put_refs(name, [result.index_hash])
+        store.flush(build_id)
+        store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
+
+
+def entry_stamps(texts: SpecTexts) -> tuple[EntryStamp, ...]:
+    return tuple(EntryStamp(file.value, entry_label(e), e.line, content_hash(e.text))
+                 for file in YAML_FILES for e in split_entries(file, texts.text_of(file)))

@@ -1,0 +1,92 @@
+"""A build's inputs as bytes: the spec's YAML files and templates, and gradshard's templates.
+
+Reading and hashing them imports nothing heavy, so `build` can tell that nothing changed
+before it loads the pipeline. Decoding into the records the pipeline reads is separate
+(`spec_texts`, `spec_template_set`).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from dataclasses import dataclass
+
+import xxhash
+
+from gradshard.cache.version import code_version
+from gradshard.pipeline.errors import Problem, SpecError, SpecFile, UsageError
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+
+from .spec_location import SpecLocation
+
+
+@dataclass(frozen=True)
+class InputBytes:
+    location: SpecLocation
+    yaml: dict[SpecFile, bytes]
+    spec_templates: dict[str, bytes | None]  # None: missing (reported when decoded)
+    templates: dict[str, bytes]  # gradshard's own .j2 templates
+
+    def fingerprint(self) -> dict[str, str]:
+        """A hash of every input, gradshard's code and the layout: equal means the same build."""
+        hashes = {f"spec/{f.value}": _hash(data) for f, data in self.yaml.items()}
+        hashes.update({f"templates/{name}": _hash(data) if data is not None else "missing"
+                       for name, data in self.spec_templates.items()})
+        hashes.update({f"gradshard/{name}": _hash(data) for name, data in self.templates.items()})
+        hashes["gradshard/code"] = code_version()
+        hashes["layout"] = self.location.layout
+        return hashes
+
+
+def _hash(data: bytes) -> str:
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+def read_inputs(location: SpecLocation) -> InputBytes:
+    return InputBytes(location, location.read_all(), read_spec_templates(location, ALL_TEMPLATES),
+                      gradshard_template_bytes())
+
+
+def read_spec_templates(location: SpecLocation, names: tuple[str, ...]) -> dict[str, bytes | None]:
+    found: dict[str, bytes | None] = {}
+    for name in names:
+        path = location.templates / name
+        try:
+            found[name] = path.read_bytes()
+        except FileNotFoundError:
+            found[name] = None
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror}",
+                             "check the file's permissions") from None
+    return found
+
+
+def gradshard_template_bytes() -> dict[str, bytes]:
+    """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
+    root = importlib.resources.files("gradshard.templates")
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir(), key=lambda p: p.name)
+            if p.name.endswith(".j2")}
+
+
+def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str, str], ...]:
+    """The spec's templates as text; a missing or undecodable one is a spec problem."""
+    sources, problems = [], []
+    for name, data in templates.items():
+        if data is None:
+            problems.append(Problem(SpecFile.TEMPLATES, name, "templates.missing",
+                                    f"the spec has no template {name}",
+                                    "the templates directory must hold every file torchgen "
+                                    "renders"))
+            continue
+        try:
+            sources.append((name, data.decode("utf-8")))
+        except UnicodeDecodeError as e:
+            problems.append(Problem(SpecFile.TEMPLATES, name, "templates.not-utf8",
+                                    f"byte {e.start} of {name} is not UTF-8", "re-save it as UTF-8"))
+    if problems:
+        raise SpecError(problems)
+    return tuple(sources)
+
+
+def template_sources(templates: dict[str, bytes]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, data.decode("utf-8")) for name, data in templates.items())
+
