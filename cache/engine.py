@@ -373,7 +373,7 @@ class Engine:
         self.stats.run[job.stage] += 1
         self.stats.runs.append(TaskRun(job.name, job.stage, recipe.ident, reason, seconds))
         if self.store is not None:
-            self.store.put_task(recipe.key, job.name, output, seconds)
+            self.store.put_task(recipe.key, job.name, output, seconds, self.code_version)
             self.store.put_trace(job.name, recipe.ident, recipe.key,
                                  [v.hash for v in recipe.inputs])
             if len(self.store.pending) > 5000:

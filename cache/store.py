@@ -60,7 +60,7 @@ class _Pending:
 
     blobs: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     refs: list[tuple[str, str]] = field(default_factory=list)
-    tasks: dict[str, tuple[str, str, float]] = field(default_factory=dict)
+    tasks: dict[str, tuple[str, str, float, str]] = field(default_factory=dict)
     traces: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -193,8 +193,8 @@ class Store:
     def put_refs(self, parent: str, children: Iterable[str]) -> None:
         self.pending.refs.extend((parent, child) for child in children)
 
-    def put_task(self, key: str, task: str, output: str, seconds: float) -> None:
-        self.pending.tasks[key] = (task, output, seconds)
+    def put_task(self, key: str, task: str, output: str, seconds: float, version: str) -> None:
+        self.pending.tasks[key] = (task, output, seconds, version)
 
     def put_trace(self, task: str, ident: str, key: str, inputs: Sequence[str]) -> None:
         self.pending.traces[(task, ident)] = (key, json.dumps(list(inputs)))
@@ -212,10 +212,10 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO refs (parent, child) VALUES (?,?)",
                            pending.refs)
             db.executemany(
-                "INSERT OR REPLACE INTO tasks (key, task, output, checksum, seconds, used) "
-                "VALUES (?,?,?,?,?,?)",
-                [(k, t, o, row_check(k, o), s, generation)
-                 for k, (t, o, s) in pending.tasks.items()])
+                "INSERT OR REPLACE INTO tasks (key, task, output, checksum, seconds, used, "
+                "version) VALUES (?,?,?,?,?,?,?)",
+                [(k, t, o, row_check(k, o), s, generation, v)
+                 for k, (t, o, s, v) in pending.tasks.items()])
             db.executemany(
                 "INSERT OR REPLACE INTO traces (task, ident, key, inputs) VALUES (?,?,?,?)",
                 [(t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()])
@@ -358,7 +358,8 @@ def _create_schema(connection: sqlite3.Connection) -> None:
         db["refs"].create({"parent": str, "child": str}, pk=("parent", "child"),
                           if_not_exists=True)
         db["tasks"].create({"key": str, "task": str, "output": str, "checksum": str,
-                            "seconds": float, "used": int}, pk="key", if_not_exists=True)
+                            "seconds": float, "used": int, "version": str}, pk="key",
+                           if_not_exists=True)
         db["traces"].create({"task": str, "ident": str, "key": str, "inputs": str},
                             pk=("task", "ident"), if_not_exists=True)
         db["builds"].create({"id": int, "started": float, "seconds": float, "status": str,

@@ -12,17 +12,20 @@ import importlib.resources
 
 import xxhash
 
-_PACKAGES = ("gradshard.pipeline", "gradshard.cache", "gradshard.templates")
+# What decides a task's output: every stage, the templates, and the engine's task wiring and
+# encoding (not the store, gc or reporting, whose changes leave outputs alone).
+_SOURCES = (("gradshard.pipeline", None), ("gradshard.templates", None),
+            ("gradshard.cache", ("engine.py", "graph.py", "tasks.py")))
 _SUFFIXES = (".py", ".j2")
 
 
 @functools.cache
 def code_version() -> str:
     digest = xxhash.xxh3_128()
-    for package in _PACKAGES:
+    for package, only in _SOURCES:
         root = importlib.resources.files(package)
         for entry in sorted(root.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(_SUFFIXES):
+            if entry.name.endswith(_SUFFIXES) and (only is None or entry.name in only):
                 digest.update(f"{package}/{entry.name}\x00".encode())
                 digest.update(entry.read_bytes())
     return digest.hexdigest()

@@ -131,6 +131,72 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
     return Path(args.cache) if args.cache else default()
 
 
+def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .affected import affected_command, affected_json, affected_text
+    from .build import Session, default_cache_dir
+
+    if args.against and args.since:
+        raise UsageError("--against and --since both name a baseline", "pass one of them")
+    session = Session(_cache_dir(args, default_cache_dir))
+    try:
+        loaded.location = locate_spec(args.spec)
+        result = affected_command(loaded.location, session, args.against, args.since)
+    finally:
+        session.close()
+    if args.json:
+        print(json.dumps(affected_json(result, loaded.location), indent=2))
+    else:
+        print(affected_text(result, loaded.location))
+    for warning in session.warnings:
+        print(f"gradshard: warning: {warning}", file=sys.stderr)
+    return EXIT_OK
+
+
+def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
+    from gradshard.cache.maintenance import store_stats
+
+    from .build import default_cache_dir
+    from .cache_report import stats_json, stats_text
+
+    session = _existing_cache(args, default_cache_dir)
+    try:
+        stats = store_stats(session.open(), last=args.last)
+    finally:
+        session.close()
+    print(json.dumps(stats_json(stats), indent=2) if args.json else stats_text(stats))
+    return EXIT_OK
+
+
+def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
+    from gradshard.cache.maintenance import collect_garbage, parse_size
+    from gradshard.cache.version import code_version
+
+    from .build import default_cache_dir
+    from .cache_report import gc_json, gc_text
+
+    try:
+        max_bytes = parse_size(args.max_size) if args.max_size else None
+    except ValueError as e:
+        raise UsageError(f"--max-size: {e}", "write a size such as 500M or 2G") from None
+    session = _existing_cache(args, default_cache_dir)
+    try:
+        report = collect_garbage(session.open(), max_bytes, code_version())
+    finally:
+        session.close()
+    print(json.dumps(gc_json(report), indent=2) if args.json else gc_text(report))
+    return EXIT_OK
+
+
+def _existing_cache(args: argparse.Namespace, default):
+    from .build import Session
+
+    directory = _cache_dir(args, default)
+    if not directory.is_dir():
+        raise UsageError(f"there is no cache at {directory}",
+                         "run `gradshard build` first, or pass --cache DIR")
+    return Session(directory)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gradshard",
@@ -163,6 +229,32 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--spec", metavar="DIR", help=spec_help)
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(run=run_show)
+    affected = commands.add_parser(
+        "affected", help="which entries, nodes, bindings and files a spec edit changes")
+    affected.add_argument("--spec", metavar="DIR", help=spec_help)
+    _cache_arguments(affected)
+    baseline = affected.add_mutually_exclusive_group()
+    baseline.add_argument("--against", metavar="SPECDIR",
+                          help="compare with another spec directory (default: the last build "
+                               "of this spec recorded in the cache)")
+    baseline.add_argument("--since", metavar="GITREV",
+                          help="compare with the spec files at a git revision of the checkout")
+    affected.add_argument("--json", action="store_true", help="machine-readable output")
+    affected.set_defaults(run=run_affected)
+
+    stats = commands.add_parser("stats", help="what the cache holds and how the last builds went")
+    _cache_arguments(stats)
+    stats.add_argument("--last", type=int, default=10, metavar="N",
+                       help="how many recent builds to list (default 10)")
+    stats.add_argument("--json", action="store_true", help="machine-readable output")
+    stats.set_defaults(run=run_stats)
+
+    gc = commands.add_parser("gc", help="drop cache entries no recorded build needs")
+    _cache_arguments(gc)
+    gc.add_argument("--max-size", metavar="SIZE",
+                    help="also forget the oldest builds until the cache fits (500M, 2G…)")
+    gc.add_argument("--json", action="store_true", help="machine-readable output")
+    gc.set_defaults(run=run_gc)
     return parser
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import xxhash
 
 from gradshard.service.spec_location import locate_spec
 
@@ -50,6 +51,33 @@ def run_oracle(command: str, spec_dir: Path, *extra: str, pythonpath: Path | Non
     if done.returncode != 0:
         raise AssertionError(f"torchgen failed on {spec_dir}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout) if command == "facts" else {}
+
+
+_TORCHGEN_FILES: dict[str, dict[str, str]] = {}
+
+
+def file_digests(files: dict[str, str]) -> dict[str, str]:
+    return {name: xxhash.xxh3_128_hexdigest(text.encode()) for name, text in files.items()}
+
+
+def spec_digest(spec_dir: Path) -> str:
+    """One hash over every file of a spec directory (names and contents)."""
+    digest = xxhash.xxh3_128()
+    for path in sorted(p for p in spec_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(spec_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def torchgen_files(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, str]:
+    """torchgen's output files for a staged spec, as content hashes: run once per distinct
+    spec in a test session (the differential and incremental tests share edits)."""
+    key = spec_digest(spec_dir)
+    if key not in _TORCHGEN_FILES:
+        out = scratch / "torchgen-out"
+        run_oracle("render", spec_dir, str(out), pythonpath=pythonpath)
+        _TORCHGEN_FILES[key] = {p.name: xxhash.xxh3_128_hexdigest(p.read_bytes())
+                                for p in out.iterdir()}
+    return _TORCHGEN_FILES[key]
 
 
 def installed_torchgen() -> Path:

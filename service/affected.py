@@ -1,0 +1,209 @@
+"""`gradshard affected`: what a spec edit changes, down to each node and binding.
+
+Both sides are built on the engine (so the answer is the build's own, and cheap when
+cached): the current spec, and the baseline, which is the last build of this spec recorded
+in the cache, another spec directory (--against), or the spec files of a git revision
+(--since). The comparison is by content hash: an entry whose text changed, a node or
+binding whose generated code changed, a file whose bytes changed. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradshard.cache.manifest import EntryStamp, Manifest
+from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
+
+from .build import Session
+from .incremental import Generation
+from .inputs import InputBytes, gradshard_template_bytes, read_inputs
+from .spec_location import SpecLocation, locate_spec
+
+ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    file: SpecFile
+    name: str
+    line: int
+    change: str
+
+
+@dataclass(frozen=True)
+class Affected:
+    baseline: str  # what the spec was compared with, in words
+    entries: list[EntryChange]
+    nodes: dict[str, str]  # name → change
+    bindings: dict[str, str]
+    files: dict[str, str]
+
+    def entries_of(self, file: SpecFile) -> list[EntryChange]:
+        return [e for e in self.entries if e.file is file]
+
+
+def affected_command(location: SpecLocation, session: Session, against: str | None,
+                     since: str | None) -> Affected:
+    current = _manifest(read_inputs(location), session)
+    if against is not None:
+        other = locate_spec(against)
+        baseline, words = _manifest(read_inputs(other), session), f"the spec at {other.root}"
+    elif since is not None:
+        baseline, words = _manifest(git_inputs(location, since), session), f"git revision {since}"
+    else:
+        baseline, words = _last_build(location, session)
+    return compare(baseline, current, words)
+
+
+def _manifest(inputs: InputBytes, session: Session) -> Manifest:
+    generation = Generation.prepare(inputs)
+    result = generation.run(session.open(), 0)
+    return generation.manifest(result, str(inputs.location.root.resolve()), inputs.fingerprint())
+
+
+def _last_build(location: SpecLocation, session: Session) -> tuple[Manifest, str]:
+    store = session.open()
+    last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
+    manifest = None
+    if last is not None:
+        found = store.blobs([last.manifest]).get(last.manifest)
+        manifest = Manifest.from_json(json.loads(found.data)) if found is not None else None
+    if manifest is None:
+        raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
+                         "run `gradshard build` first, or compare with --against DIR or "
+                         "--since REV")
+    return manifest, f"the last build (#{last.build}, into {last.out})"
+
+
+def git_inputs(location: SpecLocation, revision: str) -> InputBytes:
+    """The spec's files as they were at a git revision of the checkout holding them."""
+    top = _git(location.root, "rev-parse", "--show-toplevel").decode().strip()
+    root = Path(top)
+    yaml = {f: _git_file(root, revision, location.path_of(f)) for f in YAML_FILES}
+    templates = {name: _git_file(root, revision, location.templates / name, missing_ok=True)
+                 for name in read_inputs(location).spec_templates}
+    return InputBytes(location, yaml, templates, gradshard_template_bytes())
+
+
+def _git_file(top: Path, revision: str, path: Path, missing_ok: bool = False) -> bytes | None:
+    relative = path.resolve().relative_to(top.resolve())
+    try:
+        return _git(top, "show", f"{revision}:{relative.as_posix()}")
+    except UsageError:
+        if missing_ok:
+            return None
+        raise UsageError(f"{relative} does not exist at git revision {revision}",
+                         "pick a revision that has the spec files") from None
+
+
+def _git(directory: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"cannot run git: {e}", "--since needs git on PATH") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UsageError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}",
+                         "--since needs the spec inside a git checkout and a valid revision")
+    return done.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison
+
+
+def compare(baseline: Manifest, current: Manifest, words: str) -> Affected:
+    return Affected(words, _entry_changes(baseline.entries, current.entries),
+                    _changes(baseline.nodes, current.nodes),
+                    _changes(baseline.bindings, current.bindings),
+                    _changes(baseline.files, current.files))
+
+
+def _changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...]
+             ) -> dict[str, str]:
+    old, new = dict(before), dict(after)
+    changes = {}
+    for name in new:
+        if name not in old:
+            changes[name] = ADDED
+        elif old[name] != new[name]:
+            changes[name] = CHANGED
+    for name in old:
+        if name not in new:
+            changes[name] = REMOVED
+    return changes
+
+
+def _entry_changes(before: tuple[EntryStamp, ...], after: tuple[EntryStamp, ...]
+                   ) -> list[EntryChange]:
+    """Entries by file and name (the n-th entry of a repeated name pairs with the n-th);
+    an entry that only moved is unchanged."""
+    old, new = _keyed(before), _keyed(after)
+    changes = []
+    for key, stamp in new.items():
+        if key not in old:
+            changes.append(_entry_change(stamp, ADDED))
+        elif old[key].hash != stamp.hash:
+            changes.append(_entry_change(stamp, CHANGED))
+    changes.extend(_entry_change(stamp, REMOVED) for key, stamp in old.items() if key not in new)
+    return sorted(changes, key=lambda c: (list(SpecFile).index(c.file), c.line, c.name))
+
+
+def _keyed(stamps: tuple[EntryStamp, ...]) -> dict[tuple[str, str, int], EntryStamp]:
+    seen: Counter[tuple[str, str]] = Counter()
+    keyed = {}
+    for stamp in stamps:
+        seen[(stamp.file, stamp.label)] += 1
+        keyed[(stamp.file, stamp.label, seen[(stamp.file, stamp.label)])] = stamp
+    return keyed
+
+
+def _entry_change(stamp: EntryStamp, change: str) -> EntryChange:
+    return EntryChange(SpecFile(stamp.file), stamp.label, stamp.line, change)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+
+_FILE_KEYS = (("derivatives", SpecFile.DERIVATIVES), ("native_functions", SpecFile.NATIVE_FUNCTIONS),
+              ("tags", SpecFile.TAGS), ("deprecated", SpecFile.DEPRECATED))
+
+
+_TITLES = {"derivatives": "derivatives entries", "native_functions": "native functions",
+           "tags": "tags", "deprecated": "deprecated signatures"}
+
+
+def affected_json(result: Affected, location: SpecLocation) -> dict:
+    """Lists under the keys the issue names: entries with file:line, nodes and bindings by
+    name, files by path; `changes` says how each one changed."""
+    report: dict = {"ok": True, "against": result.baseline}
+    for key, file in _FILE_KEYS:
+        report[key] = [{"name": e.name, "file": str(location.path_of(file)), "line": e.line,
+                        "change": e.change} for e in result.entries_of(file)]
+    report["autograd_nodes"] = sorted(result.nodes)
+    report["python_bindings"] = sorted(result.bindings)
+    report["files"] = sorted(result.files)
+    report["changes"] = {"autograd_nodes": result.nodes, "python_bindings": result.bindings,
+                         "files": result.files}
+    return report
+
+
+def affected_text(result: Affected, location: SpecLocation) -> str:
+    lines = [f"gradshard affected: compared with {result.baseline}"]
+    for key, file in _FILE_KEYS:
+        entries = result.entries_of(file)
+        if entries or file in (SpecFile.DERIVATIVES, SpecFile.NATIVE_FUNCTIONS):
+            lines.append(f"  {_TITLES[key]} ({len(entries)})")
+            lines.extend(f"    {e.change:8} {e.name}  {location.path_of(file)}:{e.line}"
+                         for e in entries)
+    for title, changes in (("autograd nodes", result.nodes), ("python bindings", result.bindings),
+                           ("files", result.files)):
+        lines.append(f"  {title} ({len(changes)})")
+        lines.extend(f"    {change:8} {name}" for name, change in sorted(changes.items()))
+    return "\n".join(lines)
