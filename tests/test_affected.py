@@ -1,0 +1,122 @@
+"""`gradshard affected` against the brute-force truth: every node's and binding's generated
+text and every file, rendered straight through (no cache) before and after each edit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import DERIVATIVES, stage_packaged_spec
+from gradshard.pipeline.codegen import analyze, generate
+from gradshard.pipeline.python_files import render_binding
+from gradshard.pipeline.render import render_node
+from gradshard.pipeline.source import split_entries
+from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.spec import entry_label
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+from gradshard.service.affected import affected_command
+from gradshard.service.build import Session
+from gradshard.service.cli import main
+from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
+from gradshard.service.spec_location import locate_spec
+from spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
+
+
+def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
+    """Straight through: each node's four pieces, each binding's text, each file."""
+    location = locate_spec(str(spec_dir))
+    texts = load_texts(location)
+    analysis = analyze(texts)
+    templates = gradshard_templates()
+    nodes = {}
+    for node in analysis.nodes:
+        r = render_node(node, templates)
+        nodes[r.op] = (r.declaration, r.definition, r.python_class, r.python_properties)
+    bindings = {target.python_name: render_binding(made, templates)
+                for target, made in analysis.bindings.bindings}
+    files = generate(analysis, templates, spec_templates(location, ALL_TEMPLATES),
+                     location.layout).files
+    entries = {}
+    for e in split_entries(SpecFile.DERIVATIVES, texts.derivatives):
+        entries[entry_label(e)] = e.text
+    return {"nodes": nodes, "bindings": bindings, "files": files, "derivatives": entries}
+
+
+def diff(before: dict, after: dict) -> dict[str, str]:
+    changes = {k: "added" for k in after if k not in before}
+    changes.update({k: "removed" for k in before if k not in after})
+    changes.update({k: "changed" for k in after if k in before and before[k] != after[k]})
+    return changes
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> tuple[Path, dict, Path]:
+    root = tmp_path_factory.mktemp("base")
+    _, spec_dir = stage_packaged_spec(root / "stage")
+    return spec_dir, generated_units(spec_dir), root / "cache"
+
+
+@pytest.mark.parametrize("name", list(ALL_EDITS))
+def test_affected_is_exact(name, tmp_path, base):
+    base_dir, truth_before, cache = base
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    apply_edits(spec_dir, ALL_EDITS[name])
+    truth_after = generated_units(spec_dir)
+    session = Session(cache)
+    try:
+        result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
+    finally:
+        session.close()
+    assert result.nodes == diff(truth_before["nodes"], truth_after["nodes"])
+    assert result.bindings == diff(truth_before["bindings"], truth_after["bindings"])
+    assert result.files == diff(truth_before["files"], truth_after["files"])
+    entries = {e.name: e.change for e in result.entries if e.file is SpecFile.DERIVATIVES}
+    assert entries == diff(truth_before["derivatives"], truth_after["derivatives"])
+
+
+def test_mul_edit_reports_its_node_and_the_foreach_nodes_made_from_it(tmp_path, capsys):
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    out = tmp_path / "out"
+    assert main(["build", "--codegen-only", "--spec", str(spec_dir), "--out", str(out)]) == 0
+    apply_edits(spec_dir, ALL_EDITS["saved-variable-changed"])
+    capsys.readouterr()
+    assert main(["affected", "--spec", str(spec_dir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"derivatives", "native_functions", "autograd_nodes",
+                           "python_bindings", "files"}
+    assert "MulBackward0" in report["autograd_nodes"]
+    assert {n for n in report["autograd_nodes"] if n.startswith("ForeachMul")}
+    assert report["native_functions"] == [] and report["python_bindings"] == []
+    changed = [e for e in report["derivatives"] if e["name"] == "mul.Tensor"]
+    assert changed and changed[0]["file"] == str(spec_dir / DERIVATIVES)
+    text = (spec_dir / DERIVATIVES).read_text().split("\n")
+    assert text[changed[0]["line"] - 1].startswith("- name: mul.Tensor(")
+
+
+def test_since_a_git_revision(tmp_path, capsys):
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is required (the machine image has it)")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run([git, "-C", str(spec_dir), *args], check=True)
+    (spec_dir / DERIVATIVES).write_text((spec_dir / DERIVATIVES).read_text().replace(
+        MUL_TENSOR, MUL_TENSOR.replace("self.scalar_type())\n", "self.scalar_type()) * 2\n", 1)))
+    assert main(["affected", "--spec", str(spec_dir), "--since", "HEAD", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in report["derivatives"]] == ["mul.Tensor"]
+    assert report["files"] == ["Functions.cpp"]
+    assert main(["affected", "--spec", str(spec_dir), "--since", "no-such-rev"]) == 2
+    assert "no-such-rev" in capsys.readouterr().err
+
+
+def test_without_a_recorded_build_says_what_to_do(tmp_path, capsys):
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    assert main(["affected", "--spec", str(spec_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "no build of the spec" in err and "gradshard build" in err
