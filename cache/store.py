@@ -35,11 +35,17 @@ SCHEMA_VERSION = 1
 DB_FILE = "gradshard.sqlite3"
 # SQLite's default limit on host parameters is 32766; stay far below it.
 _CHUNK = 900
-_DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "encrypted", "disk i/o error")
+# SQLite errors that are about the environment, not the file: reported as usage errors.
+_ENVIRONMENT_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
+                      "unable to open", "permission", "out of memory")
 
 
 class StoreDamaged(Exception):
     """SQLite reports the database file as damaged; the caller rebuilds the store."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +88,9 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
 
 
 def _damaged(error: sqlite3.Error) -> bool:
-    if isinstance(error, sqlite3.OperationalError):
-        return any(word in str(error).lower() for word in _DAMAGE_WORDS)
-    return isinstance(error, sqlite3.DatabaseError)
+    """Anything but an environment problem means the file cannot be trusted (a damaged page
+    shows up as "malformed", "not a database", "no such table", a constraint…)."""
+    return not any(word in str(error).lower() for word in _ENVIRONMENT_WORDS)
 
 
 class Store:
@@ -129,7 +135,7 @@ class Store:
             yield
         except sqlite3.Error as error:
             if _damaged(error):
-                raise StoreDamaged(f"is damaged ({error})") from None
+                raise StoreDamaged(f"is damaged ({error})", self.path) from None
             raise UsageError(f"the cache at {self.path} cannot be used: {error}",
                              "pass another --cache DIR, or --no-cache") from None
 
@@ -325,7 +331,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             _create_schema(connection)
         elif "meta" not in tables or _schema_version(connection) != SCHEMA_VERSION:
             connection.close()
-            raise StoreDamaged("was written by another version of gradshard")
+            raise StoreDamaged("was written by another version of gradshard", path)
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         return connection
@@ -333,7 +339,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         if connection is not None:
             connection.close()
         if _damaged(error):
-            raise StoreDamaged(f"is damaged ({error})") from None
+            raise StoreDamaged(f"is damaged ({error})", path) from None
         raise UsageError(f"cannot open the cache database {path}: {error}",
                          "pass another --cache DIR, or --no-cache") from None
 

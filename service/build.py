@@ -19,7 +19,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, TypeVar
 
 from gradshard.cache.store import LastBuild, Store, StoreDamaged, set_aside
 from gradshard.pipeline.errors import InternalError, RuleViolation, SpecError
@@ -27,6 +28,9 @@ from gradshard.pipeline.errors import InternalError, RuleViolation, SpecError
 from .inputs import InputBytes, read_inputs
 from .outputs import WriteReport, outputs_match, sync_outputs
 from .spec_location import SpecLocation
+
+
+T = TypeVar("T")
 
 
 def default_cache_dir() -> Path:
@@ -76,8 +80,22 @@ class Session:
         if self.store is not None:
             self.store.close()
 
+    def retrying(self, work: Callable[[], T]) -> T:
+        """work(); a cache found damaged on the way is set aside and work runs again."""
+        try:
+            return work()
+        except StoreDamaged as damage:
+            self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
+            self.reset()
+            return work()
+
 
 def build_command(location: SpecLocation, out: Path, session: Session) -> BuildOutcome:
+    """The build; a cache found damaged on the way is set aside and the build runs again."""
+    return session.retrying(partial(_build_once, location, out, session))
+
+
+def _build_once(location: SpecLocation, out: Path, session: Session) -> BuildOutcome:
     started = time.perf_counter()
     inputs = read_inputs(location)
     fingerprint = inputs.fingerprint()
@@ -107,24 +125,15 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
 
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     generation = Generation.prepare(inputs)
-    for attempt in range(2):
-        store = session.open()
-        build = store.begin_build(spec_key, out_key) if store is not None else 0
-        try:
-            result = generation.run(store, build)
-            previous = _previous_files(store, out_key)
-            writing = time.perf_counter()
-            writes = sync_outputs(out, result.files, result.load, previous)
-            result.seconds["write"] = time.perf_counter() - writing
-            if store is not None:
-                generation.record(store, build, spec_key, out_key, fingerprint, result)
-            break
-        except StoreDamaged as damage:
-            session.warnings.append(f"the cache database {damage}; it was set aside and the "
-                                    "build ran again")
-            session.reset()
-            if attempt:
-                raise InternalError("the cache was damaged twice in one build") from None
+    store = session.open()
+    build = store.begin_build(spec_key, out_key) if store is not None else 0
+    result = generation.run(store, build)
+    previous = _previous_files(store, out_key)
+    writing = time.perf_counter()
+    writes = sync_outputs(out, result.files, result.load, previous)
+    result.seconds["write"] = time.perf_counter() - writing
+    if store is not None:
+        generation.record(store, build, spec_key, out_key, fingerprint, result)
     seconds = dict(result.seconds)
     seconds["total"] = time.perf_counter() - started
     outcome = BuildOutcome("built", location, out, session.directory, writes, seconds,

@@ -16,9 +16,11 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradshard.cache.store import StoreDamaged, set_aside
 from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
 
 from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
@@ -140,7 +142,8 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     session = Session(_cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
-        result = affected_command(loaded.location, session, args.against, args.since)
+        result = session.retrying(partial(affected_command, loaded.location, session,
+                                          args.against, args.since))
     finally:
         session.close()
     if args.json:
@@ -280,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
     except GradshardError as error:
         print(f"gradshard: error: {error}", file=sys.stderr)
         return error.exit_code
+    except StoreDamaged as damage:
+        set_aside(damage.path)
+        print(f"gradshard: error: the cache database {damage.path} {damage}; it was moved "
+              "aside\n  hint: run the command again (a new cache is started)", file=sys.stderr)
+        return UsageError.exit_code
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # a bug in gradshard, never the user's input
