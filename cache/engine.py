@@ -123,15 +123,21 @@ class EngineStats:
 
 
 def encode(record: Record) -> tuple[str, bytes]:
-    """How a record is stored: texts as their bytes, everything else as canonical JSON."""
-    if type(record) is Text:
-        return "text", record.text.encode("utf-8")
+    """How a record is stored: texts as their bytes, a collection as its hashes one per line
+    (the engine reads thousands of both per build), everything else as canonical JSON."""
+    kind = type(record)
+    if kind is Text:
+        return "text", record.text.encode("utf-8")  # type: ignore[attr-defined]
+    if kind is Refs:
+        return "refs", "\n".join(record.items).encode("ascii")  # type: ignore[attr-defined]
     return "json", canonical_json(record.to_json()).encode("utf-8")
 
 
 def decode(blob: Blob, kind: type) -> Any:
     if blob.codec == "text":
         return Text(blob.data.decode("utf-8"))
+    if blob.codec == "refs":
+        return Refs(tuple(blob.data.decode("ascii").split("\n")) if blob.data else ())
     return kind.from_json(json.loads(blob.data))
 
 
@@ -147,18 +153,38 @@ def encode_hash(record: Record) -> str:
     return blob_hash(encode(record)[1])
 
 
+class Memory:
+    """What the engines of one process remember between builds: task keys → outputs and
+    hashes → records. Both are content-addressed, so never stale: a record is the record of
+    its hash, and an output named here but gone from the store is recomputed like any
+    missing value. A long-lived process (`gradshard daemon`) keeps one; it forgets its
+    oldest half when it grows past `limit` entries."""
+
+    def __init__(self, limit: int = 400_000) -> None:
+        self.limit = limit
+        self.memo: dict[str, str] = {}
+        self.records: dict[str, Any] = {}
+
+    def trim(self) -> None:
+        for table in (self.memo, self.records):
+            if len(table) > self.limit:
+                for key in list(table)[: len(table) // 2]:
+                    del table[key]
+
+
 class Engine:
     """Runs tasks against a store (or none: everything runs, nothing is kept)."""
 
     def __init__(self, store: Store | None, code_version: str, *, generation: int = 0,
-                 force_groups: bool = False) -> None:
+                 force_groups: bool = False, memory: Memory | None = None) -> None:
         self.store = store
         self.code_version = code_version
         self.generation = generation
         self.force_groups = force_groups
         self.stats = EngineStats()
-        self._memo: dict[str, str] = {}      # key → output, seen this build
-        self._records: dict[str, Any] = {}   # hash → record, made or read this build
+        self.memory = memory if memory is not None else Memory()
+        self._memo = self.memory.memo        # key → output
+        self._records = self.memory.records  # hash → record
         self._recipes: dict[str, Recipe] = {}  # hash → how this build made (or reused) it
         self._listings: dict[str, tuple[Value, ...]] = {}  # collection hash → items
         self._reached: list[list[str]] = []  # per running group: every output its tasks gave
@@ -195,8 +221,8 @@ class Engine:
             self._note(name)
             if self.store is not None:
                 self.store.put_blob(name, codec, data)
-                self.store.put_refs(name, listing.items)
         self._listings[name] = items
+        self._records[name] = listing
         return Value(name, kind, items=items, scope=self._scope)
 
     def ref(self, name: str, kind: type) -> Value:
@@ -279,6 +305,7 @@ class Engine:
         """Commit what this build computed."""
         if self.store is not None:
             self.store.flush(self.generation)
+        self.memory.trim()
 
     # -----------------------------------------------------------------------------------------
     # Internals
@@ -342,8 +369,10 @@ class Engine:
             reached = self._reached.pop()
         value = self._store_record(index, recipe)
         if self.store is not None:
-            # gc keeps whatever the latest builds' indexes reach, inner tasks' outputs included
-            self.store.put_refs(value.hash, dict.fromkeys(reached))
+            # gc keeps whatever the latest builds' indexes reach, inner tasks' outputs
+            # included: the index refers to a listing of them
+            reach = self._store_record(Refs(tuple(dict.fromkeys(reached))), recipe)
+            self.store.put_refs(value.hash, [reach.hash])
         self._remember(recipe, value.hash, reason, seconds)
         return value
 
@@ -351,10 +380,7 @@ class Engine:
         if not task.fan_out:
             return self._store_record(output, recipe)
         items = tuple(self._store_record(item, recipe) for item in output)
-        listing = Refs(tuple(i.hash for i in items))
-        stored = self._store_record(listing, recipe)
-        if self.store is not None:
-            self.store.put_refs(stored.hash, listing.items)
+        stored = self._store_record(Refs(tuple(i.hash for i in items)), recipe)
         self._listings[stored.hash] = items
         return Value(stored.hash, task.output, items=items, recipe=recipe, scope=self._scope)
 
@@ -409,8 +435,6 @@ class Engine:
             v.items = tuple(Value(h, v.type, recipe=v.recipe, scope=v.scope)
                             for h in listing.items)
             self._listings[v.hash] = v.items
-            if v.recipe is not None:
-                self._recipes.update((h, v.recipe) for h in listing.items)
 
     def _load(self, values: Sequence[Value]) -> None:
         """Bring every record of these values (and their items) into memory."""
@@ -461,18 +485,18 @@ class Engine:
         else:
             self._load(list(recipe.inputs))
             again = self._compute(recipe, "its cached output was damaged")
-        if again.hash != value.hash and not value.is_collection:
-            # the recipe made another item than the one asked for (an item of a fanned-out
-            # list is recomputed through its whole task)
-            match = next((i for i in (again.items or ()) if i.hash == value.hash), None)
-            if match is None:
-                raise InternalError(f"{recipe.job.name} ({recipe.ident}) is not deterministic")
-            value.record = match.record
-            return
         if value.is_collection:
-            value.items = again.items
+            value.hash, value.items = again.hash, again.items
+        elif again.hash == value.hash or again.items is None:
+            # a different hash means the memo row itself was damaged: the recomputed value
+            # is the right one (the row is now rewritten)
+            value.hash, value.record = again.hash, again.record
         else:
-            value.record = again.record
+            # an item of a fanned-out list, recomputed through its whole task
+            match = next((i for i in again.items if i.hash == value.hash), None)
+            if match is None:
+                raise StaleCache(value.hash)
+            value.record = match.record
 
     def _stage(self, stage: str) -> _StageTimer:
         return _StageTimer(self, stage)

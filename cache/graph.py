@@ -20,16 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.deprecated import DeprecatedSignature
-from gradshard.pipeline.differentiability import EntryInfos, InfoSummary, OpNames
+from gradshard.pipeline.differentiability import EntryInfos, InfoSummary
 from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
-from gradshard.pipeline.matching import FunctionSummary
+from gradshard.pipeline.matching import FunctionSummary, MatchStep
 from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.python_files import (METHODS_FILE, MODULE_FILES, TORCH_FILE,
-                                             TORCH_SHARD_IDS, BindingKey, BindingPlan,
-                                             RenderedBinding, StructseqTypes, torch_file_name,
-                                             torch_shard_of)
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
 from gradshard.pipeline.source import split_entries
@@ -181,59 +176,60 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     labels = [label for _, label in entries]
     parsed = engine.map(t.PARSE_DERIVATIVE, [((v,), label) for v, label in entries])
     infos = engine.map(t.ENTRY_INFOS, _bucket_calls(engine, parsed, labels, function_items,
-                                                    buckets))
+                                                    function_names, buckets))
     info_summaries = engine.map(t.INFO_SUMMARY, [((i,), label) for i, label in zip(infos, labels)])
     summary_list = engine.collection(info_summaries, InfoSummary)
-    op_names = engine.records([engine.run(t.OP_NAMES, [summary_list], "derivatives")])[0]
-    numbered = engine.map(t.NUMBERED_INFOS, [
-        ((i, engine.literal(OpNames((ops,)))), label)
-        for i, ops, label in zip(infos, op_names.names, labels)])
+    op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
+    numbered = engine.map(t.NUMBERED_INFOS, [((i, ops), label)
+                                             for i, ops, label in zip(infos, op_names, labels)])
     copies = engine.records([engine.run(t.VIEW_COPIES, [summary_list, summaries, order],
                                         "derivatives")])[0].copies
     copied = engine.map(t.VIEW_COPY, [((numbered[at], function_items[copy]), function_names[copy])
                                       for at, copy in copies])
     copy_summaries = engine.map(t.INFO_SUMMARY, [((c,), function_names[copy])
                                                  for c, (_, copy) in zip(copied, copies)])
-    plan = engine.records([engine.run(t.MATCH_PLAN, [summaries, engine.collection(
-        info_summaries + copy_summaries, InfoSummary)], "functions")])[0]
+    step_values = engine.items(engine.run(t.MATCH_PLAN, [summaries, engine.collection(
+        info_summaries + copy_summaries, InfoSummary)], "functions"))
+    steps = list(zip(step_values, engine.records(step_values)))
     loaded = numbered + copied
-    synthesized = _synthesize(engine, plan, function_items, function_names, loaded)
+    synthesized = _synthesize(engine, steps, function_items, function_names, loaded)
     every = loaded + list(synthesized.values())
     engine.map(t.MATCH_FUNCTION, [
-        ((function_items[s.function], engine.literal(s),
-          synthesized[k] if s.how == FOREACH_STEP else every[s.entry]), function_names[s.function])
-        for k, s in enumerate(plan.steps)])
+        ((function_items[s.function], v, synthesized[k] if s.how == FOREACH_STEP else every[s.entry]),
+         function_names[s.function]) for k, (v, s) in enumerate(steps)])
     return AutogradSide(engine.collection(every, EntryInfos, persist=True).hash)
 
 
 def _bucket_calls(engine: Engine, parsed: list[Value], labels: list[str],
-                  functions: tuple[Value, ...], buckets: Value) -> list:
-    """Each entry with the signature bucket of the function its schema names
-    (load_derivatives.py: create_differentiability_info's lookups)."""
+                  functions: tuple[Value, ...], names: Sequence[str], buckets: Value) -> list:
+    """Each entry with the signature bucket of the function it names (load_derivatives.py:
+    create_differentiability_info's lookups). An entry is routed by its label, the operator
+    name read from its text; ENTRY_INFOS checks that its schema is that function's."""
     lookup = engine.records([buckets])[0]
-    by_schema = {text: bucket for text, _, bucket in lookup.schemas}
-    names = engine.records(engine.map(t.DERIVATIVE_NAME, [((p,), label)
-                                                          for p, label in zip(parsed, labels)]))
+    by_name = {names[position]: bucket for _, position, bucket in lookup.schemas}
     calls = []
-    for entry, name, label in zip(parsed, names, labels):
-        bucket = by_schema.get(name.text)
+    for entry, label in zip(parsed, labels):
+        bucket = by_name.get(label)
+        if bucket is None:  # a name the label cannot read (folded, escaped…): parse it
+            bucket = by_name.get(engine.records([entry])[0].op_name)
         if bucket is None:
             raise RuleViolation("derivatives.unknown-schema",
-                                f"no native function has the schema '{name.text}'", "")
+                                f"no native function is named '{label}'", "")
         members = engine.collection(_pick(functions, lookup.buckets[bucket]), NativeFunction)
         calls.append(((entry, members), label))
     return calls
 
 
-def _synthesize(engine: Engine, plan: t.MatchPlan, functions: tuple[Value, ...],
-                names: Sequence[str], loaded: list[Value]) -> dict[int, Value]:
+def _synthesize(engine: Engine, steps: list[tuple[Value, MatchStep]],
+                functions: tuple[Value, ...], names: Sequence[str],
+                loaded: list[Value]) -> dict[int, Value]:
     """The foreach infos, by step number, in plan order (they follow the loaded infos)."""
-    steps = [(k, s) for k, s in enumerate(plan.steps) if s.how == FOREACH_STEP]
-    if any(s.entry >= len(loaded) for _, s in steps):
+    chosen = [(k, v, s) for k, (v, s) in enumerate(steps) if s.how == FOREACH_STEP]
+    if any(s.entry >= len(loaded) for _, _, s in chosen):
         raise InternalError("a foreach op's reference is itself synthesized")
-    made = engine.map(t.FOREACH, [((functions[s.function], loaded[s.entry], engine.literal(s)),
-                                   names[s.function]) for _, s in steps])
-    return {k: v for (k, _), v in zip(steps, made)}
+    made = engine.map(t.FOREACH, [((functions[s.function], loaded[s.entry], v), names[s.function])
+                                  for _, v, s in chosen])
+    return {k: value for (k, _, _), value in zip(chosen, made)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,77 +270,13 @@ def autograd_files(engine: Engine, infos: Value, templates: Value, spec_template
 
 
 # ---------------------------------------------------------------------------------------------
-# Python bindings: keys → plan → one binding per name and file → rendered → files
+# Python bindings (cache/bindings_group.py; its modules load only when the group runs)
 
 
-def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: Value,
-                    tag_names: Value, templates: Value, spec_templates: Value,
-                    layout: Value) -> Outputs:
-    items = engine.items(functions)
-    function_names = engine.records([names])[0].names
-    entries = _entries(engine, SpecFile.DEPRECATED, deprecated)
-    signatures = engine.map(t.PARSE_DEPRECATED, [((v,), label) for v, label in entries])
-    keys = engine.map(t.BINDING_KEY, [((f,), n) for f, n in zip(items, function_names)])
-    plan: BindingPlan = engine.records([engine.run(t.BINDING_PLAN, [
-        engine.collection(keys, BindingKey), engine.collection(signatures, DeprecatedSignature)],
-        "bindings")])[0]
-    engine.map(t.CHECK_DEPRECATED, [
-        ((signatures[k], engine.collection(_pick(items, calls), NativeFunction)), entries[k][1])
-        for k, calls in enumerate(plan.deprecated)])
-    made = engine.map(t.BIND, [
-        ((engine.literal(p.target), engine.collection(_pick(items, p.functions), NativeFunction),
-          engine.collection(_pick(signatures, p.deprecated), DeprecatedSignature)),
-         p.target.python_name) for p in plan.bindings])
-    rendered = engine.map(t.RENDER_BINDING, [((b, templates), p.target.python_name)
-                                             for b, p in zip(made, plan.bindings)])
-    sources = engine.records([spec_templates])[0]
-    files = _binding_files(engine, plan, rendered, sources, layout)
-    files.update(_return_type_files(engine, plan, items, tag_names, templates, sources, layout))
-    return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   tuple((p.target.python_name, r.hash) for p, r in zip(plan.bindings, rendered)))
+def python_bindings(engine: Engine, *inputs: Value) -> Outputs:
+    from .bindings_group import python_bindings as body
 
-
-def _binding_files(engine: Engine, plan: BindingPlan, rendered: list[Value],
-                   sources: TemplateSet, layout: Value) -> dict[str, Value]:
-    by_file: dict[str, list[Value]] = {}
-    torch: dict[str, list[Value]] = {shard: [] for shard in TORCH_SHARD_IDS}
-    for planned, value in zip(plan.bindings, rendered):
-        by_file.setdefault(planned.target.file, []).append(value)
-        if planned.target.file == TORCH_FILE:
-            torch[torch_shard_of(planned.target.shard_key)].append(value)
-            torch["Everything"].append(value)
-    files = {}
-    for name in (METHODS_FILE, *(f for f, _, _ in MODULE_FILES)):
-        files[name] = engine.run(t.BINDING_FILE, [
-            engine.collection(by_file.get(name, []), RenderedBinding),
-            engine.text(sources.text(name)), layout, engine.text(name)], name)
-    template = engine.text(sources.text(TORCH_FILE))
-    for shard_id, members in torch.items():
-        name = torch_file_name(shard_id)
-        files[name] = engine.run(t.TORCH_FILE, [engine.collection(members, RenderedBinding),
-                                                template, layout, engine.text(shard_id)], name)
-    return files
-
-
-def _return_type_files(engine: Engine, plan: BindingPlan, functions: tuple[Value, ...],
-                       tag_names: Value, templates: Value, sources: TemplateSet,
-                       layout: Value) -> dict[str, Value]:
-    named = [(name, members) for name, has_names, members in plan.names if has_names]
-    computed = iter(engine.map(t.RETURN_TYPES, [
-        ((engine.collection(_pick(functions, members), NativeFunction),), name)
-        for name, members in named]))
-    none = engine.literal(StructseqTypes(()))
-    types = engine.collection([next(computed) if has_names else none
-                               for _, has_names, _ in plan.names], StructseqTypes)
-    files = {}
-    for name, task in (("python_return_types.cpp", t.RETURN_TYPES_FILE),
-                       ("python_return_types.h", t.RETURN_TYPES_HEADER)):
-        files[name] = engine.run(task, [types, templates, engine.text(sources.text(name)),
-                                        layout], name)
-    files["python_enum_tag.cpp"] = engine.run(t.ENUM_TAG_FILE, [
-        tag_names, templates, engine.text(sources.text("python_enum_tag.cpp")), layout],
-        "python_enum_tag.cpp")
-    return files
+    return body(engine, *inputs)
 
 
 NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,

@@ -128,16 +128,29 @@ def collect_garbage(store: Store, max_bytes: int | None, version: str) -> GcRepo
 
 
 def _mark(db: sqlite_utils.Database, roots: list[str]) -> None:
-    """TEMP table `live`: every blob the roots reach through refs."""
+    """TEMP table `live`: every blob the roots reach, through refs rows and through the
+    items of collection blobs (codec refs)."""
     db.execute("DROP TABLE IF EXISTS temp.live")
     db.execute("CREATE TEMP TABLE live (hash TEXT PRIMARY KEY)")
-    if not roots:
-        return
-    marks = ",".join("(?)" for _ in roots)
-    db.execute(
-        "WITH RECURSIVE reach(hash) AS ("
-        f"VALUES {marks} UNION SELECT refs.child FROM refs JOIN reach ON refs.parent = reach.hash"
-        ") INSERT OR IGNORE INTO live SELECT hash FROM reach", roots)
+    live: set[str] = set()
+    frontier = list(dict.fromkeys(roots))
+    while frontier:
+        live.update(frontier)
+        found: list[str] = []
+        for chunk in _chunks(frontier):
+            marks = ",".join("?" * len(chunk))
+            found.extend(r[0] for r in db.execute(
+                f"SELECT child FROM refs WHERE parent IN ({marks})", chunk))
+            for (data,) in db.execute(
+                    f"SELECT data FROM blobs WHERE codec = 'refs' AND hash IN ({marks})", chunk):
+                if data:
+                    found.extend(bytes(data).decode("ascii", "replace").split("\n"))
+        frontier = [h for h in dict.fromkeys(found) if h not in live]
+    db.conn.executemany("INSERT INTO live (hash) VALUES (?)", ((h,) for h in live))
+
+
+def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def _live_bytes(db: sqlite_utils.Database, roots: list[str]) -> int:

@@ -1,25 +1,45 @@
 """Manifests: what a build read and wrote, kept so later commands can compare with it.
 
-`build` stores one per (spec, output directory): the hash of every input (for the no-op
-check), of every spec entry (for `affected`: which entries changed), of every output file,
-and of the generated code of every autograd node and Python binding.
+`build` stores one per (spec, output directory): the hash of every input (the no-op check
+reads those from the manifests table directly), the entry stamps of each spec file (for
+`affected`: which entries changed), and the build's index (every output file, and the
+generated code of every node and binding, by hash).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.records import Record
+from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.records import Record, Text, content_hash
+from gradshard.pipeline.source import split_entries
+from gradshard.pipeline.spec import entry_label
+
+from .engine import Task
 
 
 @dataclass(frozen=True, slots=True)
 class EntryStamp(Record):
-    """One spec entry: its file, its name (label), where it starts, and its content hash."""
+    """One spec entry: its name (label), where it starts, and its content hash."""
 
-    file: str
     label: str
     line: int
     hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntryStamps(Record):
+    file: str
+    stamps: tuple[EntryStamp, ...]
+
+
+def entry_stamps(file: Text, text: Text) -> EntryStamps:
+    spec_file = SpecFile(file.text)
+    return EntryStamps(file.text, tuple(EntryStamp(entry_label(e), e.line, content_hash(e.text))
+                                        for e in split_entries(spec_file, text.text)))
+
+
+ENTRY_STAMPS = Task("manifest.entry_stamps", "parse", entry_stamps, EntryStamps, ("file", "text"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +47,5 @@ class Manifest(Record):
     spec: str
     layout: str
     inputs: tuple[tuple[str, str], ...]  # input name → hash (see service/inputs.py)
-    entries: tuple[EntryStamp, ...]
-    files: tuple[tuple[str, str], ...]  # output file → content hash
-    nodes: tuple[tuple[str, str], ...]  # backward node (op name) → hash of its generated code
-    bindings: tuple[tuple[str, str], ...]  # Python name → hash of its generated code
+    entries: tuple[str, ...]  # EntryStamps of each spec file, by hash
+    index: str  # the BuildIndex

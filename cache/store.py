@@ -1,8 +1,9 @@
 """The content-addressed store: one SQLite file holding everything the engine remembers.
 
     blobs      hash → bytes (canonical JSON of a record, or a text), checked on every read
-    refs       which blobs a blob lists (a collection's items), so gc keeps them together
-    tasks      task key → output hash, with a check over both (a damaged row is a miss)
+    refs       which blobs a blob refers to besides its own listing (a collection's blob
+               lists its items itself), so gc keeps them together
+    tasks      task key → output hash (and the code version that computed it)
     traces     (task, ident) → the key and input hashes it last ran with: why it ran again
     builds     one row per build: when, how long, what ran
     manifests  (spec, out) → the manifest blob of the last build of that spec into that dir
@@ -19,6 +20,7 @@ sqlite-utils costs ~110 ms, more than a whole no-op build may take.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import sqlite3
@@ -40,6 +42,10 @@ _ENVIRONMENT_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
                       "unable to open", "permission", "out of memory")
 
 
+# How blob bytes are read: canonical JSON of a record, UTF-8 text, or a collection's hashes.
+_CODECS = frozenset({"json", "text", "refs"})
+
+
 class StoreDamaged(Exception):
     """SQLite reports the database file as damaged; the caller rebuilds the store."""
 
@@ -50,7 +56,7 @@ class StoreDamaged(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Blob:
-    codec: str  # "json" (canonical JSON of a record) or "text" (UTF-8 text)
+    codec: str  # see _CODECS
     data: bytes
 
 
@@ -117,12 +123,13 @@ class Store:
             raise UsageError(f"cannot create the cache directory {directory}: {e.strerror}",
                              "pass --cache DIR (or set GRADSHARD_CACHE) to a writable place")
         path = directory / DB_FILE
-        try:
-            return cls(directory, _open_checked(path), warn)
-        except StoreDamaged as damage:
-            warn(f"the cache database {path} {damage}; it was moved aside and is rebuilt")
-            set_aside(path)
-            return cls(directory, _open_checked(path), warn)
+        with _opening_lock(directory):  # creating the schema or switching to WAL is exclusive
+            try:
+                return cls(directory, _open_checked(path), warn)
+            except StoreDamaged as damage:
+                warn(f"the cache database {path} {damage}; it was moved aside and is rebuilt")
+                set_aside(path)
+                return cls(directory, _open_checked(path), warn)
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -143,16 +150,15 @@ class Store:
     # Reads
 
     def memo(self, keys: Sequence[str]) -> dict[str, str]:
-        """Output hash of each key found (rows whose check fails are left out)."""
+        """Output hash of each key found. A damaged row needs no check of its own: a key
+        that changed is never asked for, and an output hash that changed names no blob, so
+        reading it fails and the value is recomputed."""
         found: dict[str, str] = {}
         with self.guarded():
             for chunk in _chunks(list(keys)):
                 marks = ",".join("?" * len(chunk))
-                rows = self.connection.execute(
-                    f"SELECT key, output, checksum FROM tasks WHERE key IN ({marks})", chunk)
-                for key, output, checksum in rows:
-                    if checksum == row_check(key, output):
-                        found[key] = output
+                found.update(self.connection.execute(
+                    f"SELECT key, output FROM tasks WHERE key IN ({marks})", chunk))
         return found
 
     def blobs(self, hashes: Sequence[str]) -> dict[str, Blob]:
@@ -166,8 +172,7 @@ class Store:
                 rows = self.connection.execute(
                     f"SELECT hash, codec, data FROM blobs WHERE hash IN ({marks})", chunk)
                 for name, codec, data in rows:
-                    if isinstance(data, bytes) and codec in ("json", "text") \
-                            and blob_hash(data) == name:
+                    if isinstance(data, bytes) and codec in _CODECS and blob_hash(data) == name:
                         found[name] = Blob(codec, data)
                     else:
                         bad.append(name)
@@ -218,10 +223,9 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO refs (parent, child) VALUES (?,?)",
                            pending.refs)
             db.executemany(
-                "INSERT OR REPLACE INTO tasks (key, task, output, checksum, seconds, used, "
-                "version) VALUES (?,?,?,?,?,?,?)",
-                [(k, t, o, row_check(k, o), s, generation, v)
-                 for k, (t, o, s, v) in pending.tasks.items()])
+                "INSERT OR REPLACE INTO tasks (key, task, output, seconds, used, version) "
+                "VALUES (?,?,?,?,?,?)",
+                [(k, t, o, s, generation, v) for k, (t, o, s, v) in pending.tasks.items()])
             db.executemany(
                 "INSERT OR REPLACE INTO traces (task, ident, key, inputs) VALUES (?,?,?,?)",
                 [(t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()])
@@ -315,6 +319,17 @@ def _last_build(spec: str, out: str, row: Sequence | None) -> LastBuild | None:
 # The file itself
 
 
+@contextlib.contextmanager
+def _opening_lock(directory: Path) -> Iterator[None]:
+    """Processes open (and create) the database one at a time."""
+    with open(directory / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, isolation_level=None, timeout=120)
     connection.execute("PRAGMA busy_timeout = 120000")
@@ -334,6 +349,8 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             raise StoreDamaged("was written by another version of gradshard", path)
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
+        # a cold build writes ~50 MB: checkpoint the WAL every 64 MB, not every 4 MB
+        connection.execute("PRAGMA wal_autocheckpoint = 16384")
         return connection
     except sqlite3.Error as error:
         if connection is not None:
@@ -356,6 +373,7 @@ def _create_schema(connection: sqlite3.Connection) -> None:
     import sqlite_utils  # only here and in maintenance: see the module docstring
 
     db = sqlite_utils.Database(connection, execute_plugins=False)
+    connection.execute("PRAGMA page_size = 16384")  # most of the store is blobs of kilobytes
     connection.execute("PRAGMA journal_mode = WAL")
     with db.atomic():
         db["meta"].create({"name": str, "value": str}, pk="name", if_not_exists=True)
@@ -363,9 +381,8 @@ def _create_schema(connection: sqlite3.Connection) -> None:
                            pk="hash", not_null=["codec", "data"], if_not_exists=True)
         db["refs"].create({"parent": str, "child": str}, pk=("parent", "child"),
                           if_not_exists=True)
-        db["tasks"].create({"key": str, "task": str, "output": str, "checksum": str,
-                            "seconds": float, "used": int, "version": str}, pk="key",
-                           if_not_exists=True)
+        db["tasks"].create({"key": str, "task": str, "output": str, "seconds": float,
+                            "used": int, "version": str}, pk="key", if_not_exists=True)
         db["traces"].create({"task": str, "ident": str, "key": str, "inputs": str},
                             pk=("task", "ident"), if_not_exists=True)
         db["builds"].create({"id": int, "started": float, "seconds": float, "status": str,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.deprecated import DeprecatedSignature
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
                                                   OpNames, ViewCopies, copy_entry,
@@ -20,25 +19,19 @@ from gradshard.pipeline.differentiability import (DerivativeBuckets, EntryInfos,
 from gradshard.pipeline.errors import RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.generation import (SignatureGroups, generate_for_group, signature_group,
                                            signature_groups)
-from gradshard.pipeline.matching import (FunctionSummary, MatchPlan, MatchStep,
+from gradshard.pipeline.matching import (FunctionSummary, MatchStep,
                                          match_function, match_plan, summarize_function)
 from gradshard.pipeline.foreach import synthesized_infos
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.native_checks import cross_function_problems
 from gradshard.pipeline.nodes import BackwardNode, NodeNames, backward_node, node_names, \
     with_derivatives
-from gradshard.pipeline.python_binding import Binding
-from gradshard.pipeline.python_files import (BindingKey, BindingPlan, RenderedBinding, StructseqTypes, bind, binding_file,
-                                             binding_key, binding_plan, enum_tag_file,
-                                             render_binding, return_types_file,
-                                             return_types_header, structseq_types, torch_file)
-from gradshard.pipeline.python_signature import deprecated_pairs, pairs_by_name, python_pair
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import (TemplateSet, functions_file, python_functions_header,
                                        python_functions_shard, render_node)
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.source import Entry
-from gradshard.pipeline.spec import (parse_deprecated_entry, parse_derivatives_entry,
+from gradshard.pipeline.spec import (parse_derivatives_entry,
                                      parse_native_entry, parse_tag_entry)
 from gradshard.pipeline.tags import Tag, TagNames, tag_names
 from gradshard.pipeline.views import ViewOrder, view_order
@@ -100,16 +93,22 @@ def bucket_functions(functions: tuple[NativeFunction, ...], order: ViewOrder) ->
     return buckets
 
 
-def parse_deprecated(entry: Text) -> DeprecatedSignature:
-    return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text))
-
-
 def parse_derivative(entry: Text) -> DerivativeEntry:
     return parse_derivatives_entry(Entry(SpecFile.DERIVATIVES, 1, entry.text))
 
 
-def derivative_name(entry: DerivativeEntry) -> Text:
-    return Text(entry.name)
+def entry_infos(entry: DerivativeEntry, bucket: tuple[NativeFunction, ...]) -> EntryInfos:
+    """The entry's infos, from the signature bucket of the function its label names; the
+    entry's schema must be one of the bucket's (else it names no function exactly)."""
+    if not any(str(f.func) == entry.name for f in bucket):
+        raise RuleViolation("derivatives.unknown-schema",
+                            f"no native function has the schema '{entry.name}'", "")
+    return derive_entry_infos(entry, bucket)
+
+
+def number_ops(summaries: tuple[InfoSummary, ...]) -> tuple[OpNames, ...]:
+    """The file-wide numbering, one item per entry (each holding that entry's op names)."""
+    return tuple(OpNames((ops,)) for ops in op_names(summaries).names)
 
 
 def number_entry(entry: EntryInfos, names: OpNames) -> EntryInfos:
@@ -135,15 +134,12 @@ FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, F
 VIEW_ORDER = Task("parse.view_order", "parse", order_views, ViewOrder, ("functions",))
 BUCKETS = Task("parse.buckets", "parse", bucket_functions, DerivativeBuckets,
                ("functions", "view order"))
-PARSE_DEPRECATED = Task("parse.deprecated", "parse", parse_deprecated, DeprecatedSignature,
-                        ("entry",))
 PARSE_DERIVATIVE = Task("parse.derivative", "parse", parse_derivative, DerivativeEntry,
                         ("entry",))
-DERIVATIVE_NAME = Task("parse.derivative_name", "parse", derivative_name, Text, ("entry",))
-ENTRY_INFOS = Task("parse.entry_infos", "parse", derive_entry_infos, EntryInfos,
+ENTRY_INFOS = Task("parse.entry_infos", "parse", entry_infos, EntryInfos,
                    ("entry", "signature bucket"))
 INFO_SUMMARY = Task("parse.info_summary", "parse", summarize_infos, InfoSummary, ("infos",))
-OP_NAMES = Task("parse.op_names", "parse", op_names, OpNames, ("summaries",))
+OP_NAMES = Task("parse.op_names", "parse", number_ops, OpNames, ("summaries",), fan_out=True)
 NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
                       ("infos", "op names"))
 VIEW_COPIES = Task("parse.view_copies", "parse", plan_view_copies, ViewCopies,
@@ -156,10 +152,11 @@ VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view info
 
 
 def plan_matches(functions: tuple[FunctionSummary, ...], infos: tuple[InfoSummary, ...]
-                 ) -> MatchPlan:
+                 ) -> tuple[MatchStep, ...]:
+    """The plan's steps, each its own value (a function's match reads its step only)."""
     plan, problems = match_plan(functions, infos)
     _raise_problems(problems)
-    return plan
+    return plan.steps
 
 
 def synthesize(function: NativeFunction, reference: EntryInfos, step: MatchStep) -> EntryInfos:
@@ -173,7 +170,8 @@ def check_match(function: NativeFunction, step: MatchStep, infos: EntryInfos) ->
     return Passed()
 
 
-MATCH_PLAN = Task("match.plan", "match", plan_matches, MatchPlan, ("functions", "infos"))
+MATCH_PLAN = Task("match.plan", "match", plan_matches, MatchStep, ("functions", "infos"),
+                  fan_out=True)
 MATCH_FUNCTION = Task("match.function", "match", check_match, Passed,
                       ("function", "step", "infos"))
 FOREACH = Task("foreach.synthesize", "foreach", synthesize, EntryInfos,
@@ -197,11 +195,11 @@ def render_pieces(node: BackwardNode, templates: TemplateSet) -> tuple[Text, ...
 
 def assemble_functions(pieces: tuple[Text, ...], template: Text, layout: Text, name: Text) -> Text:
     return Text(functions_file(name.text, [p.text for p in pieces],
-                               _single(name.text, template), layout.text))
+                               single_template(name.text, template), layout.text))
 
 
 def assemble_python_header(template: Text, templates: TemplateSet, layout: Text) -> Text:
-    return Text(python_functions_header(_single("python_functions.h", template), templates,
+    return Text(python_functions_header(single_template("python_functions.h", template), templates,
                                         layout.text))
 
 
@@ -209,10 +207,11 @@ def assemble_python_shard(classes: tuple[Text, ...], properties: tuple[Text, ...
                           template: Text, layout: Text, shard: Text) -> Text:
     return Text(python_functions_shard(shard.text, [c.text for c in classes],
                                        [p.text for p in properties],
-                                       _single("python_functions.cpp", template), layout.text))
+                                       single_template("python_functions.cpp", template), layout.text))
 
 
-def _single(name: str, template: Text) -> TemplateSet:
+def single_template(name: str, template: Text) -> TemplateSet:
+    """One spec template as the template set the file renderers take."""
     return TemplateSet(((name, template.text),))
 
 
@@ -226,66 +225,3 @@ PYTHON_FUNCTIONS_HEADER = Task("assemble.python_functions_h", "assemble", assemb
                                Text, ("template", "templates", "layout"))
 PYTHON_FUNCTIONS_SHARD = Task("assemble.python_functions", "assemble", assemble_python_shard,
                               Text, ("classes", "properties", "template", "layout", "shard"))
-
-
-# ---------------------------------------------------------------------------------------------
-# Python bindings
-
-
-def check_deprecated(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]) -> Passed:
-    """A deprecated signature must fit an overload of the function it calls, in both passes."""
-    for method in (False, True):
-        deprecated_pairs(signature, pairs_by_name(python_pair(f, method) for f in functions),
-                         method)
-    return Passed()
-
-
-def assemble_binding_file(rendered: tuple[RenderedBinding, ...], template: Text, layout: Text,
-                          name: Text) -> Text:
-    return Text(binding_file(name.text, rendered, _single(name.text, template), layout.text))
-
-
-def assemble_torch_file(rendered: tuple[RenderedBinding, ...], template: Text, layout: Text,
-                        shard: Text) -> Text:
-    return Text(torch_file(shard.text, rendered, _single("python_torch_functions.cpp", template),
-                           layout.text))
-
-
-def assemble_return_types(groups: tuple[StructseqTypes, ...], templates: TemplateSet,
-                          template: Text, layout: Text) -> Text:
-    return Text(return_types_file(groups, templates,
-                                  _single("python_return_types.cpp", template), layout.text))
-
-
-def assemble_return_types_header(groups: tuple[StructseqTypes, ...], templates: TemplateSet,
-                                 template: Text, layout: Text) -> Text:
-    return Text(return_types_header(groups, templates,
-                                    _single("python_return_types.h", template), layout.text))
-
-
-def assemble_enum_tag(tags: TagNames, templates: TemplateSet, template: Text,
-                      layout: Text) -> Text:
-    return Text(enum_tag_file(sorted(tags.names), templates,
-                              _single("python_enum_tag.cpp", template), layout.text))
-
-
-BINDING_KEY = Task("bindings.key", "bindings", binding_key, BindingKey, ("function",))
-BINDING_PLAN = Task("bindings.plan", "bindings", binding_plan, BindingPlan,
-                    ("keys", "deprecated"))
-CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", check_deprecated, Passed,
-                        ("deprecated", "functions"))
-BIND = Task("bindings.bind", "bindings", bind, Binding, ("target", "functions", "deprecated"))
-RENDER_BINDING = Task("bindings.render", "bindings", render_binding, RenderedBinding,
-                      ("binding", "templates"))
-RETURN_TYPES = Task("bindings.return_types", "bindings", structseq_types, StructseqTypes,
-                    ("functions",))
-BINDING_FILE = Task("assemble.binding_file", "assemble", assemble_binding_file, Text,
-                    ("bindings", "template", "layout", "file"))
-TORCH_FILE = Task("assemble.torch_functions", "assemble", assemble_torch_file, Text,
-                  ("bindings", "template", "layout", "shard"))
-RETURN_TYPES_FILE = Task("assemble.return_types", "assemble", assemble_return_types, Text,
-                         ("types", "templates", "template", "layout"))
-RETURN_TYPES_HEADER = Task("assemble.return_types_h", "assemble", assemble_return_types_header,
-                           Text, ("types", "templates", "template", "layout"))
-ENUM_TAG_FILE = Task("assemble.enum_tag", "assemble", assemble_enum_tag, Text,
-                     ("tags", "templates", "template", "layout"))

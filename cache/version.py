@@ -15,7 +15,8 @@ import xxhash
 # What decides a task's output: every stage, the templates, and the engine's task wiring and
 # encoding (not the store, gc or reporting, whose changes leave outputs alone).
 _SOURCES = (("gradshard.pipeline", None), ("gradshard.templates", None),
-            ("gradshard.cache", ("engine.py", "graph.py", "tasks.py")))
+            ("gradshard.cache", ("engine.py", "graph.py", "tasks.py", "bindings_group.py",
+                                 "binding_tasks.py", "manifest.py")))
 _SUFFIXES = (".py", ".j2")
 
 

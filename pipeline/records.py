@@ -97,16 +97,19 @@ class _TupleCodec:
         self.items = items
         self.variadic = variadic
 
-    def _codecs(self, n: int) -> list[Any]:
-        return self.items * n if self.variadic else self.items
-
     def encode(self, value: tuple) -> list:
-        return [c.encode(v) for c, v in zip(self._codecs(len(value)), value)]
+        if self.variadic:
+            item = self.items[0]
+            return list(value) if item is _PLAIN else [item.encode(v) for v in value]
+        return [c.encode(v) for c, v in zip(self.items, value)]
 
     def decode(self, value: list) -> tuple:
-        if not self.variadic and len(value) != len(self.items):
+        if self.variadic:
+            item = self.items[0]
+            return tuple(value) if item is _PLAIN else tuple([item.decode(v) for v in value])
+        if len(value) != len(self.items):
             raise ValueError(f"expected {len(self.items)} items, got {len(value)}")
-        return tuple(c.decode(v) for c, v in zip(self._codecs(len(value)), value))
+        return tuple([c.decode(v) for c, v in zip(self.items, value)])
 
 
 class _EnumCodec:
@@ -121,38 +124,56 @@ class _EnumCodec:
 
 
 class _TextCodec:
+    """A TextRecord as its text. Parsing is pure, so each distinct text is parsed once per
+    process (schemas and types recur across records)."""
+
     def __init__(self, cls: type[TextRecord]) -> None:
         self.cls = cls
+        self.parsed: dict[str, TextRecord] = {}
 
     def encode(self, value: TextRecord) -> str:
         return str(value)
 
     def decode(self, value: str) -> TextRecord:
-        return self.cls.parse(value)
+        found = self.parsed.get(value)
+        if found is None:
+            found = self.parsed[value] = self.cls.parse(value)
+        return found
 
 
 class _RecordCodec:
-    """A dataclass as a JSON object; fields are resolved lazily to allow recursive types."""
+    """A dataclass as a JSON object; fields are resolved lazily to allow recursive types.
+    Fields holding plain JSON values skip their codec (most fields are strings)."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
         self._fields: list[tuple[str, Any]] | None = None
+        self._names: frozenset[str] = frozenset()
 
     def fields(self) -> list[tuple[str, Any]]:
         if self._fields is None:
             hints = typing.get_type_hints(self.cls)
-            self._fields = [(f.name, _codec_for(hints[f.name]))
-                            for f in dataclasses.fields(self.cls) if f.init]
+            fields = [(f.name, _codec_for(hints[f.name]))
+                      for f in dataclasses.fields(self.cls) if f.init]
+            self._names = frozenset(name for name, _ in fields)
+            self._fields = [(name, None if codec is _PLAIN else codec) for name, codec in fields]
         return self._fields
 
     def encode(self, value: Any) -> dict:
-        return {name: codec.encode(getattr(value, name)) for name, codec in self.fields()}
+        out = {}
+        for name, codec in self._fields or self.fields():
+            item = getattr(value, name)
+            out[name] = item if codec is None else codec.encode(item)
+        return out
 
     def decode(self, value: dict) -> Any:
-        unknown = set(value) - {name for name, _ in self.fields()}
-        if unknown:
-            raise ValueError(f"{self.cls.__name__}: unknown fields {sorted(unknown)}")
-        return self.cls(**{name: codec.decode(value[name]) for name, codec in self.fields()})
+        fields = self._fields or self.fields()
+        if value.keys() != self._names:
+            unknown = set(value) - self._names
+            if unknown:
+                raise ValueError(f"{self.cls.__name__}: unknown fields {sorted(unknown)}")
+        return self.cls(**{name: value[name] if codec is None else codec.decode(value[name])
+                           for name, codec in fields if name in value})
 
 
 _PLAIN = _PlainCodec()

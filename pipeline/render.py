@@ -65,11 +65,24 @@ def _block_filter(value: Value, indent: int) -> str:
     return block(str(value) if not isinstance(value, list) else value, " " * indent)
 
 
+# Where Jinja may keep compiled templates (its bytecode cache), set once by the service.
+# The one process-wide setting in the pipeline, and deliberately so: compiling the node
+# templates costs more than rendering an edited node, and what a template renders never
+# depends on whether it was compiled now or read back.
+_COMPILED: list[jinja2.BytecodeCache] = []
+
+
+def keep_compiled_templates(directory: str) -> None:
+    if not _COMPILED:
+        _COMPILED.append(jinja2.FileSystemBytecodeCache(directory))
+
+
 @functools.lru_cache(maxsize=4)
 def _environment(templates: TemplateSet) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.DictLoader(dict(templates.sources)),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, autoescape=False)
+                             undefined=jinja2.StrictUndefined, autoescape=False,
+                             bytecode_cache=_COMPILED[0] if _COMPILED else None)
     env.filters.update(block=_block_filter, comma_list=_comma_list, lines=_lines, c_string=c_string,
                        last_word=_last_word, arg_type=_arg_type,
                        unref=lambda t: t.removesuffix("&"),

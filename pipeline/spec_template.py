@@ -23,10 +23,13 @@ Value = str | Sequence[str]
 
 
 def block(value: Value, indent: str) -> str:
-    """A value printed as a block at `indent` (code_template.py: indent_lines)."""
+    """A value printed as a block at `indent` (code_template.py: indent_lines): each item's
+    lines, right-stripped, non-blank ones indented (`indent` is only whitespace)."""
     items = [value] if isinstance(value, str) else value
     lines = [line for item in items for line in str(item).splitlines()]
-    return "\n".join((indent + line).rstrip() if line.strip() else "" for line in lines).rstrip()
+    if not indent:
+        return "\n".join([line.rstrip() for line in lines]).rstrip()
+    return "\n".join([indent + text if (text := line.rstrip()) else "" for line in lines]).rstrip()
 
 
 def inline(value: Value, comma_before: bool = False, comma_after: bool = False) -> str:

@@ -9,17 +9,20 @@ binding whose generated code changed, a file whose bytes changed. Nothing is wri
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradshard.cache.manifest import EntryStamp, Manifest
+from gradshard.cache.engine import Engine, StaleCache
+from gradshard.cache.graph import BuildIndex
+from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
+from gradshard.cache.version import code_version
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
 from .build import Session
-from .incremental import Generation
+from .incremental import Generation, memory_of
 from .inputs import InputBytes, gradshard_template_bytes, read_inputs
 from .spec_location import SpecLocation, locate_spec
 
@@ -46,37 +49,54 @@ class Affected:
         return [e for e in self.entries if e.file is file]
 
 
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a spec's entries and what its build generated."""
+
+    entries: tuple[tuple[SpecFile, EntryStamp], ...]
+    index: BuildIndex
+
+
 def affected_command(location: SpecLocation, session: Session, against: str | None,
                      since: str | None) -> Affected:
-    current = _manifest(read_inputs(location), session)
+    current = _side(read_inputs(location), session)
     if against is not None:
         other = locate_spec(against)
-        baseline, words = _manifest(read_inputs(other), session), f"the spec at {other.root}"
+        baseline, words = _side(read_inputs(other), session), f"the spec at {other.root}"
     elif since is not None:
-        baseline, words = _manifest(git_inputs(location, since), session), f"git revision {since}"
+        baseline, words = _side(git_inputs(location, since), session), f"git revision {since}"
     else:
         baseline, words = _last_build(location, session)
     return compare(baseline, current, words)
 
 
-def _manifest(inputs: InputBytes, session: Session) -> Manifest:
+def _side(inputs: InputBytes, session: Session) -> Side:
     generation = Generation.prepare(inputs)
     result = generation.run(session.open(), 0)
-    return generation.manifest(result, str(inputs.location.root.resolve()), inputs.fingerprint())
+    manifest = generation.manifest(result, str(inputs.location.root.resolve()),
+                                   inputs.fingerprint())
+    return _read_side(result.engine, manifest)
 
 
-def _last_build(location: SpecLocation, session: Session) -> tuple[Manifest, str]:
+def _read_side(engine: Engine, manifest: Manifest) -> Side:
+    stamps = engine.records([engine.ref(h, EntryStamps) for h in manifest.entries])
+    index = engine.records([engine.ref(manifest.index, BuildIndex)])[0]
+    return Side(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
+
+
+def _last_build(location: SpecLocation, session: Session) -> tuple[Side, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
-    manifest = None
     if last is not None:
-        found = store.blobs([last.manifest]).get(last.manifest)
-        manifest = Manifest.from_json(json.loads(found.data)) if found is not None else None
-    if manifest is None:
-        raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
-                         "run `gradshard build` first, or compare with --against DIR or "
-                         "--since REV")
-    return manifest, f"the last build (#{last.build}, into {last.out})"
+        engine = Engine(store, code_version(), memory=memory_of(store))
+        try:
+            manifest = engine.records([engine.ref(last.manifest, Manifest)])[0]
+            return _read_side(engine, manifest), f"the last build (#{last.build}, into {last.out})"
+        except StaleCache:
+            pass  # collected or damaged: as if never recorded
+    raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
+                     "run `gradshard build` first, or compare with --against DIR or "
+                     "--since REV")
 
 
 def git_inputs(location: SpecLocation, revision: str) -> InputBytes:
@@ -85,7 +105,7 @@ def git_inputs(location: SpecLocation, revision: str) -> InputBytes:
     root = Path(top)
     yaml = {f: _git_file(root, revision, location.path_of(f)) for f in YAML_FILES}
     templates = {name: _git_file(root, revision, location.templates / name, missing_ok=True)
-                 for name in read_inputs(location).spec_templates}
+                 for name in ALL_TEMPLATES}
     return InputBytes(location, yaml, templates, gradshard_template_bytes())
 
 
@@ -117,11 +137,11 @@ def _git(directory: Path, *args: str) -> bytes:
 # The comparison
 
 
-def compare(baseline: Manifest, current: Manifest, words: str) -> Affected:
+def compare(baseline: Side, current: Side, words: str) -> Affected:
     return Affected(words, _entry_changes(baseline.entries, current.entries),
-                    _changes(baseline.nodes, current.nodes),
-                    _changes(baseline.bindings, current.bindings),
-                    _changes(baseline.files, current.files))
+                    _changes(baseline.index.nodes, current.index.nodes),
+                    _changes(baseline.index.bindings, current.index.bindings),
+                    _changes(baseline.index.files, current.index.files))
 
 
 def _changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...]
@@ -139,33 +159,30 @@ def _changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], 
     return changes
 
 
-def _entry_changes(before: tuple[EntryStamp, ...], after: tuple[EntryStamp, ...]
-                   ) -> list[EntryChange]:
+def _entry_changes(before: tuple[tuple[SpecFile, EntryStamp], ...],
+                   after: tuple[tuple[SpecFile, EntryStamp], ...]) -> list[EntryChange]:
     """Entries by file and name (the n-th entry of a repeated name pairs with the n-th);
     an entry that only moved is unchanged."""
     old, new = _keyed(before), _keyed(after)
     changes = []
     for key, stamp in new.items():
         if key not in old:
-            changes.append(_entry_change(stamp, ADDED))
+            changes.append(EntryChange(key[0], stamp.label, stamp.line, ADDED))
         elif old[key].hash != stamp.hash:
-            changes.append(_entry_change(stamp, CHANGED))
-    changes.extend(_entry_change(stamp, REMOVED) for key, stamp in old.items() if key not in new)
+            changes.append(EntryChange(key[0], stamp.label, stamp.line, CHANGED))
+    changes.extend(EntryChange(key[0], stamp.label, stamp.line, REMOVED)
+                   for key, stamp in old.items() if key not in new)
     return sorted(changes, key=lambda c: (list(SpecFile).index(c.file), c.line, c.name))
 
 
-def _keyed(stamps: tuple[EntryStamp, ...]) -> dict[tuple[str, str, int], EntryStamp]:
-    seen: Counter[tuple[str, str]] = Counter()
+def _keyed(stamps: tuple[tuple[SpecFile, EntryStamp], ...]
+           ) -> dict[tuple[SpecFile, str, int], EntryStamp]:
+    seen: Counter[tuple[SpecFile, str]] = Counter()
     keyed = {}
-    for stamp in stamps:
-        seen[(stamp.file, stamp.label)] += 1
-        keyed[(stamp.file, stamp.label, seen[(stamp.file, stamp.label)])] = stamp
+    for file, stamp in stamps:
+        seen[(file, stamp.label)] += 1
+        keyed[(file, stamp.label, seen[(file, stamp.label)])] = stamp
     return keyed
-
-
-def _entry_change(stamp: EntryStamp, change: str) -> EntryChange:
-    return EntryChange(SpecFile(stamp.file), stamp.label, stamp.line, change)
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,21 +6,31 @@ Imported only when a build has work to do (it loads the whole pipeline).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gradshard.cache.engine import Engine, EngineStats, StaleCache, encode
+from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
 from gradshard.cache.graph import BuildIndex, BuildInputs, build
-from gradshard.cache.manifest import EntryStamp, Manifest
+from gradshard.cache.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store import Store, blob_hash
 from gradshard.cache.version import code_version
-from gradshard.pipeline.codegen import analyze, generate
 from gradshard.pipeline.errors import YAML_FILES, RuleViolation, SpecError
-from gradshard.pipeline.records import Text, content_hash
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.source import split_entries
-from gradshard.pipeline.spec import SpecTexts, decode_spec, entry_label
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.render import TemplateSet, keep_compiled_templates
+from gradshard.pipeline.spec import SpecTexts, decode_spec
 
 from .build import rejected
 from .inputs import InputBytes, spec_template_sources, template_sources
+
+
+# What this process remembers of each cache it has used (see cache/engine.py: Memory).
+_MEMORIES: dict[Path, Memory] = {}
+
+
+def memory_of(store: Store | None) -> Memory:
+    """The process's memory of this store's cache (a fresh one without a store)."""
+    if store is None:
+        return Memory()
+    return _MEMORIES.setdefault(store.path.resolve(), Memory())
 
 
 @dataclass
@@ -51,7 +61,8 @@ class GraphResult:
             return self._texts(names)
         except StaleCache:
             self.engine = Engine(self.engine.store, code_version(),
-                                 generation=self.engine.generation, force_groups=True)
+                                 generation=self.engine.generation, force_groups=True,
+                                 memory=self.engine.memory)
             self.index_hash, self.index = build(self.engine, self.inputs)
             self.engine.finish()
             return self._texts(names)
@@ -79,10 +90,15 @@ class Generation:
     def run(self, store: Store | None, build_id: int) -> GraphResult:
         """The graph on the engine; a spec the graph rejects is reported with every problem
         located (the straight pipeline collects them)."""
+        if store is not None:
+            compiled = store.directory / "jinja"
+            compiled.mkdir(exist_ok=True)
+            keep_compiled_templates(str(compiled))
         try:
-            engine, index_hash, index = self._run(store, build_id, force_groups=False)
-        except StaleCache:
-            engine, index_hash, index = self._run(store, build_id, force_groups=True)
+            try:
+                engine, index_hash, index = self._run(store, build_id, force_groups=False)
+            except StaleCache:  # something an index names is gone: enter every group
+                engine, index_hash, index = self._run(store, build_id, force_groups=True)
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
         return GraphResult(engine, index_hash, index, self.inputs,
@@ -90,32 +106,37 @@ class Generation:
 
     def _run(self, store: Store | None, build_id: int, force_groups: bool
              ) -> tuple[Engine, str, BuildIndex]:
-        engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups)
+        engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups,
+                        memory=memory_of(store))
         index_hash, index = build(engine, self.inputs)
         engine.finish()
         return engine, index_hash, index
 
     def straight(self) -> None:
+        from gradshard.pipeline.codegen import analyze, generate  # only to report errors
+
         generate(analyze(self.texts), self.inputs.templates, self.inputs.spec_templates,
                  self.inputs.layout)
 
     def manifest(self, result: GraphResult, spec: str, fingerprint: dict[str, str]) -> Manifest:
+        """The manifest of a finished run; the entry stamps are tasks too (a file that did not
+        change is not split again)."""
+        engine = result.engine
+        stamps = engine.map(ENTRY_STAMPS, [
+            ((engine.text(f.value), engine.text(self.texts.text_of(f))), f.value)
+            for f in YAML_FILES])
+        engine.finish()
         return Manifest(spec, self.inputs.layout, tuple(sorted(fingerprint.items())),
-                        entry_stamps(self.texts), result.index.files, result.index.nodes,
-                        result.index.bindings)
+                        tuple(s.hash for s in stamps), result.index_hash)
 
     def record(self, store: Store, build_id: int, spec: str, out: str,
                fingerprint: dict[str, str], result: GraphResult) -> None:
-        """Keep the manifest; gc keeps what it reaches (the build's index, and through it
-        every output of the build)."""
-        codec, data = encode(self.manifest(result, spec, fingerprint))
+        """Keep the manifest; gc keeps what it reaches (the entry stamps, the build's index,
+        and through it every output of the build)."""
+        manifest = self.manifest(result, spec, fingerprint)
+        codec, data = encode(manifest)
         name = blob_hash(data)
         store.put_blob(name, codec, data)
-        store.put_refs(name, [result.index_hash])
+        store.put_refs(name, [result.index_hash, *manifest.entries])
         store.flush(build_id)
         store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
-
-
-def entry_stamps(texts: SpecTexts) -> tuple[EntryStamp, ...]:
-    return tuple(EntryStamp(file.value, entry_label(e), e.line, content_hash(e.text))
-                 for file in YAML_FILES for e in split_entries(file, texts.text_of(file)))

@@ -1,0 +1,89 @@
+"""The Python bindings' tasks (see tasks.py for the conventions)."""
+
+from __future__ import annotations
+
+from gradshard.pipeline.deprecated import DeprecatedSignature
+from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.python_binding import Binding
+from gradshard.pipeline.python_files import (BindingKey, BindingPlan, RenderedBinding,
+                                             StructseqTypes, bind, binding_file, binding_key,
+                                             binding_plan, enum_tag_file, render_binding,
+                                             return_types_file, return_types_header,
+                                             structseq_types, torch_file)
+from gradshard.pipeline.python_signature import deprecated_pairs, pairs_by_name, python_pair
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.spec import parse_deprecated_entry
+from gradshard.pipeline.source import Entry
+from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.tags import TagNames
+
+from .engine import Task
+from .tasks import Passed, single_template
+
+
+def parse_deprecated(entry: Text) -> DeprecatedSignature:
+    return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text))
+
+
+PARSE_DEPRECATED = Task("parse.deprecated", "parse", parse_deprecated, DeprecatedSignature,
+                        ("entry",))
+
+
+def check_deprecated(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]) -> Passed:
+    """A deprecated signature must fit an overload of the function it calls, in both passes."""
+    for method in (False, True):
+        deprecated_pairs(signature, pairs_by_name(python_pair(f, method) for f in functions),
+                         method)
+    return Passed()
+
+
+def assemble_binding_file(rendered: tuple[RenderedBinding, ...], template: Text, layout: Text,
+                          name: Text) -> Text:
+    return Text(binding_file(name.text, rendered, single_template(name.text, template), layout.text))
+
+
+def assemble_torch_file(rendered: tuple[RenderedBinding, ...], template: Text, layout: Text,
+                        shard: Text) -> Text:
+    return Text(torch_file(shard.text, rendered, single_template("python_torch_functions.cpp", template),
+                           layout.text))
+
+
+def assemble_return_types(groups: tuple[StructseqTypes, ...], templates: TemplateSet,
+                          template: Text, layout: Text) -> Text:
+    return Text(return_types_file(groups, templates,
+                                  single_template("python_return_types.cpp", template), layout.text))
+
+
+def assemble_return_types_header(groups: tuple[StructseqTypes, ...], templates: TemplateSet,
+                                 template: Text, layout: Text) -> Text:
+    return Text(return_types_header(groups, templates,
+                                    single_template("python_return_types.h", template), layout.text))
+
+
+def assemble_enum_tag(tags: TagNames, templates: TemplateSet, template: Text,
+                      layout: Text) -> Text:
+    return Text(enum_tag_file(sorted(tags.names), templates,
+                              single_template("python_enum_tag.cpp", template), layout.text))
+
+
+BINDING_KEY = Task("bindings.key", "bindings", binding_key, BindingKey, ("function",))
+BINDING_PLAN = Task("bindings.plan", "bindings", binding_plan, BindingPlan,
+                    ("keys", "deprecated"))
+CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", check_deprecated, Passed,
+                        ("deprecated", "functions"))
+BIND = Task("bindings.bind", "bindings", bind, Binding, ("target", "functions", "deprecated"))
+RENDER_BINDING = Task("bindings.render", "bindings", render_binding, RenderedBinding,
+                      ("binding", "templates"))
+RETURN_TYPES = Task("bindings.return_types", "bindings", structseq_types, StructseqTypes,
+                    ("functions",))
+BINDING_FILE = Task("assemble.binding_file", "assemble", assemble_binding_file, Text,
+                    ("bindings", "template", "layout", "file"))
+TORCH_FILE = Task("assemble.torch_functions", "assemble", assemble_torch_file, Text,
+                  ("bindings", "template", "layout", "shard"))
+RETURN_TYPES_FILE = Task("assemble.return_types", "assemble", assemble_return_types, Text,
+                         ("types", "templates", "template", "layout"))
+RETURN_TYPES_HEADER = Task("assemble.return_types_h", "assemble", assemble_return_types_header,
+                           Text, ("types", "templates", "template", "layout"))
+ENUM_TAG_FILE = Task("assemble.enum_tag", "assemble", assemble_enum_tag, Text,
+                     ("tags", "templates", "template", "layout"))

@@ -1,0 +1,87 @@
+"""The Python bindings group of the build graph: keys → plan → one binding per name and
+file → rendered → files (gen_python_functions.py: gen)."""
+
+from __future__ import annotations
+
+from gradshard.pipeline.deprecated import DeprecatedSignature
+from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.python_files import (METHODS_FILE, TORCH_FILE, TORCH_SHARD_IDS,
+                                             BindingKey, BindingPlan, RenderedBinding,
+                                             StructseqTypes, torch_file_name, torch_shard_of)
+from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.spec_templates import MODULE_FILES
+from gradshard.pipeline.errors import SpecFile
+
+from . import binding_tasks as t
+from .engine import Engine, Value
+from .graph import Outputs, _entries, _pick
+
+
+def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: Value,
+                    tag_names: Value, templates: Value, spec_templates: Value,
+                    layout: Value) -> Outputs:
+    items = engine.items(functions)
+    function_names = engine.records([names])[0].names
+    entries = _entries(engine, SpecFile.DEPRECATED, deprecated)
+    signatures = engine.map(t.PARSE_DEPRECATED, [((v,), label) for v, label in entries])
+    keys = engine.map(t.BINDING_KEY, [((f,), n) for f, n in zip(items, function_names)])
+    plan: BindingPlan = engine.records([engine.run(t.BINDING_PLAN, [
+        engine.collection(keys, BindingKey), engine.collection(signatures, DeprecatedSignature)],
+        "bindings")])[0]
+    engine.map(t.CHECK_DEPRECATED, [
+        ((signatures[k], engine.collection(_pick(items, calls), NativeFunction)), entries[k][1])
+        for k, calls in enumerate(plan.deprecated)])
+    made = engine.map(t.BIND, [
+        ((engine.literal(p.target), engine.collection(_pick(items, p.functions), NativeFunction),
+          engine.collection(_pick(signatures, p.deprecated), DeprecatedSignature)),
+         p.target.python_name) for p in plan.bindings])
+    rendered = engine.map(t.RENDER_BINDING, [((b, templates), p.target.python_name)
+                                             for b, p in zip(made, plan.bindings)])
+    sources = engine.records([spec_templates])[0]
+    files = _binding_files(engine, plan, rendered, sources, layout)
+    files.update(_return_type_files(engine, plan, items, tag_names, templates, sources, layout))
+    return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
+                   tuple((p.target.python_name, r.hash) for p, r in zip(plan.bindings, rendered)))
+
+
+def _binding_files(engine: Engine, plan: BindingPlan, rendered: list[Value],
+                   sources: TemplateSet, layout: Value) -> dict[str, Value]:
+    by_file: dict[str, list[Value]] = {}
+    torch: dict[str, list[Value]] = {shard: [] for shard in TORCH_SHARD_IDS}
+    for planned, value in zip(plan.bindings, rendered):
+        by_file.setdefault(planned.target.file, []).append(value)
+        if planned.target.file == TORCH_FILE:
+            torch[torch_shard_of(planned.target.shard_key)].append(value)
+            torch["Everything"].append(value)
+    files = {}
+    for name in (METHODS_FILE, *(f for f, _, _ in MODULE_FILES)):
+        files[name] = engine.run(t.BINDING_FILE, [
+            engine.collection(by_file.get(name, []), RenderedBinding),
+            engine.text(sources.text(name)), layout, engine.text(name)], name)
+    template = engine.text(sources.text(TORCH_FILE))
+    for shard_id, members in torch.items():
+        name = torch_file_name(shard_id)
+        files[name] = engine.run(t.TORCH_FILE, [engine.collection(members, RenderedBinding),
+                                                template, layout, engine.text(shard_id)], name)
+    return files
+
+
+def _return_type_files(engine: Engine, plan: BindingPlan, functions: tuple[Value, ...],
+                       tag_names: Value, templates: Value, sources: TemplateSet,
+                       layout: Value) -> dict[str, Value]:
+    named = [(name, members) for name, has_names, members in plan.names if has_names]
+    computed = iter(engine.map(t.RETURN_TYPES, [
+        ((engine.collection(_pick(functions, members), NativeFunction),), name)
+        for name, members in named]))
+    none = engine.literal(StructseqTypes(()))
+    types = engine.collection([next(computed) if has_names else none
+                               for _, has_names, _ in plan.names], StructseqTypes)
+    files = {}
+    for name, task in (("python_return_types.cpp", t.RETURN_TYPES_FILE),
+                       ("python_return_types.h", t.RETURN_TYPES_HEADER)):
+        files[name] = engine.run(task, [types, templates, engine.text(sources.text(name)),
+                                        layout], name)
+    files["python_enum_tag.cpp"] = engine.run(t.ENUM_TAG_FILE, [
+        tag_names, templates, engine.text(sources.text("python_enum_tag.cpp")), layout],
+        "python_enum_tag.cpp")
+    return files
