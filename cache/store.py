@@ -33,7 +33,7 @@ import xxhash
 
 from gradshard.pipeline.errors import UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_FILE = "gradshard.sqlite3"
 # SQLite's default limit on host parameters is 32766; stay far below it.
 _CHUNK = 900
@@ -191,8 +191,8 @@ class Store:
                     f"SELECT ident, key, inputs FROM traces WHERE task = ? AND ident IN ({marks})",
                     [task, *chunk])
                 for ident, key, inputs in rows:
-                    with contextlib.suppress(ValueError, TypeError):
-                        found[ident] = Trace(key, tuple(json.loads(inputs)))
+                    if isinstance(inputs, str):
+                        found[ident] = Trace(key, tuple(inputs.split("\n")) if inputs else ())
         return found
 
     # -----------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class Store:
         self.pending.tasks[key] = (task, output, seconds, version)
 
     def put_trace(self, task: str, ident: str, key: str, inputs: Sequence[str]) -> None:
-        self.pending.traces[(task, ident)] = (key, json.dumps(list(inputs)))
+        self.pending.traces[(task, ident)] = (key, "\n".join(inputs))
 
     def flush(self, generation: int) -> None:
         """Commit every staged row in one transaction; blobs always land with the task rows

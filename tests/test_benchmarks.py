@@ -22,3 +22,12 @@ def test_codegen_benchmark_runs():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "ratio" in done.stdout and "(goal <= 1.0x)" in done.stdout
+
+
+def test_build_benchmark_runs():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_build.py"), "--repeat", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    for label in ("cold", "no-op", "one formula", "warm CI"):
+        assert label in done.stdout
+    assert done.stdout.count("ratio") == 5
