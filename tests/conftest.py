@@ -34,6 +34,19 @@ def private_cache(tmp_path, monkeypatch) -> Path:
     return cache
 
 
+def mini_spec_pair(root: Path, old: str, new: str) -> tuple[Path, Path]:
+    """Two copies of the mini spec under root: as it is, and with `old` replaced by `new` in
+    its derivatives.yaml."""
+    base, edited = root / "mini", root / "mini-edited"
+    shutil.copytree(MINI_SPEC, base)
+    shutil.copytree(MINI_SPEC, edited)
+    path = edited / DERIVATIVES
+    text = path.read_text()
+    assert old in text, f"edit anchor not in the mini spec: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+    return base, edited
+
+
 @pytest.fixture(scope="session")
 def packaged_spec() -> Path:
     """The real 2.13 spec shipped inside the installed torchgen (the dev extra installs it)."""

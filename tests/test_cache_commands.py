@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DERIVATIVES, MINI_SPEC
+from conftest import mini_spec_pair
 from gradshard.cache.maintenance import parse_size
 from gradshard.cache.store import Store
 from gradshard.service.cli import main
@@ -22,13 +22,8 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def specs(tmp_path) -> tuple[Path, Path]:
-    base, edited = tmp_path / "base", tmp_path / "edited"
-    shutil.copytree(MINI_SPEC, base)
-    shutil.copytree(MINI_SPEC, edited)
-    path = edited / DERIVATIVES
-    path.write_text(path.read_text().replace("self: at::sum_to(grad, self.sym_sizes())",
-                                             "self: at::sum_to(grad, self.sym_sizes()) * 2"))
-    return base, edited
+    old = "self: at::sum_to(grad, self.sym_sizes())"
+    return mini_spec_pair(tmp_path, old, old + " * 2")
 
 
 def build(capsys, spec: Path, out: Path, cache: Path) -> dict:

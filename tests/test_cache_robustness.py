@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DERIVATIVES, MINI_SPEC, stage_packaged_spec
+from conftest import mini_spec_pair, stage_packaged_spec
 from gradshard.cache.store import DB_FILE
 from gradshard.service.codegen import load_texts, run_codegen
 from gradshard.service.spec_location import locate_spec
@@ -109,15 +109,8 @@ def test_two_builds_at_once_on_one_cache(tmp_path, variants):
 @pytest.fixture
 def mini(tmp_path) -> tuple[Path, Path]:
     """A copy of the mini spec and an edited copy."""
-    base, edited = tmp_path / "mini", tmp_path / "mini-edited"
-    shutil.copytree(MINI_SPEC, base)
-    shutil.copytree(MINI_SPEC, edited)
-    path = edited / DERIVATIVES
-    text = path.read_text()
     old = "  self: mul_tensor_backward(grad, other, self.scalar_type())\n"
-    assert old in text
-    path.write_text(text.replace(old, old.replace("())", "()) * 2"), 1))
-    return base, edited
+    return mini_spec_pair(tmp_path, old, old.replace("())", "()) * 2"))
 
 
 def test_flipped_bytes_in_blobs_are_detected_and_recomputed(tmp_path, mini):
