@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib
 
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
@@ -24,3 +26,11 @@ def clear_torchgen_caches() -> None:
     gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
     gen.parse_tags_yaml.cache_clear()
     ld._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+
+
+def compile_gradshard_bytecode() -> None:
+    """Write gradshard's .pyc files, as `pip install` does (torch's wheel ships torchgen's), so
+    that fresh processes of both tools load bytecode, even under PYTHONDONTWRITEBYTECODE."""
+    for package in ("pipeline", "cache", "service"):
+        for directory in importlib.import_module(f"gradshard.{package}").__path__:
+            compileall.compile_dir(directory, quiet=1)

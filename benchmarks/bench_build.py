@@ -12,7 +12,8 @@ situations:
   one formula one derivatives.yaml formula edited              goal <= 0.05x
   warm CI     cache restored, empty output directory          goal <= 0.3x
 
-Each figure is the median of --repeat runs (wall time, interpreter start included).
+Each figure is the median of --repeat runs (wall time, interpreter start included), with
+both tools' bytecode compiled beforehand, as an installed package has it.
 
 A fresh Python process costs ~0.2 s before any work (interpreter start and imports, for
 torchgen and gradshard alike), which is most of an edited formula's build. So the edited
@@ -35,7 +36,7 @@ from pathlib import Path
 from gradshard.pipeline.errors import SpecFile
 from gradshard.service.spec_location import SpecLocation
 
-from _common import benchmark_args
+from _common import benchmark_args, compile_gradshard_bytecode
 
 TORCHGEN = """
 import sys
@@ -110,6 +111,7 @@ def report(label: str, goal: float, ours: list[float], theirs: float) -> None:
 
 def main() -> None:
     location, repeat = benchmark_args(__doc__.split("\n")[0])
+    compile_gradshard_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         spec = root / "spec"

@@ -130,7 +130,7 @@ def encode(record: Record) -> tuple[str, bytes]:
         return "text", record.text.encode("utf-8")  # type: ignore[attr-defined]
     if kind is Refs:
         return "refs", "\n".join(record.items).encode("ascii")  # type: ignore[attr-defined]
-    return "json", canonical_json(record.to_json()).encode("utf-8")
+    return "json:" + kind.__name__, canonical_json(record.to_json()).encode("utf-8")
 
 
 def decode(blob: Blob, kind: type) -> Any:
@@ -138,6 +138,8 @@ def decode(blob: Blob, kind: type) -> Any:
         return Text(blob.data.decode("utf-8"))
     if blob.codec == "refs":
         return Refs(tuple(blob.data.decode("ascii").split("\n")) if blob.data else ())
+    if blob.codec != "json:" + kind.__name__:
+        raise TypeError(f"a {blob.codec} blob read as {kind.__name__}")
     return kind.from_json(json.loads(blob.data))
 
 
@@ -150,7 +152,7 @@ def collection_hash(hashes: Sequence[str]) -> str:
 
 
 def encode_hash(record: Record) -> str:
-    return blob_hash(encode(record)[1])
+    return blob_hash(*encode(record))
 
 
 class Memory:
@@ -198,7 +200,7 @@ class Engine:
     def literal(self, record: Record, *, persist: bool = False) -> Value:
         """A value the caller holds; persisted when an index may name it."""
         codec, data = encode(record)
-        name = blob_hash(data)
+        name = blob_hash(codec, data)
         if persist:
             self._note(name)
             if self.store is not None:
@@ -216,7 +218,7 @@ class Engine:
         items = tuple(values)
         listing = Refs(tuple(v.hash for v in items))
         codec, data = encode(listing)
-        name = blob_hash(data)
+        name = blob_hash(codec, data)
         if persist:
             self._note(name)
             if self.store is not None:
@@ -386,7 +388,7 @@ class Engine:
 
     def _store_record(self, record: Record, recipe: Recipe) -> Value:
         codec, data = encode(record)
-        name = blob_hash(data)
+        name = blob_hash(codec, data)
         if self.store is not None:
             self.store.put_blob(name, codec, data)
         self._records[name] = record

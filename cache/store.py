@@ -33,7 +33,7 @@ import xxhash
 
 from gradshard.pipeline.errors import UsageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_FILE = "gradshard.sqlite3"
 # SQLite's default limit on host parameters is 32766; stay far below it.
 _CHUNK = 900
@@ -42,8 +42,9 @@ _ENVIRONMENT_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
                       "unable to open", "permission", "out of memory")
 
 
-# How blob bytes are read: canonical JSON of a record, UTF-8 text, or a collection's hashes.
-_CODECS = frozenset({"json", "text", "refs"})
+# How blob bytes are read: UTF-8 text, a collection's hashes, or canonical JSON of a record
+# ("json:" + the record's class name).
+_PLAIN_CODECS = frozenset({"text", "refs"})
 
 
 class StoreDamaged(Exception):
@@ -56,7 +57,7 @@ class StoreDamaged(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Blob:
-    codec: str  # see _CODECS
+    codec: str  # see _PLAIN_CODECS
     data: bytes
 
 
@@ -79,8 +80,17 @@ class _Pending:
         return len(self.blobs) + len(self.tasks)
 
 
-def blob_hash(data: bytes) -> str:
-    return xxhash.xxh3_128_hexdigest(data)
+def blob_hash(codec: str, data: bytes) -> str:
+    """A blob's name covers how it is read: equal bytes of two kinds (an empty text and an
+    empty list, two records with the same JSON) are two blobs, never one."""
+    digest = xxhash.xxh3_128(codec.encode("ascii"))
+    digest.update(b"\x00")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _known_codec(codec: object) -> bool:
+    return isinstance(codec, str) and (codec in _PLAIN_CODECS or codec.startswith("json:"))
 
 
 def row_check(*parts: str) -> str:
@@ -172,7 +182,8 @@ class Store:
                 rows = self.connection.execute(
                     f"SELECT hash, codec, data FROM blobs WHERE hash IN ({marks})", chunk)
                 for name, codec, data in rows:
-                    if isinstance(data, bytes) and codec in _CODECS and blob_hash(data) == name:
+                    if (isinstance(data, bytes) and _known_codec(codec)
+                            and blob_hash(codec, data) == name):
                         found[name] = Blob(codec, data)
                     else:
                         bad.append(name)

@@ -135,7 +135,7 @@ class Generation:
         and through it every output of the build)."""
         manifest = self.manifest(result, spec, fingerprint)
         codec, data = encode(manifest)
-        name = blob_hash(data)
+        name = blob_hash(codec, data)
         store.put_blob(name, codec, data)
         store.put_refs(name, [result.index_hash, *manifest.entries])
         store.flush(build_id)

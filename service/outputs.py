@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-import xxhash
-
+from gradshard.cache.store import blob_hash
 from gradshard.pipeline.errors import UsageError
 
 
@@ -61,9 +60,10 @@ def write_outputs(out_dir: Path, files: dict[str, str]) -> WriteReport:
 
 
 def file_hash(path: Path) -> str | None:
-    """The content hash of a file on disk (None when it cannot be read)."""
+    """The hash a file on disk has as a text blob, as builds record their files (None when it
+    cannot be read)."""
     try:
-        return xxhash.xxh3_128_hexdigest(path.read_bytes())
+        return blob_hash("text", path.read_bytes())
     except OSError:
         return None
 
