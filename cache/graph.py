@@ -69,10 +69,12 @@ class AutogradSide(Record):
 
 @dataclass(frozen=True, slots=True)
 class Outputs(Record):
-    """A group's files (name → text hash) and units (node or binding → hash of its code)."""
+    """A group's files (name → text hash) and units (node or binding → hash of its code);
+    for nodes, each one's python_functions shard key (its info name)."""
 
     files: tuple[tuple[str, str], ...]
     units: tuple[tuple[str, str], ...]
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,7 @@ class BuildIndex(Record):
     files: tuple[tuple[str, str], ...]
     nodes: tuple[tuple[str, str], ...]
     bindings: tuple[tuple[str, str], ...]
+    node_keys: tuple[str, ...]  # each node's python_functions shard key, as in nodes
 
 
 def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
@@ -120,7 +123,7 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                                        engine.ref(native.tag_names, TagNames), templates,
                                        spec_templates, layout], "python bindings")])
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
-                      python_out.units)
+                      python_out.units, autograd_out.keys)
 
 
 def _entries(engine: Engine, file: SpecFile, text: Value) -> list[tuple[Value, str]]:
@@ -266,7 +269,7 @@ def autograd_files(engine: Engine, infos: Value, templates: Value, spec_template
             engine.collection([pieces[i][3] for i in members], Text),
             shard_template, layout, engine.text(shard_id)], name)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   tuple((op, r.hash) for op, r in zip(ops, rendered)))
+                   tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import xxhash
 # encoding (not the store, gc or reporting, whose changes leave outputs alone).
 _SOURCES = (("gradshard.pipeline", None), ("gradshard.templates", None),
             ("gradshard.cache", ("engine.py", "graph.py", "tasks.py", "bindings_group.py",
-                                 "binding_tasks.py", "manifest.py")))
+                                 "binding_tasks.py", "manifest.py", "compile_group.py")))
 _SUFFIXES = (".py", ".j2")
 
 

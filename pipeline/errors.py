@@ -99,6 +99,35 @@ class UsageError(GradshardError):
         super().__init__(message)
 
 
+@dataclass(frozen=True, slots=True)
+class CompileDiagnostic(Record):
+    """A compiler error in generated code, placed at its source: the derivatives.yaml line
+    of the formula when the code came from one (else `line` is None), the entry, the
+    variable and formula, and the compiler's own words at the generated file's line."""
+
+    entry: str
+    node: str
+    variables: str
+    formula: str
+    line: int | None
+    generated: str  # path:line:column of the generated code
+    message: str  # the compiler's diagnostic, as printed
+
+
+class CompileError(GradshardError):
+    """Generated code failed to compile: units that compiled are kept."""
+
+    exit_code = 3
+
+    def __init__(self, diagnostics: Iterable[CompileDiagnostic], failed: Iterable[str],
+                 raw: str, source: str = "derivatives.yaml") -> None:
+        self.diagnostics = tuple(diagnostics)
+        self.failed = tuple(failed)
+        self.raw = raw
+        self.source = source  # the derivatives.yaml path the diagnostics' lines are in
+        super().__init__(f"{len(self.failed)} unit(s) failed to compile")
+
+
 class InternalError(GradshardError):
     """A bug in gradshard: reported with its cause, never blamed on the spec."""
 

@@ -53,6 +53,8 @@ class BuildOutcome:
     warnings: list[str] = field(default_factory=list)
     files: int = 0
     nodes: int = 0
+    build_id: int = 0  # the cache's record of this build (0 without a cache)
+    compiled: Any = None  # the CompileReport when the build compiled
 
 
 @dataclass
@@ -116,7 +118,7 @@ def _up_to_date(location: SpecLocation, out: Path, session: Session, last: LastB
     store.end_build(build, "up to date", seconds["total"], {"status": "up to date"})
     return BuildOutcome("up to date", location, out, session.directory,
                         WriteReport(unchanged=sorted(last.files)), seconds,
-                        warnings=session.warnings, files=len(last.files))
+                        warnings=session.warnings, files=len(last.files), build_id=build)
 
 
 def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str], out: Path,
@@ -137,7 +139,8 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
     seconds = dict(result.seconds)
     seconds["total"] = time.perf_counter() - started
     outcome = BuildOutcome("built", location, out, session.directory, writes, seconds,
-                           result.stats, session.warnings, len(result.files), result.nodes)
+                           result.stats, session.warnings, len(result.files), result.nodes,
+                           build)
     if session.store is not None:
         session.store.end_build(build, "built", seconds["total"], summary_record(outcome))
     return outcome

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .build import BuildOutcome
+from .compile_report import compile_json, compile_line
 
 STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
 SHOWN_RUNS = 4
@@ -29,6 +30,8 @@ def build_text(outcome: BuildOutcome) -> str:
         lines.extend(_why(stats))
         timed = [(s, outcome.seconds[s]) for s in STAGE_ORDER if outcome.seconds.get(s)]
         lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed))
+    if outcome.compiled is not None:
+        lines.append("  " + compile_line(outcome.compiled))
     lines.append(f"  cache: {outcome.cache}" if outcome.cache else "  cache: off (--no-cache)")
     lines.extend(f"  warning: {w}" for w in outcome.warnings)
     return "\n".join(lines)
@@ -57,6 +60,8 @@ def build_json(outcome: BuildOutcome) -> dict:
         "seconds": {k: round(v, 4) for k, v in outcome.seconds.items()},
         "warnings": outcome.warnings,
     }
+    if outcome.compiled is not None:
+        result["compile"] = compile_json(outcome.compiled)
     if stats is not None:
         stages = sorted(set(stats.run) | set(stats.reused))
         result["tasks"] = {

@@ -13,6 +13,7 @@ import argparse
 import gc
 import json
 import os
+import shlex
 import sys
 import time
 import traceback
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.store import StoreDamaged, set_aside
-from gradshard.pipeline.errors import GradshardError, SpecError, UsageError
+from gradshard.pipeline.errors import CompileError, GradshardError, SpecError, UsageError
 
 from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
 from .spec_location import SpecLocation, locate_spec
@@ -110,13 +111,12 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     from .build import Session, build_command, default_cache_dir
 
-    if not args.codegen_only:
-        raise UsageError("compiling the generated code is not available in this version",
-                         "pass --codegen-only to generate the files")
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
         outcome = build_command(loaded.location, Path(args.out), session)
+        if not args.codegen_only:
+            outcome.compiled = _compile(args, loaded.location, outcome, session)
     finally:
         session.close()
     if args.json:
@@ -128,6 +128,20 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
 
         print(build_text(outcome))
     return EXIT_OK
+
+
+def _compile(args: argparse.Namespace, location, outcome, session):
+    from .compile import CompileOptions, compile_generated
+    from .compile_report import progress_printer
+
+    options = CompileOptions(
+        directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
+        flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
+        includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
+        nodes_per_shard=args.nodes_per_shard)
+    with progress_printer(enabled=not args.json) as progress:
+        return compile_generated(location, Path(args.out), session, outcome.build_id, options,
+                                 progress)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:
@@ -215,6 +229,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
     build.add_argument("--codegen-only", action="store_true",
                        help="generate the files without compiling them")
+    compiling = build.add_argument_group("compiling")
+    compiling.add_argument("--compile-dir", metavar="DIR",
+                           help="where shards, objects, build.ninja and compile_commands.json "
+                                "go (default: OUT/compile)")
+    compiling.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, else g++)")
+    compiling.add_argument("--cxxflags", metavar="FLAGS",
+                           help="extra compiler flags (default: $CXXFLAGS)")
+    compiling.add_argument("--include", metavar="DIR", action="append", default=[],
+                           help="include directory (repeatable; default: the torch headers "
+                                "beside the spec, or the installed torch's)")
+    compiling.add_argument("--launcher", metavar="CMD",
+                           help="run compiles through ccache, sccache, distcc or CMD "
+                                "(default: $CXX_LAUNCHER)")
+    compiling.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                           help="parallel compiles (default: the machine's cores)")
+    compiling.add_argument("--raw", action="store_true",
+                           help="show the compiler's output as it is, not placed at the spec")
+    compiling.add_argument("--nodes-per-shard", type=int, default=0, metavar="N",
+                           help=argparse.SUPPRESS)
     _cache_arguments(build)
     build.add_argument("--no-cache", action="store_true",
                        help="run every task and keep nothing (the cache is not opened)")
@@ -284,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "json", False):
             print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
         report_usage_error(error)
+        return error.exit_code
+    except CompileError as error:
+        from .compile_report import report_compile_error
+
+        report_compile_error(error, raw=getattr(args, "raw", False),
+                             as_json=getattr(args, "json", False))
         return error.exit_code
     except GradshardError as error:
         print(f"gradshard: error: {error}", file=sys.stderr)

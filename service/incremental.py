@@ -8,11 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gradshard.cache.compile_group import COMPILE_LAYOUT
 from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
 from gradshard.cache.graph import BuildIndex, BuildInputs, build
 from gradshard.cache.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store import Store, blob_hash
 from gradshard.cache.version import code_version
+from gradshard.pipeline.compile_layout import CompileLayout, ShardSettings
 from gradshard.pipeline.errors import YAML_FILES, RuleViolation, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet, keep_compiled_templates
@@ -96,15 +98,15 @@ class Generation:
             keep_compiled_templates(str(compiled))
         try:
             try:
-                engine, index_hash, index = self._run(store, build_id, force_groups=False)
+                engine, index_hash, index = self.run_graph(store, build_id, force_groups=False)
             except StaleCache:  # something an index names is gone: enter every group
-                engine, index_hash, index = self._run(store, build_id, force_groups=True)
+                engine, index_hash, index = self.run_graph(store, build_id, force_groups=True)
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
         return GraphResult(engine, index_hash, index, self.inputs,
                            {stage: s for stage, s in engine.stats.seconds.items()})
 
-    def _run(self, store: Store | None, build_id: int, force_groups: bool
+    def run_graph(self, store: Store | None, build_id: int, force_groups: bool
              ) -> tuple[Engine, str, BuildIndex]:
         engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups,
                         memory=memory_of(store))
@@ -140,3 +142,45 @@ class Generation:
         store.put_refs(name, [result.index_hash, *manifest.entries])
         store.flush(build_id)
         store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
+
+
+@dataclass
+class LayoutResult:
+    """The compile layout of a build, and how to read the texts it names."""
+
+    engine: Engine
+    layout: CompileLayout
+    index: BuildIndex
+
+    @property
+    def out_files(self) -> dict[str, str]:
+        """The build's --out files (name → text hash)."""
+        return dict(self.index.files)
+
+    def load(self, hashes: dict[str, str]) -> dict[str, str]:
+        """Texts by path, for paths → text hashes of the layout."""
+        records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
+        return {path: r.text for path, r in zip(hashes, records)}
+
+
+def compile_layout(generation: Generation, store: Store | None, build_id: int,
+                   settings: ShardSettings) -> LayoutResult:
+    """The build's compile layout: the graph (answered by its index when nothing changed),
+    then the layout group over the index."""
+    try:
+        return _compile_layout(generation, store, build_id, settings, force_groups=False)
+    except StaleCache:
+        return _compile_layout(generation, store, build_id, settings, force_groups=True)
+
+
+def _compile_layout(generation: Generation, store: Store | None, build_id: int,
+                    settings: ShardSettings, force_groups: bool) -> LayoutResult:
+    engine, index_hash, index = generation.run_graph(store, build_id, force_groups)
+    inputs = generation.inputs
+    value = engine.group(COMPILE_LAYOUT, [
+        engine.ref(index_hash, BuildIndex), engine.literal(inputs.spec_templates),
+        engine.literal(inputs.templates), engine.text(inputs.layout), engine.literal(settings)],
+        "compile layout")
+    layout = engine.records([value])[0]
+    engine.finish()
+    return LayoutResult(engine, layout, index)

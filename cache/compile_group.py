@@ -1,0 +1,148 @@
+"""The compile layout as engine tasks: from a build's index (its node pieces and files) to the
+sources, headers and units of the compile directory (pipeline/compile_layout.py).
+
+One task per node header, per Functions shard and per python_functions file, so an edited
+formula re-renders one shard and a changed struct one header; every other text is reused
+and, unchanged, is not rewritten on disk (so ninja sees nothing to do for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PYTHON_PCH,
+                                               SOURCE_DIR, CompileLayout, CompileUnit,
+                                               ShardSettings, ShardSource, functions_prelude,
+                                               functions_shard_source, functions_shards,
+                                               node_header, node_header_path, pch_header,
+                                               python_shard_source)
+from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.render import TemplateSet, python_function_shards
+
+from .engine import Engine, Group, Task, Value
+from .graph import BuildIndex
+
+
+@dataclass(frozen=True, slots=True)
+class NodeList(Record):
+    names: tuple[str, ...]
+
+
+# Files of --out compiled as they are: everything but what the shards replace and the
+# Everything files (torchgen writes those for tools, PyTorch does not compile them).
+def compiled_as_is(name: str) -> bool:
+    return (name.endswith(".cpp") and not name.endswith("Everything.cpp")
+            and name != "Functions.cpp" and not name.startswith("python_functions"))
+
+
+# Generated headers the units include by their torch path (a copy in the compile directory
+# shadows the installed one); Functions.h is its struct-less prelude.
+COPIED_HEADERS = ("python_functions.h", "python_return_types.h")
+
+
+def make_node_header(name: Text, declaration: Text, templates: TemplateSet) -> Text:
+    return Text(node_header(name.text, declaration.text, templates))
+
+
+def make_prelude(template: Text, layout: Text) -> Text:
+    return Text(functions_prelude(TemplateSet((("Functions.h", template.text),)), layout.text))
+
+
+def make_functions_shard(nodes: NodeList, definitions: tuple[Text, ...], template: Text,
+                         templates: TemplateSet, layout: Text, index: Text) -> ShardSource:
+    return functions_shard_source(nodes.names, [d.text for d in definitions],
+                                  TemplateSet((("Functions.cpp", template.text),)), templates,
+                                  layout.text, int(index.text))
+
+
+def make_python_shard(nodes: NodeList, file_text: Text, file_name: Text,
+                      templates: TemplateSet) -> Text:
+    return Text(python_shard_source(nodes.names, file_text.text, file_name.text, templates))
+
+
+def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
+    return Text(pch_header(kind.text, templates))
+
+
+NODE_HEADER = Task("compile.node_header", "layout", make_node_header, Text,
+                   ("node", "declaration", "templates"))
+PRELUDE = Task("compile.prelude", "layout", make_prelude, Text, ("template", "layout"))
+FUNCTIONS_SHARD = Task("compile.functions_shard", "layout", make_functions_shard, ShardSource,
+                       ("nodes", "definitions", "template", "templates", "layout", "shard"))
+PYTHON_SHARD = Task("compile.python_shard", "layout", make_python_shard, Text,
+                    ("nodes", "file", "name", "templates"))
+PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
+
+
+def compile_layout(engine: Engine, index: Value, spec_templates: Value, templates: Value,
+                   layout: Value, settings: Value) -> CompileLayout:
+    built: BuildIndex = engine.records([index])[0]
+    names = [name for name, _ in built.nodes]
+    pieces = [engine.items(engine.ref_collection(h, Text)) for _, h in built.nodes]
+    sources = engine.records([spec_templates])[0]
+    files: dict[str, Value] = {}
+    headers = engine.map(NODE_HEADER, [((engine.text(n), p[0], templates), n)
+                                       for n, p in zip(names, pieces)])
+    files.update((node_header_path(n), h) for n, h in zip(names, headers))
+    prelude = f"{GENERATED_DIR}/Functions.h"
+    files[prelude] = engine.run(PRELUDE, [engine.text(sources.text("Functions.h")), layout],
+                                "Functions.h")
+    out_files = dict(built.files)
+    for name in COPIED_HEADERS:
+        files[f"{GENERATED_DIR}/{name}"] = engine.ref(out_files[name], Text)
+    for kind in (AUTOGRAD_PCH, PYTHON_PCH):
+        files[f"pch/{kind}.h"] = engine.run(PCH_HEADER, [engine.text(kind), templates], kind)
+    units = _functions_units(engine, names, pieces, sources, templates, layout, settings, files)
+    units += _python_units(engine, names, built, templates, files)
+    units += [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH,
+                          (prelude, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS)), (), ())
+              for n in sorted(out_files) if compiled_as_is(n)]
+    return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
+                         tuple(units))
+
+
+def _functions_units(engine: Engine, names: list[str], pieces: list, sources: TemplateSet,
+                     templates: Value, layout: Value, settings: Value,
+                     files: dict[str, Value]) -> list[CompileUnit]:
+    shards = functions_shards(names, engine.records([settings])[0])
+    template = engine.text(sources.text("Functions.cpp"))
+    made = engine.map(FUNCTIONS_SHARD, [
+        ((engine.literal(NodeList(tuple(names[i] for i in members))),
+          engine.collection([pieces[i][1] for i in members], Text), template, templates,
+          layout, engine.text(str(k))), f"shard {k}") for k, members in enumerate(shards)])
+    width = len(str(len(shards) - 1))
+    units = []
+    for k, (members, shard) in enumerate(zip(shards, engine.records(made))):
+        name = f"Functions_{k:0{width}d}"
+        source = f"{SOURCE_DIR}/{name}.cpp"
+        files[source] = engine.literal(Text(shard.text), persist=True)
+        nodes = tuple(names[i] for i in members)
+        units.append(CompileUnit(name, source, False, AUTOGRAD_PCH,
+                                 (f"{GENERATED_DIR}/Functions.h",
+                                  *(node_header_path(n) for n in nodes)),
+                                 nodes, shard.node_lines))
+    return units
+
+
+def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates: Value,
+                  files: dict[str, Value]) -> list[CompileUnit]:
+    out_files = dict(built.files)
+    units = []
+    for shard_id, members in python_function_shards(built.node_keys).items():
+        if shard_id == "Everything":
+            continue
+        file_name = f"python_functions{shard_id}.cpp"
+        nodes = tuple(names[i] for i in members)
+        source = f"{SOURCE_DIR}/{file_name}"
+        files[source] = engine.run(PYTHON_SHARD, [
+            engine.literal(NodeList(nodes)), engine.ref(out_files[file_name], Text),
+            engine.text(file_name), templates], file_name)
+        units.append(CompileUnit(file_name.removesuffix(".cpp"), source, False, PYTHON_PCH,
+                                 (f"{GENERATED_DIR}/Functions.h",
+                                  f"{GENERATED_DIR}/python_functions.h",
+                                  *(node_header_path(n) for n in nodes)), nodes, ()))
+    return units
+
+
+COMPILE_LAYOUT = Group("group.compile_layout", "layout", compile_layout, CompileLayout,
+                       ("index", "spec templates", "templates", "layout", "settings"))

@@ -1,0 +1,157 @@
+"""The system toolchain gradshard compiles with: compiler, flags, include directories,
+launcher, and the fingerprint of the headers it compiles against.
+
+Include directories come from the spec: for an installed torch, the `include` and
+`include/torch/csrc/api/include` beside its torchgen, and Python's include directory; for
+a spec without an installed torch beside it, the installed torch package's; `--include`
+adds or replaces them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import xxhash
+
+from gradshard.pipeline.errors import UsageError
+
+from .outputs import write_atomic
+from .spec_location import SpecLocation
+
+DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")
+LAUNCHERS = ("ccache", "sccache", "distcc")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    cxx: str  # resolved path of the compiler
+    version: str  # first line of `cxx --version`
+    flags: tuple[str, ...]
+    includes: tuple[str, ...]  # absolute, searched after the compile directory's own
+    launcher: tuple[str, ...]  # prefix of every compile command (ccache, distcc, …)
+
+    def identity(self) -> str:
+        """What an object depends on besides its sources and headers: not the launcher (it
+        never changes the object), nor where the headers live (their fingerprint is their
+        content), so a checkout elsewhere with a restored cache reuses every object."""
+        return "\n".join((self.cxx, self.version, *self.flags))
+
+    def include_flags(self) -> list[str]:
+        return ["-Iinclude", *(f"-I{d}" for d in self.includes)]
+
+
+def find_toolchain(location: SpecLocation, cxx: str | None, flags: Sequence[str],
+                   includes: Sequence[str], launcher: str | None) -> Toolchain:
+    compiler = cxx or os.environ.get("CXX") or "g++"
+    path = shutil.which(compiler)
+    if path is None:
+        raise UsageError(f"the C++ compiler '{compiler}' is not on PATH",
+                         "install g++ or name another with --cxx / CXX")
+    version = _first_line([path, "--version"])
+    directories = [str(Path(d).resolve()) for d in includes] or default_includes(location)
+    return Toolchain(path, version, (*DEFAULT_FLAGS, *flags), tuple(directories),
+                     _launcher(launcher if launcher is not None
+                               else os.environ.get("CXX_LAUNCHER", "")))
+
+
+def default_includes(location: SpecLocation) -> list[str]:
+    torch = _torch_beside(location) or _installed_torch()
+    if torch is None:
+        raise UsageError("no torch headers to compile against: the spec has no installed torch "
+                         "beside it and torch is not installed",
+                         "pip install torch==2.13.0, or pass --include DIR, or --codegen-only")
+    include = torch / "include"
+    return [str(include), str(include / "torch" / "csrc" / "api" / "include"),
+            sysconfig.get_paths()["include"]]
+
+
+def _torch_beside(location: SpecLocation) -> Path | None:
+    """site-packages/torch for a spec at site-packages/torchgen/packaged."""
+    if location.layout != "packaged":
+        return None
+    torch = location.root.resolve().parent.parent / "torch"
+    return torch if (torch / "include" / "ATen").is_dir() else None
+
+
+def _installed_torch() -> Path | None:
+    found = importlib.util.find_spec("torch")  # locates the package without importing it
+    if found is None or found.origin is None:
+        return None
+    torch = Path(found.origin).parent
+    return torch if (torch / "include" / "ATen").is_dir() else None
+
+
+def _launcher(text: str) -> tuple[str, ...]:
+    words = tuple(shlex.split(text))
+    if words and shutil.which(words[0]) is None:
+        hint = f"install {words[0]}" if words[0] in LAUNCHERS else "check --launcher"
+        raise UsageError(f"the compiler launcher '{words[0]}' is not on PATH", hint)
+    return words
+
+
+def _first_line(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot run {command[0]}: {error}", "check --cxx / CXX") from None
+    return (done.stdout or done.stderr).split("\n", 1)[0].strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Header fingerprint
+
+
+def header_fingerprint(toolchain: Toolchain, memo_file: Path) -> str:
+    """A content hash of every file under the include directories. Hashing ~60 MB takes a
+    second, so it is remembered by the directories' stat signature (paths, sizes, mtimes);
+    a reinstalled torch with the same headers keeps its fingerprint (and its objects)."""
+    memo = _read_memo(memo_file)
+    signature = _stat_signature(toolchain.includes)
+    if signature not in memo:
+        memo[signature] = _content_hash(toolchain.includes)
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(memo_file, json.dumps(dict(list(memo.items())[-16:])).encode())
+    return memo[signature]
+
+
+def _read_memo(memo_file: Path) -> dict[str, str]:
+    try:
+        memo = json.loads(memo_file.read_text())
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _header_files(directories: Sequence[str]):
+    for directory in directories:
+        for root, dirs, files in os.walk(directory):
+            dirs.sort()
+            for name in sorted(files):
+                yield os.path.join(root, name)
+
+
+def _stat_signature(directories: Sequence[str]) -> str:
+    digest = xxhash.xxh3_128()
+    for path in _header_files(directories):
+        st = os.stat(path)
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _content_hash(directories: Sequence[str]) -> str:
+    digest = xxhash.xxh3_128()
+    for directory in directories:
+        for path in _header_files([directory]):
+            digest.update(os.path.relpath(path, directory).encode() + b"\0")
+            with open(path, "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()
