@@ -138,7 +138,7 @@ def _compile(args: argparse.Namespace, location, outcome, session):
         directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
         flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
         includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
-        nodes_per_shard=args.nodes_per_shard)
+        nodes_per_shard=args.nodes_per_shard, units=tuple(args.units))
     with progress_printer(enabled=not args.json) as progress:
         return compile_generated(location, Path(args.out), session, outcome.build_id, options,
                                  progress)
@@ -244,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "(default: $CXX_LAUNCHER)")
     compiling.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                            help="parallel compiles (default: the machine's cores)")
+    compiling.add_argument("--units", metavar="PATTERN", action="append", default=[],
+                           help="compile only the units whose names match (repeatable; shell "
+                                "patterns such as 'Functions_*' or 'python_functions_*')")
     compiling.add_argument("--raw", action="store_true",
                            help="show the compiler's output as it is, not placed at the spec")
     compiling.add_argument("--nodes-per-shard", type=int, default=0, metavar="N",

@@ -16,6 +16,7 @@ ninja runs with -k 0: one failing unit does not stop the others.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import subprocess
@@ -264,6 +265,18 @@ class CompileOptions:
     launcher: str | None = None
     jobs: int = 0  # 0: the machine's cores
     nodes_per_shard: int = 0  # 0: the layout's default
+    units: tuple[str, ...] = ()  # shell patterns of the units to compile (default: all)
+
+
+def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
+    if not patterns:
+        return layout
+    units = tuple(u for u in layout.units if any(fnmatch.fnmatchcase(u.name, p) for p in patterns))
+    if not units:
+        raise UsageError(f"no compile unit matches {', '.join(patterns)}",
+                         "unit names look like Functions_07, python_functions_2, "
+                         "python_variable_methods")
+    return CompileLayout(layout.files, units)
 
 
 def compile_generated(location: SpecLocation, out: Path, session, build_id: int,
@@ -286,7 +299,8 @@ def compile_generated(location: SpecLocation, out: Path, session, build_id: int,
     files = dict(result.layout.files)
     written = sync_compile_dir(plan, result.layout,
                                lambda names: result.load({n: files[n] for n in names}))
-    units, pch_headers = prepare_units(plan, result.layout, result.out_files, out)
+    units, pch_headers = prepare_units(plan, selected(result.layout, options.units),
+                                       result.out_files, out)
     write_build_files(plan, units, pch_headers)
     report = run_ninja(plan, units, progress)
     report.written = written

@@ -296,9 +296,16 @@ def test_build_writes_nothing_on_error(bad_spec, capsys):
     assert not out.exists()
 
 
-def test_build_needs_codegen_only_for_now(capsys):
-    assert main(["build", "--spec", str(MINI_SPEC)]) == 2
-    assert "--codegen-only" in capsys.readouterr().err
+@pytest.mark.parametrize("options, words", [
+    (["--cxx", "no-such-compiler-here"], "no-such-compiler-here"),
+    (["--launcher", "no-such-launcher-here"], "no-such-launcher-here"),
+    (["--units", "NoSuchUnit*"], "no compile unit matches"),
+])
+def test_compile_options_are_checked(tmp_path, capsys, options, words):
+    code = main(["build", "--spec", str(MINI_SPEC), "--out", str(tmp_path / "out"),
+                 "--cache", str(tmp_path / "cache"), *options])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "hint:" in err
 
 
 def test_incomplete_spec(bad_spec, capsys):
