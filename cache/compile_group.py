@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PYTHON_PCH,
                                                SOURCE_DIR, CompileLayout, CompileUnit,
-                                               ShardSettings, ShardSource, functions_prelude,
+                                               ShardSource, functions_prelude,
                                                functions_shard_source, functions_shards,
                                                node_header, node_header_path, pch_header,
                                                python_shard_source)
