@@ -8,11 +8,12 @@ import json
 import re
 import sys
 import time
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from gradshard.pipeline.errors import CompileDiagnostic, CompileError
 
-from .compile import CompileReport
+if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
+    from .compile import CompileReport
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 QUIET_SECONDS = 1.0  # a compile shorter than this shows no progress at all
