@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PYTHON_PCH,
-                                               SOURCE_DIR, CompileLayout, CompileUnit,
+from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PRELUDE_PATH,
+                                               PYTHON_PCH, SOURCE_DIR, CompileLayout, CompileUnit,
                                                ShardSource, functions_prelude,
                                                functions_shard_source, functions_shards,
                                                node_header, node_header_path, pch_header,
@@ -21,6 +21,7 @@ from gradshard.pipeline.render import TemplateSet, python_function_shards
 
 from .engine import Engine, Group, Task, Value
 from .graph import BuildIndex
+from .tasks import single_template
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +46,13 @@ def make_node_header(name: Text, declaration: Text, templates: TemplateSet) -> T
 
 
 def make_prelude(template: Text, layout: Text) -> Text:
-    return Text(functions_prelude(TemplateSet((("Functions.h", template.text),)), layout.text))
+    return Text(functions_prelude(single_template("Functions.h", template), layout.text))
 
 
 def make_functions_shard(nodes: NodeList, definitions: tuple[Text, ...], template: Text,
                          templates: TemplateSet, layout: Text, index: Text) -> ShardSource:
     return functions_shard_source(nodes.names, [d.text for d in definitions],
-                                  TemplateSet((("Functions.cpp", template.text),)), templates,
+                                  single_template("Functions.cpp", template), templates,
                                   layout.text, int(index.text))
 
 
@@ -84,8 +85,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     headers = engine.map(NODE_HEADER, [((engine.text(n), p[0], templates), n)
                                        for n, p in zip(names, pieces)])
     files.update((node_header_path(n), h) for n, h in zip(names, headers))
-    prelude = f"{GENERATED_DIR}/Functions.h"
-    files[prelude] = engine.run(PRELUDE, [engine.text(sources.text("Functions.h")), layout],
+    files[PRELUDE_PATH] = engine.run(PRELUDE, [engine.text(sources.text("Functions.h")), layout],
                                 "Functions.h")
     out_files = dict(built.files)
     for name in COPIED_HEADERS:
@@ -95,7 +95,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     units = _functions_units(engine, names, pieces, sources, templates, layout, settings, files)
     units += _python_units(engine, names, built, templates, files)
     units += [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH,
-                          (prelude, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS)), (), ())
+                          (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS)), (), ())
               for n in sorted(out_files) if compiled_as_is(n)]
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
                          tuple(units))
@@ -118,8 +118,7 @@ def _functions_units(engine: Engine, names: list[str], pieces: list, sources: Te
         files[source] = engine.literal(Text(shard.text), persist=True)
         nodes = tuple(names[i] for i in members)
         units.append(CompileUnit(name, source, False, AUTOGRAD_PCH,
-                                 (f"{GENERATED_DIR}/Functions.h",
-                                  *(node_header_path(n) for n in nodes)),
+                                 (PRELUDE_PATH, *(node_header_path(n) for n in nodes)),
                                  nodes, shard.node_lines))
     return units
 
@@ -138,8 +137,7 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
             engine.literal(NodeList(nodes)), engine.ref(out_files[file_name], Text),
             engine.text(file_name), templates], file_name)
         units.append(CompileUnit(file_name.removesuffix(".cpp"), source, False, PYTHON_PCH,
-                                 (f"{GENERATED_DIR}/Functions.h",
-                                  f"{GENERATED_DIR}/python_functions.h",
+                                 (PRELUDE_PATH, f"{GENERATED_DIR}/python_functions.h",
                                   *(node_header_path(n) for n in nodes)), nodes, ()))
     return units
 

@@ -26,6 +26,7 @@ from .render import TemplateSet, functions_file, jinja_module
 
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
+PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h every unit sees
 SOURCE_DIR = "src"
 
 # Which precompiled header a unit starts from (see templates/compile_units.j2).

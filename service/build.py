@@ -54,6 +54,7 @@ class BuildOutcome:
     files: int = 0
     nodes: int = 0
     build_id: int = 0  # the cache's record of this build (0 without a cache)
+    inputs: InputBytes | None = None  # what the build read (the compile step reads the same)
     compiled: Any = None  # the CompileReport when the build compiled
 
 
@@ -105,12 +106,12 @@ def _build_once(location: SpecLocation, out: Path, session: Session) -> BuildOut
     store = session.open()
     last = store.last_build(spec_key, out_key) if store is not None else None
     if last is not None and last.inputs == fingerprint and outputs_match(out, last.files):
-        return _up_to_date(location, out, session, last, started)
+        return _up_to_date(location, inputs, out, session, last, started)
     return _build(location, inputs, fingerprint, out, session, started)
 
 
-def _up_to_date(location: SpecLocation, out: Path, session: Session, last: LastBuild,
-                started: float) -> BuildOutcome:
+def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: Session,
+                last: LastBuild, started: float) -> BuildOutcome:
     seconds = {"total": time.perf_counter() - started}
     store = session.store
     assert store is not None
@@ -118,7 +119,8 @@ def _up_to_date(location: SpecLocation, out: Path, session: Session, last: LastB
     store.end_build(build, "up to date", seconds["total"], {"status": "up to date"})
     return BuildOutcome("up to date", location, out, session.directory,
                         WriteReport(unchanged=sorted(last.files)), seconds,
-                        warnings=session.warnings, files=len(last.files), build_id=build)
+                        warnings=session.warnings, files=len(last.files), build_id=build,
+                        inputs=inputs)
 
 
 def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str], out: Path,
@@ -140,7 +142,7 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
     seconds["total"] = time.perf_counter() - started
     outcome = BuildOutcome("built", location, out, session.directory, writes, seconds,
                            result.stats, session.warnings, len(result.files), result.nodes,
-                           build)
+                           build, inputs=inputs)
     if session.store is not None:
         session.store.end_build(build, "built", seconds["total"], summary_record(outcome))
     return outcome

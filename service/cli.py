@@ -116,7 +116,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
         loaded.location = locate_spec(args.spec)
         outcome = build_command(loaded.location, Path(args.out), session)
         if not args.codegen_only:
-            outcome.compiled = _compile(args, loaded.location, outcome, session)
+            outcome.compiled = _compile(args, outcome, session)
     finally:
         session.close()
     if args.json:
@@ -130,7 +130,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _compile(args: argparse.Namespace, location, outcome, session):
+def _compile(args: argparse.Namespace, outcome, session):
     from .compile import CompileOptions, compile_generated
     from .compile_report import progress_printer
 
@@ -140,8 +140,7 @@ def _compile(args: argparse.Namespace, location, outcome, session):
         includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
         nodes_per_shard=args.nodes_per_shard, units=tuple(args.units))
     with progress_printer(enabled=not args.json) as progress:
-        return compile_generated(location, Path(args.out), session, outcome.build_id, options,
-                                 progress)
+        return compile_generated(outcome, session, options, progress)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -28,12 +30,13 @@ from typing import Callable
 
 import xxhash
 
-from gradshard.pipeline.compile_layout import CompileLayout, CompileUnit, ShardSettings
+from gradshard.pipeline.compile_layout import (PRELUDE_PATH, CompileLayout, CompileUnit,
+                                               ShardSettings)
 from gradshard.pipeline.errors import CompileError, SpecFile, UsageError
 
+from .build import BuildOutcome
 from .diagnostics import diagnose
 from .outputs import sync_outputs, write_atomic
-from .spec_location import SpecLocation
 from .toolchain import Toolchain, find_toolchain, header_fingerprint
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
@@ -86,7 +89,7 @@ def pch_key(plan: CompilePlan, layout: CompileLayout, fingerprint: str, kind: st
     files = dict(layout.files)
     return xxhash.xxh3_128_hexdigest("\0".join((
         plan.toolchain.identity(), fingerprint, files[f"pch/{kind}.h"],
-        files["include/torch/csrc/autograd/generated/Functions.h"])).encode())
+        files[PRELUDE_PATH])).encode())
 
 
 def unit_key(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit, source_hash: str,
@@ -154,8 +157,6 @@ def _ninja_value(words: list[str]) -> str:
 
 
 def _shell(words: list[str]) -> str:
-    import shlex
-
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -199,8 +200,6 @@ def ninja_binary() -> str:
             return str(candidate)
     except ImportError:
         pass
-    import shutil
-
     found = shutil.which("ninja")
     if found is None:
         raise UsageError("ninja is not installed", "pip install ninja")
@@ -279,20 +278,21 @@ def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
     return CompileLayout(layout.files, units)
 
 
-def compile_generated(location: SpecLocation, out: Path, session, build_id: int,
-                      options: CompileOptions, progress: Callable[[str], None]) -> CompileReport:
-    """Compile what the build generated; raises CompileError (after compiling every unit
-    it can) when generated code does not compile."""
+def compile_generated(built: BuildOutcome, session, options: CompileOptions,
+                      progress: Callable[[str], None]) -> CompileReport:
+    """Compile what the build generated, from the inputs it read (an edit saved meanwhile
+    waits for the next build); raises CompileError (after compiling every unit it can) when
+    generated code does not compile."""
     from .incremental import Generation, compile_layout
-    from .inputs import read_inputs
 
+    location, out = built.location, built.out
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
     store = session.open()
-    generation = Generation.prepare(read_inputs(location))
     settings = ShardSettings(options.nodes_per_shard) if options.nodes_per_shard \
         else ShardSettings()
-    result = compile_layout(generation, store, build_id, settings)
+    generation = Generation.prepare(built.inputs)
+    result = compile_layout(generation, store, built.build_id, settings)
     directory = options.directory or out / "compile"
     cache = session.directory or directory / "cache"
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
@@ -308,7 +308,8 @@ def compile_generated(location: SpecLocation, out: Path, session, build_id: int,
         failed = [p.unit for p in units if p.unit.name in report.failed]
         names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
         path = location.path_of(SpecFile.DERIVATIVES)
-        raise CompileError(diagnose(failed, report.logs, directory, path.read_text(), names),
+        derivatives = generation.texts.derivatives  # as the build read it, not as it is now
+        raise CompileError(diagnose(failed, report.logs, directory, derivatives, names),
                            report.failed,
                            "".join(report.logs.get(name, "") for name in report.failed),
                            str(path))
