@@ -1,21 +1,23 @@
 """The compile layout as engine tasks: from a build's index (its node pieces and files) to the
 sources, headers and units of the compile directory (pipeline/compile_layout.py).
 
-One task per node header, per Functions shard and per python_functions file, so an edited
-formula re-renders one shard and a changed struct one header; every other text is reused
-and, unchanged, is not rewritten on disk (so ninja sees nothing to do for it).
+One task per node header, per formula unit, per Functions unit and per python_functions file,
+so an edited formula re-renders one formula unit and a changed struct one header; every other
+text is reused and, unchanged, is not rewritten on disk (so ninja sees nothing to do for it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PRELUDE_PATH,
-                                               PYTHON_PCH, SOURCE_DIR, CompileLayout, CompileUnit,
-                                               ShardSource, functions_prelude,
-                                               functions_shard_source, functions_shards,
-                                               node_header, node_header_path, pch_header,
-                                               python_shard_source)
+from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, FORMULA_PCH, GENERATED_DIR,
+                                               PCH_KINDS, PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
+                                               CompileLayout, CompileUnit, ShardSettings,
+                                               ShardSource, formula_shard_source,
+                                               functions_prelude, functions_shards,
+                                               methods_shard_source, node_header,
+                                               node_header_path, pch_header, python_shard_source)
+from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
 
@@ -49,11 +51,15 @@ def make_prelude(template: Text, layout: Text) -> Text:
     return Text(functions_prelude(single_template("Functions.h", template), layout.text))
 
 
-def make_functions_shard(nodes: NodeList, definitions: tuple[Text, ...], template: Text,
-                         templates: TemplateSet, layout: Text, index: Text) -> ShardSource:
-    return functions_shard_source(nodes.names, [d.text for d in definitions],
-                                  single_template("Functions.cpp", template), templates,
-                                  layout.text, int(index.text))
+def make_formula_shard(nodes: tuple[BackwardNode, ...], templates: TemplateSet,
+                       index: Text) -> ShardSource:
+    return formula_shard_source(nodes, templates, int(index.text))
+
+
+def make_methods_shard(nodes: tuple[BackwardNode, ...], template: Text, templates: TemplateSet,
+                       layout: Text, index: Text) -> ShardSource:
+    return methods_shard_source(nodes, single_template("Functions.cpp", template), templates,
+                                layout.text, int(index.text))
 
 
 def make_python_shard(nodes: NodeList, file_text: Text, file_name: Text,
@@ -68,8 +74,10 @@ def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
 NODE_HEADER = Task("compile.node_header", "layout", make_node_header, Text,
                    ("node", "declaration", "templates"))
 PRELUDE = Task("compile.prelude", "layout", make_prelude, Text, ("template", "layout"))
-FUNCTIONS_SHARD = Task("compile.functions_shard", "layout", make_functions_shard, ShardSource,
-                       ("nodes", "definitions", "template", "templates", "layout", "shard"))
+FORMULA_SHARD = Task("compile.formula_shard", "layout", make_formula_shard, ShardSource,
+                     ("nodes", "templates", "shard"))
+METHODS_SHARD = Task("compile.methods_shard", "layout", make_methods_shard, ShardSource,
+                     ("nodes", "template", "templates", "layout", "shard"))
 PYTHON_SHARD = Task("compile.python_shard", "layout", make_python_shard, Text,
                     ("nodes", "file", "name", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
@@ -90,9 +98,13 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     out_files = dict(built.files)
     for name in COPIED_HEADERS:
         files[f"{GENERATED_DIR}/{name}"] = engine.ref(out_files[name], Text)
-    for kind in (AUTOGRAD_PCH, PYTHON_PCH):
+    for kind in PCH_KINDS:
         files[f"pch/{kind}.h"] = engine.run(PCH_HEADER, [engine.text(kind), templates], kind)
-    units = _functions_units(engine, names, pieces, sources, templates, layout, settings, files)
+    nodes = engine.items(engine.ref_collection(built.node_records, BackwardNode))
+    shards: ShardSettings = engine.records([settings])[0]
+    units = _formula_units(engine, names, nodes, templates, shards.formula_nodes, files)
+    units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
+                            templates, layout, shards.methods_nodes, files)
     units += _python_units(engine, names, built, templates, files)
     units += [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH,
                           (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS)), (), ())
@@ -101,25 +113,40 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
                          tuple(units))
 
 
-def _functions_units(engine: Engine, names: list[str], pieces: list, sources: TemplateSet,
-                     templates: Value, layout: Value, settings: Value,
-                     files: dict[str, Value]) -> list[CompileUnit]:
-    shards = functions_shards(names, engine.records([settings])[0])
-    template = engine.text(sources.text("Functions.cpp"))
-    made = engine.map(FUNCTIONS_SHARD, [
-        ((engine.literal(NodeList(tuple(names[i] for i in members))),
-          engine.collection([pieces[i][1] for i in members], Text), template, templates,
-          layout, engine.text(str(k))), f"shard {k}") for k, members in enumerate(shards)])
+def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
+                   templates: Value, per_shard: int, files: dict[str, Value]) -> list[CompileUnit]:
+    shards = functions_shards(names, per_shard)
+    made = engine.map(FORMULA_SHARD, [
+        ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
+          engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
+    return _shard_units(engine, "Functions_formulas", FORMULA_PCH, names, shards, made, files)
+
+
+def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,
+                   templates: Value, layout: Value, per_shard: int,
+                   files: dict[str, Value]) -> list[CompileUnit]:
+    shards = functions_shards(names, per_shard)
+    made = engine.map(METHODS_SHARD, [
+        ((engine.collection([nodes[i] for i in members], BackwardNode), template, templates,
+          layout, engine.text(str(k))), f"methods {k}") for k, members in enumerate(shards)])
+    return _shard_units(engine, "Functions", AUTOGRAD_PCH, names, shards, made, files)
+
+
+def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
+                 shards: list[list[int]], made: list[Value],
+                 files: dict[str, Value]) -> list[CompileUnit]:
+    """The units of shard sources: written as src/<prefix>_NN.cpp, each including the headers
+    of its nodes."""
     width = len(str(len(shards) - 1))
     units = []
     for k, (members, shard) in enumerate(zip(shards, engine.records(made))):
-        name = f"Functions_{k:0{width}d}"
+        name = f"{prefix}_{k:0{width}d}"
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
-        nodes = tuple(names[i] for i in members)
-        units.append(CompileUnit(name, source, False, AUTOGRAD_PCH,
-                                 (PRELUDE_PATH, *(node_header_path(n) for n in nodes)),
-                                 nodes, shard.node_lines))
+        unit_nodes = tuple(names[i] for i in members)
+        units.append(CompileUnit(name, source, False, pch,
+                                 (PRELUDE_PATH, *(node_header_path(n) for n in unit_nodes)),
+                                 unit_nodes, shard.node_lines))
     return units
 
 

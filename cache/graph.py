@@ -25,6 +25,7 @@ from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
 from gradshard.pipeline.matching import FunctionSummary, MatchStep
 from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
 from gradshard.pipeline.source import split_entries
@@ -75,6 +76,7 @@ class Outputs(Record):
     files: tuple[tuple[str, str], ...]
     units: tuple[tuple[str, str], ...]
     keys: tuple[str, ...] = ()
+    records: str = ""  # the collection of BackwardNode records, in units' order
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ class BuildIndex(Record):
     nodes: tuple[tuple[str, str], ...]
     bindings: tuple[tuple[str, str], ...]
     node_keys: tuple[str, ...]  # each node's python_functions shard key, as in nodes
+    node_records: str  # the collection of the nodes' BackwardNode records, as in nodes
 
 
 def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
@@ -123,7 +126,7 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                                        engine.ref(native.tag_names, TagNames), templates,
                                        spec_templates, layout], "python bindings")])
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
-                      python_out.units, autograd_out.keys)
+                      python_out.units, autograd_out.keys, autograd_out.records)
 
 
 def _entries(engine: Engine, file: SpecFile, text: Value) -> list[tuple[Value, str]]:
@@ -269,7 +272,8 @@ def autograd_files(engine: Engine, infos: Value, templates: Value, spec_template
             engine.collection([pieces[i][3] for i in members], Text),
             shard_template, layout, engine.text(shard_id)], name)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys))
+                   tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys),
+                   engine.collection(nodes, BackwardNode, persist=True).hash)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,12 +2,19 @@
 
 Functions.cpp holds every node, so one edited formula recompiles all of it, and every unit
 including Functions.h recompiles when one struct changes. Here each node's struct goes to its
-own header (gradshard/nodes/<Node>.h) and its definitions to one of many Functions shards.
-A node's shard is a hash of its name into a power-of-two number of shards: adding a node
-changes only its own shard, and a spec that outgrows the shard count splits each shard in
-two rather than reshuffling. A unit includes only the headers of its own nodes (Functions.h
-itself is compiled as its prelude, without structs), so a changed saved variable recompiles
-the units holding that node and nothing else.
+own header (gradshard/nodes/<Node>.h) and its methods to two units: its formula
+(apply_functional and apply) to one of many small formula units, and its compiled-autograd
+methods to one of a few larger Functions units. A formula edit, the common one, recompiles one
+small unit; the compiled-autograd methods change only with a node's saved variables. With GCC
+and torch's headers every unit pays a fixed cost (about 1.6 s for a formula unit, 2.4 s for a
+Functions unit, 6 s for a Python unit, at -O2 on 2.13) before its first node, which is why the
+two sizes differ (docs/architecture.md has the measurements).
+
+A node's unit is a hash of its name into a power-of-two number of units: adding a node changes
+only its own units, and a spec that outgrows the count splits each unit in two rather than
+reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
+compiled as its prelude, without structs), so a changed saved variable recompiles the units
+holding that node and nothing else.
 
 python_functions_K.cpp keeps torchgen's five files (their entry points are what PyTorch links
 against), each compiled with only its own nodes' headers. The binding files compile as they
@@ -21,8 +28,9 @@ from typing import Sequence
 
 import xxhash
 
+from .nodes import BackwardNode
 from .records import Record
-from .render import TemplateSet, functions_file, jinja_module
+from .render import TemplateSet, functions_file, jinja_module, render_node_methods
 
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
@@ -30,16 +38,19 @@ PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h eve
 SOURCE_DIR = "src"
 
 # Which precompiled header a unit starts from (see templates/compile_units.j2).
+FORMULA_PCH = "formula"
 AUTOGRAD_PCH = "autograd"
 PYTHON_PCH = "python"
+PCH_KINDS = (FORMULA_PCH, AUTOGRAD_PCH, PYTHON_PCH)
 
 
 @dataclass(frozen=True, slots=True)
 class ShardSettings(Record):
-    """How finely Functions.cpp is cut. A unit costs a fixed ~4 s with GCC and torch's
-    headers plus ~0.12 s per node (measured on 2.13 at -O2; docs/architecture.md)."""
+    """How finely Functions.cpp is cut: nodes per formula unit (what one formula edit
+    recompiles) and per Functions unit (what a saved-variable change recompiles besides)."""
 
-    nodes_per_shard: int = 24
+    formula_nodes: int = 24
+    methods_nodes: int = 96
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +99,9 @@ def compile_shard(name: str, count: int) -> int:
     return xxhash.xxh3_64_intdigest(name.encode()) % count
 
 
-def functions_shards(names: Sequence[str], settings: ShardSettings) -> list[list[int]]:
-    """The nodes (positions, in Functions.cpp order) of each non-empty Functions shard."""
-    count = shard_count(len(names), settings.nodes_per_shard)
+def functions_shards(names: Sequence[str], per_shard: int) -> list[list[int]]:
+    """The nodes (positions, in Functions.cpp order) of each non-empty shard."""
+    count = shard_count(len(names), per_shard)
     shards: list[list[int]] = [[] for _ in range(count)]
     for position, name in enumerate(names):
         shards[compile_shard(name, count)].append(position)
@@ -133,14 +144,23 @@ def functions_prelude(spec_templates: TemplateSet, layout: str) -> str:
     return functions_file("Functions.h", [], spec_templates, layout)
 
 
-def functions_shard_source(nodes: Sequence[str], definitions: Sequence[str],
-                           spec_templates: TemplateSet, templates: TemplateSet,
-                           layout: str, index: int) -> ShardSource:
-    """Functions.cpp with only these nodes' definitions, after their headers."""
-    prefix = _unit_prefix(templates, f"Functions.cpp, shard {index}", nodes)
-    body = functions_file("Functions.cpp", definitions, spec_templates, layout)
-    text = prefix + body
-    return ShardSource(text, piece_lines(text, definitions, skip=prefix.count("\n")))
+def formula_shard_source(nodes: Sequence[BackwardNode], templates: TemplateSet,
+                         index: int) -> ShardSource:
+    """These nodes' formulas and apply methods, after their headers."""
+    formulas = [render_node_methods(n, templates).formula for n in nodes]
+    macros = jinja_module(templates, "compile_units.j2")
+    text = str(macros.formula_unit(f"formulas of Functions.cpp, unit {index}",
+                                   [node_include(n.op) for n in nodes], formulas))
+    return ShardSource(text, piece_lines(text, formulas))
+
+
+def methods_shard_source(nodes: Sequence[BackwardNode], spec_templates: TemplateSet,
+                         templates: TemplateSet, layout: str, index: int) -> ShardSource:
+    """Functions.cpp with only these nodes' compiled-autograd methods, after their headers."""
+    methods = [render_node_methods(n, templates).compiled for n in nodes]
+    prefix = _unit_prefix(templates, f"Functions.cpp, unit {index}", [n.op for n in nodes])
+    text = prefix + functions_file("Functions.cpp", methods, spec_templates, layout)
+    return ShardSource(text, piece_lines(text, methods, skip=prefix.count("\n")))
 
 
 def python_shard_source(nodes: Sequence[str], file_text: str, file_name: str,

@@ -45,6 +45,16 @@ class RenderedNode(Record):
     python_class: str
 
 
+@dataclass(frozen=True, slots=True)
+class NodeMethods(Record):
+    """A node's methods as the compile layout splits them: the formula (apply_functional, with
+    external linkage, and apply), which needs only FunctionsManual.h, and the compiled-autograd
+    methods, which need compiled_autograd.h and call the formula through its declaration."""
+
+    formula: str
+    compiled: str
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in str(text).splitlines() if line.strip()]
 
@@ -106,15 +116,27 @@ def jinja_module(templates: TemplateSet, name: str):
 def render_node(node: BackwardNode, templates: TemplateSet) -> RenderedNode:
     """The node's declaration, definition and Python type (gen_autograd_functions.py:
     process_function with each of its templates)."""
-    macros = _environment(templates).get_template("autograd_node.j2").module
+    macros = jinja_module(templates, "autograd_node.j2")
     data = node.to_json()
-    index = {slot.name: i for i, slot in enumerate(node.inputs)}
+    index = _input_positions(node)
     return RenderedNode(
         op=node.op, name=node.name,
         declaration=str(macros.declaration(data)),
         definition=str(macros.definition(data, index)),
         python_properties=str(macros.python_properties(data)),
         python_class=str(macros.python_class(data)))
+
+
+def render_node_methods(node: BackwardNode, templates: TemplateSet) -> NodeMethods:
+    """The node's Functions.cpp methods cut in two, for the compile layout."""
+    macros = jinja_module(templates, "autograd_node.j2")
+    data = node.to_json()
+    return NodeMethods(formula=str(macros.formula_part(data, _input_positions(node))),
+                       compiled=str(macros.compiled_part(data)))
+
+
+def _input_positions(node: BackwardNode) -> dict[str, int]:
+    return {slot.name: i for i, slot in enumerate(node.inputs)}
 
 
 # ---------------------------------------------------------------------------------------------

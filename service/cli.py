@@ -131,6 +131,8 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def _compile(args: argparse.Namespace, outcome, session):
+    from gradshard.pipeline.compile_layout import ShardSettings
+
     from .compile import CompileOptions, compile_generated
     from .compile_report import progress_printer
 
@@ -138,7 +140,8 @@ def _compile(args: argparse.Namespace, outcome, session):
         directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
         flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
         includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
-        nodes_per_shard=args.nodes_per_shard, units=tuple(args.units))
+        units=tuple(args.units), **({"shards": ShardSettings(*args.shard_nodes)}
+                                    if args.shard_nodes else {}))
     with progress_printer(enabled=not args.json) as progress:
         return compile_generated(outcome, session, options, progress)
 
@@ -248,8 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "patterns such as 'Functions_*' or 'python_functions_*')")
     compiling.add_argument("--raw", action="store_true",
                            help="show the compiler's output as it is, not placed at the spec")
-    compiling.add_argument("--nodes-per-shard", type=int, default=0, metavar="N",
-                           help=argparse.SUPPRESS)
+    compiling.add_argument("--shard-nodes", type=_node_counts, default=None, metavar="F,M",
+                           help=argparse.SUPPRESS)  # nodes per formula unit and Functions unit
     _cache_arguments(build)
     build.add_argument("--no-cache", action="store_true",
                        help="run every task and keep nothing (the cache is not opened)")
@@ -295,6 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--json", action="store_true", help="machine-readable output")
     gc.set_defaults(run=run_gc)
     return parser
+
+
+def _node_counts(value: str) -> tuple[int, int]:
+    try:
+        counts = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or min(counts) < 1:
+        raise argparse.ArgumentTypeError("expected two positive counts, such as 24,96")
+    return counts
 
 
 def _cache_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,10 +3,10 @@
     <compile dir>/
       include/torch/csrc/autograd/generated/   Functions.h (prelude), python_functions.h, …
       include/gradshard/nodes/<Node>.h         one node's struct
-      src/Functions_NN.cpp, src/python_functions_K.cpp
+      src/Functions_formulas_NN.cpp, src/Functions_N.cpp, src/python_functions_K.cpp
       obj/<unit>.o                             objects (and .log: the compiler's messages)
       build.ninja, compile_commands.json
-    <cache>/pch/<key>/{autograd,python}.h(.gch)   precompiled headers, per header set
+    <cache>/pch/<key>/{formula,autograd,python}.h(.gch)   precompiled headers, per header set
     <cache>/objects/                               objects by content key
 
 Every compile goes through service/object_cache.py, so a unit whose key (its text, its
@@ -37,7 +37,7 @@ from gradshard.pipeline.errors import CompileError, SpecFile, UsageError
 from .build import BuildOutcome
 from .diagnostics import diagnose
 from .outputs import sync_outputs, write_atomic
-from .toolchain import Toolchain, find_toolchain, header_fingerprint
+from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
 
@@ -211,7 +211,8 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], progress) -> Compile
     started = time.perf_counter()
     before = {p.unit.name: _mtime(plan.directory / p.output) for p in units}
     command = [ninja_binary(), "-C", str(plan.directory), "-k", "0", "-j", str(plan.jobs)]
-    env = dict(os.environ, NINJA_STATUS="[%f/%t] ")
+    env = dict(launcher_environment(plan.toolchain.launcher, dict(os.environ)),
+               NINJA_STATUS="[%f/%t] ")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=env)
     captured = []
@@ -263,7 +264,7 @@ class CompileOptions:
     includes: tuple[str, ...] = ()
     launcher: str | None = None
     jobs: int = 0  # 0: the machine's cores
-    nodes_per_shard: int = 0  # 0: the layout's default
+    shards: ShardSettings = ShardSettings()
     units: tuple[str, ...] = ()  # shell patterns of the units to compile (default: all)
 
 
@@ -273,7 +274,8 @@ def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
     units = tuple(u for u in layout.units if any(fnmatch.fnmatchcase(u.name, p) for p in patterns))
     if not units:
         raise UsageError(f"no compile unit matches {', '.join(patterns)}",
-                         "unit names look like Functions_07, python_functions_2, "
+                         "unit names look like Functions_formulas_07, Functions_3, "
+                         "python_functions_2, "
                          "python_variable_methods")
     return CompileLayout(layout.files, units)
 
@@ -289,10 +291,8 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
     store = session.open()
-    settings = ShardSettings(options.nodes_per_shard) if options.nodes_per_shard \
-        else ShardSettings()
     generation = Generation.prepare(built.inputs)
-    result = compile_layout(generation, store, built.build_id, settings)
+    result = compile_layout(generation, store, built.build_id, options.shards)
     directory = options.directory or out / "compile"
     cache = session.directory or directory / "cache"
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
