@@ -119,7 +119,8 @@ def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
     made = engine.map(FORMULA_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
           engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions_formulas", FORMULA_PCH, names, shards, made, files)
+    return _shard_units(engine, "Functions_formulas", FORMULA_PCH, names, shards, made, files,
+                        with_headers=False)
 
 
 def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,
@@ -133,10 +134,10 @@ def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], t
 
 
 def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
-                 shards: list[list[int]], made: list[Value],
-                 files: dict[str, Value]) -> list[CompileUnit]:
-    """The units of shard sources: written as src/<prefix>_NN.cpp, each including the headers
-    of its nodes."""
+                 shards: list[list[int]], made: list[Value], files: dict[str, Value],
+                 with_headers: bool = True) -> list[CompileUnit]:
+    """The units of shard sources, written as src/<prefix>_NN.cpp (including the headers of
+    their nodes, unless formulas)."""
     width = len(str(len(shards) - 1))
     units = []
     for k, (members, shard) in enumerate(zip(shards, engine.records(made))):
@@ -144,8 +145,8 @@ def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
         unit_nodes = tuple(names[i] for i in members)
-        units.append(CompileUnit(name, source, False, pch,
-                                 (PRELUDE_PATH, *(node_header_path(n) for n in unit_nodes)),
+        headers = [node_header_path(n) for n in unit_nodes] if with_headers else []
+        units.append(CompileUnit(name, source, False, pch, (PRELUDE_PATH, *headers),
                                  unit_nodes, shard.node_lines))
     return units
 

@@ -2,10 +2,10 @@
 
 Functions.cpp holds every node, so one edited formula recompiles all of it, and every unit
 including Functions.h recompiles when one struct changes. Here each node's struct goes to its
-own header (gradshard/nodes/<Node>.h) and its methods to two units: its formula
-(apply_functional and apply) to one of many small formula units, and its compiled-autograd
-methods to one of a few larger Functions units. A formula edit, the common one, recompiles one
-small unit; the compiled-autograd methods change only with a node's saved variables. With GCC
+own header (gradshard/nodes/<Node>.h) and its code to two units: its formula
+(apply_functional) to one of many small formula units, and its methods (apply and the
+compiled-autograd ones) to one of a few larger Functions units. A formula edit, the common
+one, recompiles one small unit; the methods change only with a node's saved variables. With GCC
 and torch's headers every unit pays a fixed cost (about 1.6 s for a formula unit, 2.4 s for a
 Functions unit, 6 s for a Python unit, at -O2 on 2.13) before its first node, which is why the
 two sizes differ (docs/architecture.md has the measurements).
@@ -13,8 +13,8 @@ two sizes differ (docs/architecture.md has the measurements).
 A node's unit is a hash of its name into a power-of-two number of units: adding a node changes
 only its own units, and a spec that outgrows the count splits each unit in two rather than
 reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
-compiled as its prelude, without structs), so a changed saved variable recompiles the units
-holding that node and nothing else.
+compiled as its prelude, without structs; formula units need no struct at all), so a changed
+saved variable recompiles the units holding that node and nothing else.
 
 python_functions_K.cpp keeps torchgen's five files (their entry points are what PyTorch links
 against), each compiled with only its own nodes' headers. The binding files compile as they
@@ -146,17 +146,16 @@ def functions_prelude(spec_templates: TemplateSet, layout: str) -> str:
 
 def formula_shard_source(nodes: Sequence[BackwardNode], templates: TemplateSet,
                          index: int) -> ShardSource:
-    """These nodes' formulas and apply methods, after their headers."""
+    """These nodes' formulas: functions of the unpacked saved values, no struct needed."""
     formulas = [render_node_methods(n, templates).formula for n in nodes]
     macros = jinja_module(templates, "compile_units.j2")
-    text = str(macros.formula_unit(f"formulas of Functions.cpp, unit {index}",
-                                   [node_include(n.op) for n in nodes], formulas))
+    text = str(macros.formula_unit(f"formulas of Functions.cpp, unit {index}", formulas))
     return ShardSource(text, piece_lines(text, formulas))
 
 
 def methods_shard_source(nodes: Sequence[BackwardNode], spec_templates: TemplateSet,
                          templates: TemplateSet, layout: str, index: int) -> ShardSource:
-    """Functions.cpp with only these nodes' compiled-autograd methods, after their headers."""
+    """Functions.cpp with only these nodes' methods, after their headers."""
     methods = [render_node_methods(n, templates).compiled for n in nodes]
     prefix = _unit_prefix(templates, f"Functions.cpp, unit {index}", [n.op for n in nodes])
     text = prefix + functions_file("Functions.cpp", methods, spec_templates, layout)

@@ -47,9 +47,10 @@ class RenderedNode(Record):
 
 @dataclass(frozen=True, slots=True)
 class NodeMethods(Record):
-    """A node's methods as the compile layout splits them: the formula (apply_functional, with
-    external linkage, and apply), which needs only FunctionsManual.h, and the compiled-autograd
-    methods, which need compiled_autograd.h and call the formula through its declaration."""
+    """A node's Functions.cpp code as the compile layout splits it: the formula
+    (apply_functional, with external linkage), which needs only FunctionsManual.h and no
+    struct, and the node's methods (apply, compiled_args, apply_with_saved), which call the
+    formula through its declaration."""
 
     formula: str
     compiled: str

@@ -98,6 +98,21 @@ def _launcher(text: str) -> tuple[str, ...]:
     return words
 
 
+# ccache caches a unit that starts from a GCC precompiled header only with this sloppiness
+# (its manual, "Precompiled headers"): the PCH is hashed whole, so nothing is lost.
+CCACHE_PCH_SLOPPINESS = ("pch_defines", "time_macros", "include_file_mtime", "include_file_ctime")
+
+
+def launcher_environment(launcher: tuple[str, ...], environ: dict[str, str]) -> dict[str, str]:
+    """The environment the compiles run in: for ccache, its PCH sloppiness added to the
+    user's own."""
+    if not launcher or Path(launcher[0]).name != "ccache":
+        return dict(environ)
+    own = [word for word in environ.get("CCACHE_SLOPPINESS", "").split(",") if word]
+    sloppiness = own + [word for word in CCACHE_PCH_SLOPPINESS if word not in own]
+    return dict(environ, CCACHE_SLOPPINESS=",".join(sloppiness))
+
+
 def _first_line(command: list[str]) -> str:
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)

@@ -9,17 +9,24 @@ compiled by test_compile_full.py.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import socket
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import MINI_SPEC, mini_spec_pair
-from gradshard.pipeline.compile_layout import ShardSettings, functions_shards, shard_count
+from conftest import MINI_SPEC, install_programs, mini_spec_pair
+from gradshard.pipeline.compile_layout import functions_shards, shard_count
 from gradshard.service.cli import main
 
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
-SHARDS = ["--nodes-per-shard", "2"]  # 8 nodes → 4 Functions shards
+SHARDS = ["--shard-nodes", "2,4"]  # 8 nodes → 4 formula units and 2 Functions units
+UNITS = 4 + 2 + 5
 MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
 
 
@@ -46,13 +53,14 @@ def test_autograd_units_compile(compiled, capsys):
     code, report, err = build(capsys, MINI_SPEC, out, cache)
     assert code == 0, err
     units = report["compile"]
-    assert units["failed"] == [] and units["units"] == 9
+    assert units["failed"] == [] and units["units"] == UNITS
     assert units["compiled"] == [] and units["cached"] == []  # the second build: nothing to do
     objects = sorted(p.name for p in (out / "compile" / "obj").glob("*.o"))
-    assert objects == sorted([f"Functions_{k}.o" for k in range(4)]
+    assert objects == sorted([f"Functions_formulas_{k}.o" for k in range(4)]
+                             + [f"Functions_{k}.o" for k in range(2)]
                              + [f"python_functions_{k}.o" for k in range(5)])
     commands = json.loads((out / "compile" / "compile_commands.json").read_text())
-    assert len(commands) == 9
+    assert len(commands) == UNITS
     for entry in commands:
         assert (Path(entry["directory"]) / entry["file"]).is_file()
         assert "-c" in entry["arguments"] and "-std=c++20" in entry["arguments"]
@@ -62,9 +70,15 @@ def test_autograd_units_compile(compiled, capsys):
 
 def test_units_see_only_their_nodes(compiled):
     root, out, cache = compiled
-    shard = next((out / "compile" / "src").glob("Functions_*.cpp")).read_text()
-    included = [line for line in shard.splitlines() if line.startswith('#include "gradshard/')]
-    assert 1 <= len(included) < 8
+    for shard in (out / "compile" / "src").glob("Functions_*.cpp"):
+        text = shard.read_text()
+        included = [line for line in text.splitlines() if line.startswith('#include "gradshard/')]
+        if "formulas" in shard.name:
+            # formulas are functions of the unpacked values: no struct, no compiled autograd
+            assert included == [] and "compiled_autograd.h" not in text
+            assert "_apply_functional(" in text and "::apply(" not in text
+        else:
+            assert 1 <= len(included) < 8 and "compiled_autograd.h" in text
     prelude = out / "compile/include/torch/csrc/autograd/generated/Functions.h"
     assert "struct TORCH_API" not in prelude.read_text()
 
@@ -73,18 +87,47 @@ def test_restored_cache_compiles_nothing(compiled, capsys, tmp_path):
     root, out, cache = compiled
     code, report, err = build(capsys, MINI_SPEC, tmp_path / "fresh-checkout", cache)
     assert code == 0, err
-    assert report["compile"]["compiled"] == [] and len(report["compile"]["cached"]) == 9
+    assert report["compile"]["compiled"] == [] and len(report["compile"]["cached"]) == UNITS
 
 
-def test_edited_formula_recompiles_one_shard(compiled, capsys, tmp_path):
+def test_edited_formula_recompiles_one_formula_unit(compiled, capsys, tmp_path):
     root, out, cache = compiled
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
     work = tmp_path / "out"
     shutil.copytree(out, work)
     code, report, err = build(capsys, edited, work, cache)
     assert code == 0, err
-    compiled_units = report["compile"]["compiled"]
-    assert len(compiled_units) == 1 and compiled_units[0].startswith("Functions_")
+    assert report["compile"]["compiled"] == [unit_of(work, "MulBackward0", "Functions_formulas_")]
+
+
+def test_saved_variable_change_recompiles_the_nodes_units(compiled, capsys, tmp_path):
+    """other's formula stops using other's scalar type: MulBackward0's struct changes, so its
+    formula unit, its Functions unit and its python_functions file recompile, nothing else."""
+    root, out, cache = compiled
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER,
+                                  MUL_OTHER.replace("other.scalar_type()", "self.scalar_type()"))
+    work = tmp_path / "out"
+    shutil.copytree(out, work)
+    header = work / "compile/include/gradshard/nodes/MulBackward0.h"
+    before = header.read_text()
+    code, report, err = build(capsys, edited, work, cache)
+    assert code == 0, err
+    assert "other_scalar_type" in before and "other_scalar_type" not in header.read_text()
+    assert sorted(report["compile"]["compiled"]) == sorted(
+        unit_of(work, "MulBackward0", prefix)
+        for prefix in ("Functions_formulas_", "Functions_0", "Functions_1", "python_functions_")
+        if unit_of(work, "MulBackward0", prefix))
+
+
+def unit_of(out: Path, node: str, prefix: str) -> str | None:
+    """The unit named prefix* holding the node: defining its formula, or including its
+    header."""
+    for source in sorted((out / "compile" / "src").glob(f"{prefix}*.cpp")):
+        text = source.read_text()
+        if (f"\nvariable_list {node}_apply_functional(" in text
+                or f'#include "gradshard/nodes/{node}.h"' in text):
+            return source.stem
+    return None
 
 
 def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
@@ -99,19 +142,18 @@ def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     assert f"{derivatives}:{line}: error: generated code for mul.Tensor (MulBackward0)" in err
     assert "other: no_such_function_anywhere(grad, self)" in err
     assert "no_such_function_anywhere" in err and "was not declared in this scope" in err
-    assert report["failed"] and all(u.startswith("Functions_") for u in report["failed"])
+    assert report["failed"] == [unit_of(tmp_path / "out", "MulBackward0", "Functions_formulas_")]
     assert report["errors"][0]["line"] == line
     # the other units compiled (from the cache): one failing shard does not stop them
-    assert len(list((tmp_path / "out" / "compile" / "obj").glob("*.o"))) == 8
+    assert len(list((tmp_path / "out" / "compile" / "obj").glob("*.o"))) == UNITS - 1
     code, _, raw = build(capsys, edited, tmp_path / "out", cache, "--raw")
-    assert code == 3 and "src/Functions_" in raw and "no_such_function_anywhere" in raw
+    assert code == 3 and "src/Functions_formulas_" in raw and "no_such_function_anywhere" in raw
 
 
 def test_shards_are_stable_when_nodes_are_added():
     names = [f"Node{k}Backward0" for k in range(100)]
-    settings = ShardSettings(8)
-    before = functions_shards(names, settings)
-    after = functions_shards(names + ["BrandNewBackward0"], settings)
+    before = functions_shards(names, 8)
+    after = functions_shards(names + ["BrandNewBackward0"], 8)
     assert shard_count(100, 8) == shard_count(101, 8) == 16
     changed = [a for a, b in zip(before, after) if a != b]
     assert len(changed) == 1 and len(after) == len(before)
@@ -119,8 +161,8 @@ def test_shards_are_stable_when_nodes_are_added():
 
 def test_shards_split_in_two_when_the_spec_outgrows_them():
     names = [f"Node{k}Backward0" for k in range(64)]
-    small = functions_shards(names, ShardSettings(8))  # 8 shards
-    large = functions_shards(names + [f"Extra{k}" for k in range(64)], ShardSettings(8))
+    small = functions_shards(names, 8)  # 8 shards
+    large = functions_shards(names + [f"Extra{k}" for k in range(64)], 8)
     # doubling the count splits each shard: every old pair of co-sharded nodes either stays
     # together or parts, never joins nodes of another shard
     home = {names[i]: k for k, members in enumerate(small) for i in members}
@@ -128,3 +170,103 @@ def test_shards_split_in_two_when_the_spec_outgrows_them():
     for members in large:
         old = {home[every[i]] for i in members if every[i] in home}
         assert len(old) <= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Launchers: the real tools (installed by the suite when missing)
+
+FORMULA_UNITS = ["--units", "Functions_formulas_0", "--units", "Functions_formulas_1"]
+
+
+def cache_sharing_pchs(compiled, root: Path) -> Path:
+    """A gradshard cache with no objects, sharing the module's precompiled headers: every unit
+    compiles (through the launcher) without building the PCHs again."""
+    cache = root / "cache"
+    cache.mkdir(parents=True)
+    (cache / "pch").symlink_to(compiled[2] / "pch", target_is_directory=True)
+    return cache
+
+
+def launcher_build(capsys, out: Path, cache: Path, launcher: str) -> dict:
+    code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
+                 "--json", "-j", "2", *SHARDS, *FORMULA_UNITS, "--launcher", launcher])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)["compile"]
+
+
+def ccache_stats(env_dir: Path) -> dict[str, int]:
+    done = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                          env=dict(os.environ, CCACHE_DIR=str(env_dir)), check=True)
+    return {k: int(v) for k, v in (line.split("\t") for line in done.stdout.splitlines())
+            if v.isdigit()}
+
+
+def test_ccache_launcher_hits(compiled, capsys, tmp_path, monkeypatch):
+    """Objects gone from gradshard's cache (another machine, a pruned cache) come back from
+    ccache: the second build compiles through ccache, and every compile is a ccache hit."""
+    install_programs("ccache")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    first = launcher_build(capsys, tmp_path / "out1", cache, "ccache")
+    assert sorted(first["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
+    stats = ccache_stats(tmp_path / "ccache")
+    misses = stats.get("direct_cache_miss", 0) + stats.get("cache_miss", 0)
+    assert misses >= 2 and stats.get("could_not_use_precompiled_header", 0) == 0, stats
+    shutil.rmtree(cache / "objects")
+    second = launcher_build(capsys, tmp_path / "out2", cache, "ccache")
+    assert sorted(second["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
+    after = ccache_stats(tmp_path / "ccache")
+    hits = after.get("direct_cache_hit", 0) + after.get("preprocessed_cache_hit", 0)
+    assert hits == 2, after
+    for name in second["compiled"]:
+        assert ((tmp_path / "out1/compile/obj" / f"{name}.o").read_bytes()
+                == (tmp_path / "out2/compile/obj" / f"{name}.o").read_bytes())
+
+
+@pytest.fixture
+def distccd(tmp_path):
+    """A real distccd on loopback, stopped after the test."""
+    install_programs("distcc", "distccd")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # distccd drops root for an unprivileged user, who cannot reach pytest's private tmp
+    logs = Path(tempfile.mkdtemp(prefix="gradshard-distccd-"))
+    logs.chmod(0o755)
+    log = logs / "distccd.log"
+    log.touch()
+    log.chmod(0o666)
+    server = subprocess.Popen(["distccd", "--daemon", "--no-detach", "--listen", "127.0.0.1",
+                               "--port", str(port), "--allow", "127.0.0.1", "--jobs", "2",
+                               "--log-file", str(log), "--log-level", "info",
+                               "--enable-tcp-insecure"])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        server.kill()
+        pytest.fail(f"distccd did not listen on 127.0.0.1:{port}: {log.read_text()}")
+    yield port, log
+    server.terminate()
+    server.wait(timeout=20)
+    shutil.rmtree(logs)
+
+
+def test_distcc_launcher_compiles_on_the_server(compiled, capsys, tmp_path, monkeypatch, distccd):
+    port, log = distccd
+    monkeypatch.setenv("DISTCC_HOSTS", f"127.0.0.1:{port}/2")
+    monkeypatch.setenv("DISTCC_FALLBACK", "0")  # a unit the server did not compile fails
+    (tmp_path / "distcc").mkdir()
+    monkeypatch.setenv("DISTCC_DIR", str(tmp_path / "distcc"))
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    report = launcher_build(capsys, tmp_path / "out", cache, "distcc")
+    assert sorted(report["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
+    served = log.read_text()
+    for name in report["compiled"]:
+        assert re.search(rf"COMPILE_OK .*{name}\.cpp", served), served[-3000:]
+        assert (tmp_path / "out/compile/obj" / f"{name}.o").stat().st_size > 0

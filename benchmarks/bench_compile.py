@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""The compile stage against compiling torchgen's files, all measured in this one run.
+
+torchgen's side: its generation in a fresh process (as bench_build.py runs it), then its
+files compiled with the same compiler, flags and torch headers gradshard uses: every file
+gradshard compiles (Functions.cpp, python_functions_0..4.cpp and the binding files) with
+`ninja -j2`, and Functions.cpp and the python_functions files one at a time, alone on the
+machine. gradshard's side: `gradshard build -j 2` in a fresh process, in four situations:
+
+  cold           empty cache: generate, build the PCHs, compile every unit
+                 goal <= 1.0x  torchgen's files compiled with -j2
+  one formula    a formula of erfinv edited (one node; no foreach op derives from it)
+                 goal <= 0.05x [torchgen + Functions.cpp alone]
+  saved variable erfinv's formula rewritten on its result instead of self (the struct
+                 changes: one node's formula, Functions and python_functions units)
+                 goal <= 0.1x  [Functions.cpp + every python_functions file, alone]
+  restored cache empty output directory, the cache of the runs above: zero compiles
+
+Times are wall seconds, interpreter start included. One run of each (a cold compile takes
+minutes); the machine should be otherwise idle.
+
+    python benchmarks/bench_compile.py [--spec DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gradshard.service.spec_location import locate_spec
+from gradshard.service.toolchain import find_toolchain
+
+from _common import benchmark_args, compile_gradshard_bytecode
+from bench_build import torchgen
+
+GENERATED = "torch/csrc/autograd/generated"
+HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h")
+FORMULA = "  self: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad"
+FORMULA_EDIT = FORMULA + " * 2"
+SAVED_EDIT = "  self: 0.5 * sqrt(M_PI) * exp(result.pow(2)) * grad"
+
+
+def torchgen_units(out: Path) -> list[str]:
+    """The files of torchgen's that gradshard's units stand for."""
+    return sorted(p.name for p in out.glob("*.cpp") if not p.name.endswith("Everything.cpp"))
+
+
+def write_torchgen_ninja(out: Path, build: Path, toolchain, units: list[str]) -> None:
+    """build.ninja compiling torchgen's files as they are; its generated headers shadow the
+    installed torch's, as they do in a PyTorch build."""
+    include = build / "include" / GENERATED
+    include.mkdir(parents=True, exist_ok=True)
+    for name in HEADERS:
+        shutil.copy(out / name, include / name)
+    flags = " ".join([*toolchain.flags, f"-I{build / 'include'}",
+                      *(f"-I{d}" for d in toolchain.includes)])
+    lines = [f"rule cxx\n  command = {toolchain.cxx} {flags} -c $in -o $out\n"]
+    lines += [f"build {Path(u).stem}.o: cxx {out / u}\n" for u in units]
+    (build / "build.ninja").write_text("".join(lines))
+
+
+def ninja(build: Path, jobs: int, targets: list[str] = ()) -> tuple[float, dict[str, float]]:
+    """Wall seconds, and each object's seconds from .ninja_log."""
+    started = time.perf_counter()
+    done = subprocess.run(["ninja", "-C", str(build), "-j", str(jobs), *targets],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"compiling torchgen's files failed:\n{done.stdout[-3000:]}")
+    return seconds, unit_seconds(build / ".ninja_log")
+
+
+def unit_seconds(log: Path) -> dict[str, float]:
+    rows = [line.split("\t") for line in log.read_text().splitlines()[1:]]
+    return {row[3]: (int(row[1]) - int(row[0])) / 1000 for row in rows}
+
+
+def gradshard(spec: Path, out: Path, cache: Path) -> tuple[float, dict]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", "build", "-j", "2",
+                           "--json", "--spec", str(spec), "--out", str(out), "--cache",
+                           str(cache)], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"gradshard build failed:\n{done.stderr[-3000:]}")
+    return seconds, json.loads(done.stdout)["compile"]
+
+
+def replace_line(spec: Path, old: str, new: str) -> None:
+    path = spec / "autograd" / "derivatives.yaml"
+    text = path.read_text()
+    if f"\n{old}\n" not in text:
+        raise SystemExit(f"derivatives.yaml has no line {old!r}")
+    path.write_text(text.replace(f"\n{old}\n", f"\n{new}\n", 1))
+
+
+def ratio(label: str, ours: float, theirs: float, goal: float, note: str) -> None:
+    print(f"  {label:15} {ours:8.2f} s  / {theirs:8.2f} s = {ours / theirs:6.3f}x "
+          f"(goal <= {goal}x)  {note}")
+
+
+def main() -> None:
+    location, _ = benchmark_args(__doc__.split("\n")[0])
+    compile_gradshard_bytecode()
+    toolchain = find_toolchain(location, None, (), (), "")
+    print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        spec = root / "spec"
+        shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+        generation = torchgen(locate_spec(str(spec)), root / "torchgen")
+        units = torchgen_units(root / "torchgen")
+        write_torchgen_ninja(root / "torchgen", root / "tg-j2", toolchain, units)
+        layout, per_unit = ninja(root / "tg-j2", 2)
+        print(f"torchgen: generation {generation:.2f} s; its {len(units)} files with -j2 "
+              f"{layout:.1f} s wall ({sum(per_unit.values()):.0f} s summed)")
+        alone = [u for u in units if u.startswith(("Functions", "python_functions"))]
+        write_torchgen_ninja(root / "torchgen", root / "tg-j1", toolchain, alone)
+        _, alone_seconds = ninja(root / "tg-j1", 1)
+        functions = alone_seconds["Functions.o"]
+        python_functions = sum(s for o, s in alone_seconds.items() if o != "Functions.o")
+        print(f"torchgen, one file at a time: Functions.cpp {functions:.1f} s, "
+              f"python_functions_0..4 {python_functions:.1f} s")
+
+        out, cache = root / "out", root / "cache"
+        cold, cold_report = gradshard(spec, out, cache)
+        replace_line(spec, FORMULA, FORMULA_EDIT)
+        formula, formula_report = gradshard(spec, out, cache)
+        replace_line(spec, FORMULA_EDIT, SAVED_EDIT)
+        saved, saved_report = gradshard(spec, out, cache)
+        shutil.rmtree(out)
+        restored, restored_report = gradshard(spec, out, cache)
+
+        print(f"gradshard build -j 2 ({cold_report['units']} units):")
+        ratio("cold", cold, layout, 1.0,
+              f"compile step {cold_report['seconds']:.1f} s, {len(cold_report['compiled'])} "
+              "compiled")
+        ratio("one formula", formula, generation + functions, 0.05,
+              f"recompiled {formula_report['compiled']}")
+        ratio("saved variable", saved, functions + python_functions, 0.1,
+              f"recompiled {saved_report['compiled']}")
+        print(f"  {'restored cache':15} {restored:8.2f} s, {len(restored_report['compiled'])} "
+              f"compiles (goal: 0), {len(restored_report['cached'])} objects from the cache")
+
+
+if __name__ == "__main__":
+    main()
