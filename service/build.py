@@ -15,7 +15,6 @@ pipeline, which locates every problem at its file and line.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,14 +30,6 @@ from .spec_location import SpecLocation
 
 
 T = TypeVar("T")
-
-
-def default_cache_dir() -> Path:
-    """$GRADSHARD_CACHE, else $XDG_CACHE_HOME/gradshard, else ~/.cache/gradshard."""
-    if os.environ.get("GRADSHARD_CACHE"):
-        return Path(os.environ["GRADSHARD_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gradshard"
 
 
 @dataclass

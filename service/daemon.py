@@ -1,0 +1,384 @@
+"""The background build service: a file watcher, one builder and a local socket.
+
+    watchdog observer ──► Changes (debounced) ──► builder (main thread) ──► last Result
+    socket clients ──► status | build | wait | affected | shutdown ──► answers from Result
+
+The builder keeps one process warm: the imports, the templates and the engine's memory of
+every task, so an edited formula regenerates in a tenth of a second and recompiles one unit.
+A bad edit leaves the outputs as they were (a build writes nothing unless it succeeds) and
+its errors are the result until a later save builds; nothing a build raises stops the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import socketserver
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from gradshard.pipeline.errors import (YAML_FILES, CompileError, GradshardError, SpecError,
+                                       UsageError)
+
+from .build import Session, build_command
+from .build_report import build_json, build_text
+from .compile import CompileOptions, compile_generated
+from .compile_report import diagnostic_text
+from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
+from .report import format_problem, problem_json, spec_texts_of
+from .spec_location import SpecLocation
+
+LOG_BYTES = 1_000_000  # per log file; three old ones are kept
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    location: SpecLocation
+    out: Path
+    cache: Path
+    codegen_only: bool
+    compile: CompileOptions
+    settle: float = 0.1  # seconds without events before a burst is built
+
+
+@dataclass
+class Changes:
+    """What the watcher saw since the last build started; the builder waits for it."""
+
+    condition: threading.Condition = field(default_factory=threading.Condition)
+    paths: set[str] = field(default_factory=set)
+    last_event: float = 0.0
+    forced: bool = False  # a `build` request: no settling
+
+    def note(self, path: str) -> None:
+        with self.condition:
+            self.paths.add(path)
+            self.last_event = time.monotonic()
+            self.condition.notify_all()
+
+    def force(self) -> None:
+        with self.condition:
+            self.forced = True
+            self.paths.add("(build request)")
+            self.condition.notify_all()
+
+    def take(self, settle: float, stopping: threading.Event) -> list[str] | None:
+        """Block until changes have settled; the changed paths (None when stopping)."""
+        with self.condition:
+            while not stopping.is_set():
+                if self.paths:
+                    quiet = time.monotonic() - self.last_event
+                    if self.forced or quiet >= settle:
+                        taken, self.paths, self.forced = sorted(self.paths), set(), False
+                        return taken
+                    self.condition.wait(settle - quiet)
+                else:
+                    self.condition.wait(0.5)
+        return None
+
+
+class SpecWatcher(FileSystemEventHandler):
+    """Notes every event touching a spec file or the templates directory. Directory moves and
+    deletions (a checkout switching branches) note a rescan: the next build re-reads all."""
+
+    def __init__(self, location: SpecLocation, changes: Changes) -> None:
+        self.files = {str(location.path_of(f).resolve()) for f in YAML_FILES}
+        self.templates = str(location.templates.resolve())
+        self.changes = changes
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
+        for path in map(os.fsdecode, paths):
+            if path in self.files or path.startswith(self.templates + os.sep):
+                self.changes.note(path)
+            elif event.is_directory and event.event_type in ("moved", "deleted"):
+                self.changes.note(f"(rescan: {path} {event.event_type})")
+
+    def directories(self) -> list[Path]:
+        """What to watch: the spec files' directories (the templates lie under one of them)."""
+        return sorted({Path(f).parent for f in self.files} | {Path(self.templates)})
+
+
+class Daemon:
+    def __init__(self, config: DaemonConfig, paths: DaemonPaths,
+                 announce: Callable[[str], None]) -> None:
+        self.config, self.paths, self.announce = config, paths, announce
+        self.changes = Changes()
+        self.stopping = threading.Event()
+        self.session = Session(config.cache)
+        self.state = "starting"
+        self.builds = 0
+        self.result: dict = {}
+        self.finished = threading.Condition()
+        self.lock = DaemonLock(paths.lock)
+        self.log = daemon_logger(paths.log)
+        self._watched: dict[Path, tuple[int, int] | None] = {}
+        self._observer: Observer | None = None
+        self._server: socketserver.UnixStreamServer | None = None
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        description = {"pid": os.getpid(), "spec": str(self.config.location.root),
+                       "out": str(self.config.out), "cache": str(self.config.cache),
+                       "codegen_only": self.config.codegen_only,
+                       "socket": str(self.paths.socket), "log": str(self.paths.log)}
+        if not self.lock.acquire(description):
+            running = running_daemon(self.paths) or {}
+            raise UsageError(f"a daemon already serves this spec and cache "
+                             f"(pid {running.get('pid', '?')}, socket {self.paths.socket})",
+                             "gradshard daemon status shows it; gradshard daemon stop ends it")
+        try:
+            self._serve(description)
+        finally:
+            self._stop_services()
+            self.session.close()
+            self.lock.release()
+            self.log.info("stopped")
+
+    def _serve(self, description: dict) -> None:
+        self.paths.socket.unlink(missing_ok=True)  # left by a daemon killed with -9
+        self._server = DaemonServer(str(self.paths.socket), self)
+        os.chmod(self.paths.socket, 0o600)
+        threading.Thread(target=self._server.serve_forever, name="socket", daemon=True).start()
+        self._start_observer()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(sig, self._on_signal)
+        self.log.info("started: %s", json.dumps(description))
+        self.changes.note("(start)")
+        self._build_loop()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.log.info("signal %d: stopping", signum)
+        self.stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        with self.changes.condition:
+            self.changes.condition.notify_all()
+        with self.finished:
+            self.finished.notify_all()
+
+    def _stop_services(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        self.paths.socket.unlink(missing_ok=True)
+
+    # -- watching -------------------------------------------------------------------------
+
+    def _start_observer(self) -> None:
+        """(Re)start watching; a watched directory that was deleted, moved or replaced since is
+        watched anew, and the next build re-reads everything."""
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        watcher = SpecWatcher(self.config.location, self.changes)
+        self._observer = Observer()
+        self._watched = {}
+        for directory in watcher.directories():
+            self._watched[directory] = _identity(directory)
+            if self._watched[directory] is not None:
+                self._observer.schedule(watcher, str(directory), recursive=True)
+        self._observer.start()
+
+    def _check_watches(self) -> None:
+        current = {d: _identity(d) for d in self._watched}
+        if current != self._watched or not (self._observer and self._observer.is_alive()):
+            self.log.info("watched directories changed: watching anew")
+            self._start_observer()
+            self.changes.note("(rescan)")
+
+    # -- building -------------------------------------------------------------------------
+
+    def _build_loop(self) -> None:
+        while not self.stopping.is_set():
+            self.state = "idle"
+            with self.finished:
+                self.finished.notify_all()
+            changed = self.changes.take(self.config.settle, self.stopping)
+            if changed is None:
+                break
+            self.state = "building"
+            self._check_watches()
+            result = self.build_once(changed)
+            with self.finished:
+                self.builds += 1
+                self.result = result
+                self.finished.notify_all()
+            self.announce(result["line"])
+
+    def build_once(self, changed: list[str]) -> dict:
+        started = time.perf_counter()
+        try:
+            result = self._build()
+        except SpecError as error:
+            result = self._spec_failure(error)
+        except CompileError as error:
+            result = {"ok": False, "failed": list(error.failed),
+                      "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
+        except GradshardError as error:
+            result = {"ok": False, "errors": [f"gradshard: error: {error}"]}
+        except Exception as error:  # a bug: reported, logged, and the daemon goes on
+            self.log.error("internal error in a build:\n%s", traceback.format_exc())
+            result = {"ok": False, "errors": [f"gradshard: internal error: "
+                                              f"{type(error).__name__}: {error}"]}
+        result["seconds"] = round(time.perf_counter() - started, 4)
+        result["changed"] = changed
+        result["finished"] = time.time()
+        result["line"] = rebuild_line(result, self.config.location)
+        self.log.info("%s", result["line"])
+        for error in result.get("errors", []):
+            self.log.info("%s", error)
+        return result
+
+    def _build(self) -> dict:
+        outcome = build_command(self.config.location, self.config.out, self.session)
+        if not self.config.codegen_only:
+            outcome.compiled = compile_generated(outcome, self.session, self.config.compile,
+                                                 lambda line: None)
+        return {**build_json(outcome), "text": build_text(outcome)}
+
+    def _spec_failure(self, error: SpecError) -> dict:
+        location = self.config.location
+        texts = spec_texts_of(location)
+        return {"ok": False,
+                "problems": [problem_json(p, location) for p in error.problems],
+                "errors": [format_problem(p, location, texts) for p in error.problems]}
+
+    # -- requests -------------------------------------------------------------------------
+
+    def answer(self, message: dict) -> dict:
+        kind = message.get("request")
+        if kind == "status":
+            return self.status()
+        if kind == "build":
+            return self._wait_for_build()
+        if kind == "wait":
+            return self._wait_idle()
+        if kind == "affected":
+            return self._affected()
+        if kind == "shutdown":
+            threading.Thread(target=self.stop, daemon=True).start()
+            return {"ok": True, "state": "stopping"}
+        return {"ok": False, "error": f"unknown request {kind!r}",
+                "hint": "requests: status, build, wait, affected, shutdown"}
+
+    def status(self) -> dict:
+        return {"ok": True, "state": self.state, "pid": os.getpid(), "builds": self.builds,
+                "spec": str(self.config.location.root), "out": str(self.config.out),
+                "cache": str(self.config.cache), "codegen_only": self.config.codegen_only,
+                "log": str(self.paths.log), "last": self.result}
+
+    def _wait_for_build(self) -> dict:
+        with self.finished:
+            target = self.builds + (2 if self.state == "building" else 1)
+            self.changes.force()
+            while self.builds < target and not self.stopping.is_set():
+                self.finished.wait(0.5)
+            return dict(self.result)
+
+    def _wait_idle(self) -> dict:
+        with self.finished:
+            while not self.stopping.is_set() and (self.state != "idle" or self.changes.paths):
+                self.finished.wait(0.5)
+            return dict(self.result)
+
+    def _affected(self) -> dict:
+        from .affected import affected_command, affected_json
+
+        with self.finished:  # never alongside a build: both use the session's store
+            result = affected_command(self.config.location, self.session, None, None)
+        return {"ok": True, **affected_json(result, self.config.location)}
+
+
+class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, daemon: Daemon) -> None:
+        self.daemon = daemon
+        old = os.umask(0o177)  # the socket is born 0600
+        try:
+            super().__init__(path, RequestHandler)
+        finally:
+            os.umask(old)
+
+
+class RequestHandler(socketserver.StreamRequestHandler):
+    """Newline-delimited JSON: one answer line per request line."""
+
+    def handle(self) -> None:
+        daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
+        for line in self.rfile:
+            try:
+                message = json.loads(line)
+                answer = daemon.answer(message if isinstance(message, dict) else {})
+            except json.JSONDecodeError as error:
+                answer = {"ok": False, "error": f"not JSON: {error}"}
+            except GradshardError as error:
+                answer = {"ok": False, "error": str(error)}
+            except Exception as error:
+                daemon.log.error("internal error answering %r:\n%s", line,
+                                 traceback.format_exc())
+                answer = {"ok": False, "error": f"internal error: {error}"}
+            self.wfile.write(json.dumps(answer).encode() + b"\n")
+            self.wfile.flush()
+
+
+def rebuild_line(result: dict, location: SpecLocation) -> str:
+    """One line per rebuild: what changed, what was regenerated and recompiled, how long."""
+    changed = ", ".join(_short(p, location) for p in result.get("changed", [])) or "nothing"
+    when = time.strftime("%H:%M:%S")
+    if not result.get("ok"):
+        count = len(result.get("errors", []))
+        return f"[{when}] {changed}: {count} error{'s' if count != 1 else ''} " \
+               f"({result['seconds']:.2f} s); outputs kept as they were"
+    files = result.get("files", {})
+    words = [f"{len(files.get('written', []))} file(s) written"]
+    compiled = result.get("compile")
+    if compiled:
+        words.append(f"{len(compiled['compiled'])} unit(s) compiled")
+    return f"[{when}] {changed}: {', '.join(words)} ({result['seconds']:.2f} s)"
+
+
+def _short(path: str, location: SpecLocation) -> str:
+    try:
+        return str(Path(path).relative_to(location.root.resolve()))
+    except ValueError:
+        return path
+
+
+def _identity(directory: Path) -> tuple[int, int] | None:
+    try:
+        info = directory.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def daemon_logger(path: Path) -> logging.Logger:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger(f"gradshard.daemon.{path}")
+    if not logger.handlers:
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=3)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger

@@ -1,0 +1,209 @@
+"""`gradshard watch`, `gradshard daemon start|stop|status|logs`, and `gradshard build` handing
+its work to a running daemon.
+
+Only the client's side lives here (socket, lock, paths); the service itself is
+service/daemon.py, imported by `watch` and by the daemon process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+from gradshard.pipeline.errors import CompileError, SpecError, UsageError
+
+from .cache_location import default_cache_dir
+from .daemon_runtime import DaemonPaths, daemon_paths, request, running_daemon
+from .spec_location import SpecLocation, locate_spec
+
+EXIT_OK, EXIT_NONE = 0, 1
+START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
+STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops
+
+
+def paths_of(args: argparse.Namespace, loaded) -> DaemonPaths:
+    location = locate_spec(args.spec)
+    loaded.location = SpecLocation(location.root.resolve(), location.layout)
+    return daemon_paths(loaded.location.root, cache_of(args))
+
+
+def cache_of(args: argparse.Namespace) -> Path:
+    return (Path(args.cache) if args.cache else default_cache_dir()).resolve()
+
+
+# ---------------------------------------------------------------------------------------------
+# The service, in the foreground or as the daemon process
+
+
+def watch(args: argparse.Namespace, loaded) -> int:
+    daemon = _daemon(args, loaded, announce=_print_line)
+    print(f"gradshard watch: {loaded.location.root} → {daemon.config.out} "
+          "(Ctrl-C stops)", flush=True)
+    daemon.run()
+    return EXIT_OK
+
+
+def serve(args: argparse.Namespace, loaded) -> int:
+    _daemon(args, loaded, announce=lambda line: None).run()
+    return EXIT_OK
+
+
+def _daemon(args: argparse.Namespace, loaded, announce):
+    from .cli import compile_options
+    from .daemon import Daemon, DaemonConfig
+
+    if args.settle < 0:
+        raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
+                         "pass milliseconds, such as --settle 100")
+    paths = paths_of(args, loaded)
+    config = DaemonConfig(loaded.location, Path(args.out).resolve(), cache_of(args),
+                          args.codegen_only, compile_options(args), args.settle / 1000)
+    return Daemon(config, paths, announce)
+
+
+def _print_line(line: str) -> None:
+    print(line, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Client commands
+
+
+def start(args: argparse.Namespace, loaded) -> int:
+    paths = paths_of(args, loaded)
+    running = running_daemon(paths)
+    if running:
+        raise UsageError(f"a daemon already serves this spec and cache (pid {running['pid']}, "
+                         f"out {running['out']})",
+                         "gradshard daemon status shows it; gradshard daemon stop ends it")
+    command = [sys.executable, "-m", "gradshard.service.cli", "daemon", "run",
+               *forwarded_options(args)]
+    paths.log.parent.mkdir(parents=True, exist_ok=True)
+    with open(os.devnull, "rb") as nothing, open(paths.log.with_suffix(".out"), "ab") as output:
+        process = subprocess.Popen(command, stdin=nothing, stdout=output, stderr=output,
+                                   start_new_session=True, cwd=os.getcwd())
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise UsageError(f"the daemon exited at start (code {process.returncode}): "
+                             f"{_tail(paths.log.with_suffix('.out'), 5)}",
+                             f"see {paths.log}")
+        answer = request(paths, {"request": "status"}, timeout=1.0)
+        if answer is not None:
+            print(f"gradshard daemon: started (pid {answer['pid']}), watching "
+                  f"{answer['spec']} → {answer['out']}\n  socket: {paths.socket}\n"
+                  f"  log: {paths.log}")
+            return EXIT_OK
+        time.sleep(0.05)
+    process.terminate()
+    raise UsageError(f"the daemon did not answer within {START_TIMEOUT:.0f} s",
+                     f"see {paths.log}")
+
+
+def forwarded_options(args: argparse.Namespace) -> list[str]:
+    """`daemon start`'s options as the daemon process takes them, paths made absolute (the
+    daemon outlives the shell's directory)."""
+    words = ["--out", str(Path(args.out).resolve()), "--settle", str(args.settle)]
+    for flag, value in (("--spec", args.spec), ("--cache", args.cache),
+                        ("--compile-dir", args.compile_dir)):
+        if value:
+            words += [flag, str(Path(value).resolve())]
+    for flag, value in (("--cxx", args.cxx), ("--cxxflags", args.cxxflags),
+                        ("--launcher", args.launcher)):
+        if value is not None:
+            words += [flag, value]
+    words += [f"--include={Path(d).resolve()}" for d in args.include]
+    words += [f"--units={pattern}" for pattern in args.units]
+    if args.jobs:
+        words += ["--jobs", str(args.jobs)]
+    if args.shard_nodes:
+        words += ["--shard-nodes", ",".join(map(str, args.shard_nodes))]
+    if args.codegen_only:
+        words.append("--codegen-only")
+    return words
+
+
+def stop(args: argparse.Namespace, loaded) -> int:
+    paths = paths_of(args, loaded)
+    if request(paths, {"request": "shutdown"}) is None:
+        print("gradshard daemon: none is running for this spec and cache")
+        return EXIT_NONE
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while running_daemon(paths) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if running_daemon(paths):
+        raise UsageError("the daemon did not stop in time", f"see {paths.log}")
+    print("gradshard daemon: stopped")
+    return EXIT_OK
+
+
+def status(args: argparse.Namespace, loaded) -> int:
+    paths = paths_of(args, loaded)
+    answer = request(paths, {"request": "status"})
+    if args.json:
+        print(json.dumps(answer or {"ok": False, "state": "not running"}, indent=2))
+    elif answer is None:
+        print("gradshard daemon: not running for this spec and cache")
+    else:
+        print(status_text(answer))
+    return EXIT_OK if answer is not None else EXIT_NONE
+
+
+def status_text(answer: dict) -> str:
+    last = answer.get("last") or {}
+    lines = [f"gradshard daemon: {answer['state']} (pid {answer['pid']}), "
+             f"{answer['builds']} build(s)",
+             f"  spec: {answer['spec']}", f"  out:  {answer['out']}",
+             f"  log:  {answer['log']}"]
+    if last:
+        lines.append(f"  last: {last.get('line', '')}")
+        lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
+    return "\n".join(lines)
+
+
+def logs(args: argparse.Namespace, loaded) -> int:
+    paths = paths_of(args, loaded)
+    if not paths.log.is_file():
+        print(f"gradshard daemon: no log yet at {paths.log}")
+        return EXIT_NONE
+    print(_tail(paths.log, args.lines))
+    return EXIT_OK
+
+
+def _tail(path: Path, count: int) -> str:
+    try:
+        with open(path, errors="replace") as lines:
+            return "".join(deque(lines, maxlen=max(count, 0))).rstrip("\n")
+    except OSError:
+        return ""
+
+
+def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
+    """`gradshard build` answered by the daemon serving this spec, cache and output (the
+    same work, in a warm process); None when none runs or it builds something else."""
+    paths = paths_of(args, loaded)
+    running = running_daemon(paths)
+    if (not running or Path(running.get("out", "")) != Path(args.out).resolve()
+            or running.get("codegen_only") != args.codegen_only):
+        return None
+    answer = request(paths, {"request": "build"}, timeout=None)
+    if answer is None:
+        return None
+    if args.json:
+        print(json.dumps({k: v for k, v in answer.items() if k not in ("text", "line")},
+                         indent=2))
+    elif answer.get("ok"):
+        print(answer.get("text", answer.get("line", "")) + f"\n  (built by the daemon, pid "
+              f"{running['pid']})")
+    else:
+        for error in answer.get("errors", []):
+            print(error, file=sys.stderr)
+    if answer.get("ok"):
+        return EXIT_OK
+    return CompileError.exit_code if answer.get("failed") else SpecError.exit_code

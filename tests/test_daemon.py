@@ -1,0 +1,194 @@
+"""The daemon with real processes, real watchdog observers and real unix sockets, on copies of
+the mini spec (and one latency figure on the full spec). Latencies are printed (run with -s to
+see them), not asserted: performance goals live in benchmarks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DERIVATIVES, MINI_SPEC
+
+MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
+
+
+class Running:
+    """A daemon started with `gradshard daemon start` on a spec copy; stopped after the test."""
+
+    def __init__(self, root: Path, spec: Path, *options: str) -> None:
+        self.root, self.spec = root, spec
+        self.out, self.cache = root / "out", root / "cache"
+        self.options = options
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=str(root / "run"))
+        (root / "run").mkdir(mode=0o700, exist_ok=True)
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", *args],
+                              capture_output=True, text=True, env=self.env, timeout=300)
+        if check:
+            assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    def where(self) -> list[str]:
+        return ["--spec", str(self.spec), "--cache", str(self.cache)]
+
+    def start(self) -> subprocess.CompletedProcess:
+        return self.cli("daemon", "start", *self.where(), "--out", str(self.out),
+                        *self.options, check=False)
+
+    def status(self) -> dict:
+        done = self.cli("daemon", "status", "--json", *self.where(), check=False)
+        return json.loads(done.stdout)
+
+    def wait(self, timeout: float = 120) -> dict:
+        """The status once the daemon is idle with nothing pending."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answer = self.status()
+            if answer.get("state") == "idle" and answer.get("builds"):
+                return answer
+            time.sleep(0.05)
+        raise AssertionError(f"the daemon did not settle: {self.status()}")
+
+    def files(self) -> list[Path]:
+        return sorted((self.root / "run" / "gradshard").glob("*"))
+
+    def edit(self, old: str, new: str) -> None:
+        path = self.spec / DERIVATIVES
+        text = path.read_text()
+        assert old in text, old
+        write_atomically(path, text.replace(old, new, 1))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """As editors save: a temporary file renamed over the original."""
+    temporary = path.with_name(f".{path.name}.swp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec, "--codegen-only")
+    started = running.start()
+    assert started.returncode == 0, started.stderr
+    running.wait()
+    yield running
+    running.cli("daemon", "stop", *running.where(), check=False)
+
+
+def test_a_save_is_rebuilt(daemon):
+    functions = daemon.out / "Functions.cpp"
+    assert "mul_tensor_backward(grad, self, other_scalar_type)" in functions.read_text()
+    saved = time.monotonic()
+    daemon.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
+    while "grad * 2" not in functions.read_text():
+        assert time.monotonic() - saved < 30, "the save was not rebuilt"
+        time.sleep(0.005)
+    print(f"\nsave → Functions.cpp rewritten: {time.monotonic() - saved:.3f} s (mini spec)")
+    status = daemon.wait()
+    assert status["last"]["ok"] and status["builds"] == 2
+    assert status["last"]["changed"] == [str((daemon.spec / DERIVATIVES).resolve())]
+    assert "1 file(s) written" in status["last"]["line"]
+
+
+def test_a_burst_of_saves_builds_at_most_twice(daemon):
+    before = daemon.status()["builds"]
+    for k in range(50):
+        daemon.edit(MUL_OTHER if k == 0 else f"grad * {k + 1},", "grad * {},".format(k + 2)
+                    if k else MUL_OTHER.replace("grad,", "grad * 2,"))
+        time.sleep(0.018)
+    status = daemon.wait()
+    assert status["builds"] - before <= 2, status
+    assert "grad * 51," in (daemon.out / "Functions.cpp").read_text()
+
+
+def test_a_bad_edit_keeps_the_outputs_until_fixed(daemon):
+    functions = daemon.out / "Functions.cpp"
+    before = functions.read_text()
+    bad = MUL_OTHER.replace("other:", "othr:")  # no input named othr
+    daemon.edit(MUL_OTHER, bad)
+    time.sleep(0.3)
+    status = daemon.wait()
+    assert not status["last"]["ok"]
+    error = status["last"]["errors"][0]
+    line = (daemon.spec / DERIVATIVES).read_text().split("\n").index(f"  {bad}") + 1
+    assert f"{(daemon.spec / DERIVATIVES).resolve()}:{line}: error: 'othr'" in error
+    assert "in entry: mul.Tensor" in error and "did you mean 'other'?" in error
+    assert functions.read_text() == before
+    shown = daemon.cli("daemon", "status", *daemon.where(), check=False).stdout
+    assert "1 error" in shown and "'othr' is neither an argument" in shown
+    daemon.edit(bad, MUL_OTHER.replace("grad,", "grad * 3,"))
+    time.sleep(0.3)
+    status = daemon.wait()
+    assert status["last"]["ok"] and "grad * 3" in functions.read_text()
+
+
+def test_socket_and_lock_are_private_and_a_second_daemon_is_refused(daemon):
+    directory = daemon.root / "run" / "gradshard"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    sockets = [p for p in daemon.files() if p.suffix == ".sock"]
+    assert len(sockets) == 1 and stat.S_IMODE(sockets[0].stat().st_mode) == 0o600
+    pid = daemon.status()["pid"]
+    second = daemon.start()
+    assert second.returncode == 2 and f"pid {pid}" in second.stderr
+    assert daemon.status()["pid"] == pid
+
+
+def test_build_is_answered_by_the_daemon(daemon):
+    done = daemon.cli("build", "--codegen-only", "--out", str(daemon.out), *daemon.where())
+    assert "built by the daemon" in done.stdout
+    done = daemon.cli("build", "--codegen-only", "--out", str(daemon.root / "elsewhere"),
+                      *daemon.where())
+    assert "built by the daemon" not in done.stdout  # another output directory: built here
+
+
+def test_status_answers_quickly(daemon):
+    timings = []
+    for _ in range(5):
+        started = time.perf_counter()
+        daemon.cli("daemon", "status", *daemon.where())
+        timings.append(time.perf_counter() - started)
+    print(f"\ngradshard daemon status: {min(timings) * 1000:.0f} ms best of 5 "
+          f"(median {sorted(timings)[2] * 1000:.0f} ms), interpreter start included")
+
+
+def test_sigterm_leaves_no_socket_or_lock(daemon):
+    pid = daemon.status()["pid"]
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while daemon.files() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert daemon.files() == []
+    assert daemon.cli("daemon", "status", *daemon.where(), check=False).returncode == 1
+
+
+def test_a_daemon_killed_with_9_is_replaced_cleanly(daemon):
+    pid = daemon.status()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert any(p.suffix == ".sock" for p in daemon.files())  # left behind
+    restarted = daemon.start()
+    assert restarted.returncode == 0, restarted.stderr
+    status = daemon.wait()
+    assert status["pid"] != pid and status["last"]["ok"]
+
+
+def test_a_runtime_directory_open_to_others_is_refused(tmp_path):
+    run = tmp_path / "run"
+    (run / "gradshard").mkdir(parents=True)
+    (run / "gradshard").chmod(0o755)
+    running = Running(tmp_path, MINI_SPEC, "--codegen-only")
+    done = running.start()
+    assert done.returncode == 2
+    assert "open to other users" in done.stderr and "chmod 700" in done.stderr
