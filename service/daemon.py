@@ -20,6 +20,7 @@ import socketserver
 import threading
 import time
 import traceback
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -39,6 +40,7 @@ from .report import format_problem, problem_json, spec_texts_of
 from .spec_location import SpecLocation
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
+WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Changes:
     paths: set[str] = field(default_factory=set)
     last_event: float = 0.0
     forced: bool = False  # a `build` request: no settling
+    jobs: list[tuple[Callable[[], dict], Future]] = field(default_factory=list)
 
     def note(self, path: str) -> None:
         with self.condition:
@@ -72,18 +75,37 @@ class Changes:
             self.paths.add("(build request)")
             self.condition.notify_all()
 
-    def take(self, settle: float, stopping: threading.Event) -> list[str] | None:
-        """Block until changes have settled; the changed paths (None when stopping)."""
+    def submit(self, job: Callable[[], dict]) -> Future:
+        """Work for the builder's thread (the one that owns the cache's connection)."""
+        done: Future = Future()
+        with self.condition:
+            self.jobs.append((job, done))
+            self.condition.notify_all()
+        return done
+
+    def take_jobs(self) -> list[tuple[Callable[[], dict], Future]]:
+        with self.condition:
+            jobs, self.jobs = self.jobs, []
+        return jobs
+
+    def take(self, settle: float, stopping: threading.Event, patience: float) -> list[str] | None:
+        """The changed paths once they have settled; [] when nothing changed for `patience`
+        seconds or a job waits, None when stopping."""
+        deadline = time.monotonic() + patience
         with self.condition:
             while not stopping.is_set():
+                if self.jobs:
+                    return []
                 if self.paths:
                     quiet = time.monotonic() - self.last_event
                     if self.forced or quiet >= settle:
                         taken, self.paths, self.forced = sorted(self.paths), set(), False
                         return taken
                     self.condition.wait(settle - quiet)
+                elif time.monotonic() >= deadline:
+                    return []
                 else:
-                    self.condition.wait(0.5)
+                    self.condition.wait(deadline - time.monotonic())
         return None
 
 
@@ -212,17 +234,30 @@ class Daemon:
             self.state = "idle"
             with self.finished:
                 self.finished.notify_all()
-            changed = self.changes.take(self.config.settle, self.stopping)
+            changed = self.changes.take(self.config.settle, self.stopping, WATCH_CHECK)
             if changed is None:
                 break
+            if not changed:
+                self._run_jobs()
+                self._check_watches()  # a directory moved or replaced reports no event
+                continue
             self.state = "building"
-            self._check_watches()
             result = self.build_once(changed)
             with self.finished:
                 self.builds += 1
                 self.result = result
                 self.finished.notify_all()
             self.announce(result["line"])
+
+    def _run_jobs(self) -> None:
+        for job, done in self.changes.take_jobs():
+            try:
+                done.set_result(job())
+            except GradshardError as error:
+                done.set_result({"ok": False, "error": str(error)})
+            except Exception as error:
+                self.log.error("internal error in a request:\n%s", traceback.format_exc())
+                done.set_result({"ok": False, "error": f"internal error: {error}"})
 
     def build_once(self, changed: list[str]) -> dict:
         started = time.perf_counter()
@@ -301,11 +336,13 @@ class Daemon:
             return dict(self.result)
 
     def _affected(self) -> dict:
+        return self.changes.submit(self._affected_now).result()
+
+    def _affected_now(self) -> dict:
         from .affected import affected_command, affected_json
 
-        with self.finished:  # never alongside a build: both use the session's store
-            result = affected_command(self.config.location, self.session, None, None)
-        return {"ok": True, **affected_json(result, self.config.location)}
+        result = affected_command(self.config.location, self.session, None, None)
+        return affected_json(result, self.config.location)
 
 
 class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

@@ -192,3 +192,38 @@ def test_a_runtime_directory_open_to_others_is_refused(tmp_path):
     done = running.start()
     assert done.returncode == 2
     assert "open to other users" in done.stderr and "chmod 700" in done.stderr
+
+
+def test_a_replaced_directory_is_watched_anew(daemon):
+    """A checkout switching branches replaces directories: the daemon rescans and follows
+    the new ones."""
+    autograd = daemon.spec / "autograd"
+    before = daemon.status()["builds"]
+    autograd.rename(daemon.spec / "autograd.old")
+    subprocess.run(["cp", "-r", str(daemon.spec / "autograd.old"), str(autograd)], check=True)
+    deadline = time.monotonic() + 30
+    while daemon.status()["builds"] == before:
+        assert time.monotonic() < deadline, "the replaced directory was not rescanned"
+        time.sleep(0.05)
+    daemon.wait()
+    daemon.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 7,"))
+    deadline = time.monotonic() + 30
+    while "grad * 7" not in (daemon.out / "Functions.cpp").read_text():
+        assert time.monotonic() < deadline, "an edit in the new directory was not seen"
+        time.sleep(0.05)
+
+
+def test_requests_over_the_socket(daemon):
+    from gradshard.service.daemon_runtime import daemon_paths, request
+
+    os.environ["XDG_RUNTIME_DIR"] = daemon.env["XDG_RUNTIME_DIR"]
+    try:
+        paths = daemon_paths(daemon.spec.resolve(), daemon.cache.resolve())
+        assert request(paths, {"request": "wait"})["ok"]
+        affected = request(paths, {"request": "affected"})
+        assert affected["ok"] and affected["autograd_nodes"] == [], affected
+        built = request(paths, {"request": "build"}, timeout=60)
+        assert built["ok"] and built["changed"] == ["(build request)"]
+        assert request(paths, {"request": "no-such"})["error"].startswith("unknown request")
+    finally:
+        del os.environ["XDG_RUNTIME_DIR"]
