@@ -147,9 +147,13 @@ class Store:
 
     @contextlib.contextmanager
     def guarded(self) -> Iterator[None]:
-        """Translates SQLite errors: damage becomes StoreDamaged, the rest a usage error."""
+        """Translates SQLite errors: damage becomes StoreDamaged, the rest a usage error.
+        Misuse of the connection (another thread, closed) is gradshard's bug: it propagates,
+        and the database, which is fine, is never set aside for it."""
         try:
             yield
+        except sqlite3.ProgrammingError:
+            raise
         except sqlite3.Error as error:
             if _damaged(error):
                 raise StoreDamaged(f"is damaged ({error})", self.path) from None

@@ -111,7 +111,7 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     from .build import Session, build_command
-    from .cache_location import default_cache_dir
+    from .defaults import default_cache_dir
 
     if not args.no_cache:
         from .daemon_commands import build_through_daemon
@@ -166,7 +166,7 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from .affected import affected_command, affected_json, affected_text
     from .build import Session
-    from .cache_location import default_cache_dir
+    from .defaults import default_cache_dir
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
@@ -189,7 +189,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
 def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import store_stats
 
-    from .cache_location import default_cache_dir
+    from .defaults import default_cache_dir
     from .cache_report import stats_json, stats_text
 
     session = _existing_cache(args, default_cache_dir)
@@ -205,7 +205,7 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
 
-    from .cache_location import default_cache_dir
+    from .defaults import default_cache_dir
     from .cache_report import gc_json, gc_text
 
     try:

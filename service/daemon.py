@@ -316,7 +316,8 @@ class Daemon:
                 "hint": "requests: status, build, wait, affected, shutdown"}
 
     def status(self) -> dict:
-        return {"ok": True, "state": self.state, "pid": os.getpid(), "builds": self.builds,
+        state = "pending" if self.state == "idle" and self.changes.paths else self.state
+        return {"ok": True, "state": state, "pid": os.getpid(), "builds": self.builds,
                 "spec": str(self.config.location.root), "out": str(self.config.out),
                 "cache": str(self.config.cache), "codegen_only": self.config.codegen_only,
                 "log": str(self.paths.log), "last": self.result}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import deque
@@ -18,8 +17,8 @@ from pathlib import Path
 
 from gradshard.pipeline.errors import CompileError, SpecError, UsageError
 
-from .cache_location import default_cache_dir
-from .daemon_runtime import DaemonPaths, daemon_paths, request, running_daemon
+from .defaults import default_cache_dir
+from .daemon_runtime import DaemonPaths, daemon_paths, request, running_daemon, status_text
 from .spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
@@ -84,6 +83,8 @@ def start(args: argparse.Namespace, loaded) -> int:
                          "gradshard daemon status shows it; gradshard daemon stop ends it")
     command = [sys.executable, "-m", "gradshard.service.cli", "daemon", "run",
                *forwarded_options(args)]
+    import subprocess
+
     paths.log.parent.mkdir(parents=True, exist_ok=True)
     with open(os.devnull, "rb") as nothing, open(paths.log.with_suffix(".out"), "ab") as output:
         process = subprocess.Popen(command, stdin=nothing, stdout=output, stderr=output,
@@ -153,18 +154,6 @@ def status(args: argparse.Namespace, loaded) -> int:
     else:
         print(status_text(answer))
     return EXIT_OK if answer is not None else EXIT_NONE
-
-
-def status_text(answer: dict) -> str:
-    last = answer.get("last") or {}
-    lines = [f"gradshard daemon: {answer['state']} (pid {answer['pid']}), "
-             f"{answer['builds']} build(s)",
-             f"  spec: {answer['spec']}", f"  out:  {answer['out']}",
-             f"  log:  {answer['log']}"]
-    if last:
-        lines.append(f"  last: {last.get('line', '')}")
-        lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
-    return "\n".join(lines)
 
 
 def logs(args: argparse.Namespace, loaded) -> int:

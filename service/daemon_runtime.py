@@ -8,31 +8,38 @@ One daemon serves one (spec, cache) pair. Its files are named by a hash of the t
       <key>.lock   held (flock) while the daemon runs; holds its pid, spec, out and cache
     <cache>/logs/daemon-<key>.log      its log, rotated
 
-Imports nothing heavy: `gradshard daemon status` and the CLI's "is a daemon running?" check
-go through here and must answer in milliseconds.
+Imports nothing heavy (gradshard's error classes only when it has an error to raise):
+`gradshard daemon status` and the CLI's "is a daemon running?" check go through here and
+must answer in milliseconds.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import socket
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from gradshard.pipeline.errors import UsageError
+import xxhash
+
+from .defaults import default_cache_dir, installed_torchgen
 
 
-@dataclass(frozen=True)
-class DaemonPaths:
+class DaemonPaths(NamedTuple):
     key: str
     socket: Path
     lock: Path
     log: Path
+
+
+def usage_error(message: str, hint: str) -> Exception:
+    from gradshard.pipeline.errors import UsageError
+
+    return UsageError(message, hint)
 
 
 def runtime_dir() -> Path:
@@ -44,22 +51,22 @@ def runtime_dir() -> Path:
         directory.mkdir(mode=0o700, parents=bool(base), exist_ok=True)
         info = directory.lstat()
     except OSError as error:
-        raise UsageError(f"cannot create the runtime directory {directory}: {error.strerror}",
-                         "set XDG_RUNTIME_DIR to a directory of yours") from None
+        raise usage_error(f"cannot create the runtime directory {directory}: {error.strerror}",
+                          "set XDG_RUNTIME_DIR to a directory of yours") from None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise UsageError(f"the runtime directory {directory} is not a directory owned by you",
-                         "remove it, or set XDG_RUNTIME_DIR to a directory of yours")
+        raise usage_error(f"the runtime directory {directory} is not a directory owned by you",
+                          "remove it, or set XDG_RUNTIME_DIR to a directory of yours")
     if info.st_mode & 0o077:
-        raise UsageError(f"the runtime directory {directory} is open to other users "
-                         f"(mode {stat.S_IMODE(info.st_mode):o})",
-                         f"chmod 700 {directory}")
+        raise usage_error(f"the runtime directory {directory} is open to other users "
+                          f"(mode {stat.S_IMODE(info.st_mode):o})",
+                          f"chmod 700 {directory}")
     return directory
 
 
 def daemon_paths(spec_root: Path, cache: Path) -> DaemonPaths:
     """The daemon's files for a spec and a cache (absolute paths)."""
     identity = f"{spec_root}\0{cache}".encode()
-    key = hashlib.sha1(identity).hexdigest()[:16]
+    key = xxhash.xxh64_hexdigest(identity)
     directory = runtime_dir()
     return DaemonPaths(key, directory / f"{key}.sock", directory / f"{key}.lock",
                        cache / "logs" / f"daemon-{key}.log")
@@ -127,6 +134,52 @@ def request(paths: DaemonPaths, message: dict, timeout: float | None = 5.0) -> d
     except (FileNotFoundError, ConnectionRefusedError):
         return None
     except OSError as error:
-        raise UsageError(f"the daemon at {paths.socket} did not answer: {error}",
-                         "gradshard daemon logs shows what it is doing") from None
+        raise usage_error(f"the daemon at {paths.socket} did not answer: {error}",
+                          "gradshard daemon logs shows what it is doing") from None
     return json.loads(answer) if answer.strip() else None
+
+
+def status_text(answer: dict) -> str:
+    last = answer.get("last") or {}
+    lines = [f"gradshard daemon: {answer['state']} (pid {answer['pid']}), "
+             f"{answer['builds']} build(s)",
+             f"  spec: {answer['spec']}", f"  out:  {answer['out']}",
+             f"  log:  {answer['log']}"]
+    if last:
+        lines.append(f"  last: {last.get('line', '')}")
+        lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
+    return "\n".join(lines)
+
+
+def quick_status(words: list[str]) -> int | None:
+    """`gradshard daemon status [--json] [--spec DIR] [--cache DIR]` from the standard library
+    alone (editors and prompts poll it); None for anything it cannot read, which the full
+    command line then answers, errors included."""
+    options: dict[str, str | None] = {"--spec": None, "--cache": None}
+    as_json = False
+    pending = list(words)
+    while pending:
+        word = pending.pop(0)
+        name, equals, value = word.partition("=")
+        if word == "--json":
+            as_json = True
+        elif name in options and (equals or pending):
+            options[name] = value if equals else pending.pop(0)
+        else:
+            return None
+    torchgen = installed_torchgen()
+    spec = Path(options["--spec"]) if options["--spec"] else torchgen and torchgen / "packaged"
+    if spec is None or not spec.is_dir():
+        return None
+    cache = Path(options["--cache"]) if options["--cache"] else default_cache_dir()
+    try:
+        answer = request(daemon_paths(spec.resolve(), cache.resolve()), {"request": "status"})
+    except Exception:  # the full command line reports it properly
+        return None
+    if as_json:
+        print(json.dumps(answer or {"ok": False, "state": "not running"}, indent=2))
+    elif answer is None:
+        print("gradshard daemon: not running for this spec and cache")
+    else:
+        print(status_text(answer))
+    return 0 if answer is not None else 1

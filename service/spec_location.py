@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
+
+from .defaults import installed_torchgen
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -74,14 +75,11 @@ def locate_spec(spec: str | None) -> SpecLocation:
 
 
 def _installed_spec() -> SpecLocation:
-    try:
-        found = importlib.util.find_spec("torchgen")
-    except (ImportError, ValueError):
-        found = None
-    if found is None or not found.submodule_search_locations:
+    torchgen = installed_torchgen()
+    if torchgen is None:
         raise UsageError("no --spec given and no installed torchgen to take the spec from",
                          "pass --spec DIR, or install torch: pip install 'gradshard[torch]'")
-    packaged = Path(list(found.submodule_search_locations)[0]) / "packaged"
+    packaged = torchgen / "packaged"
     if not packaged.is_dir():
         raise UsageError(f"the installed torchgen ({packaged.parent}) has no packaged spec",
                          "pass --spec DIR")

@@ -31,7 +31,7 @@ class Running:
         (root / "run").mkdir(mode=0o700, exist_ok=True)
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", *args],
+        done = subprocess.run([sys.executable, "-m", "gradshard.service.entry", *args],
                               capture_output=True, text=True, env=self.env, timeout=300)
         if check:
             assert done.returncode == 0, done.stdout + done.stderr
@@ -66,6 +66,13 @@ class Running:
         text = path.read_text()
         assert old in text, old
         write_atomically(path, text.replace(old, new, 1))
+
+
+def mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -108,6 +115,7 @@ def test_a_burst_of_saves_builds_at_most_twice(daemon):
         daemon.edit(MUL_OTHER if k == 0 else f"grad * {k + 1},", "grad * {},".format(k + 2)
                     if k else MUL_OTHER.replace("grad,", "grad * 2,"))
         time.sleep(0.018)
+    time.sleep(0.3)  # the last events reach the daemon
     status = daemon.wait()
     assert status["builds"] - before <= 2, status
     assert "grad * 51," in (daemon.out / "Functions.cpp").read_text()
@@ -227,3 +235,35 @@ def test_requests_over_the_socket(daemon):
         assert request(paths, {"request": "no-such"})["error"].startswith("unknown request")
     finally:
         del os.environ["XDG_RUNTIME_DIR"]
+
+
+def test_a_saved_formula_is_recompiled(tmp_path):
+    """With compiling on (the formula units of the mini spec, so the test builds one PCH):
+    a saved formula's object is rebuilt by the warm daemon; the latency is printed."""
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec, "--shard-nodes", "2,4", "--units", "Functions_formulas_*",
+                      "-j", "2")
+    started = running.start()
+    assert started.returncode == 0, started.stderr
+    try:
+        first = running.wait(timeout=600)
+        assert first["last"]["ok"], first
+        assert len(first["last"]["compile"]["compiled"]) == 4
+        objects = {p: p.stat().st_mtime_ns for p in (running.out / "compile/obj").glob("*.o")}
+        saved = time.monotonic()
+        running.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
+        while True:  # an object being compiled is absent until the compiler writes it
+            changed = [p for p, t in objects.items() if mtime(p) not in (t, None)]
+            if changed:
+                break
+            assert time.monotonic() - saved < 120, "no object was recompiled"
+            time.sleep(0.01)
+        print(f"\nsave → formula object recompiled: {time.monotonic() - saved:.2f} s "
+              "(warm daemon, mini spec)")
+        status = running.wait()
+        assert status["last"]["ok"] and len(status["last"]["compile"]["compiled"]) == 1
+        assert [p.stem for p in changed] == status["last"]["compile"]["compiled"]
+        assert "1 unit(s) compiled" in status["last"]["line"]
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)

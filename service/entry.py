@@ -1,0 +1,24 @@
+"""The `gradshard` console script. `gradshard daemon status`, which editors and prompts poll,
+is answered from the standard library and the daemon's socket (service/daemon_runtime.py);
+every other command goes to the full command line (service/cli.py)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:2] == ["daemon", "status"]:
+        from .daemon_runtime import quick_status
+
+        answered = quick_status(words[2:])
+        if answered is not None:
+            return answered
+    from .cli import main as full
+
+    return full(words)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
