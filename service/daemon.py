@@ -147,6 +147,7 @@ class Daemon:
         self.lock = DaemonLock(paths.lock)
         self.log = daemon_logger(paths.log)
         self._watched: dict[Path, tuple[int, int] | None] = {}
+        self._signature: tuple = ()
         self._observer: Observer | None = None
         self._server: socketserver.UnixStreamServer | None = None
 
@@ -226,6 +227,10 @@ class Daemon:
             self.log.info("watched directories changed: watching anew")
             self._start_observer()
             self.changes.note("(rescan)")
+        elif spec_signature(self.config.location) != self._signature:
+            # events the observer lost (an inotify queue overflow drops them silently)
+            self.log.info("spec files changed without events: rescanning")
+            self.changes.note("(rescan)")
 
     # -- building -------------------------------------------------------------------------
 
@@ -242,12 +247,13 @@ class Daemon:
                 self._check_watches()  # a directory moved or replaced reports no event
                 continue
             self.state = "building"
+            self._signature = spec_signature(self.config.location)
             result = self.build_once(changed)
             with self.finished:
                 self.builds += 1
                 self.result = result
                 self.finished.notify_all()
-            self.announce(result["line"])
+            self.announce("\n".join([result["line"], *result.get("errors", [])]))
 
     def _run_jobs(self) -> None:
         for job, done in self.changes.take_jobs():
@@ -400,6 +406,23 @@ def _short(path: str, location: SpecLocation) -> str:
         return str(Path(path).relative_to(location.root.resolve()))
     except ValueError:
         return path
+
+
+def spec_signature(location: SpecLocation) -> tuple:
+    """What the spec files and templates look like on disk (inode, size, mtime): a change
+    the watcher did not report shows here."""
+    paths = [location.path_of(f) for f in YAML_FILES]
+    if location.templates.is_dir():
+        paths += sorted(location.templates.iterdir())
+    return tuple((str(p), _stat_of(p)) for p in paths)
+
+
+def _stat_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _identity(directory: Path) -> tuple[int, int] | None:

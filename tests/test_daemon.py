@@ -267,3 +267,85 @@ def test_a_saved_formula_is_recompiled(tmp_path):
         assert "1 unit(s) compiled" in status["last"]["line"]
     finally:
         running.cli("daemon", "stop", *running.where(), check=False)
+
+
+def test_a_failing_build_never_stops_the_daemon(daemon):
+    """An output the build cannot write (a directory where Functions.cpp goes): the error is
+    the result, the daemon keeps serving, and the next save after the fix builds."""
+    functions = daemon.out / "Functions.cpp"
+    functions.unlink()
+    functions.mkdir()
+    daemon.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 4,"))
+    time.sleep(0.3)
+    status = daemon.wait()
+    assert not status["last"]["ok"] and status["last"]["errors"], status["last"]
+    functions.rmdir()
+    daemon.edit("grad * 4,", "grad * 5,")
+    time.sleep(0.3)
+    status = daemon.wait()
+    assert status["last"]["ok"] and "grad * 5," in functions.read_text()
+
+
+def test_a_change_without_events_is_found(tmp_path):
+    """Events the observer lost (an inotify queue overflow drops them silently) are caught by
+    the periodic check of the spec files' signatures: here the observer watches nothing."""
+    from watchdog.observers import Observer
+
+    from gradshard.service.daemon import Daemon, DaemonConfig, _identity, spec_signature
+    from gradshard.service.daemon_runtime import DaemonPaths
+    from gradshard.service.spec_location import locate_spec
+    from gradshard.service.compile import CompileOptions
+
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    location = locate_spec(str(spec))
+    paths = DaemonPaths("k", tmp_path / "k.sock", tmp_path / "k.lock", tmp_path / "k.log")
+    daemon = Daemon(DaemonConfig(location, tmp_path / "out", tmp_path / "cache", True,
+                                 CompileOptions()), paths, announce=print)
+    deaf = Observer()
+    deaf.start()
+    try:
+        daemon._observer = deaf
+        daemon._watched = {spec: _identity(spec)}
+        daemon._signature = spec_signature(location)
+        daemon._check_watches()
+        assert not daemon.changes.paths  # nothing changed: no rescan
+        path = spec / DERIVATIVES
+        path.write_text(path.read_text().replace(MUL_OTHER, MUL_OTHER.replace("grad,", "g,")))
+        daemon._check_watches()
+        assert daemon.changes.paths == {"(rescan)"}
+    finally:
+        deaf.stop()
+        deaf.join()
+
+
+def test_the_log_rotates(tmp_path):
+    from gradshard.service.daemon import LOG_BYTES, daemon_logger
+
+    log = daemon_logger(tmp_path / "logs" / "daemon.log")
+    for _ in range(3 * LOG_BYTES // 1000):
+        log.info("x" * 1000)
+    names = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert names == ["daemon.log", "daemon.log.1", "daemon.log.2", "daemon.log.3"]
+    assert all(p.stat().st_size <= LOG_BYTES + 2000 for p in (tmp_path / "logs").iterdir())
+
+
+def test_watch_prints_a_line_per_rebuild_and_the_errors(tmp_path):
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec)
+    watch = subprocess.Popen([sys.executable, "-m", "gradshard.service.entry", "watch",
+                              *running.where(), "--out", str(running.out), "--codegen-only"],
+                             stdout=subprocess.PIPE, text=True, env=running.env)
+    try:
+        assert watch.stdout.readline().startswith("gradshard watch: ")
+        assert "(start): 23 file(s) written" in watch.stdout.readline()
+        running.edit(MUL_OTHER, MUL_OTHER.replace("other:", "othr:"))
+        line = watch.stdout.readline()
+        assert "autograd/derivatives.yaml: 1 error" in line and "outputs kept" in line
+        assert "error: 'othr' is neither an argument" in watch.stdout.readline()
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(timeout=30) == 0
+        assert running.files() == []
+    finally:
+        watch.kill()
