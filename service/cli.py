@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     build_arguments(watch, spec_help)
     watch.add_argument("--settle", type=float, default=100, metavar="MS",
                        help="quiet time before a burst of saves is built (default 100 ms)")
-    watch.set_defaults(run=run_watch)
+    watch.set_defaults(run=run_daemon_command, daemon_command="watch")
     _daemon_parser(commands, spec_help)
 
     check = commands.add_parser("check", help="parse, match and render the spec; write nothing")
@@ -336,18 +336,17 @@ def _daemon_parser(commands, spec_help: str) -> None:
     build_arguments(start, spec_help)
     start.add_argument("--settle", type=float, default=100, metavar="MS",
                        help="quiet time before a burst of saves is built (default 100 ms)")
-    start.set_defaults(run=run_daemon_start)
+    start.set_defaults(run=run_daemon_command, daemon_command="start")
     run = actions.add_parser("run", help=argparse.SUPPRESS)  # the daemon process itself
     build_arguments(run, spec_help)
     run.add_argument("--settle", type=float, default=100)
-    run.set_defaults(run=run_daemon_process)
-    for name, handler, text in (("stop", run_daemon_stop, "stop the daemon"),
-                                ("status", run_daemon_status, "what the daemon is doing"),
-                                ("logs", run_daemon_logs, "print the daemon's log")):
+    run.set_defaults(run=run_daemon_command, daemon_command="serve")
+    for name, text in (("stop", "stop the daemon"), ("status", "what the daemon is doing"),
+                       ("logs", "print the daemon's log")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--spec", metavar="DIR", help=spec_help)
         _cache_arguments(action)
-        action.set_defaults(run=handler)
+        action.set_defaults(run=run_daemon_command, daemon_command=name)
         if name == "status":
             action.add_argument("--json", action="store_true", help="the status answer as JSON")
         if name == "logs":
@@ -355,40 +354,12 @@ def _daemon_parser(commands, spec_help: str) -> None:
                                 help="how many of the last lines (default 50)")
 
 
-def run_watch(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import watch
+def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
+    """`watch` and the daemon's actions, from service/daemon_commands.py (imported only when
+    one runs)."""
+    from . import daemon_commands
 
-    return watch(args, loaded)
-
-
-def run_daemon_start(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import start
-
-    return start(args, loaded)
-
-
-def run_daemon_process(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import serve
-
-    return serve(args, loaded)
-
-
-def run_daemon_stop(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import stop
-
-    return stop(args, loaded)
-
-
-def run_daemon_status(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import status
-
-    return status(args, loaded)
-
-
-def run_daemon_logs(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .daemon_commands import logs
-
-    return logs(args, loaded)
+    return getattr(daemon_commands, args.daemon_command)(args, loaded)
 
 
 def _node_counts(value: str) -> tuple[int, int]:
