@@ -349,3 +349,16 @@ def test_watch_prints_a_line_per_rebuild_and_the_errors(tmp_path):
         assert running.files() == []
     finally:
         watch.kill()
+
+
+def test_a_deleted_then_recreated_file_is_followed(daemon):
+    path = daemon.spec / DERIVATIVES
+    text = path.read_text()
+    path.unlink()
+    time.sleep(0.5)
+    missing = daemon.wait()
+    assert not missing["last"]["ok"] and "derivatives.yaml" in missing["last"]["errors"][0]
+    path.write_text(text.replace(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 8,")))
+    time.sleep(0.3)
+    status = daemon.wait()
+    assert status["last"]["ok"] and "grad * 8," in (daemon.out / "Functions.cpp").read_text()
