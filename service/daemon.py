@@ -51,6 +51,7 @@ class DaemonConfig:
     codegen_only: bool
     compile: CompileOptions
     settle: float = 0.1  # seconds without events before a burst is built
+    options: tuple[str, ...] = ()  # its build's options, as `gradshard build` would name them
 
 
 @dataclass
@@ -157,6 +158,7 @@ class Daemon:
         description = {"pid": os.getpid(), "spec": str(self.config.location.root),
                        "out": str(self.config.out), "cache": str(self.config.cache),
                        "codegen_only": self.config.codegen_only,
+                       "options": list(self.config.options),
                        "socket": str(self.paths.socket), "log": str(self.paths.log)}
         if not self.lock.acquire(description):
             running = running_daemon(self.paths) or {}

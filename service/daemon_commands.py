@@ -62,7 +62,8 @@ def _daemon(args: argparse.Namespace, loaded, announce):
                          "pass milliseconds, such as --settle 100")
     paths = paths_of(args, loaded)
     config = DaemonConfig(loaded.location, Path(args.out).resolve(), cache_of(args),
-                          args.codegen_only, compile_options(args), args.settle / 1000)
+                          args.codegen_only, compile_options(args), args.settle / 1000,
+                          tuple(build_options(args)))
     return Daemon(config, paths, announce)
 
 
@@ -108,9 +109,15 @@ def start(args: argparse.Namespace, loaded) -> int:
 
 
 def forwarded_options(args: argparse.Namespace) -> list[str]:
-    """`daemon start`'s options as the daemon process takes them, paths made absolute (the
-    daemon outlives the shell's directory)."""
-    words = ["--out", str(Path(args.out).resolve()), "--settle", str(args.settle)]
+    """`daemon start`'s options as the daemon process takes them."""
+    words = [*build_options(args), "--settle", str(args.settle)]
+    return words + ["--jobs", str(args.jobs)] if args.jobs else words
+
+
+def build_options(args: argparse.Namespace) -> list[str]:
+    """The options that decide what a build produces, paths made absolute (the daemon outlives
+    the shell's directory): equal words, equal builds."""
+    words = ["--out", str(Path(args.out).resolve())]
     for flag, value in (("--spec", args.spec), ("--cache", args.cache),
                         ("--compile-dir", args.compile_dir)):
         if value:
@@ -121,8 +128,6 @@ def forwarded_options(args: argparse.Namespace) -> list[str]:
             words += [flag, value]
     words += [f"--include={Path(d).resolve()}" for d in args.include]
     words += [f"--units={pattern}" for pattern in args.units]
-    if args.jobs:
-        words += ["--jobs", str(args.jobs)]
     if args.shard_nodes:
         words += ["--shard-nodes", ",".join(map(str, args.shard_nodes))]
     if args.codegen_only:
@@ -174,13 +179,13 @@ def _tail(path: Path, count: int) -> str:
 
 
 def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
-    """`gradshard build` answered by the daemon serving this spec, cache and output (the
-    same work, in a warm process); None when none runs or it builds something else."""
+    """`gradshard build` answered by the daemon serving this spec and cache with the same
+    options (the same work, in a warm process); None when none runs or it builds something
+    else."""
     paths = paths_of(args, loaded)
     running = running_daemon(paths)
-    if (not running or Path(running.get("out", "")) != Path(args.out).resolve()
-            or running.get("codegen_only") != args.codegen_only):
-        return None
+    if not running or running.get("options") != build_options(args):
+        return None  # none runs, or it builds something else: build here
     answer = request(paths, {"request": "build"}, timeout=None)
     if answer is None:
         return None

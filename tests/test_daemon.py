@@ -159,6 +159,9 @@ def test_build_is_answered_by_the_daemon(daemon):
     done = daemon.cli("build", "--codegen-only", "--out", str(daemon.root / "elsewhere"),
                       *daemon.where())
     assert "built by the daemon" not in done.stdout  # another output directory: built here
+    done = daemon.cli("build", "--codegen-only", "--out", str(daemon.out), "--units", "x*",
+                      *daemon.where())
+    assert "built by the daemon" not in done.stdout  # other options: built here
 
 
 def test_status_answers_quickly(daemon):
