@@ -129,9 +129,12 @@ class SpecWatcher(FileSystemEventHandler):
             elif event.is_directory and event.event_type in ("moved", "deleted"):
                 self.changes.note(f"(rescan: {path} {event.event_type})")
 
-    def directories(self) -> list[Path]:
-        """What to watch: the spec files' directories (the templates lie under one of them)."""
-        return sorted({Path(f).parent for f in self.files} | {Path(self.templates)})
+    def directories(self) -> list[tuple[Path, bool]]:
+        """What to watch, and whether recursively: the spec files' directories on their own
+        (in a checkout, aten/src/ATen/native holds the whole of ATen's sources) and the
+        templates directory with everything below it."""
+        spec_dirs = {Path(f).parent for f in self.files} - {Path(self.templates)}
+        return sorted([(d, False) for d in spec_dirs] + [(Path(self.templates), True)])
 
 
 class Daemon:
@@ -217,10 +220,10 @@ class Daemon:
         watcher = SpecWatcher(self.config.location, self.changes)
         self._observer = Observer()
         self._watched = {}
-        for directory in watcher.directories():
+        for directory, recursive in watcher.directories():
             self._watched[directory] = _identity(directory)
             if self._watched[directory] is not None:
-                self._observer.schedule(watcher, str(directory), recursive=True)
+                self._observer.schedule(watcher, str(directory), recursive=recursive)
         self._observer.start()
 
     def _check_watches(self) -> None:

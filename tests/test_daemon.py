@@ -365,3 +365,12 @@ def test_a_deleted_then_recreated_file_is_followed(daemon):
     time.sleep(0.3)
     status = daemon.wait()
     assert status["last"]["ok"] and "grad * 8," in (daemon.out / "Functions.cpp").read_text()
+
+
+def test_a_template_edit_is_rebuilt(daemon):
+    template = daemon.spec / "autograd" / "templates" / "Functions.cpp"
+    write_atomically(template, template.read_text() + "\n// a template edit\n")
+    deadline = time.monotonic() + 30
+    while "// a template edit" not in (daemon.out / "Functions.cpp").read_text():
+        assert time.monotonic() < deadline, "the template edit was not rebuilt"
+        time.sleep(0.02)
