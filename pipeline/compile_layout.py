@@ -30,7 +30,8 @@ import xxhash
 
 from .nodes import BackwardNode
 from .records import Record
-from .render import TemplateSet, functions_file, jinja_module, render_node_methods
+from .render import (TemplateSet, functions_file, jinja_module, render_node_formula,
+                     render_node_methods)
 
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
@@ -147,7 +148,7 @@ def functions_prelude(spec_templates: TemplateSet, layout: str) -> str:
 def formula_shard_source(nodes: Sequence[BackwardNode], templates: TemplateSet,
                          index: int) -> ShardSource:
     """These nodes' formulas: functions of the unpacked saved values, no struct needed."""
-    formulas = [render_node_methods(n, templates).formula for n in nodes]
+    formulas = [render_node_formula(n, templates) for n in nodes]
     macros = jinja_module(templates, "compile_units.j2")
     text = str(macros.formula_unit(f"formulas of Functions.cpp, unit {index}", formulas))
     return ShardSource(text, piece_lines(text, formulas))
@@ -156,7 +157,7 @@ def formula_shard_source(nodes: Sequence[BackwardNode], templates: TemplateSet,
 def methods_shard_source(nodes: Sequence[BackwardNode], spec_templates: TemplateSet,
                          templates: TemplateSet, layout: str, index: int) -> ShardSource:
     """Functions.cpp with only these nodes' methods, after their headers."""
-    methods = [render_node_methods(n, templates).compiled for n in nodes]
+    methods = [render_node_methods(n, templates) for n in nodes]
     prefix = _unit_prefix(templates, f"Functions.cpp, unit {index}", [n.op for n in nodes])
     text = prefix + functions_file("Functions.cpp", methods, spec_templates, layout)
     return ShardSource(text, piece_lines(text, methods, skip=prefix.count("\n")))

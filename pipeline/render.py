@@ -45,17 +45,6 @@ class RenderedNode(Record):
     python_class: str
 
 
-@dataclass(frozen=True, slots=True)
-class NodeMethods(Record):
-    """A node's Functions.cpp code as the compile layout splits it: the formula
-    (apply_functional, with external linkage), which needs only FunctionsManual.h and no
-    struct, and the node's methods (apply, compiled_args, apply_with_saved), which call the
-    formula through its declaration."""
-
-    formula: str
-    compiled: str
-
-
 def _lines(text: str) -> list[str]:
     return [line for line in str(text).splitlines() if line.strip()]
 
@@ -128,12 +117,17 @@ def render_node(node: BackwardNode, templates: TemplateSet) -> RenderedNode:
         python_class=str(macros.python_class(data)))
 
 
-def render_node_methods(node: BackwardNode, templates: TemplateSet) -> NodeMethods:
-    """The node's Functions.cpp methods cut in two, for the compile layout."""
+def render_node_formula(node: BackwardNode, templates: TemplateSet) -> str:
+    """The node's formula as the compile layout's formula units print it: apply_functional
+    with external linkage, which needs only FunctionsManual.h and no struct."""
     macros = jinja_module(templates, "autograd_node.j2")
-    data = node.to_json()
-    return NodeMethods(formula=str(macros.formula_part(data, _input_positions(node))),
-                       compiled=str(macros.compiled_part(data)))
+    return str(macros.formula_part(node.to_json(), _input_positions(node)))
+
+
+def render_node_methods(node: BackwardNode, templates: TemplateSet) -> str:
+    """The node's methods (apply, compiled_args, apply_with_saved) as the compile layout's
+    Functions units print them, calling the formula through its declaration."""
+    return str(jinja_module(templates, "autograd_node.j2").compiled_part(node.to_json()))
 
 
 def _input_positions(node: BackwardNode) -> dict[str, int]:
