@@ -22,6 +22,7 @@ import time
 import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -133,8 +134,8 @@ class SpecWatcher(FileSystemEventHandler):
         """What to watch, and whether recursively: the spec files' directories on their own
         (in a checkout, aten/src/ATen/native holds the whole of ATen's sources) and the
         templates directory with everything below it."""
-        spec_dirs = {Path(f).parent for f in self.files} - {Path(self.templates)}
-        return sorted([(d, False) for d in spec_dirs] + [(Path(self.templates), True)])
+        spec_dirs = sorted({Path(f).parent for f in self.files})
+        return [(d, False) for d in spec_dirs] + [(Path(self.templates), True)]
 
 
 class Daemon:
@@ -157,12 +158,15 @@ class Daemon:
 
     # -- lifetime -------------------------------------------------------------------------
 
+    def description(self) -> dict:
+        """Who this daemon is: written into its lock, and part of every status answer."""
+        return {"pid": os.getpid(), "spec": str(self.config.location.root),
+                "out": str(self.config.out), "cache": str(self.config.cache),
+                "codegen_only": self.config.codegen_only, "options": list(self.config.options),
+                "socket": str(self.paths.socket), "log": str(self.paths.log)}
+
     def run(self) -> None:
-        description = {"pid": os.getpid(), "spec": str(self.config.location.root),
-                       "out": str(self.config.out), "cache": str(self.config.cache),
-                       "codegen_only": self.config.codegen_only,
-                       "options": list(self.config.options),
-                       "socket": str(self.paths.socket), "log": str(self.paths.log)}
+        description = self.description()
         if not self.lock.acquire(description):
             running = running_daemon(self.paths) or {}
             raise UsageError(f"a daemon already serves this spec and cache "
@@ -262,13 +266,18 @@ class Daemon:
 
     def _run_jobs(self) -> None:
         for job, done in self.changes.take_jobs():
-            try:
-                done.set_result(job())
-            except GradshardError as error:
-                done.set_result({"ok": False, "error": str(error)})
-            except Exception as error:
-                self.log.error("internal error in a request:\n%s", traceback.format_exc())
-                done.set_result({"ok": False, "error": f"internal error: {error}"})
+            done.set_result(self.guarded(job, "a request"))
+
+    def guarded(self, work: Callable[[], dict], what: str) -> dict:
+        """work()'s answer; a failure becomes an answer too (and a bug is logged), never the
+        end of a thread."""
+        try:
+            return work()
+        except GradshardError as error:
+            return {"ok": False, "error": str(error)}
+        except Exception as error:
+            self.log.error("internal error in %s:\n%s", what, traceback.format_exc())
+            return {"ok": False, "error": f"internal error: {error}"}
 
     def build_once(self, changed: list[str]) -> dict:
         started = time.perf_counter()
@@ -328,10 +337,8 @@ class Daemon:
 
     def status(self) -> dict:
         state = "pending" if self.state == "idle" and self.changes.paths else self.state
-        return {"ok": True, "state": state, "pid": os.getpid(), "builds": self.builds,
-                "spec": str(self.config.location.root), "out": str(self.config.out),
-                "cache": str(self.config.cache), "codegen_only": self.config.codegen_only,
-                "log": str(self.paths.log), "last": self.result}
+        return {"ok": True, "state": state, "builds": self.builds, **self.description(),
+                "last": self.result}
 
     def _wait_for_build(self) -> dict:
         with self.finished:
@@ -377,15 +384,11 @@ class RequestHandler(socketserver.StreamRequestHandler):
         for line in self.rfile:
             try:
                 message = json.loads(line)
-                answer = daemon.answer(message if isinstance(message, dict) else {})
             except json.JSONDecodeError as error:
                 answer = {"ok": False, "error": f"not JSON: {error}"}
-            except GradshardError as error:
-                answer = {"ok": False, "error": str(error)}
-            except Exception as error:
-                daemon.log.error("internal error answering %r:\n%s", line,
-                                 traceback.format_exc())
-                answer = {"ok": False, "error": f"internal error: {error}"}
+            else:
+                request = message if isinstance(message, dict) else {}
+                answer = daemon.guarded(partial(daemon.answer, request), f"answering {line!r}")
             self.wfile.write(json.dumps(answer).encode() + b"\n")
             self.wfile.flush()
 
@@ -419,23 +422,21 @@ def spec_signature(location: SpecLocation) -> tuple:
     paths = [location.path_of(f) for f in YAML_FILES]
     if location.templates.is_dir():
         paths += sorted(location.templates.iterdir())
-    return tuple((str(p), _stat_of(p)) for p in paths)
-
-
-def _stat_of(path: Path) -> tuple[int, int, int] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
+    stats = [(str(p), _stat(p)) for p in paths]
+    return tuple((p, s and (s.st_ino, s.st_size, s.st_mtime_ns)) for p, s in stats)
 
 
 def _identity(directory: Path) -> tuple[int, int] | None:
+    """Which directory is there (not its mtime: every save in it changes that)."""
+    info = _stat(directory)
+    return info and (info.st_dev, info.st_ino)
+
+
+def _stat(path: Path) -> os.stat_result | None:
     try:
-        info = directory.stat()
+        return path.stat()
     except OSError:
         return None
-    return info.st_dev, info.st_ino
 
 
 def daemon_logger(path: Path) -> logging.Logger:

@@ -18,7 +18,8 @@ from pathlib import Path
 from gradshard.pipeline.errors import CompileError, SpecError, UsageError
 
 from .defaults import default_cache_dir
-from .daemon_runtime import DaemonPaths, daemon_paths, request, running_daemon, status_text
+from .daemon_runtime import (DaemonPaths, daemon_paths, print_status, request,
+                             running_daemon)
 from .spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
@@ -82,10 +83,10 @@ def start(args: argparse.Namespace, loaded) -> int:
         raise UsageError(f"a daemon already serves this spec and cache (pid {running['pid']}, "
                          f"out {running['out']})",
                          "gradshard daemon status shows it; gradshard daemon stop ends it")
-    command = [sys.executable, "-m", "gradshard.service.cli", "daemon", "run",
-               *forwarded_options(args)]
     import subprocess
 
+    command = [sys.executable, "-m", "gradshard.service.cli", "daemon", "run",
+               *forwarded_options(args)]
     paths.log.parent.mkdir(parents=True, exist_ok=True)
     with open(os.devnull, "rb") as nothing, open(paths.log.with_suffix(".out"), "ab") as output:
         process = subprocess.Popen(command, stdin=nothing, stdout=output, stderr=output,
@@ -151,14 +152,7 @@ def stop(args: argparse.Namespace, loaded) -> int:
 
 def status(args: argparse.Namespace, loaded) -> int:
     paths = paths_of(args, loaded)
-    answer = request(paths, {"request": "status"})
-    if args.json:
-        print(json.dumps(answer or {"ok": False, "state": "not running"}, indent=2))
-    elif answer is None:
-        print("gradshard daemon: not running for this spec and cache")
-    else:
-        print(status_text(answer))
-    return EXIT_OK if answer is not None else EXIT_NONE
+    return print_status(request(paths, {"request": "status"}), args.json)
 
 
 def logs(args: argparse.Namespace, loaded) -> int:

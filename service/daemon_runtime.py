@@ -176,6 +176,11 @@ def quick_status(words: list[str]) -> int | None:
         answer = request(daemon_paths(spec.resolve(), cache.resolve()), {"request": "status"})
     except Exception:  # the full command line reports it properly
         return None
+    return print_status(answer, as_json)
+
+
+def print_status(answer: dict | None, as_json: bool) -> int:
+    """`gradshard daemon status`'s output; exit 0 when a daemon answered, 1 when none runs."""
     if as_json:
         print(json.dumps(answer or {"ok": False, "state": "not running"}, indent=2))
     elif answer is None:
