@@ -196,6 +196,13 @@ def launcher_build(capsys, out: Path, cache: Path, launcher: str) -> dict:
     return json.loads(captured.out)["compile"]
 
 
+def assert_same_objects(first: Path, second: Path, units: list[str]) -> None:
+    """What the launcher's cache returned is the object the compiler wrote."""
+    for name in units:
+        assert ((first / "compile/obj" / f"{name}.o").read_bytes()
+                == (second / "compile/obj" / f"{name}.o").read_bytes())
+
+
 def ccache_stats(env_dir: Path) -> dict[str, int]:
     done = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
                           env=dict(os.environ, CCACHE_DIR=str(env_dir)), check=True)
@@ -220,9 +227,7 @@ def test_ccache_launcher_hits(compiled, capsys, tmp_path, monkeypatch):
     after = ccache_stats(tmp_path / "ccache")
     hits = after.get("direct_cache_hit", 0) + after.get("preprocessed_cache_hit", 0)
     assert hits == 2, after
-    for name in second["compiled"]:
-        assert ((tmp_path / "out1/compile/obj" / f"{name}.o").read_bytes()
-                == (tmp_path / "out2/compile/obj" / f"{name}.o").read_bytes())
+    assert_same_objects(tmp_path / "out1", tmp_path / "out2", second["compiled"])
 
 
 @pytest.fixture
@@ -311,6 +316,4 @@ def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
     assert sorted(second["compiled"]) == ["Functions_formulas_0", "Functions_formulas_1"]
     stats = sccache_stats()
     assert sum(stats["cache_hits"]["counts"].values()) == 2, stats
-    for name in second["compiled"]:
-        assert ((tmp_path / "out1/compile/obj" / f"{name}.o").read_bytes()
-                == (tmp_path / "out2/compile/obj" / f"{name}.o").read_bytes())
+    assert_same_objects(tmp_path / "out1", tmp_path / "out2", second["compiled"])
