@@ -6,7 +6,9 @@ Imported only when a build has work to do (it loads the whole pipeline).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from gradshard.cache.compile_group import COMPILE_LAYOUT
 from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
@@ -22,6 +24,8 @@ from gradshard.pipeline.spec import SpecTexts, decode_spec
 
 from .build import rejected
 from .inputs import InputBytes, spec_template_sources, template_sources
+
+T = TypeVar("T")
 
 
 # What this process remembers of each cache it has used (see cache/engine.py: Memory).
@@ -97,10 +101,8 @@ class Generation:
             compiled.mkdir(exist_ok=True)
             keep_compiled_templates(str(compiled))
         try:
-            try:
-                engine, index_hash, index = self.run_graph(store, build_id, force_groups=False)
-            except StaleCache:  # something an index names is gone: enter every group
-                engine, index_hash, index = self.run_graph(store, build_id, force_groups=True)
+            engine, index_hash, index = entering_groups_if_stale(
+                partial(self.run_graph, store, build_id))
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
         return GraphResult(engine, index_hash, index, self.inputs,
@@ -167,10 +169,17 @@ def compile_layout(generation: Generation, store: Store | None, build_id: int,
                    settings: ShardSettings) -> LayoutResult:
     """The build's compile layout: the graph (answered by its index when nothing changed),
     then the layout group over the index."""
+    return entering_groups_if_stale(partial(_compile_layout, generation, store, build_id,
+                                            settings))
+
+
+def entering_groups_if_stale(run: Callable[[bool], T]) -> T:
+    """run(force_groups=False); if something an index names is gone from the cache, run again
+    with every group entered, which recomputes what is missing."""
     try:
-        return _compile_layout(generation, store, build_id, settings, force_groups=False)
+        return run(False)
     except StaleCache:
-        return _compile_layout(generation, store, build_id, settings, force_groups=True)
+        return run(True)
 
 
 def _compile_layout(generation: Generation, store: Store | None, build_id: int,
