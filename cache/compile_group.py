@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, FORMULA_PCH, GENERATED_DIR,
-                                               PCH_KINDS, PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
+from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PCH_KINDS,
+                                               PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
                                                CompileLayout, CompileUnit, ShardSettings,
-                                               ShardSource, formula_shard_source,
-                                               functions_prelude, functions_shards,
-                                               methods_shard_source, node_header,
-                                               node_header_path, pch_header, python_shard_source)
+                                               ShardSource, binding_unit_source, binding_units,
+                                               formula_shard_source, functions_prelude,
+                                               functions_shards, methods_shard_source,
+                                               node_header, node_header_path, pch_header,
+                                               python_shard_source)
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
@@ -67,6 +68,10 @@ def make_python_shard(nodes: NodeList, file_text: Text, file_name: Text,
     return Text(python_shard_source(nodes.names, file_text.text, file_name.text, templates))
 
 
+def make_binding_unit(members: NodeList, templates: TemplateSet) -> Text:
+    return Text(binding_unit_source(members.names, templates))
+
+
 def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
     return Text(pch_header(kind.text, templates))
 
@@ -80,6 +85,8 @@ METHODS_SHARD = Task("compile.methods_shard", "layout", make_methods_shard, Shar
                      ("nodes", "template", "templates", "layout", "shard"))
 PYTHON_SHARD = Task("compile.python_shard", "layout", make_python_shard, Text,
                     ("nodes", "file", "name", "templates"))
+BINDING_UNIT = Task("compile.binding_unit", "layout", make_binding_unit, Text,
+                    ("members", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
 
 
@@ -102,24 +109,23 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
         files[f"pch/{kind}.h"] = engine.run(PCH_HEADER, [engine.text(kind), templates], kind)
     nodes = engine.items(engine.ref_collection(built.node_records, BackwardNode))
     shards: ShardSettings = engine.records([settings])[0]
-    units = _formula_units(engine, names, nodes, templates, shards.formula_nodes, files)
+    units = _formula_units(engine, names, nodes, templates, shards, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
                             templates, layout, shards.methods_nodes, files)
     units += _python_units(engine, names, built, templates, files)
-    units += [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH,
-                          (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS)), (), ())
-              for n in sorted(out_files) if compiled_as_is(n)]
+    units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
                          tuple(units))
 
 
 def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
-                   templates: Value, per_shard: int, files: dict[str, Value]) -> list[CompileUnit]:
-    shards = functions_shards(names, per_shard)
+                   templates: Value, settings: ShardSettings,
+                   files: dict[str, Value]) -> list[CompileUnit]:
+    shards = functions_shards(names, settings.formula_nodes, settings.formula_base)
     made = engine.map(FORMULA_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
           engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions_formulas", FORMULA_PCH, names, shards, made, files,
+    return _shard_units(engine, "Functions_formulas", AUTOGRAD_PCH, names, shards, made, files,
                         with_headers=False)
 
 
@@ -147,7 +153,7 @@ def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
         unit_nodes = tuple(names[i] for i in members)
         headers = [node_header_path(n) for n in unit_nodes] if with_headers else []
         units.append(CompileUnit(name, source, False, pch, (PRELUDE_PATH, *headers),
-                                 unit_nodes, shard.node_lines))
+                                 unit_nodes, shard.node_lines, len(shard.text)))
     return units
 
 
@@ -164,9 +170,35 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
         files[source] = engine.run(PYTHON_SHARD, [
             engine.literal(NodeList(nodes)), engine.ref(out_files[file_name], Text),
             engine.text(file_name), templates], file_name)
+        size = len(engine.records([files[source]])[0].text)
         units.append(CompileUnit(file_name.removesuffix(".cpp"), source, False, PYTHON_PCH,
                                  (PRELUDE_PATH, f"{GENERATED_DIR}/python_functions.h",
-                                  *(node_header_path(n) for n in nodes)), nodes, ()))
+                                  *(node_header_path(n) for n in nodes)), nodes, (), size))
+    return units
+
+
+def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, limit: int,
+                   files: dict[str, Value]) -> list[CompileUnit]:
+    """A binding file too large to share compiles from --out as it is; smaller ones share
+    src/python_bindings_K.cpp, which includes their copies in src/bindings/."""
+    names = sorted(n for n in out_files if compiled_as_is(n))
+    texts = engine.records([engine.ref(out_files[n], Text) for n in names])
+    sizes = {n: len(t.text) for n, t in zip(names, texts)}
+    headers = (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS))
+    packs = binding_units(sorted(sizes.items()), limit)
+    shared = [members for members in packs if len(members) > 1]
+    alone = [members[0] for members in packs if len(members) == 1]
+    units = [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH, headers, (), (), sizes[n])
+             for n in alone]
+    for k, members in enumerate(shared):
+        copies = [f"{SOURCE_DIR}/bindings/{m}" for m in members]
+        files.update((copy, engine.ref(out_files[m], Text)) for copy, m in zip(copies, members))
+        name = f"python_bindings_{k}"
+        source = f"{SOURCE_DIR}/{name}.cpp"
+        files[source] = engine.run(BINDING_UNIT, [engine.literal(NodeList(members)), templates],
+                                   name)
+        units.append(CompileUnit(name, source, False, PYTHON_PCH, (*headers, *copies), (), (),
+                                 sum(sizes[m] for m in members)))
     return units
 
 

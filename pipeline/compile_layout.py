@@ -6,19 +6,20 @@ own header (gradshard/nodes/<Node>.h) and its code to two units: its formula
 (apply_functional) to one of many small formula units, and its methods (apply and the
 compiled-autograd ones) to one of a few larger Functions units. A formula edit, the common
 one, recompiles one small unit; the methods change only with a node's saved variables. With GCC
-and torch's headers every unit pays a fixed cost (about 1.6 s for a formula unit, 2.4 s for a
-Functions unit, 6 s for a Python unit, at -O2 on 2.13) before its first node, which is why the
-two sizes differ (docs/architecture.md has the measurements).
+and torch's headers every unit pays a fixed cost (about 1.6 s on FunctionsManual.h, 6 s for a
+Python unit, at -O2 on 2.13) before its first node, which is why the two sizes differ
+(docs/architecture.md has the measurements).
 
-A node's unit is a hash of its name into a power-of-two number of units: adding a node changes
-only its own units, and a spec that outgrows the count splits each unit in two rather than
-reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
+A node's unit is a hash of its name into base·2^k units (base 3 for formula units, 1 for
+Functions units): adding a node changes only its own units, and a spec that outgrows the count
+splits each unit in two rather than reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
 compiled as its prelude, without structs; formula units need no struct at all), so a changed
 saved variable recompiles the units holding that node and nothing else.
 
 python_functions_K.cpp keeps torchgen's five files (their entry points are what PyTorch links
-against), each compiled with only its own nodes' headers. The binding files compile as they
-are. The torchgen-compatible files are still what `gradshard build` writes to --out.
+against), each compiled with only its own nodes' headers. A large binding file compiles as it
+is; the small ones compile together in units about as large as the largest file. The
+torchgen-compatible files are still what `gradshard build` writes to --out.
 """
 
 from __future__ import annotations
@@ -39,19 +40,22 @@ PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h eve
 SOURCE_DIR = "src"
 
 # Which precompiled header a unit starts from (see templates/compile_units.j2).
-FORMULA_PCH = "formula"
 AUTOGRAD_PCH = "autograd"
 PYTHON_PCH = "python"
-PCH_KINDS = (FORMULA_PCH, AUTOGRAD_PCH, PYTHON_PCH)
+PCH_KINDS = (AUTOGRAD_PCH, PYTHON_PCH)
 
 
 @dataclass(frozen=True, slots=True)
 class ShardSettings(Record):
-    """How finely Functions.cpp is cut: nodes per formula unit (what one formula edit
-    recompiles) and per Functions unit (what a saved-variable change recompiles besides)."""
+    """How finely the generated C++ is cut: nodes per formula unit (what one formula edit
+    recompiles), per Functions unit (what a saved-variable change recompiles besides), and
+    the most text a unit of several binding files holds (about what the largest binding
+    files hold, so packing never makes the slowest binding edit slower)."""
 
-    formula_nodes: int = 24
+    formula_nodes: int = 32
     methods_nodes: int = 96
+    binding_unit_bytes: int = 600_000
+    formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +71,8 @@ class ShardSource(Record):
 class CompileUnit(Record):
     """One translation unit: its source (a path in the compile directory, or an --out file
     compiled as is), the precompiled header it starts from, the generated headers it includes
-    (their texts are part of its object's key) and its nodes, with their first lines."""
+    (their texts are part of its object's key), its nodes with their first lines, and the
+    bytes of generated code it compiles (what its compile time is estimated from)."""
 
     name: str
     source: str
@@ -76,6 +81,7 @@ class CompileUnit(Record):
     headers: tuple[str, ...]
     nodes: tuple[str, ...]
     node_lines: tuple[int, ...]
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +93,20 @@ class CompileLayout(Record):
     units: tuple[CompileUnit, ...]
 
 
-def shard_count(items: int, per_shard: int) -> int:
-    """The smallest power of two that keeps the average shard at most per_shard items."""
-    count = 1
+# What a unit costs before its first line, by PCH, and per byte of code after it: g++ 12 at -O2
+# on torch 2.13's headers (docs/architecture.md). Only the order of compiles depends on them.
+UNIT_FLOOR_SECONDS = {AUTOGRAD_PCH: 1.8, PYTHON_PCH: 6.0}
+UNIT_SECONDS_PER_BYTE = 3e-5
+
+
+def estimated_seconds(unit: CompileUnit) -> float:
+    return UNIT_FLOOR_SECONDS.get(unit.pch, 0.0) + unit.size * UNIT_SECONDS_PER_BYTE
+
+
+def shard_count(items: int, per_shard: int, base: int = 1) -> int:
+    """The smallest count base·2^k that keeps the average shard at most per_shard items.
+    Counts of one base double as a spec grows, so each shard splits in two."""
+    count = base
     while count * max(per_shard, 1) < items:
         count *= 2
     return count
@@ -100,13 +117,30 @@ def compile_shard(name: str, count: int) -> int:
     return xxhash.xxh3_64_intdigest(name.encode()) % count
 
 
-def functions_shards(names: Sequence[str], per_shard: int) -> list[list[int]]:
+def functions_shards(names: Sequence[str], per_shard: int, base: int = 1) -> list[list[int]]:
     """The nodes (positions, in Functions.cpp order) of each non-empty shard."""
-    count = shard_count(len(names), per_shard)
+    count = shard_count(len(names), per_shard, base)
     shards: list[list[int]] = [[] for _ in range(count)]
     for position, name in enumerate(names):
         shards[compile_shard(name, count)].append(position)
     return [members for members in shards if members]
+
+
+def binding_units(sizes: Sequence[tuple[str, int]], limit: int) -> list[tuple[str, ...]]:
+    """The binding files (name, bytes) packed, in name order, into units of at most `limit`
+    bytes; a larger file is a unit of its own. A Python unit pays ~6 s before its first line
+    (templates/compile_units.j2), more than most small binding files cost themselves, so
+    small files compile together. Files move between units only when sizes cross the limit.
+    """
+    units: list[list[str]] = []
+    held = limit  # bytes in the last unit; a full one starts the first
+    for name, size in sorted(sizes):
+        if held + size > limit:
+            units.append([])
+            held = 0
+        units[-1].append(name)
+        held += size
+    return [tuple(members) for members in units]
 
 
 def node_header_path(node: str) -> str:
@@ -167,6 +201,16 @@ def python_shard_source(nodes: Sequence[str], file_text: str, file_name: str,
                         templates: TemplateSet) -> str:
     """A python_functions file as generated, after the headers of the nodes it names."""
     return _unit_prefix(templates, file_name, nodes) + file_text
+
+
+def binding_unit_source(members: Sequence[str], templates: TemplateSet) -> str:
+    """A unit of several binding files, each included from its copy beside it. They can
+    share a unit because they define no name twice: torchgen names a file's own definitions
+    after its module (initFFTFunctions, fft_functions) or after an op (THPVariable_fft_fft),
+    and an op belongs to one Python module (tests/test_compile_full.py compiles the real set).
+    """
+    macros = jinja_module(templates, "compile_units.j2")
+    return str(macros.binding_unit(list(members)))
 
 
 def pch_header(kind: str, templates: TemplateSet) -> str:

@@ -26,8 +26,9 @@ from gradshard.pipeline.compile_layout import functions_shards, shard_count
 from gradshard.service.cli import main
 
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
-SHARDS = ["--shard-nodes", "2,4"]  # 8 nodes → 4 formula units and 2 Functions units
-UNITS = 4 + 2 + 5
+# 8 nodes → 6 formula shards (3·2^k), 3 of them holding nodes, and 2 Functions units
+SHARDS = ["--shard-nodes", "2,4"]
+UNITS = 3 + 2 + 5
 MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
 
 
@@ -57,7 +58,7 @@ def test_autograd_units_compile(compiled, capsys):
     assert units["failed"] == [] and units["units"] == UNITS
     assert units["compiled"] == [] and units["cached"] == []  # the second build: nothing to do
     objects = sorted(p.name for p in (out / "compile" / "obj").glob("*.o"))
-    assert objects == sorted([f"Functions_formulas_{k}.o" for k in range(4)]
+    assert objects == sorted([f"Functions_formulas_{k}.o" for k in range(3)]
                              + [f"Functions_{k}.o" for k in range(2)]
                              + [f"python_functions_{k}.o" for k in range(5)])
     commands = json.loads((out / "compile" / "compile_commands.json").read_text())
@@ -160,14 +161,17 @@ def test_shards_are_stable_when_nodes_are_added():
     assert len(changed) == 1 and len(after) == len(before)
 
 
-def test_shards_split_in_two_when_the_spec_outgrows_them():
-    names = [f"Node{k}Backward0" for k in range(64)]
-    small = functions_shards(names, 8)  # 8 shards
-    large = functions_shards(names + [f"Extra{k}" for k in range(64)], 8)
+@pytest.mark.parametrize("base", [1, 3])
+def test_shards_split_in_two_when_the_spec_outgrows_them(base):
+    names = [f"Node{k}Backward0" for k in range(64 * base)]
+    small = functions_shards(names, 8, base)  # 8·base shards
+    extra = [f"Extra{k}" for k in range(64 * base)]
+    large = functions_shards(names + extra, 8, base)
+    assert (len(small), len(large)) == (8 * base, 16 * base)
     # doubling the count splits each shard: every old pair of co-sharded nodes either stays
     # together or parts, never joins nodes of another shard
     home = {names[i]: k for k, members in enumerate(small) for i in members}
-    every = names + [f"Extra{k}" for k in range(64)]
+    every = names + extra
     for members in large:
         old = {home[every[i]] for i in members if every[i] in home}
         assert len(old) <= 1
