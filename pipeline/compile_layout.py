@@ -12,9 +12,10 @@ Python unit, at -O2 on 2.13) before its first node, which is why the two sizes d
 
 A node's unit is a hash of its name into base·2^k units (base 3 for formula units, 1 for
 Functions units): adding a node changes only its own units, and a spec that outgrows the count
-splits each unit in two rather than reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
-compiled as its prelude, without structs; formula units need no struct at all), so a changed
-saved variable recompiles the units holding that node and nothing else.
+splits each unit in two rather than reshuffling. A unit includes only the headers of its own
+nodes (Functions.h itself is compiled as its prelude, without structs; formula units need no
+struct at all), so a changed saved variable recompiles the units holding that node and
+nothing else.
 
 python_functions_K.cpp keeps torchgen's five files (their entry points are what PyTorch links
 against), each compiled with only its own nodes' headers. A large binding file compiles as it

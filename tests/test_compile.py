@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MINI_SPEC, install_programs, mini_spec_pair
-from gradshard.pipeline.compile_layout import functions_shards, shard_count
+from gradshard.pipeline.compile_layout import binding_units, functions_shards, shard_count
 from gradshard.service.cli import main
 
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
@@ -175,6 +175,33 @@ def test_shards_split_in_two_when_the_spec_outgrows_them(base):
     for members in large:
         old = {home[every[i]] for i in members if every[i] in home}
         assert len(old) <= 1
+
+
+def test_small_binding_files_share_units_in_name_order():
+    sizes = [("d.cpp", 50), ("a.cpp", 10), ("big.cpp", 500), ("c.cpp", 30), ("b.cpp", 70),
+             ("e.cpp", 90)]
+    assert binding_units(sizes, 100) == [("a.cpp", "b.cpp"), ("big.cpp",), ("c.cpp", "d.cpp"),
+                                         ("e.cpp",)]
+    # growing one file past the limit moves the files after it, never the ones before
+    assert binding_units([*sizes[:4], ("b.cpp", 95), ("e.cpp", 90)], 100)[:2] == [
+        ("a.cpp",), ("b.cpp",)]
+    assert binding_units([], 100) == []
+
+
+def test_build_ninja_starts_the_longest_compiles_first(compiled):
+    """PCH edges first (ninja prefers them anyway: units wait on them), then units by their
+    estimated seconds, so the short formula units end a cold build."""
+    root, out, cache = compiled
+    text = (out / "compile" / "build.ninja").read_text()
+    edges = re.findall(r"^build (\S+): (\w+)", text, re.M)
+    kinds = [kind for _, kind in edges]
+    assert kinds == sorted(kinds, key=lambda k: k != "pch") and kinds.count("pch") == 2
+    sizes = {p.stem: p.stat().st_size for p in (out / "compile" / "src").glob("*.cpp")}
+    units = [Path(target).stem.removesuffix(".o") for target, kind in edges if kind == "cxx"]
+    python = [u for u in units if u.startswith("python_")]
+    autograd = [u for u in units if not u.startswith("python_")]
+    assert units == python + autograd  # a Python unit's floor (~6 s) outweighs these units
+    assert [sizes[u] for u in autograd] == sorted((sizes[u] for u in autograd), reverse=True)
 
 
 # ---------------------------------------------------------------------------------------------

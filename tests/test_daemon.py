@@ -252,7 +252,7 @@ def test_a_saved_formula_is_recompiled(tmp_path):
     try:
         first = running.wait(timeout=600)
         assert first["last"]["ok"], first
-        assert len(first["last"]["compile"]["compiled"]) == 4
+        assert len(first["last"]["compile"]["compiled"]) == 3  # 6 shards, 3 holding nodes
         objects = {p: p.stat().st_mtime_ns for p in (running.out / "compile/obj").glob("*.o")}
         saved = time.monotonic()
         running.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
