@@ -32,9 +32,10 @@ class NodeList(Record):
     names: tuple[str, ...]
 
 
-# Files of --out compiled as they are: everything but what the shards replace and the
-# Everything files (torchgen writes those for tools, PyTorch does not compile them).
-def compiled_as_is(name: str) -> bool:
+# The binding files of --out, compiled as they are (alone or several to a unit): every .cpp
+# but what the shards replace and the Everything files (torchgen writes those for tools,
+# PyTorch does not compile them).
+def is_binding_file(name: str) -> bool:
     return (name.endswith(".cpp") and not name.endswith("Everything.cpp")
             and name != "Functions.cpp" and not name.startswith("python_functions"))
 
@@ -181,7 +182,7 @@ def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, 
                    files: dict[str, Value]) -> list[CompileUnit]:
     """A binding file too large to share compiles from --out as it is; smaller ones share
     src/python_bindings_K.cpp, which includes their copies in src/bindings/."""
-    names = sorted(n for n in out_files if compiled_as_is(n))
+    names = sorted(n for n in out_files if is_binding_file(n))
     texts = engine.records([engine.ref(out_files[n], Text) for n in names])
     sizes = {n: len(t.text) for n, t in zip(names, texts)}
     headers = (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS))
