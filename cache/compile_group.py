@@ -186,7 +186,7 @@ def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, 
     texts = engine.records([engine.ref(out_files[n], Text) for n in names])
     sizes = {n: len(t.text) for n, t in zip(names, texts)}
     headers = (PRELUDE_PATH, *(f"{GENERATED_DIR}/{h}" for h in COPIED_HEADERS))
-    packs = binding_units(sorted(sizes.items()), limit)
+    packs = binding_units(list(sizes.items()), limit)  # it orders them by name
     shared = [members for members in packs if len(members) > 1]
     alone = [members[0] for members in packs if len(members) == 1]
     units = [CompileUnit(n.removesuffix(".cpp"), n, True, PYTHON_PCH, headers, (), (), sizes[n])

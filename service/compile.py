@@ -3,10 +3,11 @@
     <compile dir>/
       include/torch/csrc/autograd/generated/   Functions.h (prelude), python_functions.h, …
       include/gradshard/nodes/<Node>.h         one node's struct
-      src/Functions_formulas_NN.cpp, src/Functions_N.cpp, src/python_functions_K.cpp
+      src/Functions_formulas_NN.cpp, src/Functions_N.cpp, src/python_functions_K.cpp,
+      src/python_bindings_K.cpp (+ src/bindings/: copies of the binding files it includes)
       obj/<unit>.o                             objects (and .log: the compiler's messages)
       build.ninja, compile_commands.json
-    <cache>/pch/<key>/{formula,autograd,python}.h(.gch)   precompiled headers, per header set
+    <cache>/pch/<key>/{autograd,python}.h(.gch)   precompiled headers, per header set
     <cache>/objects/                               objects by content key
 
 Every compile goes through service/object_cache.py, so a unit whose key (its text, its

@@ -1,7 +1,7 @@
 """Compiler errors in generated code, placed at their source in derivatives.yaml.
 
-A formula or Functions unit knows where each node's definitions start, so an error line names its node;
-the node's info name names its derivatives.yaml entry (a view-copy or foreach node, whose
+A formula or Functions unit knows where each node's definitions start, so an error line names
+its node; the node's info name names its derivatives.yaml entry (a view-copy or foreach node, whose
 entry has another name, is found by its formula); and within the entry the formula whose
 identifiers the failing line holds names the variable and the line.
 """
