@@ -140,12 +140,16 @@ def main() -> None:
         ratio("cold", cold, layout, 1.0,
               f"compile step {cold_report['seconds']:.1f} s, {len(cold_report['compiled'])} "
               "compiled")
-        ratio("one formula", formula, generation + functions, 0.05,
-              f"recompiled {formula_report['compiled']}")
+        ratio("one formula", formula, generation + functions, 0.05, recompiled(formula_report))
         ratio("saved variable", saved, functions + python_functions, 0.1,
-              f"recompiled {saved_report['compiled']}")
+              recompiled(saved_report))
         print(f"  {'restored cache':15} {restored:8.2f} s, {len(restored_report['compiled'])} "
               f"compiles (goal: 0), {len(restored_report['cached'])} objects from the cache")
+
+
+def recompiled(report: dict) -> str:
+    spliced = f", spliced into {report['spliced']}" if report.get("spliced") else ""
+    return f"recompiled {report['compiled']}{spliced}"
 
 
 if __name__ == "__main__":

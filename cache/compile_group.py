@@ -15,7 +15,8 @@ from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PCH_
                                                CompileLayout, CompileUnit, ShardSettings,
                                                ShardSource, binding_unit_source, binding_units,
                                                formula_shard_source, functions_prelude,
-                                               functions_shards, methods_shard_source,
+                                               functions_shards, merged_formula_source,
+                                               merged_groups, methods_shard_source,
                                                node_header, node_header_path, pch_header,
                                                python_shard_source)
 from gradshard.pipeline.nodes import BackwardNode
@@ -73,6 +74,10 @@ def make_binding_unit(members: NodeList, templates: TemplateSet) -> Text:
     return Text(binding_unit_source(members.names, templates))
 
 
+def make_merged_formula_unit(parts: NodeList, templates: TemplateSet) -> Text:
+    return Text(merged_formula_source(parts.names, templates))
+
+
 def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
     return Text(pch_header(kind.text, templates))
 
@@ -88,6 +93,8 @@ PYTHON_SHARD = Task("compile.python_shard", "layout", make_python_shard, Text,
                     ("nodes", "file", "name", "templates"))
 BINDING_UNIT = Task("compile.binding_unit", "layout", make_binding_unit, Text,
                     ("members", "templates"))
+MERGED_FORMULA_UNIT = Task("compile.merged_formula_unit", "layout", make_merged_formula_unit,
+                           Text, ("parts", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
 
 
@@ -111,12 +118,13 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     nodes = engine.items(engine.ref_collection(built.node_records, BackwardNode))
     shards: ShardSettings = engine.records([settings])[0]
     units = _formula_units(engine, names, nodes, templates, shards, files)
+    merged = _merged_formula_units(engine, units, templates, shards.merged_formula_units, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
                             templates, layout, shards.methods_nodes, files)
     units += _python_units(engine, names, built, templates, files)
     units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
-                         tuple(units))
+                         tuple(units), tuple(merged))
 
 
 def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
@@ -128,6 +136,23 @@ def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
           engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
     return _shard_units(engine, "Functions_formulas", AUTOGRAD_PCH, names, shards, made, files,
                         with_headers=False)
+
+
+def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], templates: Value,
+                          per_group: int, files: dict[str, Value]) -> list[CompileUnit]:
+    """src/<first>-<last>.cpp: runs of formula units compiled as one, each included from its
+    own source (their texts are its headers, so its object's key covers them)."""
+    merged = []
+    for group in merged_groups(len(formula_units), per_group):
+        parts = [formula_units[k] for k in group]
+        name = f"{parts[0].name}-{parts[-1].name.rsplit('_', 1)[1]}"
+        source = f"{SOURCE_DIR}/{name}.cpp"
+        files[source] = engine.run(MERGED_FORMULA_UNIT, [
+            engine.literal(NodeList(tuple(p.name for p in parts))), templates], name)
+        merged.append(CompileUnit(name, source, False, AUTOGRAD_PCH,
+                                  (PRELUDE_PATH, *(p.source for p in parts)), (), (),
+                                  sum(p.size for p in parts), tuple(p.name for p in parts)))
+    return merged
 
 
 def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,

@@ -57,6 +57,7 @@ class ShardSettings(Record):
     methods_nodes: int = 96
     binding_unit_bytes: int = 600_000
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
+    merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,8 @@ class CompileUnit(Record):
     """One translation unit: its source (a path in the compile directory, or an --out file
     compiled as is), the precompiled header it starts from, the generated headers it includes
     (their texts are part of its object's key), its nodes with their first lines, and the
-    bytes of generated code it compiles (what its compile time is estimated from)."""
+    bytes of generated code it compiles (what its compile time is estimated from). A merged
+    unit names the units it compiles together as its parts."""
 
     name: str
     source: str
@@ -83,15 +85,18 @@ class CompileUnit(Record):
     nodes: tuple[str, ...]
     node_lines: tuple[int, ...]
     size: int
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class CompileLayout(Record):
-    """Every file gradshard writes into the compile directory (path → text hash) and the
-    units to compile."""
+    """Every file gradshard writes into the compile directory (path → text hash), the units
+    to compile, and the merged units a build may compile instead of their parts (see
+    `merged_groups`)."""
 
     files: tuple[tuple[str, str], ...]
     units: tuple[CompileUnit, ...]
+    merged: tuple[CompileUnit, ...] = ()
 
 
 # What a unit costs before its first line, by PCH, and per byte of code after it: g++ 12 at -O2
@@ -125,6 +130,17 @@ def functions_shards(names: Sequence[str], per_shard: int, base: int = 1) -> lis
     for position, name in enumerate(names):
         shards[compile_shard(name, count)].append(position)
     return [members for members in shards if members]
+
+
+def merged_groups(count: int, per_group: int) -> list[range]:
+    """The formula units (positions) each merged unit compiles: consecutive runs of
+    per_group. A build with no object of a merged unit's parts compiles the merged unit, one
+    compile floor for many units (templates/compile_units.j2); its formulas are weak symbols,
+    so after an edit the edited part's own object is linked over them
+    (service/compile.py: splice_command) and a formula edit still compiles one small unit."""
+    if per_group < 2 or count < 2:
+        return []
+    return [range(start, min(start + per_group, count)) for start in range(0, count, per_group)]
 
 
 def binding_units(sizes: Sequence[tuple[str, int]], limit: int) -> list[tuple[str, ...]]:
@@ -202,6 +218,12 @@ def python_shard_source(nodes: Sequence[str], file_text: str, file_name: str,
                         templates: TemplateSet) -> str:
     """A python_functions file as generated, after the headers of the nodes it names."""
     return _unit_prefix(templates, file_name, nodes) + file_text
+
+
+def merged_formula_source(parts: Sequence[str], templates: TemplateSet) -> str:
+    """Formula units compiled as one, each included from its source beside it."""
+    macros = jinja_module(templates, "compile_units.j2")
+    return str(macros.merged_formula_unit(list(parts)))
 
 
 def binding_unit_source(members: Sequence[str], templates: TemplateSet) -> str:

@@ -147,15 +147,13 @@ def _compile(args: argparse.Namespace, outcome, session):
 
 
 def compile_options(args: argparse.Namespace):
-    from gradshard.pipeline.compile_layout import ShardSettings
-
     from .compile import CompileOptions
 
     return CompileOptions(
         directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
         flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
         includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
-        units=tuple(args.units), **({"shards": ShardSettings(*args.shard_nodes)}
+        units=tuple(args.units), **({"shards": shard_settings(args.shard_nodes)}
                                     if args.shard_nodes else {}))
 
 
@@ -259,8 +257,9 @@ def build_arguments(parser: argparse.ArgumentParser, spec_help: str) -> None:
                                 "patterns such as 'Functions_*' or 'python_functions_*')")
     compiling.add_argument("--raw", action="store_true",
                            help="show the compiler's output as it is, not placed at the spec")
-    compiling.add_argument("--shard-nodes", type=_node_counts, default=None, metavar="F,M",
-                           help=argparse.SUPPRESS)  # nodes per formula unit and Functions unit
+    # nodes per formula unit and per Functions unit, and formula units per merged unit
+    compiling.add_argument("--shard-nodes", type=_node_counts, default=None, metavar="F,M[,G]",
+                           help=argparse.SUPPRESS)
     _cache_arguments(parser)
 
 
@@ -362,14 +361,22 @@ def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
     return getattr(daemon_commands, args.daemon_command)(args, loaded)
 
 
-def _node_counts(value: str) -> tuple[int, int]:
+def _node_counts(value: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(part) for part in value.split(","))
     except ValueError:
         counts = ()
-    if len(counts) != 2 or min(counts) < 1:
-        raise argparse.ArgumentTypeError("expected two positive counts, such as 24,96")
+    if len(counts) not in (2, 3) or min(counts[:2]) < 1 or min(counts) < 0:
+        raise argparse.ArgumentTypeError("expected two positive counts and an optional third "
+                                         "(0: no merged units), such as 32,96 or 32,96,12")
     return counts
+
+
+def shard_settings(counts: tuple[int, ...]):
+    from gradshard.pipeline.compile_layout import ShardSettings
+
+    merged = {"merged_formula_units": counts[2]} if len(counts) == 3 else {}
+    return ShardSettings(formula_nodes=counts[0], methods_nodes=counts[1], **merged)
 
 
 def _cache_arguments(parser: argparse.ArgumentParser) -> None:

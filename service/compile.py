@@ -4,15 +4,23 @@
       include/torch/csrc/autograd/generated/   Functions.h (prelude), python_functions.h, …
       include/gradshard/nodes/<Node>.h         one node's struct
       src/Functions_formulas_NN.cpp, src/Functions_N.cpp, src/python_functions_K.cpp,
+      src/Functions_formulas_NN-MM.cpp         merged formula units (they include NN…MM)
       src/python_bindings_K.cpp (+ src/bindings/: copies of the binding files it includes)
-      obj/<unit>.o                             objects (and .log: the compiler's messages)
+      obj/<unit>.o                             the objects to link (.log: compiler messages)
+      obj/parts/<unit>.o                       edited parts of a merged unit, spliced into it
       build.ninja, compile_commands.json
     <cache>/pch/<key>/{autograd,python}.h(.gch)   precompiled headers, per header set
     <cache>/objects/                               objects by content key
+    <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
 
 Every compile goes through service/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
 ninja runs with -k 0: one failing unit does not stop the others.
+
+A merged unit compiles many formula units at one compile floor (a cold build). Once its
+object is stored, an edit compiles only the edited parts and splices them over it: a
+relocatable link of the parts' objects with the stored one, in which their strong formulas
+replace its weak ones (`plan_merged`). Linking obj/*.o gives the same program either way.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +45,7 @@ from gradshard.pipeline.errors import CompileError, SpecFile, UsageError
 
 from .build import BuildOutcome
 from .diagnostics import diagnose
+from .object_cache import stored_object
 from .outputs import sync_outputs, write_atomic
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
@@ -48,6 +57,7 @@ class CompileReport:
     units: int = 0
     compiled: list[str] = field(default_factory=list)  # units whose compiler ran
     cached: list[str] = field(default_factory=list)  # units served from the object cache
+    spliced: list[str] = field(default_factory=list)  # merged units patched with edited parts
     failed: list[str] = field(default_factory=list)
     written: int = 0  # compile-directory files rewritten
     seconds: float = 0.0
@@ -103,17 +113,24 @@ def unit_key(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit, source
 
 @dataclass(frozen=True)
 class PreparedUnit:
+    """One edge of build.ninja: a compile, or a splice of part objects over a stored one."""
+
     unit: CompileUnit
     source: str  # path as the compiler sees it (relative to the compile directory, or absolute)
     output: str
     key: str
     pch: str  # absolute path of the PCH's header
+    parts: tuple[str, ...] = ()  # a splice: the part objects, linked over `base`
+    base: str = ""  # a splice: the merged unit's stored object
+
+    @property
+    def is_splice(self) -> bool:
+        return bool(self.base)
 
 
 def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str, str],
                   out_dir: Path) -> tuple[list[PreparedUnit], dict[str, Path]]:
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json")
-    files = dict(layout.files)
     pch_headers = {}
     for kind in sorted({u.pch for u in layout.units}):
         directory = plan.cache / "pch" / pch_key(plan, layout, fingerprint, kind)
@@ -122,16 +139,104 @@ def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str,
         if not header.is_file():
             write_atomic(header, (plan.directory / "pch" / f"{kind}.h").read_bytes())
         pch_headers[kind] = header
-    prepared = []
-    for unit in layout.units:
-        if unit.from_out:
-            source, source_hash = str((out_dir / unit.source).resolve()), out_files[unit.source]
-        else:
-            source, source_hash = unit.source, files[unit.source]
-        key = unit_key(plan, layout, unit, source_hash, pch_headers[unit.pch].parent.name)
-        prepared.append(PreparedUnit(unit, source, f"obj/{unit.name}.o", key,
-                                     str(pch_headers[unit.pch])))
+    prepared = [prepare_unit(plan, layout, unit, out_files, out_dir, pch_headers)
+                for unit in layout.units]
     return prepared, pch_headers
+
+
+def prepare_unit(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
+                 out_files: dict[str, str], out_dir: Path,
+                 pch_headers: dict[str, Path]) -> PreparedUnit:
+    if unit.from_out:
+        source, source_hash = str((out_dir / unit.source).resolve()), out_files[unit.source]
+    else:
+        source, source_hash = unit.source, dict(layout.files)[unit.source]
+    key = unit_key(plan, layout, unit, source_hash, pch_headers[unit.pch].parent.name)
+    return PreparedUnit(unit, source, f"obj/{unit.name}.o", key, str(pch_headers[unit.pch]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Merged units: compiled whole when nothing of them is stored, else spliced
+
+
+MERGED_RECORDS = "merged"  # in the object store: the baseline of each merged unit
+
+
+@dataclass(frozen=True)
+class MergedBaseline:
+    """What a merged unit's stored object holds: its key and the keys of its parts as
+    compiled into it."""
+
+    object: str
+    parts: dict[str, str]
+
+
+def baseline_path(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
+                  pch: str) -> Path:
+    """One record per merged unit as the toolchain, headers and merged text make it; a
+    rename or re-split of its parts is another merged unit."""
+    identity = xxhash.xxh3_128_hexdigest("\0".join((
+        plan.toolchain.identity(), Path(pch).parent.name, unit.source,
+        dict(layout.files)[unit.source])).encode())
+    return plan.objects / MERGED_RECORDS / f"{identity}.json"
+
+
+def read_baseline(path: Path, objects: Path) -> MergedBaseline | None:
+    """The record, if it is whole and its object is still stored."""
+    try:
+        record = json.loads(path.read_text())
+        baseline = MergedBaseline(str(record["object"]), dict(record["parts"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return baseline if stored_object(objects, baseline.object).is_file() else None
+
+
+def write_baselines(plan: CompilePlan, layout: CompileLayout, units: list[PreparedUnit],
+                    parts: dict[str, PreparedUnit]) -> None:
+    """After a run: record what each merged unit compiled (or served) whole holds."""
+    for p in units:
+        if p.unit.parts and not p.is_splice and (plan.directory / p.output).is_file():
+            record = {"object": p.key, "parts": {n: parts[n].key for n in p.unit.parts}}
+            path = baseline_path(plan, layout, p.unit, p.pch)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(record, sort_keys=True).encode())
+
+
+def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[PreparedUnit],
+                merged: list[PreparedUnit]) -> list[PreparedUnit]:
+    """The edges to run: every unit that is no merged unit's part, and per merged unit
+    either itself (no usable baseline, or compiling it is cheaper than its changed parts) or
+    its changed parts and a splice of them over its baseline object."""
+    by_name = {p.unit.name: p for p in prepared}
+    in_merged = {name for m in merged for name in m.unit.parts}
+    edges = [p for p in prepared if p.unit.name not in in_merged]
+    for whole in merged:
+        parts = [by_name[name] for name in whole.unit.parts]
+        baseline = read_baseline(baseline_path(plan, layout, whole.unit, whole.pch),
+                                 plan.objects)
+        changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
+        cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
+        if baseline is None or not changed or not cheaper:
+            edges.append(whole)
+            continue
+        moved = [replace(p, output=f"obj/parts/{p.unit.name}.o") for p in changed]
+        edges += [*moved, splice_edge(whole, baseline, moved, plan.objects)]
+    return edges
+
+
+def splice_edge(whole: PreparedUnit, baseline: MergedBaseline, parts: list[PreparedUnit],
+                objects: Path) -> PreparedUnit:
+    key = xxhash.xxh3_128_hexdigest("\0".join(
+        ("splice", baseline.object, *sorted(p.key for p in parts))).encode())
+    return replace(whole, key=key, parts=tuple(p.output for p in parts),
+                   base=str(stored_object(objects, baseline.object)))
+
+
+def splice_command(cxx: str, output: str, parts: tuple[str, ...], base: str) -> list[str]:
+    """A relocatable link, parts first: their strong formulas override the base's weak ones,
+    and of two copies of an inline function (a COMDAT group) the linker keeps the first. One
+    object comes out, so an archive of the objects links the edited formulas too."""
+    return [cxx, "-r", "-nostdlib", "-o", output, *parts, base]
 
 
 def compile_command(plan: CompilePlan, source: str, output: str, pch: str | None) -> list[str]:
@@ -183,26 +288,51 @@ def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
              "rule cxx", "  command = $command", "  depfile = $out.d", "  deps = gcc",
              "  description = CXX $out", "",
              "rule pch", "  command = $command", "  description = PCH $out",
-             "  restat = 1", ""]
+             "  restat = 1", "",
+             "rule splice", "  command = $command", "  description = SPLICE $out", ""]
     for kind in kinds:
         gch = f"{pch_headers[kind]}.gch"
         # a PCH lives in the shared cache, keyed by content: built once, then reused
         command = pch_command(plan, pch_headers[kind]) if not Path(gch).is_file() else ["true"]
         lines += [f"build {_ninja_quote(gch)}: pch {_ninja_quote(str(pch_headers[kind]))}",
                   f"  command = {_ninja_value(command)}", ""]
-    entries = []
     for p in units:
-        command = compile_command(plan, p.source, p.output, p.pch)
-        wrapped = [*wrapper, p.key, p.output, "--", *command]
-        lines += [f"build {_ninja_quote(p.output)}: cxx {_ninja_quote(p.source)} | "
-                  f"{_ninja_quote(p.pch + '.gch')}",
+        if p.is_splice:
+            wrapped = [*wrapper, p.key, p.output, "--",
+                       *splice_command(plan.toolchain.cxx, p.output, p.parts, p.base)]
+            edge = f"splice {' '.join(map(_ninja_quote, p.parts))}"
+        else:
+            wrapped = [*wrapper, p.key, p.output, "--",
+                       *compile_command(plan, p.source, p.output, p.pch)]
+            edge = f"cxx {_ninja_quote(p.source)} | {_ninja_quote(p.pch + '.gch')}"
+        lines += [f"build {_ninja_quote(p.output)}: {edge}",
                   f"  command = {_ninja_value(wrapped)}", ""]
-        entries.append({"directory": str(plan.directory.resolve()), "file": p.source,
-                        "arguments": command, "output": p.output})
-    (plan.directory / "obj").mkdir(exist_ok=True)
+    (plan.directory / "obj" / "parts").mkdir(parents=True, exist_ok=True)
     write_atomic(plan.directory / "build.ninja", "\n".join(lines).encode())
+
+
+def write_compile_commands(plan: CompilePlan, units: list[PreparedUnit]) -> None:
+    """How each source compiles, whether or not this build compiles it (a merged unit's
+    parts are compiled on their own only once edited): what clangd needs to open any file."""
+    entries = [{"directory": str(plan.directory.resolve()), "file": p.source,
+                "arguments": compile_command(plan, p.source, p.output, p.pch),
+                "output": p.output} for p in units]
     write_atomic(plan.directory / "compile_commands.json",
                  (json.dumps(entries, indent=2) + "\n").encode())
+
+
+def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit], linked: bool) -> None:
+    """Objects no edge of this build writes: a merged unit's parts no longer spliced and,
+    when `linked`, objects in obj/ of an earlier layout (a glob linking obj/*.o would link
+    a formula twice; a build of selected units keeps the others' objects)."""
+    wanted = {p.output for p in units}
+    places = [plan.directory / "obj" / "parts"] + ([plan.directory / "obj"] if linked else [])
+    for directory in places:
+        for path in directory.glob("*.o"):
+            relative = path.relative_to(plan.directory).as_posix()
+            if relative not in wanted:
+                for suffix in ("", ".d", ".log", ".how"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def ninja_binary() -> str:
@@ -245,7 +375,8 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], progress) -> Compile
             report.failed.append(p.unit.name)
         elif _mtime(output) != before[p.unit.name]:
             how = _read(Path(f"{output}.how"))
-            (report.cached if how == "cached" else report.compiled).append(p.unit.name)
+            ran = report.spliced if p.is_splice else report.compiled
+            (report.cached if how == "cached" else ran).append(p.unit.name)
     if process.returncode != 0 and not report.failed:
         raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(),
                          f"see {plan.directory / 'build.ninja'}")
@@ -286,12 +417,14 @@ def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
     if not patterns:
         return layout
     units = tuple(u for u in layout.units if any(fnmatch.fnmatchcase(u.name, p) for p in patterns))
+    names = {u.name for u in units}
+    merged = tuple(m for m in layout.merged if names.issuperset(m.parts))
     if not units:
         raise UsageError(f"no compile unit matches {', '.join(patterns)}",
                          "unit names look like Functions_formulas_07, Functions_3, "
                          "python_functions_2, python_bindings_0, python_variable_methods "
                          "(OUT/compile/compile_commands.json lists them)")
-    return CompileLayout(layout.files, units)
+    return CompileLayout(layout.files, units, merged)
 
 
 def compile_generated(built: BuildOutcome, session, options: CompileOptions,
@@ -308,22 +441,29 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
     generation = Generation.prepare(built.inputs)
     result = compile_layout(generation, store, built.build_id, options.shards)
     directory = options.directory or out / "compile"
-    cache = session.directory or directory / "cache"
+    cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
     files = dict(result.layout.files)
     written = sync_compile_dir(plan, result.layout,
                                lambda names: result.load({n: files[n] for n in names}))
-    units, pch_headers = prepare_units(plan, selected(result.layout, options.units),
-                                       result.out_files, out)
-    write_build_files(plan, units, pch_headers)
-    report = run_ninja(plan, units, progress)
+    layout = selected(result.layout, options.units)
+    units, pch_headers = prepare_units(plan, layout, result.out_files, out)
+    merged = [prepare_unit(plan, layout, unit, result.out_files, out, pch_headers)
+              for unit in layout.merged]
+    edges = plan_merged(plan, layout, units, merged)
+    remove_stale_objects(plan, edges, linked=not options.units)
+    write_build_files(plan, edges, pch_headers)
+    write_compile_commands(plan, [*units, *merged])
+    report = run_ninja(plan, edges, progress)
+    write_baselines(plan, layout, edges, {p.unit.name: p for p in units})
     report.written = written
     if report.failed:
-        failed = [p.unit for p in units if p.unit.name in report.failed]
+        failed = [p.unit for p in edges if p.unit.name in report.failed]
         names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
         path = location.path_of(SpecFile.DERIVATIVES)
         derivatives = generation.texts.derivatives  # as the build read it, not as it is now
-        raise CompileError(diagnose(failed, report.logs, directory, derivatives, names),
+        raise CompileError(diagnose(failed, layout.units, report.logs, directory, derivatives,
+                                    names),
                            report.failed,
                            "".join(report.logs.get(name, "") for name in report.failed),
                            str(path))

@@ -20,16 +20,17 @@ QUIET_SECONDS = 1.0  # a compile shorter than this shows no progress at all
 
 
 def compile_line(report: CompileReport) -> str:
-    return (f"compile: {report.units} units ({len(report.compiled)} compiled, "
-            f"{len(report.cached)} from the object cache, "
-            f"{report.units - len(report.compiled) - len(report.cached)} up to date)"
+    ran = len(report.compiled) + len(report.cached) + len(report.spliced)
+    spliced = f"{len(report.spliced)} spliced, " if report.spliced else ""
+    return (f"compile: {report.units} units ({len(report.compiled)} compiled, {spliced}"
+            f"{len(report.cached)} from the object cache, {report.units - ran} up to date)"
             f" · {report.seconds:.2f} s")
 
 
 def compile_json(report: CompileReport) -> dict:
     return {"units": report.units, "compiled": report.compiled, "cached": report.cached,
-            "failed": report.failed, "seconds": round(report.seconds, 4),
-            "files_written": report.written}
+            "spliced": report.spliced, "failed": report.failed,
+            "seconds": round(report.seconds, 4), "files_written": report.written}
 
 
 @contextlib.contextmanager

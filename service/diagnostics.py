@@ -27,15 +27,18 @@ _KEYS = {"name", "dispatch", "output_differentiability", "result"}
 _GUARD = re.compile(r"needs_input_grad\[/\*(\w+)\*/")
 
 
-def diagnose(units: Iterable[CompileUnit], logs: dict[str, str], compile_dir: Path,
-             derivatives: str, node_entries: dict[str, str]) -> list[CompileDiagnostic]:
+def diagnose(units: Iterable[CompileUnit], known: Iterable[CompileUnit], logs: dict[str, str],
+             compile_dir: Path, derivatives: str,
+             node_entries: dict[str, str]) -> list[CompileDiagnostic]:
     """One diagnostic per compiler error of the failed units, placed at its formula when the
-    code came from one."""
+    code came from one (a merged unit's error lies in one of its parts, among `known`)."""
     entries = split_entries(SpecFile.DERIVATIVES, derivatives)
+    by_name = {unit.name: unit for unit in known}
     found = []
     for unit in units:
+        sources = [unit, *(by_name[name] for name in unit.parts if name in by_name)]
         for match in _errors(logs.get(unit.name, "")):
-            found.append(_place(unit, match, compile_dir, entries, node_entries))
+            found.append(_place(sources, match, compile_dir, entries, node_entries))
     return found
 
 
@@ -43,11 +46,13 @@ def _errors(log: str) -> list[re.Match]:
     return [m for m in map(_ERROR.match, log.splitlines()) if m]
 
 
-def _place(unit: CompileUnit, error: re.Match, compile_dir: Path, entries: tuple[Entry, ...],
-           node_entries: dict[str, str]) -> CompileDiagnostic:
+def _place(sources: list[CompileUnit], error: re.Match, compile_dir: Path,
+           entries: tuple[Entry, ...], node_entries: dict[str, str]) -> CompileDiagnostic:
     generated = f"{error['path']}:{error['line']}:{error['column']}"
     message = error["message"]
-    node = _node_at(unit, error["path"], int(error["line"]))
+    node = next((found for unit in sources
+                 if (found := _node_at(unit, error["path"], int(error["line"]))) is not None),
+                None)
     if node is None:
         return CompileDiagnostic("", "", "", "", None, generated, message)
     code, guarded = _code_at(compile_dir / error["path"], int(error["line"]))

@@ -27,6 +27,10 @@ def stored(store: Path, key: str) -> Path:
     return store / key[:2] / key
 
 
+def stored_object(store: Path, key: str) -> Path:
+    return stored(store, key).with_suffix(".o")
+
+
 def _copy_atomic(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
@@ -40,18 +44,21 @@ def _copy_atomic(source: Path, target: Path) -> None:
 
 
 def serve(store: Path, key: str, output: Path) -> bool:
-    """Copy a stored object (and its depfile) to output; False when there is none."""
+    """Copy a stored object (and its depfile, if it has one: a splice has none) to output;
+    False when there is none."""
     entry = stored(store, key)
-    if not (entry.with_suffix(".o").is_file() and entry.with_suffix(".d").is_file()):
+    if not entry.with_suffix(".o").is_file():
         return False
-    _copy_atomic(entry.with_suffix(".d"), Path(f"{output}.d"))
+    if entry.with_suffix(".d").is_file():
+        _copy_atomic(entry.with_suffix(".d"), Path(f"{output}.d"))
     _copy_atomic(entry.with_suffix(".o"), output)
     return True
 
 
 def keep(store: Path, key: str, output: Path) -> None:
     entry = stored(store, key)
-    _copy_atomic(Path(f"{output}.d"), entry.with_suffix(".d"))
+    if Path(f"{output}.d").is_file():
+        _copy_atomic(Path(f"{output}.d"), entry.with_suffix(".d"))
     _copy_atomic(output, entry.with_suffix(".o"))  # last: its presence marks the entry whole
 
 

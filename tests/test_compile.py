@@ -26,8 +26,9 @@ from gradshard.pipeline.compile_layout import binding_units, functions_shards, s
 from gradshard.service.cli import main
 
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
-# 8 nodes → 6 formula shards (3·2^k), 3 of them holding nodes, and 2 Functions units
-SHARDS = ["--shard-nodes", "2,4"]
+# 8 nodes → 6 formula shards (3·2^k), 3 of them holding nodes, and 2 Functions units; no
+# merged units (their own tests below)
+SHARDS = ["--shard-nodes", "2,4,0"]
 UNITS = 3 + 2 + 5
 MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
 
@@ -126,7 +127,7 @@ def unit_of(out: Path, node: str, prefix: str) -> str | None:
     header."""
     for source in sorted((out / "compile" / "src").glob(f"{prefix}*.cpp")):
         text = source.read_text()
-        if (f"\nvariable_list {node}_apply_functional(" in text
+        if (re.search(rf"^(\w+ )?variable_list {node}_apply_functional\(", text, re.M)
                 or f'#include "gradshard/nodes/{node}.h"' in text):
             return source.stem
     return None
@@ -348,3 +349,133 @@ def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
     stats = sccache_stats()
     assert sum(stats["cache_hits"]["counts"].values()) == 2, stats
     assert_same_objects(tmp_path / "out1", tmp_path / "out2", second["compiled"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Merged formula units: one compile in a cold build, an edited part spliced over it after
+
+MERGED = ["--shard-nodes", "2,4", "--units", "Functions_formulas_*"]
+MERGED_UNIT = "Functions_formulas_0-2"  # the mini spec's three formula units
+_FORMULA_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::generated::(\w+)_apply_functional\(",
+                             re.M)
+
+
+def merged_build(capsys, spec: Path, out: Path, cache: Path) -> tuple[int, dict, str]:
+    code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
+                 "--json", "-j", "2", *MERGED])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def formula_symbols(obj: Path) -> dict[str, str]:
+    """Node → how the object defines its formula (nm's letter: W weak, T strong)."""
+    listed = subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True,
+                            text=True, check=True).stdout
+    return {node: kind for kind, node in _FORMULA_SYMBOL.findall(listed)}
+
+
+def linked_objects(out: Path) -> list[str]:
+    return sorted(p.name for p in (out / "compile" / "obj").glob("*.o"))
+
+
+def test_merged_formula_unit_is_spliced_after_an_edit(compiled, capsys, tmp_path):
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
+    out = tmp_path / "out"
+    merged = out / "compile" / "obj" / f"{MERGED_UNIT}.o"
+
+    # cold: the three formula units compile as one, their formulas weak
+    code, report, err = merged_build(capsys, base, out, cache)
+    assert code == 0, err
+    assert report["compile"]["compiled"] == [MERGED_UNIT] and report["compile"]["spliced"] == []
+    assert linked_objects(out) == [f"{MERGED_UNIT}.o"]
+    cold = formula_symbols(merged)
+    assert "MulBackward0" in cold and set(cold.values()) == {"W"}
+
+    # an edit compiles the edited part alone and splices it over the stored object
+    code, report, err = merged_build(capsys, edited, out, cache)
+    assert code == 0, err
+    part = unit_of(out, "MulBackward0", "Functions_formulas_")
+    assert report["compile"]["compiled"] == [part]
+    assert report["compile"]["spliced"] == [MERGED_UNIT]
+    assert linked_objects(out) == [f"{MERGED_UNIT}.o"]  # the part is not linked twice
+    in_part = formula_symbols(out / "compile" / "obj" / "parts" / f"{part}.o")
+    assert "MulBackward0" in in_part and set(in_part.values()) == {"T"}
+    assert formula_symbols(merged) == {n: "T" if n in in_part else "W" for n in cold}
+    edited_object = merged.read_bytes()
+
+    # a fresh checkout of the edit with the cache: nothing compiled, nothing spliced
+    code, report, err = merged_build(capsys, edited, tmp_path / "fresh", cache)
+    assert code == 0, err
+    assert report["compile"]["compiled"] == [] and report["compile"]["spliced"] == []
+    assert sorted(report["compile"]["cached"]) == sorted([part, MERGED_UNIT])
+    assert (tmp_path / "fresh/compile/obj" / f"{MERGED_UNIT}.o").read_bytes() == edited_object
+
+    # back to the base: the object as first compiled, and no part left behind
+    code, report, err = merged_build(capsys, base, out, cache)
+    assert code == 0, err
+    assert report["compile"]["cached"] == [MERGED_UNIT] and report["compile"]["compiled"] == []
+    assert formula_symbols(merged) == cold
+    assert list((out / "compile" / "obj" / "parts").glob("*")) == []
+
+
+def test_merged_unit_error_is_shown_at_its_line(compiled, capsys, tmp_path):
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    wrong = "other: no_such_function_anywhere(grad, self)"
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER, wrong)
+    derivatives = edited / "autograd" / "derivatives.yaml"
+    line = derivatives.read_text().splitlines().index(f"  {wrong}") + 1
+    code, report, err = merged_build(capsys, edited, tmp_path / "out", cache)
+    assert code == 3 and report["failed"] == [MERGED_UNIT]
+    assert f"{derivatives}:{line}: error: generated code for mul.Tensor (MulBackward0)" in err
+    assert wrong in err and report["errors"][0]["line"] == line
+    assert list((cache / "objects").glob("merged/*.json")) == []  # no baseline of a failure
+
+
+SPLICE_PART = """#ifndef GRADSHARD_FORMULA_LINKAGE
+#define GRADSHARD_FORMULA_LINKAGE
+#endif
+int formula_a(int x);
+GRADSHARD_FORMULA_LINKAGE int formula_{name}(int x) {{ return x + {add}; }}
+"""
+SPLICE_CALLER = "GRADSHARD_FORMULA_LINKAGE int calls_a(int x) { return formula_a(x) * 10; }\n"
+SPLICE_MAIN = """#include <cstdio>
+int formula_a(int); int formula_b(int); int calls_a(int);
+int main() { std::printf("%d %d %d\\n", formula_a(1), formula_b(1), calls_a(1)); }
+"""
+
+
+def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
+    """The toolchain side of splicing, on plain C++ at -O2 without -fPIC (where g++ would
+    inline or fold a strong formula): the merged unit of templates/compile_units.j2 and
+    splice_command give a program running the edited formula, from the objects and from an
+    archive, while the other formulas and their callers keep theirs."""
+    from gradshard.pipeline.compile_layout import merged_formula_source
+    from gradshard.service.codegen import gradshard_templates
+    from gradshard.service.compile import splice_command
+
+    def compile_(source: str, output: str) -> None:
+        subprocess.run(["g++", "-O2", "-c", source, "-o", output], cwd=tmp_path, check=True)
+
+    def run(*objects: str) -> str:
+        subprocess.run(["g++", "-o", "program", "main.o", *objects], cwd=tmp_path, check=True)
+        return subprocess.run([str(tmp_path / "program")], capture_output=True, text=True,
+                              check=True).stdout.split()
+
+    (tmp_path / "main.cpp").write_text(SPLICE_MAIN)
+    # identical formulas (a candidate for folding), and a call to one (for inlining)
+    (tmp_path / "part_a.cpp").write_text(SPLICE_PART.format(name="a", add=1))
+    (tmp_path / "part_b.cpp").write_text(SPLICE_PART.format(name="b", add=1) + SPLICE_CALLER)
+    (tmp_path / "merged.cpp").write_text(merged_formula_source(["part_a", "part_b"],
+                                                                gradshard_templates()))
+    compile_("main.cpp", "main.o")
+    compile_("merged.cpp", "merged.o")
+    assert run("merged.o") == ["2", "2", "20"]
+
+    (tmp_path / "part_a.cpp").write_text(SPLICE_PART.format(name="a", add=100))
+    compile_("part_a.cpp", "part_a.o")
+    subprocess.run(splice_command("g++", "spliced.o", ("part_a.o",), "merged.o"), cwd=tmp_path,
+                   check=True)
+    assert run("spliced.o") == ["101", "2", "1010"]
+    subprocess.run(["ar", "rcs", "libformulas.a", "spliced.o"], cwd=tmp_path, check=True)
+    assert run("-L.", "-lformulas") == ["101", "2", "1010"]
