@@ -54,7 +54,7 @@ class ShardSettings(Record):
     files hold, so packing never makes the slowest binding edit slower)."""
 
     formula_nodes: int = 32
-    methods_nodes: int = 96
+    methods_nodes: int = 48
     binding_unit_bytes: int = 600_000
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)

@@ -406,6 +406,8 @@ def rebuild_line(result: dict, location: SpecLocation) -> str:
     compiled = result.get("compile")
     if compiled:
         words.append(f"{len(compiled['compiled'])} unit(s) compiled")
+        if compiled.get("spliced"):
+            words.append(f"{len(compiled['spliced'])} spliced")
     return f"[{when}] {changed}: {', '.join(words)} ({result['seconds']:.2f} s)"
 
 
