@@ -120,7 +120,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     units = _formula_units(engine, names, nodes, templates, shards, files)
     merged = _merged_formula_units(engine, units, templates, shards.merged_formula_units, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
-                            templates, layout, shards.methods_nodes, files)
+                            templates, layout, shards, files)
     units += _python_units(engine, names, built, templates, files)
     units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
@@ -156,9 +156,9 @@ def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], temp
 
 
 def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,
-                   templates: Value, layout: Value, per_shard: int,
+                   templates: Value, layout: Value, settings: ShardSettings,
                    files: dict[str, Value]) -> list[CompileUnit]:
-    shards = functions_shards(names, per_shard)
+    shards = functions_shards(names, settings.methods_nodes, settings.methods_base)
     made = engine.map(METHODS_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), template, templates,
           layout, engine.text(str(k))), f"methods {k}") for k, members in enumerate(shards)])

@@ -10,8 +10,7 @@ and torch's headers every unit pays a fixed cost (about 1.6 s on FunctionsManual
 Python unit, at -O2 on 2.13) before its first node, which is why the two sizes differ
 (docs/architecture.md has the measurements).
 
-A node's unit is a hash of its name into base·2^k units (base 3 for formula units, 1 for
-Functions units): adding a node changes only its own units, and a spec that outgrows the count
+A node's unit is a hash of its name into 3·2^k units: adding a node changes only its own units, and a spec that outgrows the count
 splits each unit in two rather than reshuffling. A unit includes only the headers of its own
 nodes (Functions.h itself is compiled as its prelude, without structs; formula units need no
 struct at all), so a changed saved variable recompiles the units holding that node and
@@ -54,9 +53,10 @@ class ShardSettings(Record):
     files hold, so packing never makes the slowest binding edit slower)."""
 
     formula_nodes: int = 32
-    methods_nodes: int = 48
+    methods_nodes: int = 64
     binding_unit_bytes: int = 600_000
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
+    methods_base: int = 3  # and Functions units too: 12 for 2.13
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
 
 
