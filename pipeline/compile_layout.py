@@ -10,11 +10,12 @@ and torch's headers every unit pays a fixed cost (about 1.6 s on FunctionsManual
 Python unit, at -O2 on 2.13) before its first node, which is why the two sizes differ
 (docs/architecture.md has the measurements).
 
-A node's unit is a hash of its name into 3·2^k units: adding a node changes only its own units, and a spec that outgrows the count
-splits each unit in two rather than reshuffling. A unit includes only the headers of its own
-nodes (Functions.h itself is compiled as its prelude, without structs; formula units need no
-struct at all), so a changed saved variable recompiles the units holding that node and
-nothing else.
+A node's unit is a hash of its name into 3·2^k units of each kind: adding a node changes only
+its own units, and a spec that outgrows the count splits each unit in two rather than
+reshuffling. A unit includes only the headers of its own nodes (Functions.h itself is
+compiled as its prelude, without structs; formula units need no struct at all), so a changed
+saved variable recompiles the units holding that node and nothing else. A cold build compiles
+formula units a dozen at a time (`merged_groups`), which later edits splice into.
 
 python_functions_K.cpp keeps torchgen's five files (their entry points are what PyTorch links
 against), each compiled with only its own nodes' headers. A large binding file compiles as it

@@ -205,8 +205,9 @@ def write_baselines(plan: CompilePlan, layout: CompileLayout, units: list[Prepar
 def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[PreparedUnit],
                 merged: list[PreparedUnit]) -> list[PreparedUnit]:
     """The edges to run: every unit that is no merged unit's part, and per merged unit
-    either itself (no usable baseline, or compiling it is cheaper than its changed parts) or
-    its changed parts and a splice of them over its baseline object."""
+    either itself (no usable baseline; no part changed, so its stored object serves; or its
+    changed parts would take longer to compile than it) or its changed parts and a splice of
+    them over its baseline object."""
     by_name = {p.unit.name: p for p in prepared}
     in_merged = {name for m in merged for name in m.unit.parts}
     edges = [p for p in prepared if p.unit.name not in in_merged]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -479,3 +480,53 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     assert run("spliced.o") == ["101", "2", "1010"]
     subprocess.run(["ar", "rcs", "libformulas.a", "spliced.o"], cwd=tmp_path, check=True)
     assert run("-L.", "-lformulas") == ["101", "2", "1010"]
+
+
+def test_merged_groups_are_runs_of_formula_units():
+    from gradshard.pipeline.compile_layout import merged_groups
+
+    assert merged_groups(24, 12) == [range(0, 12), range(12, 24)]
+    assert merged_groups(30, 12) == [range(0, 12), range(12, 24), range(24, 30)]
+    assert merged_groups(3, 12) == [range(0, 3)]
+    assert merged_groups(24, 1) == merged_groups(24, 0) == merged_groups(1, 12) == []
+
+
+def test_merged_unit_plan_follows_its_baseline(tmp_path):
+    """Without a baseline the merged unit compiles; with one, its changed parts compile and
+    are spliced, unless compiling them would take longer than the merged unit."""
+    from gradshard.pipeline.compile_layout import CompileLayout, CompileUnit
+    from gradshard.service.compile import (CompilePlan, PreparedUnit, baseline_path,
+                                           plan_merged)
+    from gradshard.service.object_cache import stored_object
+    from gradshard.service.toolchain import Toolchain
+
+    def unit(name: str, size: int, parts: tuple[str, ...] = ()) -> PreparedUnit:
+        compiled = CompileUnit(name, f"src/{name}.cpp", False, "autograd", (), (), (), size,
+                               parts)
+        return PreparedUnit(compiled, compiled.source, f"obj/{name}.o", f"key-{name}",
+                            str(tmp_path / "pch" / "autograd.h"))
+
+    parts = [unit(f"f_{k}", 100_000) for k in range(4)]  # ~4.8 s each, estimated
+    whole = unit("f_0-3", 400_000, tuple(p.unit.name for p in parts))  # ~13.8 s
+    other = unit("python_functions_0", 1000)
+    layout = CompileLayout((("src/f_0-3.cpp", "text"),), tuple(p.unit for p in parts),
+                           (whole.unit,))
+    plan = CompilePlan(tmp_path, tmp_path / "cache", Toolchain("g++", "g++ 12", (), (), ()), 1)
+
+    def edges(*changed: int) -> list[str]:
+        made = [replace(p, key=p.key + "'") if k in changed else p for k, p in enumerate(parts)]
+        return [e.output + (" <- " + " ".join(e.parts) if e.is_splice else "")
+                for e in plan_merged(plan, layout, [other, *made], [whole])]
+
+    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # no baseline yet
+    record = baseline_path(plan, layout, whole.unit, whole.pch)
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"object": whole.key,
+                                  "parts": {p.unit.name: p.key for p in parts}}))
+    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # its object is not stored
+    stored_object(plan.objects, whole.key).parent.mkdir(parents=True)
+    stored_object(plan.objects, whole.key).write_bytes(b"")
+    assert edges() == ["obj/python_functions_0.o", "obj/f_0-3.o"]
+    assert edges(1, 2) == ["obj/python_functions_0.o", "obj/parts/f_1.o", "obj/parts/f_2.o",
+                           "obj/f_0-3.o <- obj/parts/f_1.o obj/parts/f_2.o"]
+    assert edges(0, 1, 2) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # 14.4 s > 13.8 s
