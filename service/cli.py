@@ -31,6 +31,7 @@ from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
     from gradshard.pipeline.codegen import Codegen
+    from gradshard.pipeline.compile_layout import ShardSettings
     from gradshard.pipeline.spec import SpecTexts
 
 DEFAULT_OUT = "gradshard-out"
@@ -372,7 +373,7 @@ def _node_counts(value: str) -> tuple[int, ...]:
     return counts
 
 
-def shard_settings(counts: tuple[int, ...]):
+def shard_settings(counts: tuple[int, ...]) -> ShardSettings:
     from gradshard.pipeline.compile_layout import ShardSettings
 
     merged = {"merged_formula_units": counts[2]} if len(counts) == 3 else {}

@@ -59,9 +59,22 @@ class CompileReport:
     cached: list[str] = field(default_factory=list)  # units served from the object cache
     spliced: list[str] = field(default_factory=list)  # merged units patched with edited parts
     failed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # failed: splices whose parts failed
     written: int = 0  # compile-directory files rewritten
     seconds: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)  # unit → compiler output
+
+    def then(self, later: CompileReport) -> CompileReport:
+        """This run followed by a retry: what either ran or served; what the retry failed."""
+        return CompileReport(
+            later.units, _union(self.compiled, later.compiled),
+            _union(self.cached, later.cached), _union(self.spliced, later.spliced),
+            later.failed, later.blocked, self.written + later.written,
+            self.seconds + later.seconds, {**self.logs, **later.logs})
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return first + [name for name in second if name not in first]
 
 
 @dataclass(frozen=True)
@@ -164,11 +177,12 @@ MERGED_RECORDS = "merged"  # in the object store: the baseline of each merged un
 
 @dataclass(frozen=True)
 class MergedBaseline:
-    """What a merged unit's stored object holds: its key and the keys of its parts as
-    compiled into it."""
+    """What a merged unit's stored object holds: its key, the keys of its parts as compiled
+    into it, and the nodes whose formulas it defines."""
 
-    object: str
+    object_key: str
     parts: dict[str, str]
+    nodes: frozenset[str]
 
 
 def baseline_path(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
@@ -185,18 +199,21 @@ def read_baseline(path: Path, objects: Path) -> MergedBaseline | None:
     """The record, if it is whole and its object is still stored."""
     try:
         record = json.loads(path.read_text())
-        baseline = MergedBaseline(str(record["object"]), dict(record["parts"]))
+        baseline = MergedBaseline(str(record["object"]), dict(record["parts"]),
+                                  frozenset(record["nodes"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return baseline if stored_object(objects, baseline.object).is_file() else None
+    return baseline if stored_object(objects, baseline.object_key).is_file() else None
 
 
 def write_baselines(plan: CompilePlan, layout: CompileLayout, units: list[PreparedUnit],
-                    parts: dict[str, PreparedUnit]) -> None:
+                    prepared_by_name: dict[str, PreparedUnit]) -> None:
     """After a run: record what each merged unit compiled (or served) whole holds."""
     for p in units:
         if p.unit.parts and not p.is_splice and (plan.directory / p.output).is_file():
-            record = {"object": p.key, "parts": {n: parts[n].key for n in p.unit.parts}}
+            parts = [prepared_by_name[n] for n in p.unit.parts]
+            record = {"object": p.key, "parts": {q.unit.name: q.key for q in parts},
+                      "nodes": sorted(n for q in parts for n in q.unit.nodes)}
             path = baseline_path(plan, layout, p.unit, p.pch)
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, json.dumps(record, sort_keys=True).encode())
@@ -217,7 +234,9 @@ def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[Prepare
                                  plan.objects)
         changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
         cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
-        if baseline is None or not changed or not cheaper:
+        # a node that left would keep its weak formula here, beside its new unit's
+        kept = baseline is not None and baseline.nodes <= {n for p in parts for n in p.unit.nodes}
+        if not (kept and changed and cheaper):
             edges.append(whole)
             continue
         moved = [replace(p, output=f"obj/parts/{p.unit.name}.o") for p in changed]
@@ -228,9 +247,9 @@ def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[Prepare
 def splice_edge(whole: PreparedUnit, baseline: MergedBaseline, parts: list[PreparedUnit],
                 objects: Path) -> PreparedUnit:
     key = xxhash.xxh3_128_hexdigest("\0".join(
-        ("splice", baseline.object, *sorted(p.key for p in parts))).encode())
+        ("splice", baseline.object_key, *sorted(p.key for p in parts))).encode())
     return replace(whole, key=key, parts=tuple(p.output for p in parts),
-                   base=str(stored_object(objects, baseline.object)))
+                   base=str(stored_object(objects, baseline.object_key)))
 
 
 def splice_command(cxx: str, output: str, parts: tuple[str, ...], base: str) -> list[str]:
@@ -281,7 +300,7 @@ def longest_first(units: list[PreparedUnit],
 
 def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
                       pch_headers: dict[str, Path]) -> None:
-    """build.ninja (one edge per unit and per PCH) and compile_commands.json."""
+    """build.ninja: one edge per PCH, per compile and per splice."""
     units, kinds = longest_first(units, pch_headers)
     wrapper = [sys.executable, "-m", "gradshard.service.object_cache", str(plan.objects)]
     lines = ["# @generated by gradshard: the compile of the generated C++", "",
@@ -322,18 +341,31 @@ def write_compile_commands(plan: CompilePlan, units: list[PreparedUnit]) -> None
                  (json.dumps(entries, indent=2) + "\n").encode())
 
 
-def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit], linked: bool) -> None:
-    """Objects no edge of this build writes: a merged unit's parts no longer spliced and,
-    when `linked`, objects in obj/ of an earlier layout (a glob linking obj/*.o would link
-    a formula twice; a build of selected units keeps the others' objects)."""
+@dataclass(frozen=True)
+class StaleObjects:
+    """Which objects a build removes when no edge of it writes them: parts in obj/parts/
+    always, and in obj/ the objects of merged units' parts always (a part compiled alone by
+    an earlier layout would link a formula twice) and, when `linked` (a build of every
+    unit), any object of an earlier layout (a build of selected units keeps the others')."""
+
+    linked: bool
+    parts: frozenset[str]  # every merged unit's parts, selected or not
+
+
+def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit],
+                         stale: StaleObjects) -> None:
     wanted = {p.output for p in units}
-    places = [plan.directory / "obj" / "parts"] + ([plan.directory / "obj"] if linked else [])
-    for directory in places:
-        for path in directory.glob("*.o"):
-            relative = path.relative_to(plan.directory).as_posix()
-            if relative not in wanted:
-                for suffix in ("", ".d", ".log", ".how"):
-                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+    for path in (plan.directory / "obj").glob("*.o"):
+        if (stale.linked or path.stem in stale.parts) and f"obj/{path.name}" not in wanted:
+            remove_object(path)
+    for path in (plan.directory / "obj" / "parts").glob("*.o"):
+        if f"obj/parts/{path.name}" not in wanted:
+            remove_object(path)
+
+
+def remove_object(path: Path) -> None:
+    for suffix in ("", ".d", ".log", ".how"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def ninja_binary() -> str:
@@ -369,6 +401,9 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], progress) -> Compile
     report = CompileReport(units=len(units), seconds=time.perf_counter() - started)
     for p in units:
         output = plan.directory / p.output
+        if p.is_splice and not all((plan.directory / part).is_file() for part in p.parts):
+            remove_object(output)  # the last build's object, without the edit: not an output
+            report.blocked.append(p.unit.name)
         log = Path(f"{output}.log")
         if log.is_file():
             report.logs[p.unit.name] = log.read_text(errors="replace")
@@ -415,17 +450,48 @@ class CompileOptions:
 
 
 def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
+    """The units whose names match; a formula unit that is part of a merged unit is built
+    through it (compiled whole or spliced), so it selects its merged unit and the merged
+    unit's other parts, and obj/ never holds a part's object beside its merged unit's."""
     if not patterns:
         return layout
-    units = tuple(u for u in layout.units if any(fnmatch.fnmatchcase(u.name, p) for p in patterns))
-    names = {u.name for u in units}
-    merged = tuple(m for m in layout.merged if names.issuperset(m.parts))
+    merged = tuple(m for m in layout.merged
+                   if any(_matches(name, patterns) for name in (m.name, *m.parts)))
+    names = {name for m in merged for name in m.parts}
+    units = tuple(u for u in layout.units if u.name in names or _matches(u.name, patterns))
     if not units:
         raise UsageError(f"no compile unit matches {', '.join(patterns)}",
                          "unit names look like Functions_formulas_07, Functions_3, "
                          "python_functions_2, python_bindings_0, python_variable_methods "
                          "(OUT/compile/compile_commands.json lists them)")
     return CompileLayout(layout.files, units, merged)
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[PreparedUnit],
+                  merged: list[PreparedUnit], pch_headers: dict[str, Path], stale: StaleObjects,
+                  progress: Callable[[str], None]) -> tuple[list[PreparedUnit], CompileReport]:
+    """Plan, write build.ninja, run ninja, record the merged units' baselines. A splice that
+    fails (a damaged stored object, a linker that cannot link relocatably) forgets its
+    baseline and its merged unit compiles whole at once, so the failure never repeats."""
+    by_name = {p.unit.name: p for p in units}
+    report = CompileReport()
+    for _ in range(2):
+        edges = plan_merged(plan, layout, units, merged)
+        remove_stale_objects(plan, edges, stale)
+        write_build_files(plan, edges, pch_headers)
+        report = report.then(run_ninja(plan, edges, progress))
+        write_baselines(plan, layout, edges, by_name)
+        broken = [e for e in edges if e.is_splice and e.unit.name in report.failed
+                  and e.unit.name not in report.blocked]
+        if not broken:
+            break
+        for edge in broken:
+            baseline_path(plan, layout, edge.unit, edge.pch).unlink(missing_ok=True)
+    return edges, report
 
 
 def compile_generated(built: BuildOutcome, session, options: CompileOptions,
@@ -451,20 +517,18 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
     units, pch_headers = prepare_units(plan, layout, result.out_files, out)
     merged = [prepare_unit(plan, layout, unit, result.out_files, out, pch_headers)
               for unit in layout.merged]
-    edges = plan_merged(plan, layout, units, merged)
-    remove_stale_objects(plan, edges, linked=not options.units)
-    write_build_files(plan, edges, pch_headers)
     write_compile_commands(plan, [*units, *merged])
-    report = run_ninja(plan, edges, progress)
-    write_baselines(plan, layout, edges, {p.unit.name: p for p in units})
+    stale = StaleObjects(linked=not options.units,
+                         parts=frozenset(n for m in result.layout.merged for n in m.parts))
+    edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress)
     report.written = written
     if report.failed:
         failed = [p.unit for p in edges if p.unit.name in report.failed]
         names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
         path = location.path_of(SpecFile.DERIVATIVES)
         derivatives = generation.texts.derivatives  # as the build read it, not as it is now
-        raise CompileError(diagnose(failed, layout.units, report.logs, directory, derivatives,
-                                    names),
+        raise CompileError(diagnose(failed, result.layout.units, report.logs, directory,
+                                    derivatives, names),
                            report.failed,
                            "".join(report.logs.get(name, "") for name in report.failed),
                            str(path))

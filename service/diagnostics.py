@@ -27,13 +27,13 @@ _KEYS = {"name", "dispatch", "output_differentiability", "result"}
 _GUARD = re.compile(r"needs_input_grad\[/\*(\w+)\*/")
 
 
-def diagnose(units: Iterable[CompileUnit], known: Iterable[CompileUnit], logs: dict[str, str],
+def diagnose(units: Iterable[CompileUnit], all_units: Iterable[CompileUnit], logs: dict[str, str],
              compile_dir: Path, derivatives: str,
              node_entries: dict[str, str]) -> list[CompileDiagnostic]:
     """One diagnostic per compiler error of the failed units, placed at its formula when the
-    code came from one (a merged unit's error lies in one of its parts, among `known`)."""
+    code came from one (a merged unit's error lies in one of its parts, among `all_units`)."""
     entries = split_entries(SpecFile.DERIVATIVES, derivatives)
-    by_name = {unit.name: unit for unit in known}
+    by_name = {unit.name: unit for unit in all_units}
     found = []
     for unit in units:
         sources = [unit, *(by_name[name] for name in unit.parts if name in by_name)]

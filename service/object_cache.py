@@ -1,12 +1,13 @@
-"""What ninja runs for every compile: the content-addressed object cache in front of the
-compiler.
+"""What ninja runs for every compile and splice: the content-addressed object cache in
+front of the compiler.
 
     python -m gradshard.service.object_cache STORE KEY OUTPUT -- COMMAND...
 
 The key (computed by gradshard: the unit's text, its generated headers, the toolchain and
-the header fingerprint) names the object in STORE. A stored object is copied to OUTPUT with
-its depfile and nothing is compiled; otherwise COMMAND runs (the launcher, if any, leads it)
-and its object and depfile are stored. The compiler's messages go to OUTPUT.log for
+the header fingerprint; for a splice, its base object and parts) names the object in STORE.
+A stored object is copied to OUTPUT with its depfile (a splice has none) and nothing runs;
+otherwise COMMAND runs (the launcher, if any, leads a compile) and its object and depfile are
+stored. The compiler's messages go to OUTPUT.log for
 gradshard to place at their source; a failed unit leaves no object. OUTPUT.how says which
 happened ("cached" or "compiled").
 

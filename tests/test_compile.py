@@ -355,15 +355,16 @@ def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
 # ---------------------------------------------------------------------------------------------
 # Merged formula units: one compile in a cold build, an edited part spliced over it after
 
-MERGED = ["--shard-nodes", "2,4", "--units", "Functions_formulas_*"]
+MERGED = ["--shard-nodes", "2,4"]
 MERGED_UNIT = "Functions_formulas_0-2"  # the mini spec's three formula units
 _FORMULA_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::generated::(\w+)_apply_functional\(",
                              re.M)
 
 
-def merged_build(capsys, spec: Path, out: Path, cache: Path) -> tuple[int, dict, str]:
+def merged_build(capsys, spec: Path, out: Path, cache: Path,
+                 units: str = "Functions_formulas_*") -> tuple[int, dict, str]:
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *MERGED])
+                 "--json", "-j", "2", *MERGED, "--units", units])
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
 
@@ -411,6 +412,11 @@ def test_merged_formula_unit_is_spliced_after_an_edit(compiled, capsys, tmp_path
     assert report["compile"]["compiled"] == [] and report["compile"]["spliced"] == []
     assert sorted(report["compile"]["cached"]) == sorted([part, MERGED_UNIT])
     assert (tmp_path / "fresh/compile/obj" / f"{MERGED_UNIT}.o").read_bytes() == edited_object
+
+    # naming one formula unit builds its merged unit: no part's object beside it
+    code, report, err = merged_build(capsys, edited, out, cache, units=part)
+    assert code == 0, err
+    assert report["compile"]["units"] == 2 and linked_objects(out) == [f"{MERGED_UNIT}.o"]
 
     # back to the base: the object as first compiled, and no part left behind
     code, report, err = merged_build(capsys, base, out, cache)
@@ -500,13 +506,14 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
     from gradshard.service.object_cache import stored_object
     from gradshard.service.toolchain import Toolchain
 
-    def unit(name: str, size: int, parts: tuple[str, ...] = ()) -> PreparedUnit:
-        compiled = CompileUnit(name, f"src/{name}.cpp", False, "autograd", (), (), (), size,
+    def unit(name: str, size: int, parts: tuple[str, ...] = (),
+             nodes: tuple[str, ...] = ()) -> PreparedUnit:
+        compiled = CompileUnit(name, f"src/{name}.cpp", False, "autograd", (), nodes, (), size,
                                parts)
         return PreparedUnit(compiled, compiled.source, f"obj/{name}.o", f"key-{name}",
                             str(tmp_path / "pch" / "autograd.h"))
 
-    parts = [unit(f"f_{k}", 100_000) for k in range(4)]  # ~4.8 s each, estimated
+    parts = [unit(f"f_{k}", 100_000, nodes=(f"N{k}",)) for k in range(4)]  # ~4.8 s each
     whole = unit("f_0-3", 400_000, tuple(p.unit.name for p in parts))  # ~13.8 s
     other = unit("python_functions_0", 1000)
     layout = CompileLayout((("src/f_0-3.cpp", "text"),), tuple(p.unit for p in parts),
@@ -521,7 +528,8 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
     assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # no baseline yet
     record = baseline_path(plan, layout, whole.unit, whole.pch)
     record.parent.mkdir(parents=True)
-    record.write_text(json.dumps({"object": whole.key,
+    nodes = ["N0", "N1", "N2", "N3"]
+    record.write_text(json.dumps({"object": whole.key, "nodes": nodes,
                                   "parts": {p.unit.name: p.key for p in parts}}))
     assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # its object is not stored
     stored_object(plan.objects, whole.key).parent.mkdir(parents=True)
@@ -530,3 +538,42 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
     assert edges(1, 2) == ["obj/python_functions_0.o", "obj/parts/f_1.o", "obj/parts/f_2.o",
                            "obj/f_0-3.o <- obj/parts/f_1.o obj/parts/f_2.o"]
     assert edges(0, 1, 2) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # 14.4 s > 13.8 s
+    record.write_text(json.dumps({"object": whole.key, "nodes": [*nodes, "Left"],
+                                  "parts": {p.unit.name: p.key for p in parts}}))
+    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # a node left it
+
+
+def test_a_failing_part_leaves_no_merged_object(compiled, capsys, tmp_path):
+    """An edit whose part fails: the merged object of the last build (without the edit) is
+    not left to be linked; the error is placed at its line."""
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    wrong = "other: no_such_function_anywhere(grad, self)"
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER, wrong)
+    out = tmp_path / "out"
+    assert merged_build(capsys, base, out, cache)[0] == 0
+    code, report, err = merged_build(capsys, edited, out, cache)
+    part = unit_of(out, "MulBackward0", "Functions_formulas_")
+    assert code == 3 and sorted(report["failed"]) == sorted([part, MERGED_UNIT])
+    assert linked_objects(out) == [] and "no_such_function_anywhere" in err
+    assert "generated code for mul.Tensor (MulBackward0)" in err
+
+
+def test_a_damaged_base_object_is_compiled_again(compiled, capsys, tmp_path):
+    """A stored merged object the splice cannot read: the same build forgets its baseline and
+    compiles the merged unit whole."""
+    from gradshard.service.object_cache import stored_object
+
+    cache = cache_sharing_pchs(compiled, tmp_path)
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
+    out = tmp_path / "out"
+    assert merged_build(capsys, base, out, cache)[0] == 0
+    (record,) = (cache / "objects" / "merged").glob("*.json")
+    damaged = json.loads(record.read_text())["object"]
+    stored_object(cache / "objects", damaged).write_bytes(b"not an object")
+    code, report, err = merged_build(capsys, edited, out, cache)
+    assert code == 0, err
+    part = unit_of(out, "MulBackward0", "Functions_formulas_")
+    assert report["compile"]["compiled"] == [part, MERGED_UNIT]
+    assert report["compile"]["spliced"] == [] and report["compile"]["failed"] == []
+    assert json.loads(record.read_text())["object"] != damaged
+    assert set(formula_symbols(out / "compile/obj" / f"{MERGED_UNIT}.o").values()) == {"W"}
