@@ -369,7 +369,7 @@ def _node_counts(value: str) -> tuple[int, ...]:
         counts = ()
     if len(counts) not in (2, 3) or min(counts[:2]) < 1 or min(counts) < 0:
         raise argparse.ArgumentTypeError("expected two positive counts and an optional third "
-                                         "(0: no merged units), such as 32,96 or 32,96,12")
+                                         "(0: no merged units), such as 32,64 or 32,64,12")
     return counts
 
 

@@ -116,9 +116,8 @@ def pch_key(plan: CompilePlan, layout: CompileLayout, fingerprint: str, kind: st
         files[PRELUDE_PATH])).encode())
 
 
-def unit_key(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit, source_hash: str,
+def unit_key(plan: CompilePlan, files: dict[str, str], unit: CompileUnit, source_hash: str,
              pch: str) -> str:
-    files = dict(layout.files)
     return xxhash.xxh3_128_hexdigest("\0".join((
         plan.toolchain.identity(), pch, unit.source, source_hash,
         *(f"{h}={files[h]}" for h in unit.headers))).encode())
@@ -142,7 +141,9 @@ class PreparedUnit:
 
 
 def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str, str],
-                  out_dir: Path) -> tuple[list[PreparedUnit], dict[str, Path]]:
+                  out_dir: Path
+                  ) -> tuple[list[PreparedUnit], list[PreparedUnit], dict[str, Path]]:
+    """The units and the merged units with their keys, and each kind's PCH header."""
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json")
     pch_headers = {}
     for kind in sorted({u.pch for u in layout.units}):
@@ -152,19 +153,21 @@ def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str,
         if not header.is_file():
             write_atomic(header, (plan.directory / "pch" / f"{kind}.h").read_bytes())
         pch_headers[kind] = header
-    prepared = [prepare_unit(plan, layout, unit, out_files, out_dir, pch_headers)
-                for unit in layout.units]
-    return prepared, pch_headers
+    files = dict(layout.files)
+    units = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers) for u in layout.units]
+    merged = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers)
+              for u in layout.merged]
+    return units, merged, pch_headers
 
 
-def prepare_unit(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
+def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
                  out_files: dict[str, str], out_dir: Path,
                  pch_headers: dict[str, Path]) -> PreparedUnit:
     if unit.from_out:
         source, source_hash = str((out_dir / unit.source).resolve()), out_files[unit.source]
     else:
-        source, source_hash = unit.source, dict(layout.files)[unit.source]
-    key = unit_key(plan, layout, unit, source_hash, pch_headers[unit.pch].parent.name)
+        source, source_hash = unit.source, files[unit.source]
+    key = unit_key(plan, files, unit, source_hash, pch_headers[unit.pch].parent.name)
     return PreparedUnit(unit, source, f"obj/{unit.name}.o", key, str(pch_headers[unit.pch]))
 
 
@@ -318,15 +321,14 @@ def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
                   f"  command = {_ninja_value(command)}", ""]
     for p in units:
         if p.is_splice:
-            wrapped = [*wrapper, p.key, p.output, "--",
-                       *splice_command(plan.toolchain.cxx, p.output, p.parts, p.base)]
+            command = splice_command(plan.toolchain.cxx, p.output, p.parts, p.base)
             edge = f"splice {' '.join(map(_ninja_quote, p.parts))}"
         else:
-            wrapped = [*wrapper, p.key, p.output, "--",
-                       *compile_command(plan, p.source, p.output, p.pch)]
+            command = compile_command(plan, p.source, p.output, p.pch)
             edge = f"cxx {_ninja_quote(p.source)} | {_ninja_quote(p.pch + '.gch')}"
         lines += [f"build {_ninja_quote(p.output)}: {edge}",
-                  f"  command = {_ninja_value(wrapped)}", ""]
+                  f"  command = {_ninja_value([*wrapper, p.key, p.output, '--', *command])}",
+                  ""]
     (plan.directory / "obj" / "parts").mkdir(parents=True, exist_ok=True)
     write_atomic(plan.directory / "build.ninja", "\n".join(lines).encode())
 
@@ -514,9 +516,7 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
     written = sync_compile_dir(plan, result.layout,
                                lambda names: result.load({n: files[n] for n in names}))
     layout = selected(result.layout, options.units)
-    units, pch_headers = prepare_units(plan, layout, result.out_files, out)
-    merged = [prepare_unit(plan, layout, unit, result.out_files, out, pch_headers)
-              for unit in layout.merged]
+    units, merged, pch_headers = prepare_units(plan, layout, result.out_files, out)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,
                          parts=frozenset(n for m in result.layout.merged for n in m.parts))

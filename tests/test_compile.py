@@ -34,11 +34,16 @@ UNITS = 3 + 2 + 5
 MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
 
 
-def build(capsys, spec: Path, out: Path, cache: Path, *extra: str) -> tuple[int, dict, str]:
+def run_build(capsys, spec: Path, out: Path, cache: Path, *args: str) -> tuple[int, dict, str]:
+    """`gradshard build --json -j 2 ARGS`: its exit code, its report and its stderr."""
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *SHARDS, *AUTOGRAD_UNITS, *extra])
+                 "--json", "-j", "2", *args])
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def build(capsys, spec: Path, out: Path, cache: Path, *extra: str) -> tuple[int, dict, str]:
+    return run_build(capsys, spec, out, cache, *SHARDS, *AUTOGRAD_UNITS, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -222,11 +227,10 @@ def cache_sharing_pchs(compiled, root: Path) -> Path:
 
 
 def launcher_build(capsys, out: Path, cache: Path, launcher: str) -> dict:
-    code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *SHARDS, *FORMULA_UNITS, "--launcher", launcher])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)["compile"]
+    code, report, err = run_build(capsys, MINI_SPEC, out, cache, *SHARDS, *FORMULA_UNITS,
+                                  "--launcher", launcher)
+    assert code == 0, err
+    return report["compile"]
 
 
 def assert_same_objects(first: Path, second: Path, units: list[str]) -> None:
@@ -363,10 +367,7 @@ _FORMULA_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::generated::(\w+)_ap
 
 def merged_build(capsys, spec: Path, out: Path, cache: Path,
                  units: str = "Functions_formulas_*") -> tuple[int, dict, str]:
-    code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *MERGED, "--units", units])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+    return run_build(capsys, spec, out, cache, *MERGED, "--units", units)
 
 
 def formula_symbols(obj: Path) -> dict[str, str]:
