@@ -2,8 +2,13 @@
 
 - `SpecError` (exit code 1): the spec is wrong. It carries one or more `Problem`s, each with
   file, line, entry, rule and hint, so that all independent mistakes are reported in one run.
-- `UsageError` (exit code 2): the command line or the environment is wrong.
+- `UsageError` (exit code 2): the command line or the environment is wrong;
+  `EnvironmentFailure` is the machine's part of it (a full disk, a read-only cache, a file
+  that is not a regular file, a limit exceeded).
+- `CompileError` (exit code 3): generated code failed to compile.
 - `InternalError` (exit code 4): gradshard itself failed; never caused by spec content.
+- `VerifyMismatch` (exit code 6): `build --verify` found cached results that disagree with a
+  fresh run of their task.
 
 Pure stage code raises `RuleViolation`, which knows the rule but not where the entry lives;
 the stage boundary turns it into a `Problem` at the entry's location. Records never hold
@@ -97,6 +102,27 @@ class UsageError(GradshardError):
         self.message = message
         self.hint = hint
         super().__init__(message)
+
+
+class EnvironmentFailure(UsageError):
+    """The machine, not the spec or gradshard, failed or refused: a full disk, a read-only or
+    unreadable directory, a FIFO where a spec file should be, an input over a size limit.
+    Nothing is damaged; the message says what failed and the hint what to do."""
+
+    def __init__(self, message: str, hint: str = "", path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message, hint)
+
+
+class VerifyMismatch(GradshardError):
+    """`build --verify`: cached task results that differ from what their task computes now.
+    Each disagreement names the task (name and ident) and the two hashes."""
+
+    exit_code = 6
+
+    def __init__(self, disagreements: Iterable[str]) -> None:
+        self.disagreements = tuple(disagreements)
+        super().__init__(f"{len(self.disagreements)} cached result(s) disagree with their task")
 
 
 @dataclass(frozen=True, slots=True)
