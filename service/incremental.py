@@ -19,7 +19,7 @@ from gradshard.cache.version import code_version
 from gradshard.pipeline.compile_layout import CompileLayout, ShardSettings
 from gradshard.pipeline.errors import YAML_FILES, RuleViolation, SpecError
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet, keep_compiled_templates
+from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
 
 from .build import rejected
@@ -96,10 +96,6 @@ class Generation:
     def run(self, store: Store | None, build_id: int) -> GraphResult:
         """The graph on the engine; a spec the graph rejects is reported with every problem
         located (the straight pipeline collects them)."""
-        if store is not None:
-            compiled = store.directory / "jinja"
-            compiled.mkdir(exist_ok=True)
-            keep_compiled_templates(str(compiled))
         try:
             engine, index_hash, index = entering_groups_if_stale(
                 partial(self.run_graph, store, build_id))
