@@ -17,6 +17,11 @@ The store is never trusted: every blob is checked against its hash when read. A 
 cannot be read is recomputed from its recipe (the task and inputs that made it); a value
 named only by a group's index has no recipe, so the build restarts with every group
 re-entered (`StaleCache`), which re-creates it.
+
+What content addressing cannot catch is a task row naming another valid value. A verifying
+engine (`gradshard build --verify`) therefore answers nothing from the memo: every task and
+group runs, and each output that differs from the one the store's row names is recorded as
+a `Disagreement` (the row is then rewritten with the computed output).
 """
 
 from __future__ import annotations
@@ -113,6 +118,20 @@ class TaskRun:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A task row whose output is not what its task computes from the same inputs."""
+
+    task: str
+    ident: str
+    cached: str    # the output hash the store's row names
+    computed: str  # the output hash the task gives now
+
+    def describe(self) -> str:
+        return (f"{self.task} [{self.ident}]: the cache holds {self.cached[:16]}…, "
+                f"the task computes {self.computed[:16]}…")
+
+
 @dataclass
 class EngineStats:
     run: Counter[str] = field(default_factory=Counter)      # by stage
@@ -120,6 +139,8 @@ class EngineStats:
     seconds: Counter[str] = field(default_factory=Counter)  # by stage, wall time
     runs: list[TaskRun] = field(default_factory=list)
     recovered: int = 0
+    verified: int = 0  # task rows compared with a fresh run (--verify)
+    disagreements: list[Disagreement] = field(default_factory=list)
 
 
 def encode(record: Record) -> tuple[str, bytes]:
@@ -178,13 +199,16 @@ class Engine:
     """Runs tasks against a store (or none: everything runs, nothing is kept)."""
 
     def __init__(self, store: Store | None, code_version: str, *, generation: int = 0,
-                 force_groups: bool = False, memory: Memory | None = None) -> None:
+                 force_groups: bool = False, memory: Memory | None = None,
+                 verify: bool = False) -> None:
         self.store = store
         self.code_version = code_version
         self.generation = generation
-        self.force_groups = force_groups
+        self.verify = verify
+        self.force_groups = force_groups or verify
         self.stats = EngineStats()
-        self.memory = memory if memory is not None else Memory()
+        # a verifying engine must not answer from what this process remembers either
+        self.memory = memory if memory is not None and not verify else Memory()
         self._memo = self.memory.memo        # key → output
         self._records = self.memory.records  # hash → record
         self._recipes: dict[str, Recipe] = {}  # hash → how this build made (or reused) it
@@ -252,7 +276,8 @@ class Engine:
                     self._check_scope(v, task.name)
             keys = [task_key(task.name, self.code_version, [v.hash for v in inputs])
                     for inputs, _ in calls]
-            found = self._lookup(keys)
+            found = {} if self.verify else self._lookup(keys)
+            held = self._held(keys)
             values: list[Value | None] = []
             misses: list[Recipe] = []
             for (inputs, ident), key in zip(calls, keys):
@@ -265,7 +290,9 @@ class Engine:
                     values.append(self._output_value(task, output, recipe))
             self.stats.reused[task.stage] += len(calls) - len(misses)
             if misses:
-                computed = iter(self._execute(task, misses))
+                computed = self._execute(task, misses)
+                self._compare(misses, computed, held)
+                computed = iter(computed)
                 values = [v if v is not None else next(computed) for v in values]
             if self._reached:
                 self._reached[-1].extend(v.hash for v in values)  # type: ignore[union-attr]
@@ -286,8 +313,10 @@ class Engine:
                     self._note(output)
                     return Value(output, group.output, recipe=recipe, scope=self._scope)
             reason = self._reasons(group, [recipe])[0]
+            held = self._held([key])
             value = self._run_group(recipe, reason)
             self._note(value.hash)
+            self._compare([recipe], [value], held)
             return value
 
     def records(self, values: Sequence[Value]) -> list[Any]:
@@ -341,6 +370,23 @@ class Engine:
         self._load([v for r in misses for v in r.inputs])
         reasons = self._reasons(task, misses)
         return [self._compute(r, reason) for r, reason in zip(misses, reasons)]
+
+    def _held(self, keys: list[str]) -> dict[str, str]:
+        """--verify: the outputs the store's rows name, read before the tasks run (running
+        them rewrites the rows)."""
+        if not self.verify or self.store is None:
+            return {}
+        return self.store.memo(keys)
+
+    def _compare(self, recipes: list[Recipe], values: list[Value], held: dict[str, str]) -> None:
+        for recipe, value in zip(recipes, values):
+            cached = held.get(recipe.key)
+            if cached is None:
+                continue
+            self.stats.verified += 1
+            if cached != value.hash:
+                self.stats.disagreements.append(
+                    Disagreement(recipe.job.name, recipe.ident, cached, value.hash))
 
     def _compute(self, recipe: Recipe, reason: str) -> Value:
         task = recipe.job

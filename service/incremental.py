@@ -93,21 +93,22 @@ class Generation:
                              TemplateSet(template_sources(raw.templates)), raw.location.layout)
         return cls(texts, inputs)
 
-    def run(self, store: Store | None, build_id: int) -> GraphResult:
+    def run(self, store: Store | None, build_id: int, verify: bool = False) -> GraphResult:
         """The graph on the engine; a spec the graph rejects is reported with every problem
-        located (the straight pipeline collects them)."""
+        located (the straight pipeline collects them). `verify` runs every task and records
+        where the cache disagrees (cache/engine.py: Disagreement)."""
         try:
             engine, index_hash, index = entering_groups_if_stale(
-                partial(self.run_graph, store, build_id))
+                partial(self.run_graph, store, build_id, verify=verify))
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
         return GraphResult(engine, index_hash, index, self.inputs,
                            {stage: s for stage, s in engine.stats.seconds.items()})
 
-    def run_graph(self, store: Store | None, build_id: int, force_groups: bool
-             ) -> tuple[Engine, str, BuildIndex]:
+    def run_graph(self, store: Store | None, build_id: int, force_groups: bool,
+                  verify: bool = False) -> tuple[Engine, str, BuildIndex]:
         engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups,
-                        memory=memory_of(store))
+                        memory=memory_of(store), verify=verify)
         index_hash, index = build(engine, self.inputs)
         engine.finish()
         return engine, index_hash, index
