@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import errno
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
@@ -112,6 +113,33 @@ class EnvironmentFailure(UsageError):
     def __init__(self, message: str, hint: str = "", path: str | None = None) -> None:
         self.path = path
         super().__init__(message, hint)
+
+    @classmethod
+    def from_os_error(cls, error: OSError) -> EnvironmentFailure | None:
+        """The failure an OSError reports, when it is the machine's (None: a bug)."""
+        hint = _OS_ERROR_HINTS.get(error.errno or 0)
+        if hint is None:
+            return None
+        where = f" ({error.filename})" if error.filename else ""
+        return cls(f"{error.strerror or error}{where}", hint,
+                   None if error.filename is None else str(error.filename))
+
+
+# OSErrors that are the machine's, with what to do about each.
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "free space on that filesystem, or point --out/--cache elsewhere",
+    errno.EDQUOT: "free space within your quota, or point --out/--cache elsewhere",
+    errno.EROFS: "that filesystem is read-only: point --out/--cache at a writable directory",
+    errno.EACCES: "check the permissions of that file and its directories",
+    errno.EPERM: "check the permissions of that file and its directories",
+    errno.EIO: "the device reported an I/O error: check the disk",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+    errno.ENFILE: "the system is out of file handles",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.ELOOP: "a symbolic link points to itself",
+    errno.ENOTDIR: "a part of the path is a file, not a directory",
+    errno.EISDIR: "a directory stands where a file is expected",
+}
 
 
 class VerifyMismatch(GradshardError):

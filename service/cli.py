@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.store import StoreDamaged, set_aside
-from gradshard.pipeline.errors import CompileError, GradshardError, SpecError, UsageError
+from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, GradshardError,
+                                       SpecError, UsageError)
 
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OUT = "gradshard-out"
 
-EXIT_OK, EXIT_INTERNAL = 0, 4
+EXIT_OK, EXIT_INTERNAL, EXIT_CLOSED_PIPE = 0, 4, 141
 
 
 @dataclass
@@ -394,15 +395,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     loaded = Loaded()
     try:
-        return args.run(args, loaded)
+        code = args.run(args, loaded)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except SpecError as error:
         _report_spec_error(args, error, loaded)
         return error.exit_code
     except UsageError as error:
-        if getattr(args, "json", False):
-            print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
-        report_usage_error(error)
-        return error.exit_code
+        return _report_usage_error(args, error)
     except CompileError as error:
         from .compile_report import report_compile_error
 
@@ -419,13 +419,39 @@ def main(argv: list[str] | None = None) -> int:
         return UsageError.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return closed_pipe()
+    except OSError as error:
+        failure = EnvironmentFailure.from_os_error(error)
+        return _internal_error(error) if failure is None else _report_usage_error(args, failure)
     except Exception as error:  # a bug in gradshard, never the user's input
-        print(f"gradshard: internal error: {type(error).__name__}: {error}\n"
-              "  this is a bug in gradshard; please report it with the command you ran "
-              "(GRADSHARD_DEBUG=1 shows the traceback)", file=sys.stderr)
-        if os.environ.get("GRADSHARD_DEBUG"):
-            traceback.print_exc()
-        return EXIT_INTERNAL
+        return _internal_error(error)
+
+
+def _report_usage_error(args: argparse.Namespace, error: UsageError) -> int:
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
+    report_usage_error(error)
+    return error.exit_code
+
+
+def _internal_error(error: Exception) -> int:
+    print(f"gradshard: internal error: {type(error).__name__}: {error}\n"
+          "  this is a bug in gradshard; please report it with the command you ran "
+          "(GRADSHARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+    if os.environ.get("GRADSHARD_DEBUG"):
+        traceback.print_exc()
+    return EXIT_INTERNAL
+
+
+def closed_pipe() -> int:
+    """The reader of our output went away (`gradshard affected | head`): stop quietly, as
+    shell tools do, with the status a SIGPIPE death gives (128 + 13). stdout is pointed at
+    /dev/null so that the interpreter's last flush does not complain again."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return EXIT_CLOSED_PIPE
 
 
 def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loaded) -> None:

@@ -10,14 +10,25 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if words[:2] == ["daemon", "status"]:
-        from .daemon_runtime import quick_status
-
-        answered = quick_status(words[2:])
+        answered = _quick_status(words[2:])
         if answered is not None:
             return answered
     from .cli import main as full
 
     return full(words)
+
+
+def _quick_status(words: list[str]) -> int | None:
+    from .daemon_runtime import quick_status
+
+    try:
+        answered = quick_status(words)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `gradshard daemon status | head -c 1`
+        from .cli import closed_pipe
+
+        return closed_pipe()
+    return answered
 
 
 if __name__ == "__main__":
