@@ -457,6 +457,8 @@ class Engine:
         """Why each task runs: new, which inputs changed, gradshard changed, or not cached."""
         if self.store is None:
             return ["no cache"] * len(recipes)
+        if self.verify:
+            return ["verifying the cache"] * len(recipes)
         traces = self.store.traces(job.name, [r.ident for r in recipes])
         return [_reason(job, r, traces.get(r.ident)) for r in recipes]
 

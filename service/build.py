@@ -47,6 +47,7 @@ class BuildOutcome:
     build_id: int = 0  # the cache's record of this build (0 without a cache)
     inputs: InputBytes | None = None  # what the build read (the compile step reads the same)
     compiled: Any = None  # the CompileReport when the build compiled
+    verified: bool = False  # every task ran and was compared with the cache (--verify)
 
 
 @dataclass
@@ -84,21 +85,25 @@ class Session:
             return work()
 
 
-def build_command(location: SpecLocation, out: Path, session: Session) -> BuildOutcome:
-    """The build; a cache found damaged on the way is set aside and the build runs again."""
-    return session.retrying(partial(_build_once, location, out, session))
+def build_command(location: SpecLocation, out: Path, session: Session,
+                  verify: bool = False) -> BuildOutcome:
+    """The build; a cache found damaged on the way is set aside and the build runs again.
+    `verify` runs every task and compares it with the cache (never "up to date")."""
+    return session.retrying(partial(_build_once, location, out, session, verify))
 
 
-def _build_once(location: SpecLocation, out: Path, session: Session) -> BuildOutcome:
+def _build_once(location: SpecLocation, out: Path, session: Session,
+                verify: bool = False) -> BuildOutcome:
     started = time.perf_counter()
     inputs = read_inputs(location)
     fingerprint = inputs.fingerprint()
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.open()
     last = store.last_build(spec_key, out_key) if store is not None else None
-    if last is not None and last.inputs == fingerprint and outputs_match(out, last.files):
+    if (not verify and last is not None and last.inputs == fingerprint
+            and outputs_match(out, last.files)):
         return _up_to_date(location, inputs, out, session, last, started)
-    return _build(location, inputs, fingerprint, out, session, started)
+    return _build(location, inputs, fingerprint, out, session, started, verify)
 
 
 def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: Session,
@@ -115,14 +120,14 @@ def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: 
 
 
 def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str], out: Path,
-           session: Session, started: float) -> BuildOutcome:
+           session: Session, started: float, verify: bool = False) -> BuildOutcome:
     from .incremental import Generation  # the pipeline: imported only when there is work
 
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     generation = Generation.prepare(inputs)
     store = session.open()
     build = store.begin_build(spec_key, out_key) if store is not None else 0
-    result = generation.run(store, build)
+    result = generation.run(store, build, verify)
     previous = _previous_files(store, out_key)
     writing = time.perf_counter()
     writes = sync_outputs(out, result.files, result.load, previous)
@@ -133,7 +138,7 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
     seconds["total"] = time.perf_counter() - started
     outcome = BuildOutcome("built", location, out, session.directory, writes, seconds,
                            result.stats, session.warnings, len(result.files), result.nodes,
-                           build, inputs=inputs)
+                           build, inputs=inputs, verified=verify)
     if session.store is not None:
         session.store.end_build(build, "built", seconds["total"], summary_record(outcome))
     return outcome

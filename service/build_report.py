@@ -32,9 +32,18 @@ def build_text(outcome: BuildOutcome) -> str:
         lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed))
     if outcome.compiled is not None:
         lines.append("  " + compile_line(outcome.compiled))
+    if outcome.verified and stats is not None:
+        lines.append(verify_line(stats))
     lines.append(f"  cache: {outcome.cache}" if outcome.cache else "  cache: off (--no-cache)")
     lines.extend(f"  warning: {w}" for w in outcome.warnings)
     return "\n".join(lines)
+
+
+def verify_line(stats) -> str:
+    wrong = len(stats.disagreements)
+    verdict = (f"{wrong:,} disagree (rewritten; listed below)" if wrong
+               else "every one agrees")
+    return f"  verify: {stats.verified:,} cached results compared with a fresh run: {verdict}"
 
 
 def _why(stats) -> list[str]:
@@ -72,4 +81,10 @@ def build_json(outcome: BuildOutcome) -> dict:
                     for r in stats.runs[:JSON_RUNS]],
             "recovered": stats.recovered,
         }
+        if outcome.verified:
+            result["ok"] = not stats.disagreements
+            result["verify"] = {
+                "compared": stats.verified,
+                "disagreements": [{"task": d.task, "ident": d.ident, "cached": d.cached,
+                                   "computed": d.computed} for d in stats.disagreements]}
     return result

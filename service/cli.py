@@ -1,6 +1,8 @@
 """The `gradshard` command line.
 
-Exit codes: 0 ok, 1 the spec has errors, 2 usage error, 4 internal error. Bad input never
+Exit codes: 0 ok, 1 the spec has errors, 2 usage or environment error, 3 compile failure,
+4 internal error, 6 `build --verify` found cached results that disagree with their task,
+141 the reader of our output went away. Bad input never
 shows a traceback; an internal error says it is a bug (GRADSHARD_DEBUG=1 shows the trace).
 
 Commands import the pipeline only when they need it: `build` answers "nothing changed"
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.store import StoreDamaged, set_aside
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, GradshardError,
-                                       SpecError, UsageError)
+                                       SpecError, UsageError, VerifyMismatch)
 
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
@@ -115,7 +117,10 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     from .build import Session, build_command
     from .defaults import default_cache_dir
 
-    if not args.no_cache:
+    if args.verify and args.no_cache:
+        raise UsageError("--verify compares a cache with fresh runs; --no-cache opens none",
+                         "drop one of them")
+    if not args.no_cache and not args.verify:
         from .daemon_commands import build_through_daemon
 
         answered = build_through_daemon(args, loaded)
@@ -124,7 +129,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
-        outcome = build_command(loaded.location, Path(args.out), session)
+        outcome = build_command(loaded.location, Path(args.out), session, verify=args.verify)
         if not args.codegen_only:
             outcome.compiled = _compile(args, outcome, session)
     finally:
@@ -137,6 +142,8 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
         from .build_report import build_text
 
         print(build_text(outcome))
+    if outcome.verified and outcome.stats.disagreements:
+        raise VerifyMismatch(d.describe() for d in outcome.stats.disagreements)
     return EXIT_OK
 
 
@@ -277,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     build_arguments(build, spec_help)
     build.add_argument("--no-cache", action="store_true",
                        help="run every task and keep nothing (the cache is not opened)")
+    build.add_argument("--verify", action="store_true",
+                       help="run every task and compare with what the cache holds: each "
+                            "disagreement is listed and rewritten, and the exit code is 6")
     build.add_argument("--json", action="store_true", help="machine-readable output")
     build.set_defaults(run=run_build)
 
@@ -408,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
 
         report_compile_error(error, raw=getattr(args, "raw", False),
                              as_json=getattr(args, "json", False))
+        return error.exit_code
+    except VerifyMismatch as error:
+        print(f"gradshard: error: {error}:", *error.disagreements, sep="\n  ", file=sys.stderr)
+        print("  hint: the cache was written by other code or altered; the rows were rewritten "
+              "with the computed results", file=sys.stderr)
         return error.exit_code
     except GradshardError as error:
         print(f"gradshard: error: {error}", file=sys.stderr)
