@@ -4,20 +4,33 @@ gc keeps what the recorded builds reach: each manifest refers to its build's ind
 refs name every output the build's tasks gave (cache/engine.py), so sweeping everything
 else never costs a later build of those specs more than the work it did not keep. Under
 --max-size, the oldest builds' roots are dropped first.
+
+gc also keeps what running builds hold. A build takes a lease when it begins (Store.
+begin_build) and records, at each flush, every blob it wrote or read (`held`); gc leaves
+those, and the task rows the build wrote, until the build ends. A lease is ignored (and
+dropped) once its process is gone, or when its build has not flushed for
+LEASE_EXPIRY_SECONDS (a pid reused, a build on another machine sharing the cache, a hang).
+gc reads the leases and the manifests and deletes in one write transaction, so no build
+records a manifest or a lease between what gc decides and what it deletes.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from dataclasses import dataclass
 
 import sqlite_utils
 
-from .store import DB_FILE, Store
+from .store import DB_FILE, Store, host_name
 
 # Builds older than this many rows are forgotten by gc (their stats, not their outputs).
 KEPT_BUILD_ROWS = 200
+# A build flushes at least every few thousand tasks and when its graph is done: a lease not
+# renewed for this long belongs to no build that is still working.
+LEASE_EXPIRY_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,17 @@ def _file_bytes(store: Store) -> int:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """What one gc pass decided and removed."""
+
+    removed_blobs: int
+    removed_tasks: int
+    kept_builds: int
+    dropped_builds: int
+    running_builds: int  # builds whose live lease gc left alone
+
+
+@dataclass(frozen=True)
 class GcReport:
     before_bytes: int
     after_bytes: int
@@ -90,41 +114,94 @@ class GcReport:
     kept_builds: int
     dropped_builds: int
     seconds: float
+    running_builds: int = 0
 
 
 def collect_garbage(store: Store, max_bytes: int | None, version: str) -> GcReport:
-    """Sweep what no recorded build reaches, and tasks of other code versions (their keys
-    can never be asked for again); then, while the live data is over max_bytes, forget the
-    oldest builds (the newest is always kept)."""
+    """Sweep what neither a recorded build reaches nor a running build holds, and tasks of
+    other code versions (their keys can never be asked for again); then, while the live data
+    is over max_bytes, forget the oldest builds (the newest is always kept)."""
     started = time.perf_counter()
     db = sqlite_utils.Database(store.connection, execute_plugins=False)
     before = _file_bytes(store)
     with store.guarded():
-        roots = [r[0] for r in db.execute(
-            "SELECT manifest FROM manifests ORDER BY build DESC").fetchall()]
-        kept = len(roots)
-        while kept > 1 and max_bytes is not None and _live_bytes(db, roots[:kept]) > max_bytes:
-            kept -= 1
         with store.transaction():
-            if kept < len(roots):
-                marks = ",".join("?" * (len(roots) - kept))
-                db.execute(f"DELETE FROM manifests WHERE manifest IN ({marks})", roots[kept:])
-            _mark(db, roots[:kept])
-            removed_blobs = db.execute(
-                "DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM live)").rowcount
-            removed_tasks = db.execute(
-                "DELETE FROM tasks WHERE version != ? OR output NOT IN (SELECT hash FROM live)",
-                [version]).rowcount
-            db.execute("DELETE FROM refs WHERE parent NOT IN (SELECT hash FROM live)")
-            db.execute("DELETE FROM traces WHERE key NOT IN (SELECT key FROM tasks)")
-            db.execute("DELETE FROM builds WHERE id NOT IN "
-                       f"(SELECT id FROM builds ORDER BY id DESC LIMIT {KEPT_BUILD_ROWS})")
-            db.execute("DROP TABLE live")
+            sweep = _sweep(db, max_bytes, version)
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.vacuum()
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return GcReport(before, _file_bytes(store), removed_blobs, removed_tasks, kept,
-                    len(roots) - kept, time.perf_counter() - started)
+    return GcReport(before, _file_bytes(store), sweep.removed_blobs, sweep.removed_tasks,
+                    sweep.kept_builds, sweep.dropped_builds, time.perf_counter() - started,
+                    sweep.running_builds)
+
+
+def _sweep(db: sqlite_utils.Database, max_bytes: int | None, version: str) -> Sweep:
+    """The deletions, inside the caller's transaction."""
+    running = _live_leases(db)
+    roots = [r[0] for r in db.execute(
+        "SELECT manifest FROM manifests ORDER BY build DESC").fetchall()]
+    kept = len(roots)
+    while kept > 1 and max_bytes is not None and _live_bytes(db, roots[:kept]) > max_bytes:
+        kept -= 1
+    if kept < len(roots):
+        marks = ",".join("?" * (len(roots) - kept))
+        db.execute(f"DELETE FROM manifests WHERE manifest IN ({marks})", roots[kept:])
+    _mark(db, roots[:kept] + _held(db, running))
+    removed_blobs = db.execute(
+        "DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM live)").rowcount
+    # a running build's task rows carry its id in `used`, whatever code version wrote them
+    oldest_running = min(running, default=sys.maxsize)
+    removed_tasks = db.execute(
+        "DELETE FROM tasks WHERE output NOT IN (SELECT hash FROM live) "
+        "OR (version != ? AND used < ?)", [version, oldest_running]).rowcount
+    db.execute("DELETE FROM refs WHERE parent NOT IN (SELECT hash FROM live)")
+    db.execute("DELETE FROM traces WHERE key NOT IN (SELECT key FROM tasks)")
+    db.execute("DELETE FROM builds WHERE id NOT IN "
+               f"(SELECT id FROM builds ORDER BY id DESC LIMIT {KEPT_BUILD_ROWS})")
+    db.execute("DROP TABLE live")
+    return Sweep(removed_blobs, removed_tasks, kept, len(roots) - kept, len(running))
+
+
+def _live_leases(db: sqlite_utils.Database) -> list[int]:
+    """The builds whose lease is live; the other leases (and what they held) are dropped."""
+    now = time.time()
+    live, dead = [], []
+    for build, pid, host, heartbeat in db.execute(
+            "SELECT build, pid, host, heartbeat FROM leases").fetchall():
+        (live if _lease_alive(pid, host, heartbeat, now) else dead).append(build)
+    for chunk in _chunks(dead):
+        marks = ",".join("?" * len(chunk))
+        db.execute(f"DELETE FROM held WHERE build IN ({marks})", chunk)
+        db.execute(f"DELETE FROM leases WHERE build IN ({marks})", chunk)
+    return live
+
+
+def _lease_alive(pid: object, host: object, heartbeat: object, now: float) -> bool:
+    if not isinstance(heartbeat, (int, float)) or now - heartbeat > LEASE_EXPIRY_SECONDS:
+        return False
+    # a pid says nothing about a process on another machine: there, only the heartbeat counts
+    return host != host_name() or _process_exists(pid)
+
+
+def _process_exists(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except PermissionError:
+        return True  # it does, as another user's
+    except OSError:
+        return False
+    return True
+
+
+def _held(db: sqlite_utils.Database, builds: list[int]) -> list[str]:
+    held: list[str] = []
+    for chunk in _chunks(builds):
+        marks = ",".join("?" * len(chunk))
+        held.extend(r[0] for r in db.execute(
+            f"SELECT hash FROM held WHERE build IN ({marks})", chunk))
+    return held
 
 
 def _mark(db: sqlite_utils.Database, roots: list[str]) -> None:
@@ -149,7 +226,7 @@ def _mark(db: sqlite_utils.Database, roots: list[str]) -> None:
     db.conn.executemany("INSERT INTO live (hash) VALUES (?)", ((h,) for h in live))
 
 
-def _chunks(items: list[str], size: int = 900) -> list[list[str]]:
+def _chunks(items: list, size: int = 900) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 

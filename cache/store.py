@@ -7,10 +7,17 @@
     traces     (task, ident) → the key and input hashes it last ran with: why it ran again
     builds     one row per build: when, how long, what ran
     manifests  (spec, out) → the manifest blob of the last build of that spec into that dir
+    leases     one row per running build (its process, host, heartbeat), and
+    held       the blobs that build wrote or read: gc leaves them while the lease is live
 
 The database runs in WAL mode so that concurrent builds read while one writes; every write
 happens in one transaction per flush, so a killed build leaves the store as it was at its
 last flush. A damaged or incompatible database is moved aside and rebuilt, never trusted.
+A failure of the machine (a full disk, a read-only directory) is not damage: it is reported
+as an EnvironmentFailure and the database is left as it is.
+
+A cache directory may come from elsewhere (CI restores it), so whatever it says is data: a
+file name read from it is used only once `safe_relative_path` accepts it.
 
 sqlite-utils creates the schema and serves the maintenance commands (stats, gc). The build's
 hot path issues a handful of statements on the plain sqlite3 connection instead: importing
@@ -20,26 +27,35 @@ sqlite-utils costs ~110 ms, more than a whole no-op build may take.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator, Sequence
 
 import xxhash
 
-from gradshard.pipeline.errors import UsageError
+from gradshard.pipeline.errors import EnvironmentFailure
 
 SCHEMA_VERSION = 3
 DB_FILE = "gradshard.sqlite3"
 # SQLite's default limit on host parameters is 32766; stay far below it.
 _CHUNK = 900
-# SQLite errors that are about the environment, not the file: reported as usage errors.
+# SQLite result codes (the low byte of an extended code) that report the machine, not the
+# file: reported as environment failures, and the database is kept.
+_ENVIRONMENT_CODES = frozenset({
+    sqlite3.SQLITE_PERM, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_NOMEM,
+    sqlite3.SQLITE_READONLY, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOLFS, sqlite3.SQLITE_AUTH})
+# The same, for errors that carry no code: words of their messages.
 _ENVIRONMENT_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
-                      "unable to open", "permission", "out of memory")
+                      "unable to open", "permission", "out of memory", "disk i/o error")
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+_CACHE_HINT = "pass --cache DIR (or set GRADSHARD_CACHE) to a writable directory, or --no-cache"
 
 
 # How blob bytes are read: UTF-8 text, a collection's hashes, or canonical JSON of a record
@@ -75,9 +91,17 @@ class _Pending:
     refs: list[tuple[str, str]] = field(default_factory=list)
     tasks: dict[str, tuple[str, str, float, str]] = field(default_factory=dict)
     traces: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    held: set[str] = field(default_factory=set)  # blobs the build holds (see Store.lease)
 
     def __len__(self) -> int:
         return len(self.blobs) + len(self.tasks)
+
+    def bytes(self) -> int:
+        """About what the rows take on disk (their data; SQLite adds pages and the WAL)."""
+        return (sum(len(data) for _, data in self.blobs.values())
+                + sum(len(t) + len(o) + len(v) + 40 for t, o, _, v in self.tasks.values())
+                + sum(len(k) + len(i) + len(t) + len(n) for (t, n), (k, i) in self.traces.items())
+                + 64 * (len(self.refs) + len(self.held)))
 
 
 def blob_hash(codec: str, data: bytes) -> str:
@@ -106,7 +130,83 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
 def _damaged(error: sqlite3.Error) -> bool:
     """Anything but an environment problem means the file cannot be trusted (a damaged page
     shows up as "malformed", "not a database", "no such table", a constraint…)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF not in _ENVIRONMENT_CODES
     return not any(word in str(error).lower() for word in _ENVIRONMENT_WORDS)
+
+
+def _size(size: int) -> str:
+    if size >= 1e9:
+        return f"{size / 1e9:.1f} GB"
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+
+
+def free_bytes(directory: Path) -> int | None:
+    """What an unprivileged writer may still write on the filesystem holding directory."""
+    try:
+        stats = os.statvfs(directory)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def disk_full(what: str, directory: Path, needed: int = 0) -> str:
+    """The message for a write that found no space: what, where, how much is left and needed."""
+    free = free_bytes(directory)
+    state = "full" if free is None else f"full ({_size(free)} free)"
+    need = f"; the write needed about {_size(needed)}" if needed else ""
+    return f"{what}: the filesystem holding {directory} is {state}{need}"
+
+
+def _environment_failure(path: Path, error: sqlite3.Error, needed: int = 0) -> EnvironmentFailure:
+    """What to tell about an SQLite error that is the machine's: the database is kept."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    directory = path.parent
+    full = code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR
+                                           and free_bytes(directory) == 0)
+    if full:
+        message = disk_full(f"cannot write the cache database {path}", directory, needed)
+        return EnvironmentFailure(message + "; the cache was left as it was",
+                                  f"free space there, or {_CACHE_HINT}", str(directory))
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+        return EnvironmentFailure(f"cannot write the cache database {path} ({error})",
+                                  f"make {directory} writable, or {_CACHE_HINT}", str(path))
+    return EnvironmentFailure(f"the cache at {path} cannot be used: {error}",
+                              "pass another --cache DIR, or --no-cache", str(path))
+
+
+def safe_relative_path(name: object) -> PurePosixPath | None:
+    """`name` as a relative path that cannot leave the directory it is joined to, or None:
+    it must be a non-empty string without NUL, not absolute, with no '..' part. Every file
+    name read from the cache (or from another file a build keeps) passes here before it is
+    joined to a directory; a name that does not is damage, never acted on."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        return None
+    path = PurePosixPath(name)
+    if path.is_absolute() or not path.parts or ".." in path.parts:
+        return None
+    return path
+
+
+def path_inside(directory: Path, name: object) -> Path | None:
+    """directory / name when `name` is a safe relative path and no symbolic link among its
+    directories leads out of `directory` (its last part may be a link: it is replaced or
+    removed, never followed); None otherwise."""
+    relative = safe_relative_path(name)
+    if relative is None:
+        return None
+    path = directory.joinpath(*relative.parts)
+    if len(relative.parts) > 1 and not _resolves_inside(path.parent, directory):
+        return None
+    return path
+
+
+def _resolves_inside(path: Path, directory: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):  # RuntimeError: a loop of symbolic links
+        return False
 
 
 class Store:
@@ -119,6 +219,7 @@ class Store:
         self.connection = connection
         self.warn = warn
         self.pending = _Pending()
+        self.lease: int | None = None  # the build whose lease this store holds (begin_build)
 
     # -----------------------------------------------------------------------------------------
     # Opening
@@ -129,9 +230,8 @@ class Store:
         moved aside (with a warning) and replaced by an empty one."""
         try:
             directory.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise UsageError(f"cannot create the cache directory {directory}: {e.strerror}",
-                             "pass --cache DIR (or set GRADSHARD_CACHE) to a writable place")
+        except OSError as error:
+            raise _unusable_directory(directory, error, "cannot create") from None
         path = directory / DB_FILE
         with _opening_lock(directory):  # creating the schema or switching to WAL is exclusive
             try:
@@ -146,8 +246,9 @@ class Store:
             self.connection.close()
 
     @contextlib.contextmanager
-    def guarded(self) -> Iterator[None]:
-        """Translates SQLite errors: damage becomes StoreDamaged, the rest a usage error.
+    def guarded(self, writing: int = 0) -> Iterator[None]:
+        """Translates SQLite errors: damage becomes StoreDamaged, the machine's failures (a
+        full disk: `writing` is about how many bytes the write needed) an EnvironmentFailure.
         Misuse of the connection (another thread, closed) is gradshard's bug: it propagates,
         and the database, which is fine, is never set aside for it."""
         try:
@@ -157,8 +258,7 @@ class Store:
         except sqlite3.Error as error:
             if _damaged(error):
                 raise StoreDamaged(f"is damaged ({error})", self.path) from None
-            raise UsageError(f"the cache at {self.path} cannot be used: {error}",
-                             "pass another --cache DIR, or --no-cache") from None
+            raise _environment_failure(self.path, error, writing) from None
 
     # -----------------------------------------------------------------------------------------
     # Reads
@@ -173,6 +273,7 @@ class Store:
                 marks = ",".join("?" * len(chunk))
                 found.update(self.connection.execute(
                     f"SELECT key, output FROM tasks WHERE key IN ({marks})", chunk))
+        self._hold(found.values())
         return found
 
     def blobs(self, hashes: Sequence[str]) -> dict[str, Blob]:
@@ -195,6 +296,7 @@ class Store:
             self.warn(f"{len(bad)} damaged cache entr{'y' if len(bad) == 1 else 'ies'} "
                       f"detected and recomputed ({bad[0][:12]}…)")
             self.forget(bad)
+        self._hold(found)
         return found
 
     def traces(self, task: str, idents: Sequence[str]) -> dict[str, Trace]:
@@ -215,6 +317,7 @@ class Store:
 
     def put_blob(self, name: str, codec: str, data: bytes) -> None:
         self.pending.blobs[name] = (codec, data)
+        self._hold((name,))
 
     def put_refs(self, parent: str, children: Iterable[str]) -> None:
         self.pending.refs.extend((parent, child) for child in children)
@@ -229,9 +332,9 @@ class Store:
         """Commit every staged row in one transaction; blobs always land with the task rows
         that name them, so a killed build never leaves a task pointing at nothing."""
         pending, self.pending = self.pending, _Pending()
-        if not (pending.blobs or pending.tasks or pending.traces or pending.refs):
+        if not (pending.blobs or pending.tasks or pending.traces or pending.refs or pending.held):
             return
-        with self.guarded(), self.transaction() as db:
+        with self.guarded(pending.bytes()), self.transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO blobs (hash, codec, data, size, used) VALUES (?,?,?,?,?)",
                 [(h, c, d, len(d), generation) for h, (c, d) in pending.blobs.items()])
@@ -244,6 +347,8 @@ class Store:
             db.executemany(
                 "INSERT OR REPLACE INTO traces (task, ident, key, inputs) VALUES (?,?,?,?)",
                 [(t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()])
+            if self.lease is not None:
+                _renew_lease(db, self.lease, pending.held)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -252,10 +357,18 @@ class Store:
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            self._roll_back()
             raise
-        db.execute("COMMIT")
+
+    def _roll_back(self) -> None:
+        """SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR…): a
+        second ROLLBACK would fail with "no transaction is active" and hide the real error
+        (which would then pass for damage)."""
+        if self.connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.connection.execute("ROLLBACK")
 
     def forget(self, hashes: Sequence[str]) -> None:
         """Drop damaged blobs and the task rows whose output they were."""
@@ -269,16 +382,44 @@ class Store:
     # Builds and manifests
 
     def begin_build(self, spec: str, out: str) -> int:
+        """Record a running build and take its lease: until end_build (or abandon_build),
+        gc leaves every blob this store writes or reads (see cache/maintenance.py)."""
+        now = time.time()
         with self.guarded(), self.transaction() as db:
             cursor = db.execute(
                 "INSERT INTO builds (started, seconds, status, spec, out, summary) "
-                "VALUES (?, 0, 'running', ?, ?, '{}')", (time.time(), spec, out))
-            return int(cursor.lastrowid)
+                "VALUES (?, 0, 'running', ?, ?, '{}')", (now, spec, out))
+            build = int(cursor.lastrowid)
+            db.execute("INSERT OR REPLACE INTO leases (build, pid, host, started, heartbeat) "
+                       "VALUES (?,?,?,?,?)", (build, os.getpid(), host_name(), now, now))
+        self.lease = build
+        return build
 
     def end_build(self, build: int, status: str, seconds: float, summary: dict) -> None:
+        """Record how the build went and give its lease up."""
+        self._give_up_lease(build)
         with self.guarded(), self.transaction() as db:
             db.execute("UPDATE builds SET status = ?, seconds = ?, summary = ? WHERE id = ?",
                        (status, seconds, json.dumps(summary, sort_keys=True), build))
+            _end_lease(db, build)
+
+    def abandon_build(self, build: int) -> None:
+        """A build that failed: marked so, its lease given up. Best effort: the store may be
+        what failed, and a lease left behind ends with its process anyway."""
+        self._give_up_lease(build)
+        with contextlib.suppress(sqlite3.Error), self.transaction() as db:
+            db.execute("UPDATE builds SET status = 'failed' WHERE id = ?", (build,))
+            _end_lease(db, build)
+
+    def _give_up_lease(self, build: int) -> None:
+        if self.lease == build:
+            self.lease = None
+            self.pending.held.clear()
+
+    def _hold(self, hashes: Iterable[str]) -> None:
+        """Under a lease, what the build wrote or read is held (recorded at the next flush)."""
+        if self.lease is not None:
+            self.pending.held.update(hashes)
 
     def last_build(self, spec: str, out: str) -> LastBuild | None:
         """What the last build of `spec` into `out` read and wrote (None if unknown or if its
@@ -287,7 +428,7 @@ class Store:
             row = self.connection.execute(
                 "SELECT build, inputs, files, manifest, checksum FROM manifests "
                 "WHERE spec = ? AND out = ?", (spec, out)).fetchone()
-        return _last_build(spec, out, row)
+        return self._within_out(_last_build(spec, out, row))
 
     def latest_manifest(self, spec: str | None = None, out: str | None = None) -> LastBuild | None:
         """The most recent build of `spec` (into any directory), or into `out` (of any spec)."""
@@ -296,7 +437,19 @@ class Store:
             row = self.connection.execute(
                 f"SELECT spec, out, build, inputs, files, manifest, checksum FROM manifests "
                 f"WHERE {column} = ? ORDER BY build DESC LIMIT 1", (value,)).fetchone()
-        return None if row is None else _last_build(row[0], row[1], row[2:])
+        return None if row is None else self._within_out(_last_build(row[0], row[1], row[2:]))
+
+    def _within_out(self, last: LastBuild | None) -> LastBuild | None:
+        """A record naming a file outside its output directory is damage (or a crafted
+        cache): ignored with a warning, so no file it names is ever read, written or removed."""
+        if last is None:
+            return None
+        unsafe = [name for name in last.files if safe_relative_path(name) is None]
+        if unsafe:
+            self.warn(f"the cache's record of the last build into {last.out} names a file "
+                      f"outside it ({unsafe[0]!r}); the record was ignored")
+            return None
+        return last
 
     def set_manifest(self, spec: str, out: str, build: int, inputs: dict[str, str],
                      files: dict[str, str], manifest: str) -> None:
@@ -325,9 +478,36 @@ def _last_build(spec: str, out: str, row: Sequence | None) -> LastBuild | None:
     if checksum != row_check(spec, out, inputs, files, manifest):
         return None
     try:
-        return LastBuild(spec, out, build, json.loads(inputs), json.loads(files), manifest)
-    except ValueError:
+        inputs, files = json.loads(inputs), json.loads(files)
+    except (TypeError, ValueError):
         return None
+    if not (_names_to_hashes(inputs) and _names_to_hashes(files)):
+        return None
+    return LastBuild(spec, out, build, inputs, files, manifest)
+
+
+def _names_to_hashes(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Leases: a running build's hold on what it wrote and read (gc's side: cache/maintenance.py)
+
+
+def host_name() -> str:
+    """The machine a lease's process runs on: its pid means something only there."""
+    return os.uname().nodename
+
+
+def _renew_lease(db: sqlite3.Connection, build: int, held: set[str]) -> None:
+    db.executemany("INSERT OR IGNORE INTO held (build, hash) VALUES (?, ?)",
+                   ((build, name) for name in held))
+    db.execute("UPDATE leases SET heartbeat = ? WHERE build = ?", (time.time(), build))
+
+
+def _end_lease(db: sqlite3.Connection, build: int) -> None:
+    db.execute("DELETE FROM held WHERE build = ?", (build,))
+    db.execute("DELETE FROM leases WHERE build = ?", (build,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,12 +517,34 @@ def _last_build(spec: str, out: str, row: Sequence | None) -> LastBuild | None:
 @contextlib.contextmanager
 def _opening_lock(directory: Path) -> Iterator[None]:
     """Processes open (and create) the database one at a time."""
-    with open(directory / ".lock", "a+b") as handle:
+    try:
+        handle = _lock_file(directory)
+    except OSError as error:
+        raise _unusable_directory(directory, error, "cannot write into") from None
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def _lock_file(directory: Path) -> int:
+    """The lock file's descriptor; creating it is the first write into the directory, so a
+    directory that cannot be written fails here."""
+    return os.open(directory / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
+def _unusable_directory(directory: Path, error: OSError, doing: str) -> EnvironmentFailure:
+    """The failure to report for a cache directory the machine refuses to write."""
+    if error.errno == errno.EROFS:
+        message = f"the cache directory {directory} is on a read-only filesystem"
+    elif error.errno in _NO_SPACE:
+        message = disk_full(f"{doing} the cache directory {directory}", directory)
+    elif error.errno in (errno.EACCES, errno.EPERM):
+        message = f"the cache directory {directory} is not writable ({error.strerror})"
+    else:
+        message = f"{doing} the cache directory {directory}: {error.strerror or error}"
+    return EnvironmentFailure(message, _CACHE_HINT, str(directory))
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -362,6 +564,8 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         elif "meta" not in tables or _schema_version(connection) != SCHEMA_VERSION:
             connection.close()
             raise StoreDamaged("was written by another version of gradshard", path)
+        elif "leases" not in tables:  # a cache from before leases: they are added, not a reset
+            _create_lease_tables(connection)
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         # a cold build writes ~50 MB: checkpoint the WAL every 64 MB, not every 4 MB
@@ -372,8 +576,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             connection.close()
         if _damaged(error):
             raise StoreDamaged(f"is damaged ({error})", path) from None
-        raise UsageError(f"cannot open the cache database {path}: {error}",
-                         "pass another --cache DIR, or --no-cache") from None
+        raise _environment_failure(path, error) from None
 
 
 def _schema_version(connection: sqlite3.Connection) -> int | None:
@@ -408,6 +611,18 @@ def _create_schema(connection: sqlite3.Connection) -> None:
                                pk=("spec", "out"), if_not_exists=True)
         db["tasks"].create_index(["output"], if_not_exists=True)
         db["meta"].insert({"name": "schema_version", "value": str(SCHEMA_VERSION)}, replace=True)
+    _create_lease_tables(connection)
+
+
+def _create_lease_tables(connection: sqlite3.Connection) -> None:
+    connection.executescript("""
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS leases (build INTEGER PRIMARY KEY, pid INTEGER NOT NULL,
+            host TEXT NOT NULL, started REAL NOT NULL, heartbeat REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS held (build INTEGER NOT NULL, hash TEXT NOT NULL,
+            PRIMARY KEY (build, hash)) WITHOUT ROWID;
+        COMMIT;
+    """)
 
 
 def set_aside(path: Path) -> None:

@@ -8,9 +8,11 @@
    record the manifest.
 
 The cache is never trusted: a damaged database is set aside and the build runs again; a
-value missing behind a group index restarts the graph with every group re-entered. A spec
-error stops everything before any file is written, and is reported through the straight
-pipeline, which locates every problem at its file and line.
+value missing behind a group index restarts the graph with every group re-entered; a file
+name from the cache that would leave --out is damage too. A spec error stops everything
+before any file is written, and is reported through the straight pipeline, which locates
+every problem at its file and line. While it runs, a build holds a lease on the cache (gc
+leaves what it wrote and read); a build that fails gives it up.
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from gradshard.cache.store import LastBuild, Store, StoreDamaged, set_aside
 from gradshard.pipeline.errors import InternalError, RuleViolation, SpecError
 
 from .inputs import InputBytes, read_inputs
-from .outputs import WriteReport, outputs_match, sync_outputs
+from .outputs import UnsafeOutputName, WriteReport, outputs_match, sync_outputs
 from .spec_location import SpecLocation
+
+if TYPE_CHECKING:
+    from .incremental import Generation
 
 
 T = TypeVar("T")
@@ -123,14 +128,32 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
            session: Session, started: float, verify: bool = False) -> BuildOutcome:
     from .incremental import Generation  # the pipeline: imported only when there is work
 
-    spec_key, out_key = str(location.root.resolve()), str(out.resolve())
-    generation = Generation.prepare(inputs)
+    run = partial(_build_leased, location, inputs, Generation.prepare(inputs), fingerprint,
+                  out, session, started=started, verify=verify)
     store = session.open()
-    build = store.begin_build(spec_key, out_key) if store is not None else 0
+    if store is None:
+        return run(0)
+    build = store.begin_build(str(location.root.resolve()), str(out.resolve()))
+    try:
+        return run(build)
+    except BaseException:
+        store.abandon_build(build)
+        raise
+
+
+def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Generation,
+                  fingerprint: dict[str, str], out: Path, session: Session, build: int, *,
+                  started: float, verify: bool) -> BuildOutcome:
+    """The build proper, under its lease (build is 0 without a cache)."""
+    spec_key, out_key = str(location.root.resolve()), str(out.resolve())
+    store = session.store
     result = generation.run(store, build, verify)
     previous = _previous_files(store, out_key)
     writing = time.perf_counter()
-    writes = sync_outputs(out, result.files, result.load, previous)
+    try:
+        writes = sync_outputs(out, result.files, result.load, previous)
+    except UnsafeOutputName as unsafe:
+        raise _cache_damage(unsafe, store) from None
     result.seconds["write"] = time.perf_counter() - writing
     if store is not None:
         generation.record(store, build, spec_key, out_key, fingerprint, result)
@@ -142,6 +165,15 @@ def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, st
     if session.store is not None:
         session.store.end_build(build, "built", seconds["total"], summary_record(outcome))
     return outcome
+
+
+def _cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
+    """A build's index naming a file outside --out came from a damaged (or crafted) cache:
+    the cache is set aside and the build runs again (Session.retrying). Without a cache the
+    names are the pipeline's own, so this is a bug."""
+    if store is None:
+        return InternalError(f"the build {unsafe}")
+    return StoreDamaged(str(unsafe), store.path)
 
 
 def _previous_files(store: Store | None, out_key: str) -> list[str]:

@@ -52,6 +52,8 @@ def gc_text(report: GcReport) -> str:
     if report.dropped_builds:
         lines.append(f"  forgot the {report.dropped_builds} oldest recorded build(s) to fit "
                      "--max-size")
+    if report.running_builds:
+        lines.append(f"  left what {report.running_builds} running build(s) hold")
     return "\n".join(lines)
 
 
@@ -59,4 +61,4 @@ def gc_json(report: GcReport) -> dict:
     return {"ok": True, "before_bytes": report.before_bytes, "after_bytes": report.after_bytes,
             "removed_blobs": report.removed_blobs, "removed_tasks": report.removed_tasks,
             "kept_builds": report.kept_builds, "dropped_builds": report.dropped_builds,
-            "seconds": round(report.seconds, 3)}
+            "running_builds": report.running_builds, "seconds": round(report.seconds, 3)}

@@ -1,12 +1,20 @@
-"""Writing generated files: atomically, and never touching a file whose content is unchanged.
+"""Writing generated files: all or nothing, atomically, and never touching a file whose
+content is unchanged.
 
-A file is written to a temporary name in the same directory and renamed over the old one, so
-readers (compilers, editors) see either the old or the new content, never a part. A file
-whose bytes would not change keeps its mtime, so make and ninja see nothing to rebuild.
+Each file is first written to a temporary name in its directory; only when every temporary
+is written are they renamed over the old files. Readers (compilers, editors) see either the
+old or the new content of a file, never a part, and a write that fails (a full disk) removes
+its temporaries and leaves the previous files as they were. A file whose bytes would not
+change keeps its mtime, so make and ninja see nothing to rebuild.
+
+The names come from the cache (a build's index, the last build's manifest) or from a file a
+build keeps beside its outputs, so they are data: a name is used only once
+cache/store.py's `path_inside` places it inside its directory.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import time
@@ -14,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from gradshard.cache.store import blob_hash
-from gradshard.pipeline.errors import UsageError
+from gradshard.cache.store import blob_hash, disk_full, path_inside
+from gradshard.pipeline.errors import EnvironmentFailure
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 @dataclass
@@ -25,38 +35,116 @@ class WriteReport:
     removed: list[str] = field(default_factory=list)
 
 
+class UnsafeOutputName(Exception):
+    """A file name that would leave the directory it is written into: whatever gave it (a
+    cached index) is damaged or crafted. Raised before anything is written."""
+
+    def __init__(self, name: str, directory: Path) -> None:
+        super().__init__(f"names an output file outside {directory} ({name!r})")
+        self.name = name
+        self.directory = directory
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """One file, atomically (an OSError, e.g. ENOSPC, propagates; nothing is left behind)."""
+    temporary = _write_temporary(path, data)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_all(directory: Path, contents: dict[Path, bytes]) -> None:
+    """Write every file or none: all temporaries first, then the renames. On failure the
+    temporaries are removed, the old files are as they were, and the failure is reported
+    as an EnvironmentFailure naming the directory (and, when full, what it needed)."""
+    temporaries: dict[Path, Path] = {}
+    try:
+        for path, data in contents.items():
+            temporaries[path] = _write_temporary(path, data)
+        for path, temporary in list(temporaries.items()):
+            os.replace(temporary, path)
+            del temporaries[path]
+    except OSError as error:
+        _discard(temporaries.values())
+        raise _write_failure(directory, error, sum(map(len, contents.values()))) from None
+    except BaseException:
+        _discard(temporaries.values())
+        raise
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temporary = Path(name)
     try:
         with os.fdopen(handle, "wb") as f:
             f.write(data)
         os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+    return temporary
+
+
+def _discard(temporaries: Iterable[Path]) -> None:
+    for temporary in temporaries:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass  # the next build removes leftovers (see _remove_leftovers)
+
+
+def _write_failure(directory: Path, error: OSError, needed: int) -> EnvironmentFailure:
+    if error.errno in _NO_SPACE:
+        message = disk_full(f"cannot write the generated files into {directory}", directory,
+                            needed)
+        hint = "free space there, or write elsewhere (--out, --compile-dir)"
+    else:
+        where = f" ({error.filename})" if error.filename else ""
+        message = (f"cannot write the generated files into {directory}: "
+                   f"{error.strerror or error}{where}")
+        hint = "check that directory, or write elsewhere (--out, --compile-dir)"
+    return EnvironmentFailure(message + "; the files there were left as they were", hint,
+                              str(directory))
+
+
+def _make_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        message = (disk_full(f"cannot create the output directory {directory}", directory.parent)
+                   if e.errno in _NO_SPACE
+                   else f"cannot create the output directory {directory}: {e.strerror}")
+        raise EnvironmentFailure(message, "choose another --out", str(directory)) from None
+
+
+def _paths_inside(directory: Path, names: Iterable[str]) -> dict[str, Path]:
+    """Each name's path in directory; any name that would leave it stops everything."""
+    paths = {}
+    for name in names:
+        path = path_inside(directory, name)
+        if path is None:
+            raise UnsafeOutputName(name, directory)
+        paths[name] = path
+    return paths
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.is_file() and path.read_bytes() == data
+    except OSError:
+        return False  # unreadable: rewritten
 
 
 def write_outputs(out_dir: Path, files: dict[str, str]) -> WriteReport:
-    """Write every file into out_dir (created if needed); report which changed."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create the output directory {out_dir}: {e.strerror}",
-                         "choose another --out") from None
-    report = WriteReport()
-    for name in sorted(files):
-        path = out_dir / name
-        data = files[name].encode("utf-8")
-        try:
-            if path.is_file() and path.read_bytes() == data:
-                report.unchanged.append(name)
-                continue
-            write_atomic(path, data)
-        except OSError as e:
-            raise UsageError(f"cannot write {path}: {e.strerror}", "check the output directory") from None
-        report.written.append(name)
-    return report
+    """Write every file into out_dir (created if needed), all or none; report which changed."""
+    _make_directory(out_dir)
+    paths = _paths_inside(out_dir, files)
+    contents = {name: files[name].encode("utf-8") for name in sorted(files)}
+    changed = [name for name, data in contents.items() if not _holds(paths[name], data)]
+    write_all(out_dir, {paths[name]: contents[name] for name in changed})
+    return WriteReport(written=changed, unchanged=[n for n in contents if n not in changed])
 
 
 def file_hash(path: Path) -> str | None:
@@ -69,37 +157,48 @@ def file_hash(path: Path) -> str | None:
 
 
 def outputs_match(out_dir: Path, files: dict[str, str]) -> bool:
-    return all(file_hash(out_dir / name) == digest for name, digest in files.items())
+    for name, digest in files.items():
+        path = path_inside(out_dir, name)
+        if path is None or file_hash(path) != digest:
+            return False
+    return True
 
 
 def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]], dict[str, str]],
                  previous: Iterable[str] = ()) -> WriteReport:
     """Make out_dir hold exactly these files (name → content hash): a file already holding
-    its content is left alone, the others are loaded (`load`) and written atomically; files
-    an earlier build wrote that this one does not produce are removed, as are temporary
-    files a killed build left behind."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create the output directory {out_dir}: {e.strerror}",
-                         "choose another --out") from None
-    stale = sorted(n for n in files if file_hash(out_dir / n) != files[n])
-    report = WriteReport(unchanged=sorted(n for n in files if n not in stale))
+    its content is left alone, the others are loaded (`load`) and written, all or none;
+    files an earlier build wrote that this one does not produce are removed, as are
+    temporary files a killed build left behind. A name that would leave out_dir raises
+    UnsafeOutputName before anything is written (in `files`) or is ignored (in `previous`)."""
+    _make_directory(out_dir)
+    paths = _paths_inside(out_dir, files)
+    stale = sorted(n for n in files if file_hash(paths[n]) != files[n])
     texts = load(stale) if stale else {}
-    for name in stale:
-        path = out_dir / name
-        try:
-            write_atomic(path, texts[name].encode("utf-8"))
-        except OSError as e:
-            raise UsageError(f"cannot write {path}: {e.strerror}", "check the output directory") from None
-        report.written.append(name)
-    for name in sorted(set(previous) - set(files)):
-        path = out_dir / name
-        if path.is_file():
-            path.unlink()
-            report.removed.append(name)
-    _remove_leftovers(out_dir, set(files) | set(previous))
+    write_all(out_dir, {paths[name]: texts[name].encode("utf-8") for name in stale})
+    report = WriteReport(written=stale, unchanged=sorted(n for n in files if n not in stale))
+    previous = set(previous)
+    report.removed = _remove_previous(out_dir, sorted(previous - set(files)))
+    _remove_leftovers(out_dir, set(files) | previous)
     return report
+
+
+def _remove_previous(out_dir: Path, names: list[str]) -> list[str]:
+    """Remove these files of an earlier build; a name outside out_dir is never acted on."""
+    removed = []
+    for name in names:
+        path = path_inside(out_dir, name)
+        if path is None or not path.is_file():
+            continue
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue  # a concurrent build removed it
+        except OSError as error:
+            raise EnvironmentFailure(f"cannot remove {path}: {error.strerror}",
+                                     "check the output directory", str(path)) from None
+        removed.append(name)
+    return removed
 
 
 def _remove_leftovers(out_dir: Path, names: set[str]) -> None:
