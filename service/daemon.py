@@ -7,6 +7,11 @@ The builder keeps one process warm: the imports, the templates and the engine's 
 every task, so an edited formula regenerates in a tenth of a second and recompiles one unit.
 A bad edit leaves the outputs as they were (a build writes nothing unless it succeeds) and
 its errors are the result until a later save builds; nothing a build raises stops the daemon.
+
+Clients are untrusted in their timing and size: a request line is at most REQUEST_LIMIT bytes
+(never buffered beyond that) and must arrive whole within REQUEST_TIMEOUT; while a request is
+being worked on, a progress line goes out every PROGRESS_INTERVAL, so that a client can tell
+a daemon at work (a cold compile takes minutes) from a stopped or dead one.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ import logging
 import logging.handlers
 import os
 import signal
+import socket
 import socketserver
 import threading
 import time
 import traceback
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,8 +36,8 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from gradshard.pipeline.errors import (YAML_FILES, CompileError, GradshardError, SpecError,
-                                       UsageError)
+from gradshard.pipeline.errors import (YAML_FILES, CompileError, EnvironmentFailure,
+                                       GradshardError, InternalError, SpecError, UsageError)
 
 from .build import Session, build_command
 from .build_report import build_json, build_text
@@ -42,6 +49,17 @@ from .spec_location import SpecLocation
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
+# Seconds between progress lines while a request is worked on. The documented promise is one
+# at least every 2 s (clients give up after daemon_runtime.SILENCE_LIMIT of silence); half of
+# it leaves room for a loaded machine's scheduling.
+PROGRESS_INTERVAL = 1.0
+REQUEST_LIMIT = 1 << 20  # bytes in one request line (1 MiB): a request is a small JSON object
+REQUEST_TIMEOUT = 5.0  # seconds for a request line to arrive whole (idle connections included)
+SEND_TIMEOUT = 5.0  # seconds one answer or progress line may wait for a client that reads
+# What the builder and the request threads survive: any exception, and SystemExit (a library
+# calling sys.exit() inside a build must not end the daemon). KeyboardInterrupt cannot reach
+# them (SIGINT is handled), and a BrokenPipeError from `watch`'s output is meant to end it.
+SURVIVED = (Exception, SystemExit)
 
 
 @dataclass(frozen=True)
@@ -152,6 +170,7 @@ class Daemon:
         self.lock = DaemonLock(paths.lock)
         self.log = daemon_logger(paths.log)
         self._watched: dict[Path, tuple[int, int] | None] = {}
+        self._last_failure = ""  # logged once while it repeats (a check every 0.5 s)
         self._signature: tuple = ()
         self._observer: Observer | None = None
         self._server: socketserver.UnixStreamServer | None = None
@@ -244,6 +263,9 @@ class Daemon:
     # -- building -------------------------------------------------------------------------
 
     def _build_loop(self) -> None:
+        """Build each settled burst of changes; between bursts, run the requests' jobs and
+        check the watches. Every build ends as a published result, whatever it raised, so a
+        request waiting for it always gets an answer."""
         while not self.stopping.is_set():
             self.state = "idle"
             with self.finished:
@@ -251,18 +273,19 @@ class Daemon:
             changed = self.changes.take(self.config.settle, self.stopping, WATCH_CHECK)
             if changed is None:
                 break
-            if not changed:
+            if changed:
+                self._publish(self.build_once(changed))
+            else:
                 self._run_jobs()
-                self._check_watches()  # a directory moved or replaced reports no event
-                continue
-            self.state = "building"
-            self._signature = spec_signature(self.config.location)
-            result = self.build_once(changed)
-            with self.finished:
-                self.builds += 1
-                self.result = result
-                self.finished.notify_all()
-            self.announce("\n".join([result["line"], *result.get("errors", [])]))
+                # a directory moved or replaced reports no event
+                self.survive(self._check_watches, "checking the watched directories")
+
+    def _publish(self, result: dict) -> None:
+        with self.finished:
+            self.builds += 1
+            self.result = result
+            self.finished.notify_all()
+        self.announce("\n".join([result["line"], *result.get("errors", [])]))
 
     def _run_jobs(self) -> None:
         for job, done in self.changes.take_jobs():
@@ -275,25 +298,27 @@ class Daemon:
             return work()
         except GradshardError as error:
             return {"ok": False, "error": str(error)}
-        except Exception as error:
-            self.log.error("internal error in %s:\n%s", what, traceback.format_exc())
-            return {"ok": False, "error": f"internal error: {error}"}
+        except SURVIVED as error:
+            self._log_failure(what, error)
+            return {"ok": False, "error": f"internal error: {type(error).__name__}: {error}"}
+
+    def survive(self, work: Callable[[], object], what: str) -> None:
+        """work(), its failure logged instead of ending the builder."""
+        try:
+            work()
+        except SURVIVED as error:
+            self._log_failure(what, error)
+
+    def _log_failure(self, what: str, error: BaseException) -> None:
+        summary = f"{what}: {type(error).__name__}: {error}"
+        if summary != self._last_failure:
+            self.log.error("failure in %s\n%s", summary, traceback.format_exc())
+        self._last_failure = summary
 
     def build_once(self, changed: list[str]) -> dict:
+        self.state = "building"
         started = time.perf_counter()
-        try:
-            result = self._build()
-        except SpecError as error:
-            result = self._spec_failure(error)
-        except CompileError as error:
-            result = {"ok": False, "failed": list(error.failed),
-                      "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
-        except GradshardError as error:
-            result = {"ok": False, "errors": [f"gradshard: error: {error}"]}
-        except Exception as error:  # a bug: reported, logged, and the daemon goes on
-            self.log.error("internal error in a build:\n%s", traceback.format_exc())
-            result = {"ok": False, "errors": [f"gradshard: internal error: "
-                                              f"{type(error).__name__}: {error}"]}
+        result = self._outcome()
         result["seconds"] = round(time.perf_counter() - started, 4)
         result["changed"] = changed
         result["finished"] = time.time()
@@ -302,6 +327,35 @@ class Daemon:
         for error in result.get("errors", []):
             self.log.info("%s", error)
         return result
+
+    def _outcome(self) -> dict:
+        """The build's result, never an exception: a bug, or a failure while reporting a
+        failure, is an internal error in the result (and in the log)."""
+        try:
+            return self._reported_build()
+        except SURVIVED as error:
+            self._log_failure("a build", error)
+            return {"ok": False, "exit": InternalError.exit_code,
+                    "errors": [f"gradshard: internal error: {type(error).__name__}: {error} "
+                               f"(a bug in gradshard; the daemon's log has the traceback)"]}
+
+    def _reported_build(self) -> dict:
+        """The build's result, its errors reported as the command line reports them."""
+        try:
+            self._signature = spec_signature(self.config.location)
+            return self._build()
+        except SpecError as error:
+            return self._spec_failure(error)
+        except CompileError as error:
+            return {"ok": False, "exit": error.exit_code, "failed": list(error.failed),
+                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
+        except GradshardError as error:
+            return {"ok": False, "exit": error.exit_code, "errors": [error_text(error)]}
+        except OSError as error:  # the machine's failure (an unreadable directory), else a bug
+            failure = EnvironmentFailure.from_os_error(error)
+            if failure is None:
+                raise
+            return {"ok": False, "exit": failure.exit_code, "errors": [error_text(failure)]}
 
     def _build(self) -> dict:
         outcome = build_command(self.config.location, self.config.out, self.session)
@@ -313,7 +367,7 @@ class Daemon:
     def _spec_failure(self, error: SpecError) -> dict:
         location = self.config.location
         texts = spec_texts_of(location)
-        return {"ok": False,
+        return {"ok": False, "exit": error.exit_code,
                 "problems": [problem_json(p, location) for p in error.problems],
                 "errors": [format_problem(p, location, texts) for p in error.problems]}
 
@@ -335,10 +389,13 @@ class Daemon:
         return {"ok": False, "error": f"unknown request {kind!r}",
                 "hint": "requests: status, build, wait, affected, shutdown"}
 
+    def activity(self) -> str:
+        """starting, idle, pending (changes wait to settle) or building."""
+        return "pending" if self.state == "idle" and self.changes.paths else self.state
+
     def status(self) -> dict:
-        state = "pending" if self.state == "idle" and self.changes.paths else self.state
-        return {"ok": True, "state": state, "builds": self.builds, **self.description(),
-                "last": self.result}
+        return {"ok": True, "state": self.activity(), "builds": self.builds,
+                **self.description(), "last": self.result}
 
     def _wait_for_build(self) -> dict:
         with self.finished:
@@ -366,6 +423,9 @@ class Daemon:
 
 class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    # The system's largest accept queue: a burst of clients (an editor, a build farm's jobs)
+    # waits for the daemon instead of being refused.
+    request_queue_size = socket.SOMAXCONN
 
     def __init__(self, path: str, daemon: Daemon) -> None:
         self.daemon = daemon
@@ -376,21 +436,119 @@ class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             os.umask(old)
 
 
-class RequestHandler(socketserver.StreamRequestHandler):
-    """Newline-delimited JSON: one answer line per request line."""
+class RefusedLine(Exception):
+    """A request line the daemon will not read: too long, or too slow to arrive."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.answer = {"ok": False, "error": message, "hint": hint}
+
+
+class LineReader:
+    """A connection's request lines, each at most `limit` bytes and arriving whole within
+    `timeout` seconds; never holds more than limit + 1 bytes of the connection's data."""
+
+    def __init__(self, connection: socket.socket, limit: int, timeout: float) -> None:
+        self.connection, self.limit, self.timeout = connection, limit, timeout
+        self.pending = bytearray()
+
+    def next_line(self) -> bytes | None:
+        """The next line without its newline; None once the client has closed its side.
+        RefusedLine when the line is too long or does not arrive in time."""
+        deadline = time.monotonic() + self.timeout
+        scanned = 0
+        while (end := self.pending.find(b"\n", scanned)) < 0:
+            scanned = len(self.pending)
+            if scanned > self.limit:
+                raise self._too_long()
+            chunk = self._receive(deadline, self.limit + 1 - scanned)
+            if not chunk:
+                return None
+            self.pending += chunk
+        if end > self.limit:
+            raise self._too_long()
+        line = bytes(self.pending[:end])
+        del self.pending[:end + 1]
+        return line
+
+    def _receive(self, deadline: float, most: int) -> bytes:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            self.connection.settimeout(remaining)
+            return self.connection.recv(min(most, 1 << 16))
+        except TimeoutError:
+            raise RefusedLine(f"no complete request line within {self.timeout:g} s: "
+                              "the connection is closed",
+                              "end each request with a newline; after an idle pause, "
+                              "connect again") from None
+
+    def _too_long(self) -> RefusedLine:
+        return RefusedLine(f"a request line over 1 MiB ({self.limit} bytes) is refused: "
+                           "the connection is closed",
+                           "a request is one small JSON object on one line")
+
+
+class RequestHandler(socketserver.BaseRequestHandler):
+    """Newline-delimited JSON: for each request line, progress lines while the daemon works
+    on it (`{"progress": STATE, "seconds": S}`), then one answer line. A line too long or
+    too slow is answered with an error and the connection closed, the rest of it unread."""
 
     def handle(self) -> None:
+        lines = LineReader(self.request, REQUEST_LIMIT, REQUEST_TIMEOUT)
+        try:
+            while (line := lines.next_line()) is not None:
+                self._send(self._answer(line))
+        except RefusedLine as refused:
+            self._send_last(refused.answer)
+        except OSError:
+            pass  # the client went away or stopped reading: nobody to answer
+
+    def _answer(self, line: bytes) -> dict:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, nested too deep
+            return {"ok": False, "error": f"not JSON: {type(error).__name__}: {error}"}
+        return self._answer_with_progress(message if isinstance(message, dict) else {})
+
+    def _answer_with_progress(self, request: dict) -> dict:
+        """The daemon's answer, computed on a thread of its own while this one tells the
+        client, every PROGRESS_INTERVAL, that the daemon is alive and working."""
         daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
-        for line in self.rfile:
+        answer: Future = Future()
+        work = partial(daemon.guarded, partial(daemon.answer, request),
+                       f"a {str(request.get('request'))!r:.60} request")
+        threading.Thread(target=_resolve, args=(answer, work), name="request",
+                         daemon=True).start()
+        started = time.monotonic()
+        while True:
             try:
-                message = json.loads(line)
-            except json.JSONDecodeError as error:
-                answer = {"ok": False, "error": f"not JSON: {error}"}
-            else:
-                request = message if isinstance(message, dict) else {}
-                answer = daemon.guarded(partial(daemon.answer, request), f"answering {line!r}")
-            self.wfile.write(json.dumps(answer).encode() + b"\n")
-            self.wfile.flush()
+                return answer.result(timeout=PROGRESS_INTERVAL)
+            except NotYet:
+                self._send({"progress": daemon.activity(),
+                            "seconds": round(time.monotonic() - started, 1)})
+
+    def _send(self, message: dict) -> None:
+        self.request.settimeout(SEND_TIMEOUT)
+        self.request.sendall(json.dumps(message).encode() + b"\n")
+
+    def _send_last(self, message: dict) -> None:
+        """The answer before closing; a client that went away meanwhile misses nothing."""
+        try:
+            self._send(message)
+        except OSError:
+            pass
+
+
+def _resolve(answer: Future, work: Callable[[], dict]) -> None:
+    answer.set_result(work())
+
+
+def error_text(error: GradshardError) -> str:
+    """An error as the command line prints it: the message, then the hint when there is one."""
+    hint = getattr(error, "hint", "")
+    return f"gradshard: error: {error}" + (f"\n  hint: {hint}" if hint else "")
 
 
 def rebuild_line(result: dict, location: SpecLocation) -> str:

@@ -18,8 +18,8 @@ from pathlib import Path
 from gradshard.pipeline.errors import CompileError, SpecError, UsageError
 
 from .defaults import default_cache_dir
-from .daemon_runtime import (DaemonPaths, daemon_paths, print_status, request,
-                             running_daemon)
+from .daemon_runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths, NoAnswer,
+                             daemon_paths, exchange, print_status, request, running_daemon)
 from .spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
@@ -180,7 +180,10 @@ def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
     running = running_daemon(paths)
     if not running or running.get("options") != build_options(args):
         return None  # none runs, or it builds something else: build here
-    answer = request(paths, {"request": "build"}, timeout=None)
+    try:
+        answer = exchange(paths, {"request": "build"}, SILENCE_LIMIT)
+    except NoAnswer as failure:
+        return _build_here_instead(paths, running, failure)
     if answer is None:
         return None
     if args.json:
@@ -190,8 +193,28 @@ def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
         print(answer.get("text", answer.get("line", "")) + f"\n  (built by the daemon, pid "
               f"{running['pid']})")
     else:
-        for error in answer.get("errors", []):
+        for error in answer.get("errors", []) or [f"gradshard: error: {answer.get('error')}"]:
             print(error, file=sys.stderr)
-    if answer.get("ok"):
-        return EXIT_OK
+    return EXIT_OK if answer.get("ok") else _exit_code_of(answer)
+
+
+def _exit_code_of(answer: dict) -> int:
+    """The exit code of the daemon's failed build (a daemon older than "exit": from the
+    kind of failure)."""
+    if isinstance(answer.get("exit"), int):
+        return answer["exit"]
     return CompileError.exit_code if answer.get("failed") else SpecError.exit_code
+
+
+def _build_here_instead(paths: DaemonPaths, running: dict, failure: NoAnswer) -> None:
+    """Say why the daemon's build is given up (on stderr: stdout may be --json's); None, so
+    that `gradshard build` builds by itself."""
+    pid = running.get("pid", "?")
+    if isinstance(failure, ClosedUnanswered):
+        hint = (f"it may have crashed: its log is {paths.log}, its last words "
+                f"{paths.log.with_suffix('.out')}")
+    else:
+        hint = f"is it stopped (kill -CONT {pid} resumes it) or stuck? its log is {paths.log}"
+    print(f"gradshard: warning: the daemon (pid {pid}, socket {paths.socket}) {failure}; "
+          f"building here instead\n  hint: {hint}", file=sys.stderr)
+    return None

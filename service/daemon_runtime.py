@@ -4,7 +4,8 @@ lock, and the one request a client sends.
 One daemon serves one (spec, cache) pair. Its files are named by a hash of the two paths:
 
     $XDG_RUNTIME_DIR/gradshard/        (else /tmp/gradshard-<uid>/), mode 0700, owned by us
-      <key>.sock   the unix socket (0600): newline-delimited JSON requests and answers
+      <key>.sock   the unix socket (0600): newline-delimited JSON requests and answers,
+                   progress lines ({"progress": …}) before an answer that takes a while
       <key>.lock   held (flock) while the daemon runs; holds its pid, spec, out and cache
     <cache>/logs/daemon-<key>.log      its log, rotated
 
@@ -27,6 +28,11 @@ from typing import NamedTuple
 import xxhash
 
 from .defaults import default_cache_dir, installed_torchgen
+
+# Seconds a client waits for the next line from a daemon working on its request. The daemon
+# sends a progress line at least every 2 s while it works (a cold compile takes minutes), so
+# this much silence means it is stopped, stuck or gone.
+SILENCE_LIMIT = 10.0
 
 
 class DaemonPaths(NamedTuple):
@@ -118,25 +124,60 @@ def running_daemon(paths: DaemonPaths) -> dict | None:
         os.close(fd)
 
 
-def request(paths: DaemonPaths, message: dict, timeout: float | None = 5.0) -> dict | None:
-    """Send one request and read its answer; None when no daemon answers on the socket."""
+class NoAnswer(Exception):
+    """A daemon took the request (or should have) but gave no answer; says what happened."""
+
+
+class ClosedUnanswered(NoAnswer):
+    """The daemon closed the connection without answering: it died, or is stopping."""
+
+
+def request(paths: DaemonPaths, message: dict, timeout: float = 5.0) -> dict | None:
+    """Send one request and read its answer; None when no daemon answers on the socket (none
+    listens, or it closed the connection unanswered). Silence for `timeout` seconds, or any
+    other failure to talk to it, is a usage error."""
+    try:
+        return exchange(paths, message, timeout)
+    except ClosedUnanswered:
+        return None
+    except NoAnswer as failure:
+        raise usage_error(f"the daemon at {paths.socket} {failure}",
+                          "gradshard daemon logs shows what it is doing") from None
+
+
+def exchange(paths: DaemonPaths, message: dict, silence: float) -> dict | None:
+    """Send one request and return its answer, skipping the progress lines before it; None
+    when nothing listens on the socket. NoAnswer when the daemon sends nothing for `silence`
+    seconds, closes the connection unanswered, or cannot be talked to."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(timeout)
+            connection.settimeout(silence)
             connection.connect(str(paths.socket))
             connection.sendall(json.dumps(message).encode() + b"\n")
-            answer = b""
-            while not answer.endswith(b"\n"):
-                chunk = connection.recv(1 << 16)
-                if not chunk:
-                    break
-                answer += chunk
+            with connection.makefile("rb") as lines:
+                return _answer_among(lines)
     except (FileNotFoundError, ConnectionRefusedError):
         return None
+    except TimeoutError:
+        raise NoAnswer(f"sent nothing for {silence:g} s") from None
+    except (ConnectionResetError, BrokenPipeError):
+        raise ClosedUnanswered("closed the connection without answering") from None
     except OSError as error:
-        raise usage_error(f"the daemon at {paths.socket} did not answer: {error}",
-                          "gradshard daemon logs shows what it is doing") from None
-    return json.loads(answer) if answer.strip() else None
+        raise NoAnswer(f"could not be reached: {error.strerror or error}") from None
+
+
+def _answer_among(lines) -> dict:
+    """The first line that is not progress (`{"progress": …}`), as a JSON object."""
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise NoAnswer(f"answered something that is not JSON: {line[:80]!r}") from None
+        if not isinstance(message, dict):
+            raise NoAnswer(f"answered something that is not a JSON object: {line[:80]!r}")
+        if "progress" not in message:
+            return message
+    raise ClosedUnanswered("closed the connection without answering")
 
 
 def status_text(answer: dict) -> str:
