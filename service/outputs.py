@@ -170,16 +170,20 @@ def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]
     its content is left alone, the others are loaded (`load`) and written, all or none;
     files an earlier build wrote that this one does not produce are removed, as are
     temporary files a killed build left behind. A name that would leave out_dir raises
-    UnsafeOutputName before anything is written (in `files`) or is ignored (in `previous`)."""
+    UnsafeOutputName before anything is written (in `files`) or is ignored (in `previous`).
+    Names may have directories (`pch/formulas.h`): they are created inside out_dir."""
     _make_directory(out_dir)
     paths = _paths_inside(out_dir, files)
+    for parent in sorted({path.parent for path in paths.values()} - {out_dir}):
+        _make_directory(parent)
     stale = sorted(n for n in files if file_hash(paths[n]) != files[n])
     texts = load(stale) if stale else {}
     write_all(out_dir, {paths[name]: texts[name].encode("utf-8") for name in stale})
     report = WriteReport(written=stale, unchanged=sorted(n for n in files if n not in stale))
     previous = set(previous)
     report.removed = _remove_previous(out_dir, sorted(previous - set(files)))
-    _remove_leftovers(out_dir, set(files) | previous)
+    earlier = [path for name in previous if (path := path_inside(out_dir, name)) is not None]
+    _remove_leftovers([*paths.values(), *earlier])
     return report
 
 
@@ -201,14 +205,17 @@ def _remove_previous(out_dir: Path, names: list[str]) -> list[str]:
     return removed
 
 
-def _remove_leftovers(out_dir: Path, names: set[str]) -> None:
-    """Temporary files of writes that never finished (the writer was killed): any older than
-    a minute, since a live write takes milliseconds and may belong to a concurrent build."""
+def _remove_leftovers(owners: list[Path]) -> None:
+    """Temporary files of writes to these paths that never finished (the writer was killed):
+    any older than a minute, since a live write takes well under that and may belong to a
+    concurrent build."""
     horizon = time.time() - 60
-    for leftover in out_dir.glob(".*.tmp"):
-        owner = leftover.name[1:].rsplit(".", 2)[0]
-        try:
-            if owner in names and leftover.stat().st_mtime < horizon:
-                leftover.unlink()
-        except OSError:
-            pass
+    known = set(owners)
+    for directory in {owner.parent for owner in known}:
+        for leftover in directory.glob(".*.tmp"):
+            try:
+                if (directory / leftover.name[1:].rsplit(".", 2)[0] in known
+                        and leftover.stat().st_mtime < horizon):
+                    leftover.unlink()
+            except OSError:
+                pass

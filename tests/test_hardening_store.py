@@ -23,6 +23,7 @@ import pytest
 
 from conftest import MINI_SPEC, mini_spec_pair
 from gradshard.cache import store as store_module
+from gradshard.cache.maintenance import LEASE_EXPIRY_SECONDS
 from gradshard.cache.store import DB_FILE, Store, blob_hash, row_check
 from gradshard.cache.store import safe_relative_path
 from gradshard.cache.version import code_version
@@ -324,3 +325,22 @@ def test_gc_leaves_what_a_running_build_holds(tmp_path, mini):
     assert done.returncode == 0, done.stderr
     assert _stored(cache, [written, read]) == set()
     assert built(base, tmp_path / "out-2", cache)["tasks"]["run"] == 0  # recorded builds kept
+
+
+def test_a_lease_not_renewed_for_too_long_is_ignored(tmp_path, mini):
+    base, _ = mini
+    cache = tmp_path / "cache"
+    built(base, tmp_path / "out", cache)
+    store = Store.open(cache, print)
+    try:
+        running = store.begin_build("hung-spec", "hung-out")  # this process: alive
+        written = _put_text(store, running, "written by a hung build")
+        with sqlite3.connect(cache / DB_FILE) as db:
+            db.execute("UPDATE leases SET heartbeat = heartbeat - ? WHERE build = ?",
+                       (LEASE_EXPIRY_SECONDS + 60, running))
+        done = gradshard("gc", "--cache", str(cache), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["running_builds"] == 0
+        assert _stored(cache, [written]) == set()
+    finally:
+        store.close()
