@@ -308,6 +308,8 @@ class Daemon:
             work()
         except SURVIVED as error:
             self._log_failure(what, error)
+        else:
+            self._last_failure = ""  # the same failure coming back is news again
 
     def _log_failure(self, what: str, error: BaseException) -> None:
         summary = f"{what}: {type(error).__name__}: {error}"
@@ -485,8 +487,8 @@ class LineReader:
                               "connect again") from None
 
     def _too_long(self) -> RefusedLine:
-        return RefusedLine(f"a request line over 1 MiB ({self.limit} bytes) is refused: "
-                           "the connection is closed",
+        return RefusedLine(f"a request line over {self.limit / (1 << 20):g} MiB "
+                           f"({self.limit} bytes) is refused: the connection is closed",
                            "a request is one small JSON object on one line")
 
 
