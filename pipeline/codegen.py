@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .differentiability import EntryInfos
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .matching import MatchResult
 from .nodes import BackwardNode, backward_node
@@ -53,10 +52,6 @@ class Codegen:
         return self.analysis.nodes
 
 
-def entry_label(entry: EntryInfos) -> str:
-    return entry.entry_name.split("(", 1)[0]
-
-
 def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list[Problem]]:
     """A node per info with derivatives, in torchgen's order (get_infos_with_derivatives_list),
     and a problem naming the derivatives entry of every node that cannot be built."""
@@ -69,7 +64,7 @@ def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list
             try:
                 nodes.append(backward_node(keyed.info))
             except RuleViolation as violation:
-                problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry_label(entry)))
+                problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry.entry_label))
     return tuple(nodes), problems
 
 

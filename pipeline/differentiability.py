@@ -25,7 +25,7 @@ from .cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments, r
                   wrap, BOOL, INT64, LAYOUT, SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
                   TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
 from .derivatives import DEFAULT_KEY, DerivativeEntry, DispatchFormulas, Formula
-from .errors import RuleViolation, did_you_mean
+from .errors import RuleViolation, SpecFile, did_you_mean
 from .native import NativeFunction
 from .records import Record
 from .schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
@@ -59,16 +59,22 @@ class SavedAttribute(Record):
 
 @dataclass(frozen=True, slots=True)
 class Derivative(Record):
+    """A backward formula; `line_in_entry` is its line in its derivatives.yaml entry, so that
+    later stages (matching, foreach synthesis) can blame the formula itself."""
+
     formula: str
     original_formula: str
     var_names: tuple[str, ...]
     saved_inputs: tuple[SavedAttribute, ...] = ()
     saved_outputs: tuple[SavedAttribute, ...] = ()
     named_gradients: tuple[str, ...] = ()
+    line_in_entry: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class ForwardDerivative(Record):
+    """A forward formula; `line_in_entry` as for `Derivative`."""
+
     formula: str
     var_names: tuple[str, ...]
     var_types: tuple[SchemaType, ...]
@@ -76,6 +82,7 @@ class ForwardDerivative(Record):
     required_inputs_primal: tuple[str, ...] | None = None
     required_original_self_value: bool = False
     is_reusing_outplace_formula: bool = False
+    line_in_entry: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +130,20 @@ class EntryInfos(Record):
 
     def info_for(self, key: str) -> DifferentiabilityInfo | None:
         return next((k.info for k in self.infos if k.dispatch_key == key), None)
+
+    @property
+    def entry_label(self) -> str:
+        """How problems name the derivatives.yaml entry (spec.py: entry_label of its text)."""
+        return self.entry_name.split("(", 1)[0]
+
+
+def formula_violation(rule: str, message: str, hint: str, entry: EntryInfos,
+                      line_in_entry: int) -> RuleViolation:
+    """A fault in one of the entry's formulas found by a later stage (matching, foreach
+    synthesis): blamed on that formula, where the user's edit is; the message names the
+    native function that exposed it."""
+    return RuleViolation(rule, message, hint, line_in_entry=line_in_entry,
+                         entry=entry.entry_label, file=SpecFile.DERIVATIVES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +390,8 @@ class _KeyInfoBuilder:
                                     f"{len(func.returns)} output(s)", "index grads from 0",
                                     line_in_entry=formula.line_in_entry)
         named = tuple(sorted(g for g in available if uses_ident(text, g)))
-        return Derivative(text, formula.formula, names, saved_inputs, saved_outputs, named)
+        return Derivative(text, formula.formula, names, saved_inputs, saved_outputs, named,
+                          formula.line_in_entry)
 
     def forward_derivative(self, formula: Formula, names: tuple[str, ...]) -> ForwardDerivative:
         """load_derivatives.py: create_forward_derivative."""
@@ -388,7 +410,8 @@ class _KeyInfoBuilder:
                 formula, f"'{names[0]}' is neither an argument nor an output of "
                 f"{self.fn.func.name}", did_you_mean(names[0], self.arg_names) or
                 "backward formulas are keyed by argument names, forward ones by output names")
-        return ForwardDerivative(formula.formula, names, tuple(types))
+        return ForwardDerivative(formula.formula, names, tuple(types),
+                                 line_in_entry=formula.line_in_entry)
 
     def _numbered_result_types(self, formula: Formula, names: tuple[str, ...]) -> list[SchemaType]:
         returns = self.fn.func.returns

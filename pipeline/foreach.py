@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .cpp import CppBinding, TENSOR_LIST, argument_ctype
 from .differentiability import (DEFAULT_KEY, Derivative, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, KeyedInfo, SavedAttribute)
+                                ForwardDerivative, KeyedInfo, SavedAttribute, formula_violation)
 from .errors import RuleViolation
 from .native import NativeFunction
 from .schema import Argument, FunctionSchema, SchemaKind, TENSOR, TypeForm
@@ -74,15 +74,16 @@ def synthesized_infos(fn: NativeFunction, signature: FunctionSchema,
     (api/autograd.py: gen_foreach_derivativeinfo)."""
     info = reference.info_for(DEFAULT_KEY)
     assert info is not None
-    synthesized = _ForeachSynthesis(fn, signature, info).info()
+    synthesized = _ForeachSynthesis(fn, signature, reference, info).info()
     return EntryInfos(fn.func, (KeyedInfo(DEFAULT_KEY, synthesized),), reference.entry_name,
                       (None,))
 
 
 class _ForeachSynthesis:
-    def __init__(self, fn: NativeFunction, signature: FunctionSchema,
+    def __init__(self, fn: NativeFunction, signature: FunctionSchema, entry: EntryInfos,
                  reference: DifferentiabilityInfo) -> None:
         self.fn = fn
+        self.entry = entry  # the reference's derivatives.yaml entry, blamed for its formulas
         self.reference = reference
         mine = fn.func.arguments.non_out
         self.renamed = {ref.name: arg.name for arg, ref in zip(mine, signature.arguments.non_out)}
@@ -110,21 +111,28 @@ class _ForeachSynthesis:
         formula = derivative.formula.replace("grad", "grads[i]").replace("result", "result[i]")
         saved_inputs = []
         for saved in derivative.saved_inputs:
-            formula, attribute = self.saved_input(formula, saved)
+            formula, attribute = self.saved_input(formula, saved, derivative.line_in_entry)
             saved_inputs.append(attribute)
-        saved_outputs = tuple(self.saved_output(s) for s in derivative.saved_outputs)
+        saved_outputs = tuple(self.saved_output(s, derivative.line_in_entry)
+                              for s in derivative.saved_outputs)
         var_names = tuple(self.renamed[n] for n in derivative.var_names)
-        return Derivative(formula, derivative.formula, var_names, tuple(saved_inputs), saved_outputs)
+        return Derivative(formula, derivative.formula, var_names, tuple(saved_inputs),
+                          saved_outputs, line_in_entry=derivative.line_in_entry)
 
-    def saved_input(self, formula: str, saved: SavedAttribute) -> tuple[str, SavedAttribute]:
-        """The reference's saved value becomes the whole foreach argument, indexed per tensor."""
+    def saved_input(self, formula: str, saved: SavedAttribute,
+                    line_in_entry: int) -> tuple[str, SavedAttribute]:
+        """The reference's saved value becomes the whole foreach argument, indexed per tensor
+        (gen_foreach_derivativeinfo's map_refarg2foreacharg lookup, a KeyError there)."""
         referenced = saved.expr.split(".")[0]
         if referenced not in self.renamed:
-            raise RuleViolation(
+            raise formula_violation(
                 "foreach.unmappable-saved-value",
                 f"{self.fn.func.name} cannot reuse the saved value '{saved.expr}' of "
-                f"{self.reference.func.func.name}", "define the foreach op's derivatives in "
-                "derivatives.yaml")
+                f"{self.reference.func.func.name}'s formula",
+                f"{self.fn.func.name} reuses this formula per tensor and can only map saved "
+                "values of the form 'argument' or 'argument.method()'; change the formula, or "
+                f"give {self.fn.func.name} its own entry",
+                self.entry, line_in_entry)
         name = self.renamed[referenced]
         argument = self.argument[name]
         indexed = name + "[i]" if argument.type.form is TypeForm.LIST else name
@@ -133,13 +141,15 @@ class _ForeachSynthesis:
                                symint=False)
         return formula, SavedAttribute(name, ctype.without_const_ref(), name)
 
-    def saved_output(self, saved: SavedAttribute) -> SavedAttribute:
+    def saved_output(self, saved: SavedAttribute, line_in_entry: int) -> SavedAttribute:
         if saved.name != "result":
-            raise RuleViolation(
+            raise formula_violation(
                 "foreach.unmappable-saved-value",
                 f"{self.fn.func.name} cannot reuse the saved output '{saved.name}' of "
-                f"{self.reference.func.func.name}; only 'result' maps to the foreach results",
-                "define the foreach op's derivatives in derivatives.yaml")
+                f"{self.reference.func.func.name}'s formula; only 'result' maps to the "
+                "foreach results",
+                f"change the formula, or give {self.fn.func.name} its own entry",
+                self.entry, line_in_entry)
         return SavedAttribute("result", TENSOR_LIST, "result")
 
     def forward(self, forward: ForwardDerivative) -> ForwardDerivative:
@@ -157,7 +167,7 @@ class _ForeachSynthesis:
             primals = [arg.name if n == ref.name else n for n in primals]
         return ForwardDerivative(formula, tuple(names), tuple(types), tuple(tangents),
                                  tuple(primals), forward.required_original_self_value,
-                                 forward.is_reusing_outplace_formula)
+                                 forward.is_reusing_outplace_formula, forward.line_in_entry)
 
     def forward_formula(self, formula: str, arg: Argument, ref: Argument) -> str:
         if arg.type.form is TypeForm.LIST and not arg.type.is_tensor_like():

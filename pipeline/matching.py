@@ -13,11 +13,12 @@ In-place functions get their forward formulas rewritten to update the tangent in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from .differentiability import (IDENT_REGEX, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, InfoSummary, summarize_infos, uses_ident)
+                                ForwardDerivative, InfoSummary, formula_violation,
+                                summarize_infos, uses_ident)
 from .errors import Problem, RuleViolation, SpecFile
 from .foreach import (borrowed_infos, is_foreach, is_reference_for,
                       reference_without_default, searches_non_functional, synthesized_infos)
@@ -203,6 +204,7 @@ def match_infos(functions: Sequence[NativeFunction],
                                 [summarize_infos(e) for e in infos])
     all_infos: list[EntryInfos | None] = list(infos)
     matches: dict[int, FunctionMatch] = {}
+    formula_faults = _FormulaFaults()
     for step in plan.steps:
         fn = functions[step.function]
         try:
@@ -214,10 +216,40 @@ def match_infos(functions: Sequence[NativeFunction],
             if found is not None:  # else it borrows from a synthesis that failed: reported
                 matches[step.function] = match_function(fn, step, found)
         except RuleViolation as violation:
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
+            problem = violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name))
+            if problem.file is SpecFile.DERIVATIVES:
+                formula_faults.add(problem, str(fn.func.name))
+            else:
+                problems.append(problem)
     ordered = tuple(matches.get(p) or FunctionMatch(str(functions[p].func.name))
                     for p in plan.order)
-    return MatchResult(ordered, tuple(e for e in all_infos if e is not None)), problems
+    return (MatchResult(ordered, tuple(e for e in all_infos if e is not None)),
+            problems + formula_faults.problems())
+
+
+class _FormulaFaults:
+    """Problems blamed on a derivatives.yaml formula: several functions reusing one formula
+    (add_.Tensor and _foreach_add_.List both borrow add.Tensor's) hit one fault, reported
+    once, naming every function it breaks."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple, Problem] = {}
+        self.functions: dict[tuple, list[str]] = {}
+
+    def add(self, problem: Problem, function: str) -> None:
+        place = (problem.entry, problem.line_in_entry, problem.rule)
+        self.first.setdefault(place, problem)
+        self.functions.setdefault(place, []).append(function)
+
+    def problems(self) -> list[Problem]:
+        return [self._merged(problem, self.functions[place][1:])
+                for place, problem in self.first.items()]
+
+    @staticmethod
+    def _merged(problem: Problem, others: list[str]) -> Problem:
+        if not others:
+            return problem
+        return replace(problem, message=f"{problem.message} (also for {', '.join(others)})")
 
 
 def match_function(fn: NativeFunction, step: MatchStep, found: EntryInfos) -> FunctionMatch:
@@ -247,25 +279,27 @@ def _function_match(fn: NativeFunction, found: EntryInfos | None, exact: bool) -
     inplace = fn.func.kind() is SchemaKind.INPLACE
     if inplace:
         _check_inplace_strides(fn, found)
-    forwards = tuple(KeyedForwards(k.dispatch_key, _forwards_for(fn, k.info, exact, inplace))
+    forwards = tuple(KeyedForwards(k.dispatch_key, _forwards_for(fn, k.info, found, exact, inplace))
                      for k in found.infos)
     return FunctionMatch(str(fn.func.name), found, exact, forwards)
 
 
 def _check_inplace_strides(fn: NativeFunction, found: EntryInfos) -> None:
+    """api/autograd.py: match_differentiability_info's '.strides()' check, blamed on the
+    formula."""
     for k in found.infos:
         for derivative in k.info.derivatives:
             if "self" in derivative.var_names and any(
                     "strides_or_error" in s.expr for s in derivative.saved_inputs):
-                raise RuleViolation(
+                raise formula_violation(
                     "match.inplace-strides",
                     f"the self formula used by the in-place {fn.func.name} calls .sym_strides()",
                     "in-place functions cannot save strides of self; write a formula "
-                    "without them")
+                    "without them", found, derivative.line_in_entry)
 
 
-def _forwards_for(fn: NativeFunction, info: DifferentiabilityInfo, exact: bool,
-                  inplace: bool) -> tuple[ForwardDerivative, ...]:
+def _forwards_for(fn: NativeFunction, info: DifferentiabilityInfo, found: EntryInfos,
+                  exact: bool, inplace: bool) -> tuple[ForwardDerivative, ...]:
     if not info.forward_derivatives or not inplace:
         return info.forward_derivatives
     if len(info.forward_derivatives) != 1:
@@ -273,22 +307,25 @@ def _forwards_for(fn: NativeFunction, info: DifferentiabilityInfo, exact: bool,
                             f"the in-place {fn.func.name} has "
                             f"{len(info.forward_derivatives)} forward formulas",
                             "an in-place function has one output, so one forward formula")
-    return (inplace_forward(fn, info, exact),)
+    return (inplace_forward(fn, info, found, exact),)
 
 
-def inplace_forward(fn: NativeFunction, info: DifferentiabilityInfo,
+def inplace_forward(fn: NativeFunction, info: DifferentiabilityInfo, found: EntryInfos,
                     exact: bool) -> ForwardDerivative:
     """The forward formula of an in-place function: `result` is self, and a reused
     out-of-place formula reads the original self and writes the tangent in place
-    (api/autograd.py: match_differentiability_info's in-place handling)."""
+    (api/autograd.py: match_differentiability_info's in-place handling). `found` is the
+    entry the formula comes from, blamed when the formula reads self_p."""
     forward = info.forward_derivatives[0]
     formula = forward.formula
     if uses_ident(formula, "self_p"):
         if exact:
-            raise RuleViolation(
+            raise formula_violation(
                 "match.inplace-uses-self",
-                f"the forward formula of {fn.func.name} uses self_p, the value being overwritten",
-                "use 'result' (the new value) or 'original_self_p' in in-place formulas")
+                f"the forward formula of the in-place {fn.func.name} uses self_p, the value "
+                "being overwritten",
+                "use 'result' (the new value) or 'original_self_p' (self before the call) in "
+                "in-place formulas", found, forward.line_in_entry)
         formula = _rename_ident(formula, "self_p", "original_self_p")
         formula = _rename_ident(formula, "self_t", "original_self_t")
     formula = _rename_ident(formula, "result", "self_p")
@@ -299,7 +336,8 @@ def inplace_forward(fn: NativeFunction, info: DifferentiabilityInfo,
         formula = _tangent_updated_in_place(formula, info.name)
     original = uses_ident(formula, "original_self_p") or uses_ident(formula, "original_self_t")
     return ForwardDerivative(formula, ("self",), forward.var_types,
-                             forward.required_inputs_fw_grad, primals, original, not exact)
+                             forward.required_inputs_fw_grad, primals, original, not exact,
+                             forward.line_in_entry)
 
 
 def _rename_ident(formula: str, old: str, new: str) -> str:
