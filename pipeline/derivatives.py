@@ -123,8 +123,30 @@ def _formulas(loaded: LoadedEntry, key: str, mapping: dict, skip: tuple[str, ...
                                 f"{type(formula).__name__} {formula!r}, not a C++ expression",
                                 "quote the formula if YAML reads it as another type",
                                 line_in_entry=offset)
+        _reject_preprocessor_lines(names, formula, offset)
         formulas.append(Formula(names, formula, offset))
     return DispatchFormulas(key, tuple(formulas), loaded.offset_of(*path) or 0)
+
+
+def _reject_preprocessor_lines(names: str, formula: str, offset: int) -> None:
+    """gradshard's own rule (torchgen pastes the formula into Functions.cpp as it is): a
+    formula line starting with '#' becomes a preprocessor directive inside a generated
+    function, which breaks the compile of unrelated code. A formula that spans lines is a
+    block scalar ('|' or '>'), whose text starts on the line after its key."""
+    lines = formula.split("\n")
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            raise RuleViolation(
+                "derivatives.preprocessor",
+                f"line {index + 1} of the formula for '{names}' starts with '#': "
+                f"{_quoted(line.strip())}",
+                "a formula is one C++ expression and cannot hold preprocessor lines; inside a "
+                "'|' or '>' block YAML keeps '#' lines as text, so write comments above the "
+                "key instead", line_in_entry=offset + (index + 1 if len(lines) > 1 else 0))
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _output_differentiability(loaded: LoadedEntry) -> tuple[Any, Any]:
