@@ -17,7 +17,7 @@ from .cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype
 from .errors import RuleViolation
 from .native import NativeFunction
 from .python_signature import PyArgument, PyOverload, PyPair, PySignature, group_overloads, \
-    structseq_fieldnames
+    structseq_fieldnames, unpack_method
 from .records import Record
 from .schema import FunctionSchema, Return, SchemaKind, TypeForm, cpp_name
 
@@ -50,8 +50,6 @@ MODULE_OBJECTS = {
 }
 _TENSOR_OPTIONS_FIELDS = {"dtype": "ScalarType?", "device": "Device?", "layout": "Layout?",
                           "pin_memory": "bool?", "requires_grad": "bool?"}
-_DEFAULT_INIT_TYPES = frozenset({"ScalarType?", "ScalarType", "Device", "Device?", "Layout",
-                                 "Layout?", "bool", "bool?"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,43 +232,6 @@ def _dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) ->
 
 def parser_output(index: int, a: PyArgument) -> ParserOutput:
     return ParserOutput(unpack_method(a.type, a.default, a.default_init), index, a.default_init)
-
-
-def unpack_method(t, default: str | None, default_init: str | None) -> str:
-    """The PythonArgParser accessor for a type (api/python.py: arg_parser_unpack_method)."""
-    if default_init is not None and str(t) not in _DEFAULT_INIT_TYPES:
-        raise RuleViolation("python.unsupported-default", f"type '{t}' cannot be unpacked with "
-                            "a default", "only dtype, layout, device and bool take defaults here")
-    with_default = default_init is not None
-    if t.form is TypeForm.BASE:
-        simple = {"Tensor": "tensor", "Stream": "stream", "Storage": "storage", "Scalar": "scalar",
-                  "DeviceIndex": "toInt64", "int": "toInt64", "SymInt": "toSymInt",
-                  "float": "toDouble", "str": "stringView", "MemoryFormat": "memoryformat",
-                  "ScalarType": "scalartype", "Device": "device", "bool": "toBool",
-                  "Layout": "layout"}
-        if t.name in simple:
-            method = simple[t.name]
-            if with_default and t.name in ("ScalarType", "Device", "bool", "Layout"):
-                method += "WithDefault"
-            return method
-    elif t.form is TypeForm.OPTIONAL:
-        if str(t.elem) == "Tensor":
-            return "optionalTensor"
-        if str(t.elem) == "Generator":
-            return "generator"
-        if not with_default and default in (None, "None", "::std::nullopt", "std::nullopt"):
-            return unpack_method(t.elem, None, None) + "Optional"
-        return unpack_method(t.elem, default, default_init)
-    elif t.form is TypeForm.LIST:
-        elem = str(t.elem)
-        if elem == "Tensor":
-            return f"tensorlist_n<{t.size}>" if t.size is not None else "tensorlist"
-        lists = {"Tensor?": "list_of_optional_tensors", "int": "intlist", "float": "doublelist",
-                 "SymInt": "symintlist", "Scalar": "scalarlist"}
-        if elem in lists:
-            return lists[elem]
-    raise RuleViolation("python.unsupported-type", f"type '{t}' is not supported by PythonArgParser",
-                        "bind the function by hand, or use a parser-supported type")
 
 
 def lambda_formals(ps: PySignature, fn: NativeFunction) -> tuple[tuple[str, str], ...]:

@@ -27,6 +27,9 @@ _SAME_NAME_TYPES = frozenset({"Tensor", "bool", "QScheme", "Scalar", "ScalarType
                               "Stream", "SymInt"})
 _RENAMED_TYPES = {"int": "int64_t", "float": "double", "str": "c10::string_view"}
 _NONE_DEFAULTS = frozenset({"nullptr", "::std::nullopt", "std::nullopt", "{}"})
+# Types whose parser accessor takes a default init (api/python.py: arg_parser_unpack_method).
+_DEFAULT_INIT_TYPES = frozenset({"ScalarType?", "ScalarType", "Device", "Device?", "Layout",
+                                 "Layout?", "bool", "bool?"})
 
 
 def argument_type_str(t: SchemaType, *, simple_type: bool = False) -> str:
@@ -61,6 +64,43 @@ def _list_type_str(t: SchemaType, simple_type: bool) -> str:
         return ("c10::List<::std::optional<Tensor>>" if simple_type
                 else "const c10::List<::std::optional<Tensor>> &")
     return f"ArrayRef<{argument_type_str(t.elem, simple_type=simple_type)}>"
+
+
+def unpack_method(t, default: str | None, default_init: str | None) -> str:
+    """The PythonArgParser accessor for a type (api/python.py: arg_parser_unpack_method)."""
+    if default_init is not None and str(t) not in _DEFAULT_INIT_TYPES:
+        raise RuleViolation("python.unsupported-default", f"type '{t}' cannot be unpacked with "
+                            "a default", "only dtype, layout, device and bool take defaults here")
+    with_default = default_init is not None
+    if t.form is TypeForm.BASE:
+        simple = {"Tensor": "tensor", "Stream": "stream", "Storage": "storage", "Scalar": "scalar",
+                  "DeviceIndex": "toInt64", "int": "toInt64", "SymInt": "toSymInt",
+                  "float": "toDouble", "str": "stringView", "MemoryFormat": "memoryformat",
+                  "ScalarType": "scalartype", "Device": "device", "bool": "toBool",
+                  "Layout": "layout"}
+        if t.name in simple:
+            method = simple[t.name]
+            if with_default and t.name in ("ScalarType", "Device", "bool", "Layout"):
+                method += "WithDefault"
+            return method
+    elif t.form is TypeForm.OPTIONAL:
+        if str(t.elem) == "Tensor":
+            return "optionalTensor"
+        if str(t.elem) == "Generator":
+            return "generator"
+        if not with_default and default in (None, "None", "::std::nullopt", "std::nullopt"):
+            return unpack_method(t.elem, None, None) + "Optional"
+        return unpack_method(t.elem, default, default_init)
+    elif t.form is TypeForm.LIST:
+        elem = str(t.elem)
+        if elem == "Tensor":
+            return f"tensorlist_n<{t.size}>" if t.size is not None else "tensorlist"
+        lists = {"Tensor?": "list_of_optional_tensors", "int": "intlist", "float": "doublelist",
+                 "SymInt": "symintlist", "Scalar": "scalarlist"}
+        if elem in lists:
+            return lists[elem]
+    raise RuleViolation("python.unsupported-type", f"type '{t}' is not supported by PythonArgParser",
+                        "bind the function by hand, or use a parser-supported type")
 
 
 def python_default(default: str, t: SchemaType) -> str:
@@ -232,12 +272,25 @@ class PyPair(Record):
 
 
 def python_pair(fn: NativeFunction, method: bool) -> PyPair:
-    """gen_python_functions.py: load_signatures' gen_signature_pairs."""
+    """gen_python_functions.py: load_signatures' gen_signature_pairs, with the argument types
+    checked here rather than when each binding (function and method) is made, so that a bad
+    type is one problem of the function, not one per binding."""
     try:
-        return PyPair(signature_from_schema(fn.func, fn.category_override, method), fn)
+        signature = signature_from_schema(fn.func, fn.category_override, method)
+        check_parser_types(signature)
+        return PyPair(signature, fn)
     except RuleViolation as violation:
         violation.entry = violation.entry or str(fn.func.name)
         raise
+
+
+def check_parser_types(signature: PySignature) -> None:
+    """Every argument has a parser type and an accessor (api/python.py: argument_type_str and
+    arg_parser_unpack_method, which torchgen calls while printing each binding). A method's
+    arguments are its function's minus self, so the function pass finds every fault."""
+    for argument in signature.arguments():
+        argument.parser_str(signature.method)
+        unpack_method(argument.type, argument.default, argument.default_init)
 
 
 def pairs_by_name(pairs: Iterable[PyPair]) -> dict[str, list[PyPair]]:
@@ -261,6 +314,7 @@ def deprecated_pairs(entry: DeprecatedSignature, by_name: Mapping[str, list[PyPa
     result = []
     for pair in matches:
         python = signature_from_schema(entry.schema, pair.function.category_override, method)
+        check_parser_types(python)
         result.append(PyPair(replace(python, deprecated_schema=entry.schema,
                                      deprecated_args_exprs=entry.call_args), pair.function))
     return result

@@ -81,10 +81,12 @@ def view_order(functions: Sequence[NativeFunction]) -> tuple[ViewOrder, list[Pro
             continue
         bucket = buckets.setdefault(str(fn.func.view_signature()), {})
         if kind in bucket:
-            problems.append(_problem(fn, "views.duplicate-kind",
-                                     f"{fn.func.name} and {functions[bucket[kind]].func.name} "
-                                     f"are both '{kind.value}' variants of one view signature",
-                                     "rename one of them or change its arguments"))
+            clash = functions[bucket[kind]]
+            if not _same_signature_and_kind(fn, clash):  # else native.duplicate-signature
+                problems.append(_problem(fn, "views.duplicate-kind",
+                                         f"{fn.func.name} and {clash.func.name} are both "
+                                         f"'{kind.value}' variants of one view signature",
+                                         "rename one of them or change its arguments"))
             continue
         bucket[kind] = position
     ordered: list[int] = []
@@ -97,6 +99,14 @@ def view_order(functions: Sequence[NativeFunction]) -> tuple[ViewOrder, list[Pro
                            if p is not None)
         ordered.extend(bucket.values())
     return ViewOrder(tuple(ordered), tuple(groups)), problems
+
+
+def _same_signature_and_kind(fn: NativeFunction, other: NativeFunction) -> bool:
+    """Whether the two clash in signature groups too (generation.py: signature_groups reports
+    them as native.duplicate-signature), so a view-kind clash is the same fault, not a second
+    one. The view signature only adds the clash of `foo` with a `foo_copy` of one kind."""
+    return (fn.func.kind() is other.func.kind()
+            and str(fn.func.signature()) == str(other.func.signature()))
 
 
 def view_grouping(functions: Sequence[NativeFunction], order: ViewOrder) -> ViewGrouping:

@@ -80,6 +80,23 @@ REJECTED = {
     "list-default-with-derivatives": Case(
         NATIVE, "\n- func: foo(Tensor self, int[] dims=1) -> Tensor\n  dispatch:\n"
                 "    CompositeExplicitAutograd: foo\n", "schema.bad-default"),
+    "inplace-forward-uses-self_p": Case(
+        DERIVATIVES, "\n- name: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n"
+                     "  self: grad\n  other: maybe_multiply(grad, alpha.conj())\n"
+                     "  result: self_p + maybe_multiply(other_t, alpha)\n", "match.inplace-uses-self"),
+    "foreach-unmappable-saved-value": Case(
+        DERIVATIVES, (MINI_SPEC / DERIVATIVES).read_text().replace(
+            "  self: handle_r_to_c(self.scalar_type(), grad)",
+            "  self: handle_r_to_c(self.scalar_type(), grad).as_strided_symint("
+            "TensorGeometry(self).sym_sizes(), TensorGeometry(self).sym_strides())"),
+        "foreach.unmappable-saved-value", replace=True),
+    "duplicate-functional-signature": Case(
+        NATIVE, "\n- func: sum.again(Tensor self, *, ScalarType? dtype=None) -> Tensor\n"
+                "  dispatch:\n    CompositeExplicitAutograd: sum_again\n", "native.duplicate-signature"),
+    "copy-named-twin-of-a-non-view": Case(
+        NATIVE, "\n- func: twin(Tensor self) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: twin\n"
+                "\n- func: twin_copy(Tensor self) -> Tensor\n  dispatch:\n"
+                "    CompositeExplicitAutograd: twin_copy\n", "views.duplicate-kind"),
 }
 # torchgen needs the entry in derivatives.yaml to evaluate the C++ default
 EXTRA = {"list-default-with-derivatives": Case(DERIVATIVES, "\n- name: foo(Tensor self, int[] dims=1) -> Tensor\n"
