@@ -70,7 +70,20 @@ def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list
 
 def bind_python(spec: NativeSpec | ParsedSpec) -> tuple[PythonBindings, list[Problem]]:
     """The Python bindings of a parsed spec, and a problem for each entry that cannot be bound."""
-    return python_bindings(spec.native_functions, spec.deprecated, [t.name for t in spec.tags])
+    bindings, problems = python_bindings(spec.native_functions, spec.deprecated,
+                                         [t.name for t in spec.tags])
+    return bindings, one_per_fault(problems)
+
+
+def one_per_fault(problems: list[Problem]) -> list[Problem]:
+    """The first problem of each rule at each entry: a fault of one function breaks every
+    binding it is part of (its Tensor method and its torch function), and each binding
+    finds it, maybe wording it for its own parser signature."""
+    first: dict[tuple, Problem] = {}
+    for problem in problems:
+        first.setdefault((problem.file, problem.entry, problem.line_in_entry, problem.rule),
+                         problem)
+    return list(first.values())
 
 
 def analyze(texts: SpecTexts) -> Analysis:

@@ -363,7 +363,8 @@ def group_overloads(pairs: Sequence[PyPair]) -> list[PyOverload]:
             raise RuleViolation(
                 "python.duplicate-signature",
                 f"{pair.function.func.name} and {table[key].function.func.name} have the same "
-                f"Python signature {key}", "make the overloads differ in their argument types",
+                f"Python signature {key}{' as Tensor methods' if pair.signature.method else ''}",
+                "make the overloads differ in their argument types",
                 entry=str(pair.function.func.name))
         table[key] = pair
     for key, out in outplaces.items():

@@ -143,10 +143,21 @@ QSCHEME_OP = ("\n- func: qfoo(Tensor self, QScheme q) -> Tensor\n  variants: fun
 DUPLICATE_SUM = ("\n- func: sum.again(Tensor self, *, ScalarType? dtype=None) -> Tensor\n"
                  "  variants: function, method\n  dispatch:\n    CompositeExplicitAutograd: sum_again\n")
 
+SEVEN_TENSORS_OP = ("\n- func: seven(Tensor self) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, "
+                    "Tensor)\n  variants: function, method\n  dispatch:\n"
+                    "    CompositeExplicitAutograd: seven\n")
+SUM_AS_LIST = ("\n- func: sum.again(Tensor self, *, ScalarType? dtype=None) -> Tensor[]\n"
+               "  variants: function, method\n  dispatch:\n    CompositeExplicitAutograd: sum_again\n")
+
 SINGLE_REPORT_FAULTS = {
     # bound as a function and as a method: one fault of the function, not one per binding
     "unsupported-python-type": Fault(NATIVE, "", QSCHEME_OP, NATIVE, "- func: qfoo(",
                                      "python.unsupported-type", "qfoo"),
+    "unsupported-python-return": Fault(NATIVE, "", SEVEN_TENSORS_OP, NATIVE, "- func: seven(",
+                                       "python.unsupported-return", "seven"),
+    "python-signature-clash-in-both-bindings": Fault(NATIVE, "", SUM_AS_LIST, NATIVE,
+                                                     "- func: sum.again(",
+                                                     "python.duplicate-signature", "sum.again"),
     # a second functional sum: not also a clash of view kinds (sum is not a view)
     "duplicate-signature": Fault(NATIVE, "", DUPLICATE_SUM, NATIVE, "- func: sum.again(",
                                  "native.duplicate-signature", "sum.again"),
