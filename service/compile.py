@@ -9,13 +9,20 @@
       obj/<unit>.o                             the objects to link (.log: compiler messages)
       obj/parts/<unit>.o                       edited parts of a merged unit, spliced into it
       build.ninja, compile_commands.json
-    <cache>/pch/<key>/{autograd,python}.h(.gch)   precompiled headers, per header set
-    <cache>/objects/                               objects by content key
+    <cache>/pch/<key>/{autograd,python}.h(.gch)   precompiled headers, per header set (.gch.sum:
+                                                   its size and xxh3-128; .gch.lock: its builder's)
+    <cache>/objects/                               objects by content key (.sum: their xxh3-128)
     <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
 
 Every compile goes through service/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
 ninja runs with -k 0: one failing unit does not stop the others.
+
+The cache directory is input (CI restores it): every key read from it is checked to be a
+key (hex, so no path can hide in it), every stored object, depfile, splice and PCH is checked
+against the sum stored with it before use, and a damaged one is removed with a warning and
+made again. No command is run through a shell of our own; ninja's commands are quoted word
+by word (shlex) and for ninja.
 
 A merged unit compiles many formula units at one compile floor (a cold build). Once its
 object is stored, an edit compiles only the edited parts and splices them over it: a
@@ -41,11 +48,15 @@ import xxhash
 
 from gradshard.pipeline.compile_layout import (PRELUDE_PATH, CompileLayout, CompileUnit,
                                                ShardSettings, estimated_seconds)
-from gradshard.pipeline.errors import CompileError, SpecFile, UsageError
+from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, SpecFile,
+                                       UsageError)
 
 from .build import BuildOutcome
+from .compile_report import (environment_failure, pch_failure_diagnostic,
+                             unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .object_cache import stored_object
+from .object_cache import (DamagedEntry, forget, forget_pch, is_key, load, pch_lock,
+                           pch_problem, remove_pch_leftovers, stored_object)
 from .outputs import sync_outputs, write_atomic
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
@@ -63,6 +74,11 @@ class CompileReport:
     written: int = 0  # compile-directory files rewritten
     seconds: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)  # unit → compiler output
+    warnings: list[str] = field(default_factory=list)  # damaged cache entries, made again
+    # unit → why it failed when its compiler's messages do not say (object_cache's record:
+    # a signal, an OSError such as a full disk)
+    failures: dict[str, dict] = field(default_factory=dict)
+    pch_failures: list[PchFailure] = field(default_factory=list)
 
     def then(self, later: CompileReport) -> CompileReport:
         """This run followed by a retry: what either ran or served; what the retry failed."""
@@ -70,7 +86,18 @@ class CompileReport:
             later.units, _union(self.compiled, later.compiled),
             _union(self.cached, later.cached), _union(self.spliced, later.spliced),
             later.failed, later.blocked, self.written + later.written,
-            self.seconds + later.seconds, {**self.logs, **later.logs})
+            self.seconds + later.seconds, {**self.logs, **later.logs},
+            _union(self.warnings, later.warnings), later.failures, later.pch_failures)
+
+
+@dataclass(frozen=True)
+class PchFailure:
+    """A precompiled header that failed to build: every unit of its kind waited on it."""
+
+    kind: str
+    header: str
+    failure: dict | None  # object_cache's record (a signal, an OSError), else see the log
+    log: str
 
 
 def _union(first: list[str], second: list[str]) -> list[str]:
@@ -85,6 +112,8 @@ class CompilePlan:
     cache: Path
     toolchain: Toolchain
     jobs: int
+    # what this build found damaged in the cache and made again, for the build's report
+    warnings: list[str] = field(default_factory=list, compare=False)
 
     @property
     def objects(self) -> Path:
@@ -145,19 +174,54 @@ def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str,
                   ) -> tuple[list[PreparedUnit], list[PreparedUnit], dict[str, Path]]:
     """The units and the merged units with their keys, and each kind's PCH header."""
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json")
-    pch_headers = {}
-    for kind in sorted({u.pch for u in layout.units}):
-        directory = plan.cache / "pch" / pch_key(plan, layout, fingerprint, kind)
-        directory.mkdir(parents=True, exist_ok=True)
-        header = directory / f"{kind}.h"
-        if not header.is_file():
-            write_atomic(header, (plan.directory / "pch" / f"{kind}.h").read_bytes())
-        pch_headers[kind] = header
+    pch_headers = {kind: cached_pch_header(plan, kind, pch_key(plan, layout, fingerprint, kind))
+                   for kind in sorted({u.pch for u in layout.units})}
     files = dict(layout.files)
     units = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers) for u in layout.units]
     merged = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers)
               for u in layout.merged]
     return units, merged, pch_headers
+
+
+def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
+    """The PCH's header in the cache, as its key says it is (the key hashes its text): a
+    header that differs is written again, and a PCH built from it is not used."""
+    header = plan.cache / "pch" / key / f"{kind}.h"
+    text = (plan.directory / "pch" / f"{kind}.h").read_bytes()
+    if _read_bytes(header) != text:
+        if header.exists():
+            plan.warnings.append(f"{header} differs from the text its key names (damaged): "
+                                 "written again, and its precompiled header rebuilt")
+            forget_pch(Path(f"{header}.gch"))
+        header.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(header, text)
+    return header
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path]) -> None:
+    """Once per build, before ninja: a PCH that does not match the sum recorded when it was
+    built (a restored cache, a disk error) is removed, so its edge builds it again; the
+    temporaries of killed PCH builds are removed. Under the PCH's lock: a build building it
+    holds the lock, so its temporary is never taken for a leftover."""
+    for header in pch_headers.values():
+        gch = Path(f"{header}.gch")
+        with pch_lock(gch):
+            leftovers = remove_pch_leftovers(gch)
+            problem = pch_problem(gch)
+            if problem not in (None, "missing"):
+                forget_pch(gch)
+                plan.warnings.append(f"the precompiled header {gch} {problem}: removed, "
+                                     "and rebuilt")
+        if leftovers:
+            plan.warnings.append(f"removed {len(leftovers)} temporary file(s) a killed "
+                                 f"build of {gch} left")
 
 
 def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
@@ -198,15 +262,40 @@ def baseline_path(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
     return plan.objects / MERGED_RECORDS / f"{identity}.json"
 
 
-def read_baseline(path: Path, objects: Path) -> MergedBaseline | None:
-    """The record, if it is whole and its object is still stored."""
+def read_baseline(path: Path, objects: Path, warnings: list[str]) -> MergedBaseline | None:
+    """The record, if it is whole and its object is stored and matches its sum. A record
+    that is not (a restored cache is input: its keys name files) is removed, with a
+    warning: the merged unit compiles whole."""
     try:
-        record = json.loads(path.read_text())
-        baseline = MergedBaseline(str(record["object"]), dict(record["parts"]),
-                                  frozenset(record["nodes"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        baseline = parse_baseline(json.loads(path.read_bytes()))
+    except FileNotFoundError:
         return None
-    return baseline if stored_object(objects, baseline.object_key).is_file() else None
+    except (OSError, ValueError):
+        baseline = None
+    if baseline is None:
+        warnings.append(f"the merged unit record {path} is damaged: removed")
+        path.unlink(missing_ok=True)
+        return None
+    try:
+        return baseline if load(objects, baseline.object_key) is not None else None
+    except DamagedEntry as damage:
+        warnings.append(f"the stored object {damage}: removed, and its merged unit compiled "
+                        "whole")
+        forget(objects, baseline.object_key)
+        return None
+
+
+def parse_baseline(record: object) -> MergedBaseline | None:
+    """A baseline from its JSON, or None unless every key is a key and every name a name."""
+    if not isinstance(record, dict):
+        return None
+    key, parts, nodes = record.get("object"), record.get("parts"), record.get("nodes")
+    if not (is_key(key) and isinstance(parts, dict) and isinstance(nodes, list)):
+        return None
+    if not (all(isinstance(n, str) and is_key(k) for n, k in parts.items())
+            and all(isinstance(n, str) for n in nodes)):
+        return None
+    return MergedBaseline(key, parts, frozenset(nodes))
 
 
 def write_baselines(plan: CompilePlan, layout: CompileLayout, units: list[PreparedUnit],
@@ -234,7 +323,7 @@ def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[Prepare
     for whole in merged:
         parts = [by_name[name] for name in whole.unit.parts]
         baseline = read_baseline(baseline_path(plan, layout, whole.unit, whole.pch),
-                                 plan.objects)
+                                 plan.objects, plan.warnings)
         changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
         cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
         # a node that left would keep its weak formula here, beside its new unit's
@@ -270,19 +359,35 @@ def compile_command(plan: CompilePlan, source: str, output: str, pch: str | None
 
 
 def pch_command(plan: CompilePlan, header: Path) -> list[str]:
-    """Written beside and renamed into place: another build may be reading the PCH."""
+    """Through object_cache, which builds it beside, renames it into place (another build
+    may be reading the PCH) and records its sum; no shell: the cache path is any text."""
     tool = plan.toolchain
     compile = [tool.cxx, *tool.flags, *tool.include_flags(), "-x", "c++-header", str(header)]
-    gch = f"{header}.gch"
-    return ["sh", "-c", f'{_shell(compile)} -o "{gch}.tmp$$" && mv -f "{gch}.tmp$$" "{gch}"']
+    return [sys.executable, "-m", "gradshard.service.object_cache", "--pch",
+            f"{header}.gch", pch_report(header), "--", *compile]
+
+
+def pch_report(header: Path) -> str:
+    """Where the PCH's build says how it went (`.log`, `.how`): this compile directory's."""
+    return f"pch/{header.name}.gch"
 
 
 def _ninja_quote(text: str) -> str:
-    return text.replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
+    return _ninja_text(text).replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
 
 
 def _ninja_value(words: list[str]) -> str:
-    return _shell(words).replace("$", "$$")
+    """A command for ninja, which runs it with /bin/sh -c: each word quoted for the shell
+    (shlex), then `$` doubled for ninja."""
+    return _shell([_ninja_text(w) for w in words]).replace("$", "$$")
+
+
+def _ninja_text(text: str) -> str:
+    """ninja has no way to write a line break in a path or command."""
+    if "\n" in text or "\r" in text:
+        raise UsageError(f"a path holds a line break, which build.ninja cannot hold: {text!r}",
+                         "rename the directory (--out, --cache, --compile-dir)")
+    return text
 
 
 def _shell(words: list[str]) -> str:
@@ -315,7 +420,8 @@ def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
              "rule splice", "  command = $command", "  description = SPLICE $out", ""]
     for kind in kinds:
         gch = f"{pch_headers[kind]}.gch"
-        # a PCH lives in the shared cache, keyed by content: built once, then reused
+        # a PCH lives in the shared cache, keyed by content: built once, then reused (each
+        # build checks it first: check_pchs)
         command = pch_command(plan, pch_headers[kind]) if not Path(gch).is_file() else ["true"]
         lines += [f"build {_ninja_quote(gch)}: pch {_ninja_quote(str(pch_headers[kind]))}",
                   f"  command = {_ninja_value(command)}", ""]
@@ -385,9 +491,12 @@ def ninja_binary() -> str:
     return found
 
 
-def run_ninja(plan: CompilePlan, units: list[PreparedUnit], progress) -> CompileReport:
-    """Run ninja over every unit; which ran, which came from the cache, which failed."""
+def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[str, Path],
+              progress) -> CompileReport:
+    """Run ninja over every unit; which ran, which came from the cache, which failed and,
+    when the compiler's messages cannot say, why."""
     started = time.perf_counter()
+    forget_outcomes(plan, units, pch_headers)
     before = {p.unit.name: _mtime(plan.directory / p.output) for p in units}
     command = [ninja_binary(), "-C", str(plan.directory), "-k", "0", "-j", str(plan.jobs)]
     env = dict(launcher_environment(plan.toolchain.launcher, dict(os.environ)),
@@ -400,25 +509,71 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], progress) -> Compile
         captured.append(line)
         progress(line)
     process.wait()
-    report = CompileReport(units=len(units), seconds=time.perf_counter() - started)
+    report = CompileReport(units=len(units), seconds=time.perf_counter() - started,
+                           pch_failures=pch_failures(plan, pch_headers))
     for p in units:
-        output = plan.directory / p.output
-        if p.is_splice and not all((plan.directory / part).is_file() for part in p.parts):
-            remove_object(output)  # the last build's object, without the edit: not an output
-            report.blocked.append(p.unit.name)
-        log = Path(f"{output}.log")
-        if log.is_file():
-            report.logs[p.unit.name] = log.read_text(errors="replace")
-        if not output.is_file():
-            report.failed.append(p.unit.name)
-        elif _mtime(output) != before[p.unit.name]:
-            how = _read(Path(f"{output}.how"))
-            ran = report.spliced if p.is_splice else report.compiled
-            (report.cached if how == "cached" else ran).append(p.unit.name)
-    if process.returncode != 0 and not report.failed:
+        record_unit(plan, p, before[p.unit.name], report)
+    if process.returncode != 0 and not report.failed and not report.pch_failures:
         raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(),
                          f"see {plan.directory / 'build.ninja'}")
     return report
+
+
+def forget_outcomes(plan: CompilePlan, units: list[PreparedUnit],
+                    pch_headers: dict[str, Path]) -> None:
+    """What an earlier run said of the edges this run may run (ninja reruns every edge
+    whose output is missing), so what is read after it is this run's."""
+    for p in units:
+        output = plan.directory / p.output
+        Path(f"{output}.how").unlink(missing_ok=True)
+        if not output.is_file():
+            Path(f"{output}.log").unlink(missing_ok=True)
+    for header in pch_headers.values():
+        for suffix in (".how", ".log"):
+            (plan.directory / f"{pch_report(header)}{suffix}").unlink(missing_ok=True)
+
+
+def record_unit(plan: CompilePlan, p: PreparedUnit, before: int | None,
+                report: CompileReport) -> None:
+    output = plan.directory / p.output
+    if p.is_splice and not all((plan.directory / part).is_file() for part in p.parts):
+        remove_object(output)  # the last build's object, without the edit: not an output
+        report.blocked.append(p.unit.name)
+    log = Path(f"{output}.log")
+    if log.is_file():
+        report.logs[p.unit.name] = log.read_text(errors="replace")
+    outcome = read_outcome(Path(f"{output}.how"))
+    report.warnings.extend(w for w in outcome.get("warnings", ()) if isinstance(w, str))
+    if isinstance(outcome.get("failure"), dict):
+        report.failures[p.unit.name] = outcome["failure"]
+    if not output.is_file():
+        report.failed.append(p.unit.name)
+    elif _mtime(output) != before:
+        ran = report.spliced if p.is_splice else report.compiled
+        (report.cached if outcome.get("how") == "cached" else ran).append(p.unit.name)
+
+
+def read_outcome(path: Path) -> dict:
+    """object_cache's record of an edge (how, warnings, failure); {} when it did not run."""
+    try:
+        outcome = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return outcome if isinstance(outcome, dict) else {}
+
+
+def pch_failures(plan: CompilePlan, pch_headers: dict[str, Path]) -> list[PchFailure]:
+    """The PCHs this run failed to build (their units did not run)."""
+    failed = []
+    for kind, header in sorted(pch_headers.items()):
+        report = plan.directory / pch_report(header)
+        outcome = read_outcome(Path(f"{report}.how"))
+        if Path(f"{header}.gch").is_file() and outcome.get("how") != "failed":
+            continue
+        failure = outcome.get("failure")
+        failed.append(PchFailure(kind, str(header), failure if isinstance(failure, dict) else None,
+                                 _read(Path(f"{report}.log"))))
+    return failed
 
 
 def _mtime(path: Path) -> int | None:
@@ -485,7 +640,7 @@ def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[Prepared
         edges = plan_merged(plan, layout, units, merged)
         remove_stale_objects(plan, edges, stale)
         write_build_files(plan, edges, pch_headers)
-        report = report.then(run_ninja(plan, edges, progress))
+        report = report.then(run_ninja(plan, edges, pch_headers, progress))
         write_baselines(plan, layout, edges, by_name)
         broken = [e for e in edges if e.is_splice and e.unit.name in report.failed
                   and e.unit.name not in report.blocked]
@@ -500,7 +655,19 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
                       progress: Callable[[str], None]) -> CompileReport:
     """Compile what the build generated, from the inputs it read (an edit saved meanwhile
     waits for the next build); raises CompileError (after compiling every unit it can) when
-    generated code does not compile."""
+    generated code does not compile, EnvironmentFailure when the machine failed (a full
+    disk). Damaged cache entries it made again are the build's warnings."""
+    try:
+        return _compile_generated(built, session, options, progress)
+    except OSError as error:
+        failure = EnvironmentFailure.from_os_error(error)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
+                       progress: Callable[[str], None]) -> CompileReport:
     from .incremental import Generation, compile_layout
 
     location, out = built.location, built.out
@@ -517,19 +684,52 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
                                lambda names: result.load({n: files[n] for n in names}))
     layout = selected(result.layout, options.units)
     units, merged, pch_headers = prepare_units(plan, layout, result.out_files, out)
+    check_pchs(plan, pch_headers)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,
                          parts=frozenset(n for m in result.layout.merged for n in m.parts))
     edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress)
     report.written = written
-    if report.failed:
-        failed = [p.unit for p in edges if p.unit.name in report.failed]
-        names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
-        path = location.path_of(SpecFile.DERIVATIVES)
+    report.warnings = _union(plan.warnings, report.warnings)
+    built.warnings.extend(report.warnings)
+    if report.failed or report.pch_failures:
         derivatives = generation.texts.derivatives  # as the build read it, not as it is now
-        raise CompileError(diagnose(failed, result.layout.units, report.logs, directory,
-                                    derivatives, names),
-                           report.failed,
-                           "".join(report.logs.get(name, "") for name in report.failed),
-                           str(path))
+        names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
+        raise compile_failure(report, [p.unit for p in edges], result.layout.units,
+                              FailureSource(directory, derivatives, names,
+                                            str(location.path_of(SpecFile.DERIVATIVES))))
     return report
+
+
+@dataclass(frozen=True)
+class FailureSource:
+    """Where compiler errors are placed: the compile directory, the derivatives.yaml the
+    build read (text and path) and each node's entry."""
+
+    directory: Path
+    derivatives: str
+    node_entries: dict[str, str]
+    path: str
+
+
+def compile_failure(report: CompileReport, edges: list[CompileUnit],
+                    all_units: tuple[CompileUnit, ...], source: FailureSource
+                    ) -> EnvironmentFailure | CompileError:
+    """The error of a failed compile: the machine's (a full disk: exit 2), else every
+    compiler error at its source, and for what failed without one, why (a PCH that failed to
+    build, a killed compiler, a compiler that printed nothing placeable)."""
+    environment = environment_failure(report)
+    if environment is not None:
+        return environment
+    diagnostics = [pch_failure_diagnostic(f) for f in report.pch_failures]
+    causes = list(diagnostics)
+    for unit in (u for u in edges if u.name in report.failed):
+        found = diagnose([unit], all_units, report.logs, source.directory, source.derivatives,
+                         source.node_entries)
+        cause = [] if found else [unit_failure_diagnostic(unit, report)]
+        diagnostics += found + cause
+        causes += cause
+    raw = "".join([*(f.log for f in report.pch_failures),
+                   *(report.logs.get(name, "") for name in report.failed),
+                   *(f"gradshard: {d.generated}: {d.message}\n" for d in causes)])
+    return CompileError(diagnostics, report.failed, raw, source.path)

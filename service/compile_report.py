@@ -4,16 +4,20 @@ and errors placed at their derivatives.yaml line (or the compiler's output, with
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
 import re
 import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from gradshard.pipeline.errors import CompileDiagnostic, CompileError
+from gradshard.pipeline.errors import CompileDiagnostic, CompileError, EnvironmentFailure
 
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
-    from .compile import CompileReport
+    from gradshard.pipeline.compile_layout import CompileUnit
+
+    from .compile import CompileReport, PchFailure
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 QUIET_SECONDS = 1.0  # a compile shorter than this shows no progress at all
@@ -30,7 +34,8 @@ def compile_line(report: CompileReport) -> str:
 def compile_json(report: CompileReport) -> dict:
     return {"units": report.units, "compiled": report.compiled, "cached": report.cached,
             "spliced": report.spliced, "failed": report.failed,
-            "seconds": round(report.seconds, 4), "files_written": report.written}
+            "seconds": round(report.seconds, 4), "files_written": report.written,
+            "warnings": report.warnings}
 
 
 @contextlib.contextmanager
@@ -87,3 +92,79 @@ def report_compile_error(error: CompileError, raw: bool, as_json: bool) -> None:
     print(f"gradshard: error: {len(error.failed)} unit(s) failed to compile: "
           f"{', '.join(error.failed)}\n  hint: --raw shows the compiler's output as it is",
           file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures that are not compiler errors: what failed and why
+
+
+def failure_text(failure: dict) -> str:
+    """object_cache's record of a failure, as a reason."""
+    if failure.get("kind") == "signal":
+        return (f"{failure.get('program')} was killed by signal {failure.get('signal')} "
+                f"({failure.get('name')})")
+    where = f" ({failure['path']})" if failure.get("path") else ""
+    return f"{failure.get('message')}{where}"
+
+
+def _os_failure(failure: dict) -> OSError | None:
+    if failure.get("kind") != "os" or not isinstance(failure.get("errno"), int):
+        return None
+    return OSError(failure["errno"], str(failure.get("message")), failure.get("path"))
+
+
+# How GCC (and the kernel through it) says a write found the disk full, in the C locale.
+_NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def environment_failure(report: CompileReport) -> EnvironmentFailure | None:
+    """The machine's failure behind a failed compile, if any: an OSError object_cache met
+    (a full disk storing an object, a read-only cache), or a compiler that says its disk is
+    full."""
+    recorded = [(name, f) for name, f in report.failures.items()]
+    recorded += [(f.header, f.failure) for f in report.pch_failures if f.failure]
+    for name, failure in recorded:
+        error = _os_failure(failure)
+        found = error and EnvironmentFailure.from_os_error(error)
+        if found:
+            return EnvironmentFailure(f"{name}: {found.message}", found.hint, found.path)
+    logs = [(name, report.logs.get(name, "")) for name in report.failed]
+    logs += [(f.header, f.log) for f in report.pch_failures]
+    for name, log in logs:
+        line = next((line for line in log.splitlines() if _NO_SPACE in line), None)
+        if line:
+            hint = EnvironmentFailure.from_os_error(OSError(errno.ENOSPC, _NO_SPACE)).hint
+            return EnvironmentFailure(f"{name}: the compiler ran out of disk space: "
+                                      f"{line.strip()}", hint)
+    return None
+
+
+def _cause(what: str, message: str) -> CompileDiagnostic:
+    return CompileDiagnostic("", "", "", "", None, what, message)
+
+
+def pch_failure_diagnostic(failure: PchFailure) -> CompileDiagnostic:
+    why = (failure_text(failure.failure) if failure.failure
+           else first_error_line(failure.log) or "its compiler failed and printed nothing")
+    return _cause(failure.header, f"precompiled header failed to build: {why}")
+
+
+def unit_failure_diagnostic(unit: CompileUnit, report: CompileReport) -> CompileDiagnostic:
+    """Why a unit failed when its compiler's messages name no place in it."""
+    if unit.name in report.failures:
+        return _cause(unit.name, failure_text(report.failures[unit.name]))
+    if unit.name in report.blocked:
+        return _cause(unit.name, "not spliced: its edited parts failed to compile")
+    if unit.name not in report.logs and unit.pch in {f.kind for f in report.pch_failures}:
+        return _cause(unit.name, "not compiled: its precompiled header failed to build")
+    if unit.name not in report.logs:
+        return _cause(unit.name, "not compiled: ninja did not run it (see its output above)")
+    return _cause(unit.name, first_error_line(report.logs[unit.name])
+                  or "the compiler failed and printed nothing")
+
+
+def first_error_line(log: str) -> str:
+    """The compiler's first error (`g++: fatal error: Killed signal terminated program
+    cc1plus` when the OOM killer took cc1plus), else its last line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line), lines[-1] if lines else "")
