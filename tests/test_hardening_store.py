@@ -21,11 +21,10 @@ from typing import Iterator
 
 import pytest
 
-from conftest import MINI_SPEC, mini_spec_pair
+from conftest import mini_spec_pair
 from gradshard.cache import store as store_module
 from gradshard.cache.maintenance import LEASE_EXPIRY_SECONDS
-from gradshard.cache.store import DB_FILE, Store, blob_hash, row_check
-from gradshard.cache.store import safe_relative_path
+from gradshard.cache.store import DB_FILE, Store, blob_hash, row_check, safe_relative_path
 from gradshard.cache.version import code_version
 from gradshard.service import outputs as outputs_module
 from gradshard.service.cli import main
@@ -75,7 +74,6 @@ def fill(directory: Path, leave_bytes: int) -> Path:
     stats = shutil.disk_usage(directory)
     filler = directory / "filler"
     with open(filler, "wb") as f:
-        f.truncate(0)
         f.write(b"\0" * max(stats.free - leave_bytes, 0))
     return filler
 
