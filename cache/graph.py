@@ -65,7 +65,8 @@ class NativeSide(Record):
 
 @dataclass(frozen=True, slots=True)
 class AutogradSide(Record):
-    infos: str  # collection of EntryInfos: numbered entries, view copies, synthesized foreach
+    loaded: str  # collection of EntryInfos as loaded: numbered entries, then view copies
+    foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,7 @@ class Outputs(Record):
     units: tuple[tuple[str, str], ...]
     keys: tuple[str, ...] = ()
     records: str = ""  # the collection of BackwardNode records, in units' order
+    python_nodes: int = 0  # how many of the nodes, from the first, have a Python class
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class BuildIndex(Record):
     bindings: tuple[tuple[str, str], ...]
     node_keys: tuple[str, ...]  # each node's python_functions shard key, as in nodes
     node_records: str  # the collection of the nodes' BackwardNode records, as in nodes
+    python_nodes: int  # how many of nodes, from the first, python_functions* bind
 
 
 def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
@@ -118,15 +121,16 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                         engine.ref_collection(native.summaries, FunctionSummary),
                         engine.ref(native.view_order, t.ViewOrder),
                         engine.ref(native.buckets, t.DerivativeBuckets)], "autograd side")])[0]
-    infos = engine.ref_collection(autograd.infos, EntryInfos)
+    infos = [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
     autograd_out, python_out = engine.records([
-        engine.group(AUTOGRAD_FILES, [infos, templates, spec_templates, layout],
+        engine.group(AUTOGRAD_FILES, [*infos, templates, spec_templates, layout],
                      "autograd files"),
         engine.group(PYTHON_BINDINGS, [functions, names, deprecated,
                                        engine.ref(native.tag_names, TagNames), templates,
                                        spec_templates, layout], "python bindings")])
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
-                      python_out.units, autograd_out.keys, autograd_out.records)
+                      python_out.units, autograd_out.keys, autograd_out.records,
+                      autograd_out.python_nodes)
 
 
 def _entries(engine: Engine, file: SpecFile, text: Value) -> list[tuple[Value, str]]:
@@ -203,7 +207,9 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     engine.map(t.MATCH_FUNCTION, [
         ((function_items[s.function], v, synthesized[k] if s.how == FOREACH_STEP else every[s.entry]),
          function_names[s.function]) for k, (v, s) in enumerate(steps)])
-    return AutogradSide(engine.collection(every, EntryInfos, persist=True).hash)
+    return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
+                        engine.collection(list(synthesized.values()), EntryInfos,
+                                          persist=True).hash)
 
 
 def _bucket_calls(engine: Engine, parsed: list[Value], labels: list[str],
@@ -242,9 +248,13 @@ def _synthesize(engine: Engine, steps: list[tuple[Value, MatchStep]],
 # Autograd files: nodes → rendered pieces → Functions.h/.cpp, python_functions*
 
 
-def autograd_files(engine: Engine, infos: Value, templates: Value, spec_templates: Value,
-                   layout: Value) -> Outputs:
-    entries = engine.items(infos)
+def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Value,
+                   spec_templates: Value, layout: Value) -> Outputs:
+    """Functions.* hold the nodes of every info; python_functions* bind those of the infos
+    as loaded, which come first (generate_code.py runs gen_autograd_python, and so
+    gen_autograd_functions_python, before gen_autograd's matching adds the foreach infos)."""
+    loaded_entries = engine.items(loaded)
+    entries = loaded_entries + engine.items(foreach)
     names = engine.records(engine.map(t.NODE_NAMES, [((e,), f"infos {k}")
                                                      for k, e in enumerate(entries)]))
     with_nodes = [(e, n) for e, n in zip(entries, names) if n.ops]
@@ -262,8 +272,19 @@ def autograd_files(engine: Engine, infos: Value, templates: Value, spec_template
         files[name] = engine.run(t.FUNCTIONS_FILE, [
             engine.collection([p[index] for p in pieces], Text),
             engine.text(sources.text(name)), layout, engine.text(name)], name)
-    files["python_functions.h"] = engine.run(t.PYTHON_FUNCTIONS_HEADER, [
-        engine.text(sources.text("python_functions.h")), templates, layout], "python_functions.h")
+    bound = sum(len(n.ops) for n in names[:len(loaded_entries)])
+    files.update(_python_functions(engine, pieces[:bound], keys[:bound], sources, templates,
+                                   layout))
+    return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
+                   tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys),
+                   engine.collection(nodes, BackwardNode, persist=True).hash, bound)
+
+
+def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys: Sequence[str],
+                      sources: TemplateSet, templates: Value, layout: Value) -> dict[str, Value]:
+    """python_functions.h, and each shard of the nodes given (their pieces and shard keys)."""
+    files = {"python_functions.h": engine.run(t.PYTHON_FUNCTIONS_HEADER, [
+        engine.text(sources.text("python_functions.h")), templates, layout], "python_functions.h")}
     shard_template = engine.text(sources.text("python_functions.cpp"))
     for shard_id, members in python_function_shards(keys).items():
         name = f"python_functions{shard_id}.cpp"
@@ -271,9 +292,7 @@ def autograd_files(engine: Engine, infos: Value, templates: Value, spec_template
             engine.collection([pieces[i][2] for i in members], Text),
             engine.collection([pieces[i][3] for i in members], Text),
             shard_template, layout, engine.text(shard_id)], name)
-    return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys),
-                   engine.collection(nodes, BackwardNode, persist=True).hash)
+    return files
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +311,8 @@ AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSid
                       ("derivatives.yaml", "functions", "names", "summaries", "view order",
                        "buckets"))
 AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
-                       ("infos", "templates", "spec templates", "layout"))
+                       ("loaded infos", "foreach infos", "templates", "spec templates",
+                        "layout"))
 PYTHON_BINDINGS = Group("group.python_bindings", "bindings", python_bindings, Outputs,
                         ("functions", "names", "deprecated.yaml", "tags", "templates",
                          "spec templates", "layout"))

@@ -116,6 +116,12 @@ EDITS = {
                          "    CompositeExplicitAutograd: foreach_tensor_signbit_slow\n"),
         Edit(DERIVATIVES, "", "\n- name: signbit(Tensor self) -> Tensor\n"
                               "  self: zeros_like(grad) * self.sym_numel()\n  result: auto_element_wise\n")],
+    # foreach-only: a foreach op borrowing an existing entry's formulas adds a node to
+    # Functions.* but no Python class (python_functions* bind the infos as loaded)
+    "foreach-op-only": [
+        Edit(NATIVE, "", "\n- func: _foreach_sinc(Tensor[] self) -> Tensor[]\n  device_check: NoCheck\n"
+                         "  variants: function\n  dispatch:\n"
+                         "    CompositeExplicitAutograd: foreach_tensor_sinc_slow\n")],
 }
 
 

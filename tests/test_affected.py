@@ -120,3 +120,19 @@ def test_without_a_recorded_build_says_what_to_do(tmp_path, capsys):
     assert main(["affected", "--spec", str(spec_dir)]) == 2
     err = capsys.readouterr().err
     assert "no build of the spec" in err and "gradshard build" in err
+
+
+def test_a_foreach_only_edit_touches_no_python_functions_file(tmp_path, base):
+    """A foreach op added with no entry of its own gets a node from its reference: Functions.*
+    change, python_functions* do not (the build binds the infos as loaded)."""
+    base_dir, _, cache = base
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    apply_edits(spec_dir, ALL_EDITS["foreach-op-only"])
+    session = Session(cache)
+    try:
+        result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
+    finally:
+        session.close()
+    assert result.nodes == {"ForeachSincBackward0": "added"}
+    assert {"Functions.h", "Functions.cpp"} <= set(result.files)
+    assert not [name for name in result.files if name.startswith("python_functions")]

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The test suite's torchgen harness: runs the installed torchgen 2.13 on a spec directory.
 
-    python torchgen_oracle.py facts SPEC_DIR     # JSON facts of the parse stage on stdout
+    python torchgen_oracle.py facts SPEC_DIR         # JSON facts of the parse stage on stdout
+    python torchgen_oracle.py render SPEC_DIR OUT    # the files gradshard reproduces, into OUT
 
 It drives torchgen the way PyTorch's build does (load_derivatives, which parses the native
-functions first) and prints what gradshard must reproduce. It runs in its own process because
-torchgen caches parse results in module globals keyed by path.
+functions first; `render` in generate_code.py's order) and prints what gradshard must
+reproduce. It runs in its own process because torchgen caches parse results in module globals
+keyed by path.
 """
 
 from __future__ import annotations
@@ -150,8 +152,10 @@ def facts(spec: str) -> dict:
 
 
 def render(spec: str, out: str) -> None:
-    """Every file gradshard reproduces, as PyTorch's build makes them: load, match (which adds
-    the foreach infos), Functions.* and python_functions*, then gen_python_functions."""
+    """Every file gradshard reproduces, in the order PyTorch's build makes them
+    (tools/setup_helpers/generate_code.py runs gen_autograd_python before gen_autograd):
+    python_functions* and gen_python_functions' files from the infos as loaded, then
+    matching, which adds the foreach infos to that same cached dict, then Functions.*."""
     from torchgen.api import cpp
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.gen import parse_native_yaml
@@ -161,14 +165,14 @@ def render(spec: str, out: str) -> None:
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
     paths = spec_paths(spec)
-    infos, _ = load_derivatives(paths["derivatives"], paths["native"], paths["tags"])
-    natives = parse_native_yaml(paths["native"], paths["tags"]).native_functions
-    match_differentiability_info(sorted(natives, key=lambda f: cpp.name(f.func)), infos)
     os.makedirs(out, exist_ok=True)
-    gen_autograd_functions_lib(out, infos, paths["templates"])
+    infos, _ = load_derivatives(paths["derivatives"], paths["native"], paths["tags"])
     gen_autograd_functions_python(out, infos, paths["templates"])
     gen_python_functions.gen(out, paths["native"], paths["tags"], paths["deprecated"],
                              paths["templates"])
+    natives = parse_native_yaml(paths["native"], paths["tags"]).native_functions
+    match_differentiability_info(sorted(natives, key=lambda f: cpp.name(f.func)), infos)
+    gen_autograd_functions_lib(out, infos, paths["templates"])
 
 
 def main() -> None:
