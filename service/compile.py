@@ -55,8 +55,8 @@ from .build import BuildOutcome
 from .compile_report import (environment_failure, pch_failure_diagnostic,
                              unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .object_cache import (DamagedEntry, forget, forget_pch, is_key, load, pch_lock,
-                           pch_problem, remove_pch_leftovers, stored_object)
+from .object_cache import (PCH_MISSING, DamagedEntry, forget, forget_pch, is_key, load,
+                           pch_lock, pch_problem, remove_pch_leftovers, stored_object)
 from .outputs import sync_outputs, write_atomic
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
@@ -215,7 +215,7 @@ def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path]) -> None:
         with pch_lock(gch):
             leftovers = remove_pch_leftovers(gch)
             problem = pch_problem(gch)
-            if problem not in (None, "missing"):
+            if problem not in (None, PCH_MISSING):
                 forget_pch(gch)
                 plan.warnings.append(f"the precompiled header {gch} {problem}: removed, "
                                      "and rebuilt")
@@ -693,11 +693,8 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     report.warnings = _union(plan.warnings, report.warnings)
     built.warnings.extend(report.warnings)
     if report.failed or report.pch_failures:
-        derivatives = generation.texts.derivatives  # as the build read it, not as it is now
-        names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
         raise compile_failure(report, [p.unit for p in edges], result.layout.units,
-                              FailureSource(directory, derivatives, names,
-                                            str(location.path_of(SpecFile.DERIVATIVES))))
+                              FailureSource.of(directory, generation, result, location))
     return report
 
 
@@ -710,6 +707,13 @@ class FailureSource:
     derivatives: str
     node_entries: dict[str, str]
     path: str
+
+    @classmethod
+    def of(cls, directory: Path, generation, result, location) -> FailureSource:
+        names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
+        # the derivatives.yaml text as the build read it, not as it is now
+        return cls(directory, generation.texts.derivatives, names,
+                   str(location.path_of(SpecFile.DERIVATIVES)))
 
 
 def compile_failure(report: CompileReport, edges: list[CompileUnit],

@@ -167,4 +167,4 @@ def first_error_line(log: str) -> str:
     """The compiler's first error (`g++: fatal error: Killed signal terminated program
     cc1plus` when the OOM killer took cc1plus), else its last line."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
-    return next((line for line in lines if "error" in line), lines[-1] if lines else "")
+    return next((line for line in lines if "error:" in line), lines[-1] if lines else "")

@@ -27,7 +27,6 @@ Imports the standard library and xxhash only: it starts once per unit.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
@@ -260,11 +259,14 @@ def pch_lock(gch: Path) -> Iterator[None]:
         yield
 
 
+PCH_MISSING = "is missing"
+
+
 def pch_problem(gch: Path) -> str | None:
-    """Why the PCH cannot be used ("missing", or its damage); None when it matches the sum
+    """Why the PCH cannot be used (PCH_MISSING, or its damage); None when it matches the sum
     recorded when it was built. Hashing ~450 MB takes ~0.1 s: once per build and PCH."""
     if not gch.is_file():
-        return "missing"
+        return PCH_MISSING
     try:
         recorded = json.loads(Path(f"{gch}.sum").read_bytes())
     except FileNotFoundError:
@@ -345,6 +347,9 @@ def main(argv: list[str]) -> int:
         return 2
     if argv[0] == "--pch":
         return run_pch(Path(argv[1]), Path(argv[2]), argv[4:])
+    if not is_key(argv[1]):
+        print(f"object_cache: not an object key: {argv[1]!r}", file=sys.stderr)
+        return 2
     return run_unit(Path(argv[0]), argv[1], Path(argv[2]), argv[4:])
 
 

@@ -25,6 +25,7 @@ import xxhash
 
 from gradshard.pipeline.errors import UsageError
 
+from .object_cache import is_key
 from .outputs import write_atomic
 from .spec_location import SpecLocation
 
@@ -145,11 +146,15 @@ def header_fingerprint(toolchain: Toolchain, memo_file: Path) -> str:
 
 
 def _read_memo(memo_file: Path) -> dict[str, str]:
+    """The memo's entries that are a signature and a fingerprint (a restored cache is input:
+    anything else is dropped, and its headers hashed again)."""
     try:
         memo = json.loads(memo_file.read_text())
     except (OSError, ValueError):
         return {}
-    return memo if isinstance(memo, dict) else {}
+    if not isinstance(memo, dict):
+        return {}
+    return {k: v for k, v in memo.items() if is_key(k) and is_key(v)}
 
 
 def _header_files(directories: Sequence[str]):

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-import xxhash
 
 from conftest import MINI_SPEC, mini_spec_pair
 from gradshard.service.cli import main
@@ -112,8 +111,7 @@ def stored_objects(cache: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in (cache / "objects").glob("??/*.o")}
 
 
-def test_a_damaged_stored_object_depfile_or_splice_is_compiled_again(compiled, capsys,
-                                                                       tmp_path):
+def test_a_damaged_stored_object_or_depfile_is_compiled_again(compiled, capsys, tmp_path):
     cache = restored_cache(compiled, tmp_path / "cache")
     key = json.loads(baseline_record(cache).read_text())["object"]
     stored = stored_path(cache, key, ".o")
@@ -133,20 +131,24 @@ def test_a_damaged_stored_object_depfile_or_splice_is_compiled_again(compiled, c
     assert code == 0, err
     assert report["compile"]["compiled"] == [MERGED_UNIT] and str(depfile) in warnings_of(report)
 
-    # a splice is stored like an object: a damaged one is spliced again
+
+def test_a_damaged_stored_splice_is_spliced_again(compiled, capsys, tmp_path):
+    """A splice is stored like an object, and checked like one."""
+    cache = restored_cache(compiled, tmp_path / "cache")
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, EDIT)
     before = stored_objects(cache)
-    code, report, err = merged_build(capsys, edited, tmp_path / "out3", cache)
+    code, report, err = merged_build(capsys, edited, tmp_path / "out1", cache)
     assert code == 0 and report["compile"]["spliced"] == [MERGED_UNIT], err
-    spliced = (tmp_path / "out3/compile/obj" / f"{MERGED_UNIT}.o").read_bytes()
+    spliced = (tmp_path / "out1/compile/obj" / f"{MERGED_UNIT}.o").read_bytes()
     (splice,) = [name for name, data in stored_objects(cache).items()
                  if data == spliced and name not in before]
     stored_splice = cache / "objects" / splice[:2] / splice
     stored_splice.write_bytes(spliced[:len(spliced) // 2])
-    code, report, err = merged_build(capsys, edited, tmp_path / "out4", cache)
+    code, report, err = merged_build(capsys, edited, tmp_path / "out2", cache)
     assert code == 0, err
-    assert report["compile"]["spliced"] == [MERGED_UNIT] and str(stored_splice) in warnings_of(report)
-    assert (tmp_path / "out4/compile/obj" / f"{MERGED_UNIT}.o").read_bytes() == spliced
+    assert report["compile"]["spliced"] == [MERGED_UNIT]
+    assert str(stored_splice) in warnings_of(report)
+    assert (tmp_path / "out2/compile/obj" / f"{MERGED_UNIT}.o").read_bytes() == spliced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,3 +252,27 @@ def test_a_full_cache_disk_is_an_environment_failure(compiled, capsys, tmp_path)
         assert report["ok"] is False and report["hint"]
         assert not list((cache / "objects").glob("??/.*"))  # no temporary left behind
         assert not (tmp_path / "out/compile/obj" / f"{MERGED_UNIT}.o").exists()
+
+
+def fill(directory: Path, leave_kib: int) -> None:
+    """Fill the filesystem holding directory but for about leave_kib KiB."""
+    available = shutil.disk_usage(directory).free // 1024
+    with open(directory / "filler", "wb") as handle:
+        handle.write(b"\0" * (max(available - leave_kib, 0) * 1024))
+
+
+def test_a_full_compile_directory_is_an_environment_failure(compiled, capsys, tmp_path):
+    """The compiler itself meets the full disk (the assembler writing the object): exit 2
+    with the compiler's words, not a compile error."""
+    cache = restored_cache(compiled, tmp_path / "cache")
+    compile_dir = tmp_path / "compile"
+    with small_tmpfs(compile_dir, "2m"):
+        args = ("--compile-dir", str(compile_dir))
+        assert merged_build(capsys, MINI_SPEC, tmp_path / "out", cache, *args)[0] == 0
+        (compile_dir / "obj" / f"{MERGED_UNIT}.o").unlink()
+        shutil.rmtree(cache / "objects")
+        fill(compile_dir, 16)
+        code, report, err = merged_build(capsys, MINI_SPEC, tmp_path / "out", cache, *args)
+        assert code == 2, err
+        assert f"{MERGED_UNIT}: the compiler ran out of disk space" in err
+        assert "No space left on device" in err and report["hint"]
