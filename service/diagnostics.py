@@ -4,12 +4,18 @@ A formula or Functions unit knows where each node's definitions start, so an err
 its node; the node's info name names its derivatives.yaml entry (a view-copy or foreach node, whose
 entry has another name, is found by its formula); and within the entry the formula whose
 identifiers the failing line holds names the variable and the line.
+
+The derivatives file is split and its formulas read once (`_formula_index`, kept for the
+last file seen), so placing many errors costs one pass over the file plus a comparison with
+each formula per error.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -27,18 +33,80 @@ _KEYS = {"name", "dispatch", "output_differentiability", "result"}
 _GUARD = re.compile(r"needs_input_grad\[/\*(\w+)\*/")
 
 
+@dataclass(frozen=True)
+class _Formula:
+    """One formula line of derivatives.yaml and the identifiers it uses."""
+
+    entry: Entry
+    line: int
+    variables: str
+    formula: str
+    words: frozenset[str]  # the identifiers of the formula
+    names: frozenset[str]  # the variables it is the formula of
+
+
+@dataclass(frozen=True)
+class _FormulaIndex:
+    formulas: tuple[_Formula, ...]
+    by_entry: dict[str, tuple[_Formula, ...]]  # by entry label
+    entry_lines: dict[str, int]  # each label's first entry line
+
+
 def diagnose(units: Iterable[CompileUnit], all_units: Iterable[CompileUnit], logs: dict[str, str],
              compile_dir: Path, derivatives: str,
              node_entries: dict[str, str]) -> list[CompileDiagnostic]:
     """One diagnostic per compiler error of the failed units, placed at its formula when the
     code came from one (a merged unit's error lies in one of its parts, among `all_units`)."""
-    entries = split_entries(SpecFile.DERIVATIVES, derivatives)
+    index = _formula_index(derivatives)
+    generated = _GeneratedLines(compile_dir)
     by_name = {unit.name: unit for unit in all_units}
     found = []
     for unit in units:
         sources = [unit, *(by_name[name] for name in unit.parts if name in by_name)]
         for match in _errors(logs.get(unit.name, "")):
-            found.append(_place(sources, match, compile_dir, entries, node_entries))
+            found.append(_place(sources, match, generated, index, node_entries))
+    return found
+
+
+class _GeneratedLines:
+    """The generated files' lines, each file read once per diagnosis (errors cluster)."""
+
+    def __init__(self, compile_dir: Path) -> None:
+        self.compile_dir = compile_dir
+        self._files: dict[str, list[str]] = {}
+
+    def of(self, path: str) -> list[str]:
+        if path not in self._files:
+            try:
+                text = (self.compile_dir / path).read_text(errors="replace")
+            except OSError:
+                text = ""
+            self._files[path] = text.splitlines()
+        return self._files[path]
+
+
+@lru_cache(maxsize=1)
+def _formula_index(derivatives: str) -> _FormulaIndex:
+    formulas: list[_Formula] = []
+    by_entry: dict[str, tuple[_Formula, ...]] = {}
+    entry_lines: dict[str, int] = {}
+    for entry in split_entries(SpecFile.DERIVATIVES, derivatives):
+        label, found = entry_label(entry), _entry_formulas(entry)
+        formulas += found
+        by_entry[label] = by_entry.get(label, ()) + tuple(found)
+        entry_lines.setdefault(label, entry.line)
+    return _FormulaIndex(tuple(formulas), by_entry, entry_lines)
+
+
+def _entry_formulas(entry: Entry) -> list[_Formula]:
+    found = []
+    for offset, text in enumerate(entry.text.split("\n")):
+        match = _FORMULA.match(text)
+        if match and match["vars"].strip() not in _KEYS:
+            variables = match["vars"].strip()
+            found.append(_Formula(entry, entry.line + offset, variables, match["formula"].strip(),
+                                  frozenset(_IDENTIFIER.findall(match["formula"])),
+                                  frozenset(v.strip() for v in variables.split(","))))
     return found
 
 
@@ -46,8 +114,8 @@ def _errors(log: str) -> list[re.Match]:
     return [m for m in map(_ERROR.match, log.splitlines()) if m]
 
 
-def _place(sources: list[CompileUnit], error: re.Match, compile_dir: Path,
-           entries: tuple[Entry, ...], node_entries: dict[str, str]) -> CompileDiagnostic:
+def _place(sources: list[CompileUnit], error: re.Match, generated_lines: _GeneratedLines,
+           index: _FormulaIndex, node_entries: dict[str, str]) -> CompileDiagnostic:
     generated = f"{error['path']}:{error['line']}:{error['column']}"
     message = error["message"]
     node = next((found for unit in sources
@@ -55,16 +123,15 @@ def _place(sources: list[CompileUnit], error: re.Match, compile_dir: Path,
                 None)
     if node is None:
         return CompileDiagnostic("", "", "", "", None, generated, message)
-    code, guarded = _code_at(compile_dir / error["path"], int(error["line"]))
+    code, guarded = _code_at(generated_lines.of(error["path"]), int(error["line"]))
     name = node_entries.get(node, "")
-    named = [e for e in entries if entry_label(e) == name]
-    best = _best_formula(named, code, guarded) or _best_formula(entries, code, guarded)
+    best = (_best_formula(index.by_entry.get(name, ()), code, guarded)
+            or _best_formula(index.formulas, code, guarded))
     if best is None:
-        line = named[0].line if named else None
-        return CompileDiagnostic(name, node, "", "", line, generated, message)
-    entry, line, variables, formula = best
-    return CompileDiagnostic(entry_label(entry), node, variables, formula, line, generated,
-                             message)
+        return CompileDiagnostic(name, node, "", "", index.entry_lines.get(name), generated,
+                                 message)
+    return CompileDiagnostic(entry_label(best.entry), node, best.variables, best.formula,
+                             best.line, generated, message)
 
 
 def _node_at(unit: CompileUnit, path: str, line: int) -> str | None:
@@ -74,12 +141,8 @@ def _node_at(unit: CompileUnit, path: str, line: int) -> str | None:
     return unit.nodes[position] if position >= 0 else None
 
 
-def _code_at(path: Path, line: int) -> tuple[str, str]:
+def _code_at(lines: list[str], line: int) -> tuple[str, str]:
     """The generated line, and the variable whose gradient the nearest guard above computes."""
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return "", ""
     if not 0 < line <= len(lines):
         return "", ""
     for above in reversed(lines[max(0, line - 8):line]):
@@ -89,22 +152,16 @@ def _code_at(path: Path, line: int) -> tuple[str, str]:
     return lines[line - 1], ""
 
 
-def _best_formula(entries: Iterable[Entry], code: str,
-                  guarded: str) -> tuple[Entry, int, str, str] | None:
+def _best_formula(formulas: Iterable[_Formula], code: str, guarded: str) -> _Formula | None:
     """The formula line whose identifiers the generated line holds most completely (at
     least half of them); a formula for the guarded variable wins a tie."""
     present = set(_IDENTIFIER.findall(code))
     best, best_score = None, 0.5
-    for entry in entries:
-        for offset, text in enumerate(entry.text.split("\n")):
-            match = _FORMULA.match(text)
-            if not match or match["vars"].strip() in _KEYS:
-                continue
-            words = set(_IDENTIFIER.findall(match["formula"]))
-            score = len(words & present) / len(words) if words else 0.0
-            if guarded in (v.strip() for v in match["vars"].split(",")):
-                score += 0.25
-            if score > best_score:
-                best = (entry, entry.line + offset, match["vars"].strip(), match["formula"].strip())
-                best_score = score
+    for formula in formulas:
+        words = formula.words
+        score = len(words & present) / len(words) if words else 0.0
+        if guarded in formula.names:
+            score += 0.25
+        if score > best_score:
+            best, best_score = formula, score
     return best

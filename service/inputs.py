@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import xxhash
 
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import Problem, SpecError, SpecFile, UsageError
+from gradshard.pipeline.errors import Problem, SpecError, SpecFile
 from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
-from .spec_location import SpecLocation
+from .spec_location import SpecLocation, read_spec_file
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,7 @@ def read_inputs(location: SpecLocation) -> InputBytes:
 
 
 def read_spec_templates(location: SpecLocation, names: tuple[str, ...]) -> dict[str, bytes | None]:
-    found: dict[str, bytes | None] = {}
-    for name in names:
-        path = location.templates / name
-        try:
-            found[name] = path.read_bytes()
-        except FileNotFoundError:
-            found[name] = None
-        except OSError as e:
-            raise UsageError(f"cannot read {path}: {e.strerror}",
-                             "check the file's permissions") from None
-    return found
+    return {name: read_spec_file(location.templates / name, missing_ok=True) for name in names}
 
 
 def gradshard_template_bytes() -> dict[str, bytes]:
@@ -68,7 +58,10 @@ def gradshard_template_bytes() -> dict[str, bytes]:
 
 
 def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str, str], ...]:
-    """The spec's templates as text; a missing or undecodable one is a spec problem."""
+    """The spec's templates as text, read as torchgen reads them (CodeTemplate.from_file:
+    text mode, so CRLF and CR become LF); a missing or undecodable one is a spec problem."""
+    from gradshard.pipeline.source import universal_newlines  # the pipeline loads on decoding
+
     sources, problems = [], []
     for name, data in templates.items():
         if data is None:
@@ -78,7 +71,7 @@ def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str
                                     "renders"))
             continue
         try:
-            sources.append((name, data.decode("utf-8")))
+            sources.append((name, universal_newlines(data.decode("utf-8"))))
         except UnicodeDecodeError as e:
             problems.append(Problem(SpecFile.TEMPLATES, name, "templates.not-utf8",
                                     f"byte {e.start} of {name} is not UTF-8", "re-save it as UTF-8"))

@@ -1,4 +1,9 @@
-"""How problems reach the user: compiler-style text for terminals and editors, or JSON."""
+"""How problems reach the user: compiler-style text for terminals and editors, or JSON.
+
+Text reports print the first MAX_PRINTED_PROBLEMS problems and count the rest, as compilers
+do; JSON lists every problem. Each file is split into lines once per report, so a report
+takes time linear in the spec and the problems.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,25 @@ if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when
 
 from .spec_location import SpecLocation
 
+MAX_PRINTED_PROBLEMS = 50
+
+
+class SourceLines:
+    """The spec files' lines for quoting, each file split the first time it is quoted."""
+
+    def __init__(self, texts: SpecTexts | None) -> None:
+        self.texts = texts
+        self._lines: dict[SpecFile, list[str]] = {}
+
+    def line(self, file: SpecFile, number: int) -> str | None:
+        """Line `number` (1-based) of a YAML file, or None when there is none."""
+        if self.texts is None or file not in YAML_FILES:
+            return None
+        if file not in self._lines:
+            self._lines[file] = self.texts.text_of(file).split("\n")
+        lines = self._lines[file]
+        return lines[number - 1] if 0 < number <= len(lines) else None
+
 
 def problem_path(problem: Problem, location: SpecLocation | None) -> str:
     if problem.file is SpecFile.TEMPLATES:
@@ -21,15 +45,16 @@ def problem_path(problem: Problem, location: SpecLocation | None) -> str:
 
 
 def format_problem(problem: Problem, location: SpecLocation | None,
-                   texts: SpecTexts | None = None) -> str:
-    """`path:line:col: error: message [rule]`, then the source line, entry and hint."""
+                   texts: SpecTexts | SourceLines | None = None) -> str:
+    """`path:line:col: error: message [rule]`, then the source line, entry and hint. To
+    format many problems, pass one SourceLines: SpecTexts are split on every call."""
     where = problem_path(problem, location)
     if problem.line is not None:
         where += f":{problem.line}"
         if problem.column is not None:
             where += f":{problem.column}"
     lines = [f"{where}: error: {problem.message} [{problem.rule}]"]
-    source = _source_line(problem, texts)
+    source = _source_line(problem, texts if isinstance(texts, SourceLines) else SourceLines(texts))
     if source is not None:
         lines.append(f"  {problem.line:>5} | {source}")
     if problem.entry:
@@ -39,11 +64,16 @@ def format_problem(problem: Problem, location: SpecLocation | None,
     return "\n".join(lines)
 
 
-def _source_line(problem: Problem, texts: SpecTexts | None) -> str | None:
-    if texts is None or problem.line is None or problem.file not in YAML_FILES:
+def _source_line(problem: Problem, source: SourceLines) -> str | None:
+    if problem.line is None:
         return None
-    lines = texts.text_of(problem.file).split("\n")
-    return lines[problem.line - 1].rstrip() if 0 < problem.line <= len(lines) else None
+    line = source.line(problem.file, problem.line)
+    return None if line is None else _shortened(line.rstrip())
+
+
+def _shortened(line: str, width: int = 200) -> str:
+    """A quoted source line, cut to a readable width (a whole file may be one line)."""
+    return line if len(line) <= width else line[:width] + " …"
 
 
 def problem_json(problem: Problem, location: SpecLocation | None) -> dict:
@@ -52,11 +82,23 @@ def problem_json(problem: Problem, location: SpecLocation | None) -> dict:
             "message": problem.message, "hint": problem.hint}
 
 
+def spec_error_lines(error: SpecError, location: SpecLocation | None, texts: SpecTexts | None,
+                     limit: int = MAX_PRINTED_PROBLEMS) -> list[str]:
+    """The first `limit` problems formatted, then how many more there are."""
+    source = SourceLines(texts)
+    shown = [format_problem(p, location, source) for p in error.problems[:limit]]
+    hidden = len(error.problems) - len(shown)
+    if hidden > 0:
+        shown.append(f"… and {hidden} more error{'s' if hidden != 1 else ''} "
+                     "(--json lists every one)")
+    return shown
+
+
 def report_spec_error(error: SpecError, location: SpecLocation | None, texts: SpecTexts | None,
                       out: TextIO | None = None) -> None:
     out = out or sys.stderr
-    for problem in error.problems:
-        print(format_problem(problem, location, texts), file=out)
+    for text in spec_error_lines(error, location, texts):
+        print(text, file=out)
     count = len(error.problems)
     print(f"gradshard: {count} error{'s' if count != 1 else ''} in the spec", file=out)
 

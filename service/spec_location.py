@@ -3,15 +3,19 @@
 `--spec DIR` may name either layout; which one is detected from the files present. Without
 `--spec`, the installed torchgen's packaged spec is used, found with
 `importlib.util.find_spec` so that neither torch nor torchgen is imported.
+
+Every spec file and template is read by `read_spec_file`: only regular files (after
+following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
+from gradshard.pipeline.errors import YAML_FILES, EnvironmentFailure, SpecFile, UsageError
 
 from .defaults import installed_torchgen
 
@@ -46,15 +50,78 @@ class SpecLocation:
         return self.root / _TEMPLATES[self.layout]
 
     def read_all(self) -> dict[SpecFile, bytes]:
-        data = {}
-        for file in YAML_FILES:
-            path = self.path_of(file)
-            try:
-                data[file] = path.read_bytes()
-            except OSError as e:
-                raise UsageError(f"cannot read {path}: {e.strerror}",
-                                 "check the file's permissions") from None
-        return data
+        return {file: read_spec_file(self.path_of(file)) for file in YAML_FILES}
+
+
+MAX_SPEC_BYTES = 64 << 20  # per spec file or template; the real ones are below 1 MiB
+MAX_SPEC_BYTES_VARIABLE = "GRADSHARD_MAX_SPEC_BYTES"
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def max_spec_bytes() -> int:
+    """The size limit of one spec file or template: $GRADSHARD_MAX_SPEC_BYTES, else 64 MiB."""
+    value = os.environ.get(MAX_SPEC_BYTES_VARIABLE)
+    if value is None:
+        return MAX_SPEC_BYTES
+    if not value.strip().isdigit() or int(value) == 0:
+        raise UsageError(f"{MAX_SPEC_BYTES_VARIABLE}={value!r} is not a positive number of bytes",
+                         f"set it to a number such as {2 * MAX_SPEC_BYTES} (128 MiB), or unset it")
+    return int(value)
+
+
+def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
+    """The bytes of a spec file or template (None if missing and missing_ok). Anything but a
+    regular file, and a file over the size limit, is refused without being read: opening
+    never blocks (O_NONBLOCK), so a FIFO cannot hang a build or the daemon."""
+    limit = max_spec_bytes()
+    try:
+        check_regular_file(path, os.stat(path).st_mode)  # before opening: devices are not opened
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise EnvironmentFailure(f"cannot read {path}: it does not exist",
+                                 "restore the file", path=str(path)) from None
+    except OSError as e:
+        raise EnvironmentFailure(f"cannot read {path}: {e.strerror}",
+                                 "check the file and its permissions", path=str(path)) from None
+    with open(descriptor, "rb") as file:
+        info = os.fstat(descriptor)  # what was opened, if the path changed since
+        check_regular_file(path, info.st_mode)
+        check_spec_size(str(path), info.st_size, limit)
+        data = file.read(limit + 1)
+    check_spec_size(str(path), len(data), limit)  # it grew while being read
+    return data
+
+
+def check_regular_file(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    raise EnvironmentFailure(f"{path} is not a regular file ({kind})",
+                             "spec files and templates are read from regular files only "
+                             "(symbolic links to them are followed): put the file itself there",
+                             path=str(path))
+
+
+def check_spec_size(what: str, size: int, limit: int | None = None) -> None:
+    """Refuse a spec file or template (what: its path, or how else it is named) of more than
+    the limit (default: max_spec_bytes())."""
+    limit = max_spec_bytes() if limit is None else limit
+    if size <= limit:
+        return
+    raise EnvironmentFailure(f"{what} is larger than the limit of {_bytes_text(limit)} "
+                             f"({size} bytes)",
+                             f"spec files and templates are far smaller; if this one is right, "
+                             f"set {MAX_SPEC_BYTES_VARIABLE} to a larger number of bytes",
+                             path=what)
+
+
+def _bytes_text(size: int) -> str:
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
 
 
 def locate_spec(spec: str | None) -> SpecLocation:
@@ -66,7 +133,8 @@ def locate_spec(spec: str | None) -> SpecLocation:
         raise UsageError(f"--spec {spec}: no such directory",
                          "pass a torchgen 'packaged' directory or a PyTorch checkout")
     for layout in ("packaged", "checkout"):
-        if (root / _LAYOUTS[layout][SpecFile.DERIVATIVES]).is_file():
+        # exists(), not is_file(): a FIFO or device there is this layout, refused when read
+        if (root / _LAYOUTS[layout][SpecFile.DERIVATIVES]).exists():
             return _complete(SpecLocation(root, layout))
     raise UsageError(
         f"--spec {spec} is neither a torchgen packaged spec nor a PyTorch checkout",
@@ -87,7 +155,7 @@ def _installed_spec() -> SpecLocation:
 
 
 def _complete(location: SpecLocation) -> SpecLocation:
-    missing = [str(location.path_of(f)) for f in YAML_FILES if not location.path_of(f).is_file()]
+    missing = [str(location.path_of(f)) for f in YAML_FILES if not location.path_of(f).exists()]
     if not location.templates.is_dir():
         missing.append(str(location.templates) + os.sep)
     if missing:
