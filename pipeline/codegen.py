@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .matching import MatchResult
-from .nodes import BackwardNode, backward_node
+from .nodes import BackwardNode, backward_node, node_count
 from .python_files import PythonBindings, python_binding_files, python_bindings
 from .render import (RenderedNode, TemplateSet, functions_files, python_functions_files,
                      render_node)
@@ -102,7 +102,11 @@ def render_files(analysis: Analysis, templates: TemplateSet, spec_templates: Tem
                  layout: str) -> dict[str, str]:
     rendered: list[RenderedNode] = [render_node(n, templates) for n in analysis.nodes]
     files = functions_files(rendered, spec_templates, layout)
-    files.update(python_functions_files(rendered, spec_templates, templates, layout))
+    # python_functions* bind the nodes of the infos as loaded, which come first: PyTorch's build
+    # renders them before matching adds the foreach infos (generate_code.py: gen_autograd_python
+    # runs before gen_autograd)
+    loaded = rendered[:node_count(analysis.spec.infos)]
+    files.update(python_functions_files(loaded, spec_templates, templates, layout))
     files.update(python_binding_files(analysis.bindings, templates, spec_templates, layout))
     return files
 
