@@ -107,11 +107,16 @@ def _check_characters(file: SpecFile, data: bytes, text: str) -> None:
         return
     line = text.count("\n", 0, found.start()) + 1
     column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
-    raise _file_problem(
-        file, "yaml.control-character", line,
-        f"character U+{ord(found.group()):04X} is not allowed in YAML, not even in a comment "
-        "(libyaml, and so torchgen, rejects the whole file)",
-        "remove it: YAML allows tabs, line breaks and printable characters only", column)
+    raise _file_problem(file, "yaml.control-character", line,
+                        _control_character_message(ord(found.group())), _CONTROL_HINT, column)
+
+
+_CONTROL_HINT = "remove it: YAML allows tabs, line breaks and printable characters only"
+
+
+def _control_character_message(code: int) -> str:
+    return (f"character U+{code:04X} is not allowed in YAML, not even in a comment (libyaml, "
+            "and so torchgen, rejects the whole file)")
 
 
 def quote_value(value: Any, width: int = 120) -> str:
@@ -326,6 +331,8 @@ def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
         return node, loader.construct_document(node)
     except yaml.MarkedYAMLError as e:
         raise _syntax_violation(text, e) from None
+    except yaml.reader.ReaderError as e:
+        raise _reader_violation(text, e) from None
     except yaml.YAMLError as e:
         raise RuleViolation("yaml.syntax", f"YAML error: {e}",
                             "check the indentation and quoting of this entry", line_in_entry=0) from None
@@ -345,6 +352,17 @@ def _syntax_violation(text: str, error: yaml.MarkedYAMLError) -> RuleViolation:
     return RuleViolation("yaml.syntax", f"YAML syntax error: {error.problem or error.context}",
                          "check the indentation and quoting of this entry",
                          line_in_entry=line, column=column)
+
+
+def _reader_violation(text: str, error: yaml.reader.ReaderError) -> RuleViolation:
+    """A character libyaml's reader refused (decode_spec_text refuses them in whole files;
+    this places one in an entry made otherwise). libyaml counts UTF-8 bytes."""
+    position = len(text.encode("utf-8")[:error.position].decode("utf-8", "ignore"))
+    line_start = text.rfind("\n", 0, position) + 1
+    code = ord(error.character) if isinstance(error.character, str) else error.character
+    return RuleViolation("yaml.control-character", _control_character_message(code),
+                         _CONTROL_HINT, line_in_entry=text.count("\n", 0, position),
+                         column=position - line_start + 1)
 
 
 def _alias_at(text: str, mark: yaml.Mark | None) -> str:

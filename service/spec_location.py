@@ -92,8 +92,10 @@ def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
         info = os.fstat(descriptor)  # what was opened, if the path changed since
         check_regular_file(path, info.st_mode)
         check_spec_size(str(path), info.st_size, limit)
-        data = file.read(limit + 1)
-    check_spec_size(str(path), len(data), limit)  # it grew while being read
+        data = file.read(info.st_size + 1)  # a byte more shows that it is growing
+        if len(data) > info.st_size:
+            data += file.read(limit + 1 - len(data))
+    check_spec_size(str(path), len(data), limit)
     return data
 
 

@@ -48,6 +48,16 @@ CASES = [
          "yaml.not-a-list", "", "tags:"),
     Case("yaml-entry-not-mapping", DEPRECATED, "", "\n- just a string\n", "yaml.entry-not-mapping",
          "entry at line", "- just a string"),
+    Case("yaml-control-character", DERIVATIVES, "self: at::sum_to(grad, self.sym_sizes())",
+         "self: at::sum_to(grad,\0 self.sym_sizes())", "yaml.control-character", "",
+         "at::sum_to(grad,\0", column=25),
+    Case("yaml-nesting-too-deep", DERIVATIVES, "  output_differentiability: [True, True]",
+         "  output_differentiability: " + "[" * 1000, "yaml.nesting-too-deep", "minmax",
+         "  output_differentiability: [[[", column=127),  # the 99th '[' is level 101
+    Case("yaml-alias-expansion", DERIVATIVES, "  self: at::sum_to(grad, self.sym_sizes())\n",
+         "  self: at::sum_to(grad, self.sym_sizes())\n  x0: &x0 [" + ", ".join(["lol"] * 9) + "]\n"
+         + "".join(f"  x{i}: &x{i} [" + ", ".join([f"*x{i - 1}"] * 9) + "]\n" for i in range(1, 6)),
+         "yaml.alias-expansion", "expand", "  x4: &x4", column=7),  # x4: 243,577 expanded
     # --- native_functions.yaml entries
     Case("native-unknown-key", NATIVE, "  variants: method\n  device_check: NoCheck\n  device_guard: False",
          "  variant: method\n  device_check: NoCheck\n  device_guard: False", "native.unknown-key", "expand",

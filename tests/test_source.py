@@ -180,3 +180,11 @@ def test_quote_value_is_bounded():
     shared = ["x" * 1000] * 1000
     assert len(quote_value([shared] * 1000)) == 120
     assert quote_value("variants") == "'variants'"
+
+
+def test_control_character_in_an_entry_is_placed():
+    entry = Entry(SpecFile.DERIVATIVES, 5, "- name: f\n  self: gr\u00e9\x00ad")
+    with pytest.raises(RuleViolation) as caught:
+        load_entry(entry)
+    assert (caught.value.rule, caught.value.line_in_entry, caught.value.column) == \
+        ("yaml.control-character", 1, 12)
