@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .errors import RuleViolation, did_you_mean
 from .records import Record
 from .schema import FunctionSchema
+from .source import quote_value
 
 DEPRECATED_KEYS = ("name", "aten")
 # Literal call arguments deprecated.yaml may pass, with their schema types
@@ -33,13 +34,13 @@ def parse_deprecated(loaded) -> DeprecatedSignature:
     entry = loaded.value
     for key in entry:
         if key not in DEPRECATED_KEYS:
-            raise RuleViolation("deprecated.unknown-key", f"unknown key '{key}'",
+            raise RuleViolation("deprecated.unknown-key", f"unknown key {quote_value(key)}",
                                 did_you_mean(str(key), DEPRECATED_KEYS) or
                                 "a deprecated entry has 'name' and 'aten'",
                                 line_in_entry=loaded.offset_of(str(key)))
     for key in DEPRECATED_KEYS:
         if not isinstance(entry.get(key), str):
-            raise RuleViolation("deprecated.missing-key", f"'{key}' must be given as a string",
+            raise RuleViolation("deprecated.missing-key", f"{quote_value(key)} must be given as a string",
                                 "write 'name: SCHEMA' and 'aten: aten_fn(args)'", line_in_entry=0)
     try:
         schema = FunctionSchema.parse(entry["name"])

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import RuleViolation
 from .records import Record
-from .source import LoadedEntry
+from .source import LoadedEntry, quote_value
 
 ENTRY_KEYS = ("name", "output_differentiability", "dispatch")
 DEFAULT_KEY = "Default"
@@ -86,7 +86,7 @@ def _dispatch_form(loaded: LoadedEntry) -> tuple[DispatchFormulas, ...]:
     for key in entry:
         if key not in ENTRY_KEYS:
             raise RuleViolation(
-                "derivatives.unknown-key", f"key '{key}' sits beside 'dispatch:' and is ignored",
+                "derivatives.unknown-key", f"key {quote_value(key)} sits beside 'dispatch:' and is ignored",
                 f"move it under a dispatch key such as '{DEFAULT_KEY}:'",
                 line_in_entry=loaded.offset_of(str(key)))
     table = entry["dispatch"]
@@ -99,7 +99,7 @@ def _dispatch_form(loaded: LoadedEntry) -> tuple[DispatchFormulas, ...]:
     for key, formulas in table.items():
         if not isinstance(key, str) or not isinstance(formulas, dict):
             raise RuleViolation("derivatives.bad-dispatch",
-                                f"dispatch key '{key}' must map to a set of formulas",
+                                f"dispatch key {quote_value(key)} must map to a set of formulas",
                                 "write the formulas indented under the key, e.g. 'self: grad'",
                                 line_in_entry=loaded.offset_of("dispatch", str(key)))
         result.append(_formulas(loaded, key, formulas, (), ("dispatch", key)))
@@ -120,7 +120,7 @@ def _formulas(loaded: LoadedEntry, key: str, mapping: dict, skip: tuple[str, ...
                                 "output names ('result')", line_in_entry=offset)
         if not isinstance(formula, str):
             raise RuleViolation("derivatives.bad-formula", f"the formula for '{names}' is "
-                                f"{type(formula).__name__} {formula!r}, not a C++ expression",
+                                f"{type(formula).__name__} {quote_value(formula)}, not a C++ expression",
                                 "quote the formula if YAML reads it as another type",
                                 line_in_entry=offset)
         _reject_preprocessor_lines(names, formula, offset)

@@ -14,7 +14,7 @@ from .cpp import CppFlags
 from .errors import RuleViolation, did_you_mean
 from .records import Record
 from .schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
-from .source import LoadedEntry
+from .source import LoadedEntry, quote_value
 
 # Backend keys a kernel may be registered for in native_functions.yaml (model.py: dispatch_keys).
 SUPPORTED_DISPATCH_KEYS = (
@@ -136,7 +136,7 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str]) -> Na
     unknown = [k for k in entry if k not in NATIVE_KEYS]
     if unknown:
         key = str(unknown[0])
-        raise RuleViolation("native.unknown-key", f"unknown key '{key}'",
+        raise RuleViolation("native.unknown-key", f"unknown key {quote_value(key)}",
                             did_you_mean(key, NATIVE_KEYS) or
                             f"valid keys: {', '.join(NATIVE_KEYS)}",
                             line_in_entry=loaded.offset_of(key))
@@ -191,7 +191,7 @@ class _FieldReader:
 def _expect(condition: bool, what: str, value: Any) -> None:
     """A type check whose message the field reader prefixes with the key's name."""
     if not condition:
-        raise RuleViolation("native.bad-value", f"must be {what}, not {value!r}",
+        raise RuleViolation("native.bad-value", f"must be {what}, not {quote_value(value)}",
                             "see the documentation at the top of native_functions.yaml")
 
 
@@ -289,7 +289,7 @@ def _ufunc_loops(value: Any) -> tuple[tuple[str, str], ...]:
     loops = []
     for key, spec in value.items():
         if key not in UFUNC_KEYS:
-            raise RuleViolation("native.bad-ufunc", f"unknown ufunc key '{key}'",
+            raise RuleViolation("native.bad-ufunc", f"unknown ufunc key {quote_value(key)}",
                                 did_you_mean(str(key), UFUNC_KEYS))
         _expect(isinstance(spec, str), "'name (dtypes)'", spec)
         _check_ufunc_loop(spec)
@@ -418,7 +418,7 @@ class _DispatchTable:
             _expect(isinstance(kernel, str), "a kernel name for each key", kernel)
             for key in (k.strip() for k in keys.split(",")):
                 if key not in SUPPORTED_DISPATCH_KEYS:
-                    raise RuleViolation("native.dispatch", f"unsupported dispatch key '{key}'",
+                    raise RuleViolation("native.dispatch", f"unsupported dispatch key {quote_value(key)}",
                                         did_you_mean(key, SUPPORTED_DISPATCH_KEYS) or
                                         f"supported keys: {', '.join(SUPPORTED_DISPATCH_KEYS)}")
                 count += 1

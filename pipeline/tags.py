@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .errors import RuleViolation, did_you_mean
 from .records import Record
-from .source import LoadedEntry
+from .source import LoadedEntry, quote_value
 
 TAG_KEYS = ("tag", "desc")
 
@@ -21,7 +21,7 @@ def parse_tag(loaded: LoadedEntry) -> Tag:
     entry = loaded.value
     for key in entry:
         if key not in TAG_KEYS:
-            raise RuleViolation("tags.unknown-key", f"unknown key '{key}'",
+            raise RuleViolation("tags.unknown-key", f"unknown key {quote_value(key)}",
                                 did_you_mean(str(key), TAG_KEYS) or "a tag has 'tag' and 'desc'",
                                 line_in_entry=loaded.offset_of(str(key)))
     name = entry.get("tag")

@@ -24,7 +24,7 @@ from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 from .build import Session
 from .incremental import Generation, memory_of
 from .inputs import InputBytes, gradshard_template_bytes, read_inputs
-from .spec_location import SpecLocation, locate_spec
+from .spec_location import SpecLocation, check_spec_size, locate_spec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -110,14 +110,17 @@ def git_inputs(location: SpecLocation, revision: str) -> InputBytes:
 
 
 def _git_file(top: Path, revision: str, path: Path, missing_ok: bool = False) -> bytes | None:
-    relative = path.resolve().relative_to(top.resolve())
+    relative = path.resolve().relative_to(top.resolve()).as_posix()
     try:
-        return _git(top, "show", f"{revision}:{relative.as_posix()}")
+        size = int(_git(top, "cat-file", "-s", f"{revision}:{relative}"))
     except UsageError:
         if missing_ok:
             return None
         raise UsageError(f"{relative} does not exist at git revision {revision}",
                          "pick a revision that has the spec files") from None
+    # the limit every spec file is read under (spec_location.read_spec_file)
+    check_spec_size(f"{relative} at git revision {revision}", size)
+    return _git(top, "show", f"{revision}:{relative}")
 
 
 def _git(directory: Path, *args: str) -> bytes:

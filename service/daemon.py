@@ -44,7 +44,7 @@ from .build_report import build_json, build_text
 from .compile import CompileOptions, compile_generated
 from .compile_report import diagnostic_text
 from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
-from .report import format_problem, problem_json, spec_texts_of
+from .report import problem_json, spec_error_lines, spec_texts_of
 from .spec_location import SpecLocation
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
@@ -371,7 +371,7 @@ class Daemon:
         texts = spec_texts_of(location)
         return {"ok": False, "exit": error.exit_code,
                 "problems": [problem_json(p, location) for p in error.problems],
-                "errors": [format_problem(p, location, texts) for p in error.problems]}
+                "errors": spec_error_lines(error, location, texts)}
 
     # -- requests -------------------------------------------------------------------------
 
