@@ -187,7 +187,9 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
                   files: dict[str, Value]) -> list[CompileUnit]:
     out_files = dict(built.files)
     units = []
-    for shard_id, members in python_function_shards(built.node_keys).items():
+    # only the nodes with a Python class (the loaded infos', first in the list: cache/graph.py)
+    bound = built.node_keys[:built.python_nodes]
+    for shard_id, members in python_function_shards(bound).items():
         if shard_id == "Everything":
             continue
         file_name = f"python_functions{shard_id}.cpp"

@@ -153,7 +153,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     try:
         writes = sync_outputs(out, result.files, result.load, previous)
     except UnsafeOutputName as unsafe:
-        raise _cache_damage(unsafe, store) from None
+        raise cache_damage(unsafe, store) from None
     result.seconds["write"] = time.perf_counter() - writing
     if store is not None:
         generation.record(store, build, spec_key, out_key, fingerprint, result)
@@ -167,7 +167,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     return outcome
 
 
-def _cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
+def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
     """A build's index naming a file outside --out came from a damaged (or crafted) cache:
     the cache is set aside and the build runs again (Session.retrying). Without a cache the
     names are the pipeline's own, so this is a bug."""

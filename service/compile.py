@@ -42,7 +42,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import xxhash
 
@@ -51,14 +51,17 @@ from gradshard.pipeline.compile_layout import (PRELUDE_PATH, CompileLayout, Comp
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, SpecFile,
                                        UsageError)
 
-from .build import BuildOutcome
+from .build import BuildOutcome, cache_damage
 from .compile_report import (environment_failure, pch_failure_diagnostic,
                              unit_failure_diagnostic)
 from .diagnostics import diagnose
 from .object_cache import (PCH_MISSING, DamagedEntry, forget, forget_pch, is_key, load,
                            pch_lock, pch_problem, remove_pch_leftovers, stored_object)
-from .outputs import sync_outputs, write_atomic
+from .outputs import UnsafeOutputName, sync_outputs, write_atomic
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
+
+if TYPE_CHECKING:
+    from gradshard.cache.store import Store
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
 
@@ -121,17 +124,20 @@ class CompilePlan:
 
 
 def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
-                     load: Callable[[list[str]], dict[str, str]]) -> int:
-    """Make the compile directory hold the layout's files; returns how many were written."""
+                     load: Callable[[list[str]], dict[str, str]], store: Store | None) -> int:
+    """Make the compile directory hold the layout's files; returns how many were written.
+    The layout's names come from the cache: sync_outputs checks each before making its
+    directory or writing it."""
     files = dict(layout.files)
-    for parent in {(plan.directory / p).parent for p in files}:
-        parent.mkdir(parents=True, exist_ok=True)
     listing = plan.directory / FILE_LIST
     try:
         previous = json.loads(listing.read_text())
     except (OSError, ValueError):
         previous = []
-    report = sync_outputs(plan.directory, files, load, previous)
+    try:
+        report = sync_outputs(plan.directory, files, load, previous)
+    except UnsafeOutputName as unsafe:
+        raise cache_damage(unsafe, store) from None
     write_atomic(listing, json.dumps(sorted(files)).encode())
     return len(report.written)
 
@@ -675,13 +681,15 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
                                options.launcher)
     store = session.open()
     generation = Generation.prepare(built.inputs)
-    result = compile_layout(generation, store, built.build_id, options.shards)
+    result = compile_layout(generation, store, built.build_id, options.shards, built.verified)
+    if built.verified:  # the layout's own tasks (the graph's rows were compared by the build)
+        built.stats.disagreements.extend(result.engine.stats.disagreements)
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
     files = dict(result.layout.files)
     written = sync_compile_dir(plan, result.layout,
-                               lambda names: result.load({n: files[n] for n in names}))
+                               lambda names: result.load({n: files[n] for n in names}), store)
     layout = selected(result.layout, options.units)
     units, merged, pch_headers = prepare_units(plan, layout, result.out_files, out)
     check_pchs(plan, pch_headers)

@@ -163,11 +163,12 @@ class LayoutResult:
 
 
 def compile_layout(generation: Generation, store: Store | None, build_id: int,
-                   settings: ShardSettings) -> LayoutResult:
+                   settings: ShardSettings, verify: bool = False) -> LayoutResult:
     """The build's compile layout: the graph (answered by its index when nothing changed),
-    then the layout group over the index."""
+    then the layout group over the index. `verify` runs every task of both and records where
+    the cache disagrees (`build --verify`)."""
     return entering_groups_if_stale(partial(_compile_layout, generation, store, build_id,
-                                            settings))
+                                            settings, verify=verify))
 
 
 def entering_groups_if_stale(run: Callable[[bool], T]) -> T:
@@ -180,8 +181,9 @@ def entering_groups_if_stale(run: Callable[[bool], T]) -> T:
 
 
 def _compile_layout(generation: Generation, store: Store | None, build_id: int,
-                    settings: ShardSettings, force_groups: bool) -> LayoutResult:
-    engine, index_hash, index = generation.run_graph(store, build_id, force_groups)
+                    settings: ShardSettings, force_groups: bool,
+                    verify: bool = False) -> LayoutResult:
+    engine, index_hash, index = generation.run_graph(store, build_id, force_groups, verify)
     inputs = generation.inputs
     value = engine.group(COMPILE_LAYOUT, [
         engine.ref(index_hash, BuildIndex), engine.literal(inputs.spec_templates),

@@ -73,3 +73,24 @@ def test_verify_needs_a_cache(capsys, tmp_path):
                  str(tmp_path / "out"), "--no-cache", "--verify"])
     assert code == 2
     assert "--verify" in capsys.readouterr().err
+
+
+def test_a_tampered_compile_layout_row_is_found(tmp_path, capsys):
+    """The compile step's own tasks are verified too: a formula unit's source row pointed at
+    another unit's source would compile the wrong code."""
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    units = ["--shard-nodes", "2,4,0", "--units", "Functions_formulas_0", "-j", "2"]
+    code, _, err = build(capsys, out, cache)
+    assert code == 0, err
+    code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
+                 *units])
+    assert code == 0
+    capsys.readouterr()
+    point_row_elsewhere(cache, "compile.formula_shard")
+    code = main(["build", "--json", "--spec", str(MINI_SPEC), "--out", str(tmp_path / "again"),
+                 "--cache", str(cache), "--verify", *units])
+    captured = capsys.readouterr()
+    assert code == 6, captured.err
+    report = json.loads(captured.out)
+    assert [d["task"] for d in report["verify"]["disagreements"]] == ["compile.formula_shard"]
+    assert "compile.formula_shard [" in captured.err
