@@ -20,6 +20,7 @@ from gradshard.pipeline.spec import parse_derivatives_entry, split_spec
 from gradshard.service.cli import main
 from gradshard.service.codegen import load_texts
 from gradshard.service.spec_location import locate_spec
+from spec_edits import Edit, apply_edits
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,7 @@ class Fault:
 def spec_with(tmp_path: Path, fault: Fault) -> Path:
     spec = tmp_path / "spec"
     shutil.copytree(MINI_SPEC, spec)
-    path = spec / fault.file
-    text = path.read_text()
-    if fault.old:
-        assert fault.old in text, f"edit anchor not in the mini spec: {fault.old!r}"
-        text = text.replace(fault.old, fault.new, 1)
-    else:
-        text += fault.new
-    path.write_text(text)
+    apply_edits(spec, [Edit(fault.file, fault.old, fault.new)])
     return spec
 
 
