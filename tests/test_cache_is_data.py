@@ -127,3 +127,19 @@ def test_builds_never_run_code_from_the_cache(tmp_path):
     done = audited_build(hooks, caches, spec, tmp_path / "restored-out", restored)
     assert_clean(done)
     assert "from the object cache" in done.stdout or "cached" in done.stdout, done.stdout
+
+
+def test_no_jinja_bytecode_cache_is_configured():
+    """Compiled templates are code: none may be stored, so no Jinja bytecode cache is set up
+    anywhere in gradshard (the audit hook above catches one only when a build reads it)."""
+    import gradshard.cache
+    import gradshard.pipeline
+    import gradshard.service
+
+    packages = [Path(p.__path__[0]) for p in (gradshard.pipeline, gradshard.cache,
+                                               gradshard.service)]
+    sources = [f for package in packages for f in package.glob("*.py")]
+    assert len(sources) > 40
+    for source in sources:
+        text = source.read_text()
+        assert "bytecode_cache" not in text and "BytecodeCache" not in text, source
