@@ -40,7 +40,7 @@ def parse_deprecated(loaded) -> DeprecatedSignature:
                                 line_in_entry=loaded.offset_of(str(key)))
     for key in DEPRECATED_KEYS:
         if not isinstance(entry.get(key), str):
-            raise RuleViolation("deprecated.missing-key", f"{quote_value(key)} must be given as a string",
+            raise RuleViolation("deprecated.missing-key", f"'{key}' must be given as a string",
                                 "write 'name: SCHEMA' and 'aten: aten_fn(args)'", line_in_entry=0)
     try:
         schema = FunctionSchema.parse(entry["name"])

@@ -86,7 +86,8 @@ def _dispatch_form(loaded: LoadedEntry) -> tuple[DispatchFormulas, ...]:
     for key in entry:
         if key not in ENTRY_KEYS:
             raise RuleViolation(
-                "derivatives.unknown-key", f"key {quote_value(key)} sits beside 'dispatch:' and is ignored",
+                "derivatives.unknown-key",
+                f"key {quote_value(key)} sits beside 'dispatch:' and is ignored",
                 f"move it under a dispatch key such as '{DEFAULT_KEY}:'",
                 line_in_entry=loaded.offset_of(str(key)))
     table = entry["dispatch"]
@@ -120,7 +121,8 @@ def _formulas(loaded: LoadedEntry, key: str, mapping: dict, skip: tuple[str, ...
                                 "output names ('result')", line_in_entry=offset)
         if not isinstance(formula, str):
             raise RuleViolation("derivatives.bad-formula", f"the formula for '{names}' is "
-                                f"{type(formula).__name__} {quote_value(formula)}, not a C++ expression",
+                                f"{type(formula).__name__} {quote_value(formula)}, not a C++ "
+                                "expression",
                                 "quote the formula if YAML reads it as another type",
                                 line_in_entry=offset)
         _reject_preprocessor_lines(names, formula, offset)
@@ -139,14 +141,10 @@ def _reject_preprocessor_lines(names: str, formula: str, offset: int) -> None:
             raise RuleViolation(
                 "derivatives.preprocessor",
                 f"line {index + 1} of the formula for '{names}' starts with '#': "
-                f"{_quoted(line.strip())}",
+                f"{quote_value(line.strip(), width=64)}",
                 "a formula is one C++ expression and cannot hold preprocessor lines; inside a "
                 "'|' or '>' block YAML keeps '#' lines as text, so write comments above the "
                 "key instead", line_in_entry=offset + (index + 1 if len(lines) > 1 else 0))
-
-
-def _quoted(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _output_differentiability(loaded: LoadedEntry) -> tuple[Any, Any]:

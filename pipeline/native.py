@@ -418,7 +418,8 @@ class _DispatchTable:
             _expect(isinstance(kernel, str), "a kernel name for each key", kernel)
             for key in (k.strip() for k in keys.split(",")):
                 if key not in SUPPORTED_DISPATCH_KEYS:
-                    raise RuleViolation("native.dispatch", f"unsupported dispatch key {quote_value(key)}",
+                    raise RuleViolation("native.dispatch",
+                                        f"unsupported dispatch key {quote_value(key)}",
                                         did_you_mean(key, SUPPORTED_DISPATCH_KEYS) or
                                         f"supported keys: {', '.join(SUPPORTED_DISPATCH_KEYS)}")
                 count += 1

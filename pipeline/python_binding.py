@@ -19,7 +19,7 @@ from .native import NativeFunction
 from .python_signature import PyArgument, PyOverload, PyPair, PySignature, group_overloads, \
     structseq_fieldnames, unpack_method
 from .records import Record
-from .schema import FunctionSchema, Return, SchemaKind, TypeForm, cpp_name
+from .schema import FunctionSchema, Return, SchemaKind, cpp_name
 
 # Return types the wrap() helpers accept (api/python.py: SUPPORTED_RETURN_TYPES): these
 # scalars and lists, and tuples of these element types.

@@ -99,7 +99,8 @@ def unpack_method(t, default: str | None, default_init: str | None) -> str:
                  "SymInt": "symintlist", "Scalar": "scalarlist"}
         if elem in lists:
             return lists[elem]
-    raise RuleViolation("python.unsupported-type", f"type '{t}' is not supported by PythonArgParser",
+    raise RuleViolation("python.unsupported-type",
+                        f"type '{t}' is not supported by PythonArgParser",
                         "bind the function by hand, or use a parser-supported type")
 
 

@@ -672,7 +672,8 @@ class _NestingScan:
         start = min(header.end() + 1, len(self.text))
         increment = "".join(c for c in header.group(1) if c.isdigit())
         least = max((self.indents[-1] if self.indents else -1) + 1, 1)
-        indent = least + int(increment) - 1 if increment else _detected_indent(self.text, start, least)
+        indent = (least + int(increment) - 1 if increment
+                  else _detected_indent(self.text, start, least))
         self._advance(_block_scalar_end(self.text, start, indent))
         self.simple_key_allowed = True
         return False
