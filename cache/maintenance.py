@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import sqlite_utils
 
@@ -123,6 +125,7 @@ def collect_garbage(store: Store, max_bytes: int | None, version: str) -> GcRepo
     is over max_bytes, forget the oldest builds (the newest is always kept)."""
     started = time.perf_counter()
     db = sqlite_utils.Database(store.connection, execute_plugins=False)
+    _remove_compiled_templates(store.directory)
     before = _file_bytes(store)
     with store.guarded():
         with store.transaction():
@@ -133,6 +136,17 @@ def collect_garbage(store: Store, max_bytes: int | None, version: str) -> GcRepo
     return GcReport(before, _file_bytes(store), sweep.removed_blobs, sweep.removed_tasks,
                     sweep.kept_builds, sweep.dropped_builds, time.perf_counter() - started,
                     sweep.running_builds)
+
+
+def _remove_compiled_templates(directory: Path) -> None:
+    """Older gradshard kept Jinja's compiled templates in CACHE/jinja/; nothing reads them now
+    (a stored compiled template is code), so gc removes them. A link there is unlinked, never
+    followed."""
+    leftover = directory / "jinja"
+    if leftover.is_symlink():
+        leftover.unlink()
+    elif leftover.is_dir():
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _sweep(db: sqlite_utils.Database, max_bytes: int | None, version: str) -> Sweep:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mini_spec_pair
+from conftest import MINI_SPEC, mini_spec_pair
 from gradshard.cache.maintenance import parse_size
 from gradshard.cache.store import Store
 from gradshard.service.cli import main
@@ -123,3 +123,17 @@ def test_bad_sizes():
     for text in ("", "M", "-5M", "big"):
         with pytest.raises(ValueError):
             parse_size(text)
+
+
+def test_gc_removes_the_compiled_templates_older_versions_kept(tmp_path, capsys):
+    """CACHE/jinja/ held Jinja's compiled templates (code); nothing reads it now, gc drops it."""
+    from gradshard.service.cli import main
+
+    cache = tmp_path / "cache"
+    assert main(["build", "--codegen-only", "--spec", str(MINI_SPEC), "--out",
+                 str(tmp_path / "out"), "--cache", str(cache)]) == 0
+    (cache / "jinja").mkdir()
+    (cache / "jinja" / "__jinja2_0123.cache").write_bytes(b"\x80\x04stale")
+    assert main(["gc", "--cache", str(cache)]) == 0
+    capsys.readouterr()
+    assert not (cache / "jinja").exists()
