@@ -6,17 +6,20 @@
 2. Otherwise run the build graph on the engine (cache/graph.py), write the files that
    differ, remove the files an earlier build wrote that this one does not produce, and
    record the manifest.
+3. Unless --codegen-only, compile what was generated (service/compile.py).
 
-The cache is never trusted: a damaged database is set aside and the build runs again; a
-value missing behind a group index restarts the graph with every group re-entered; a file
-name from the cache that would leave --out is damage too. A spec error stops everything
-before any file is written, and is reported through the straight pipeline, which locates
-every problem at its file and line. While it runs, a build holds a lease on the cache (gc
-leaves what it wrote and read); a build that fails gives it up.
+The cache is never trusted: a damaged database found by either step is set aside and both
+run again; a value missing behind a group index restarts the graph with every group
+re-entered; a file name from the cache that would leave --out (or the compile directory) is
+damage too. A spec error stops everything before any file is written, and is reported
+through the straight pipeline, which locates every problem at its file and line. From its
+first read to its last compile, a build holds a lease on the cache (gc leaves what it wrote
+and read); a build that fails gives it up.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +27,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from gradshard.cache.store import LastBuild, Store, StoreDamaged, set_aside
-from gradshard.pipeline.errors import InternalError, RuleViolation, SpecError
+from gradshard.pipeline.errors import CompileError, InternalError, RuleViolation, SpecError
 
 from .inputs import InputBytes, read_inputs
 from .outputs import UnsafeOutputName, WriteReport, outputs_match, sync_outputs
 from .spec_location import SpecLocation
 
 if TYPE_CHECKING:
+    from .compile import CompileOptions, CompileReport
     from .incremental import Generation
 
 
@@ -70,11 +74,18 @@ class Session:
 
     def reset(self) -> Store | None:
         """Replace a damaged store by an empty one."""
+        self.set_aside()
+        return self.open()
+
+    def set_aside(self) -> None:
+        """Move a damaged store out of the way (the next open starts an empty one), and
+        forget what this process remembers of it: that came from the damaged file too (a
+        memo row naming a crafted value would answer the next build from memory)."""
         if self.store is not None:
             self.store.close()
+            _forget_memory(self.store.path)
             set_aside(self.store.path)
             self.store = None
-        return self.open()
 
     def close(self) -> None:
         if self.store is not None:
@@ -90,55 +101,115 @@ class Session:
             return work()
 
 
+def _forget_memory(path: Path) -> None:
+    """Drop this process's memory of the store at `path` (service/incremental.py keeps one
+    per store, once it is imported: not importing it here keeps a no-op build light)."""
+    incremental = sys.modules.get(f"{__package__}.incremental")
+    if incremental is not None:
+        incremental._MEMORIES.pop(path.resolve(), None)
+
+
+def build_and_compile(location: SpecLocation, out: Path, session: Session,
+                      options: CompileOptions | None, progress: Callable[[str], None],
+                      verify: bool = False) -> BuildOutcome:
+    """The build, then the compile of what it generated (none when `options` is None:
+    --codegen-only), as one build of the cache: one lease from the first read to the last
+    object, and a cache found damaged in either step set aside and both run again. A spec
+    error or a compile error is reported, never retried. `verify` runs every task and
+    compares it with the cache (never "up to date")."""
+    return session.retrying(partial(_build_and_compile_once, location, out, session, options,
+                                    progress, verify))
+
+
 def build_command(location: SpecLocation, out: Path, session: Session,
                   verify: bool = False) -> BuildOutcome:
-    """The build; a cache found damaged on the way is set aside and the build runs again.
-    `verify` runs every task and compares it with the cache (never "up to date")."""
-    return session.retrying(partial(_build_once, location, out, session, verify))
+    """The build without its compile step."""
+    return build_and_compile(location, out, session, None, ignore_progress, verify)
 
 
-def _build_once(location: SpecLocation, out: Path, session: Session,
-                verify: bool = False) -> BuildOutcome:
+def ignore_progress(line: str) -> None:
+    """A compile's progress lines, for nobody."""
+
+
+def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
+                            options: CompileOptions | None, progress: Callable[[str], None],
+                            verify: bool) -> BuildOutcome:
     started = time.perf_counter()
+    generate, keys = _generator(location, out, session, started, verify)
+    store = session.store
+    build = store.begin_build(*keys) if store is not None else 0
+    outcome = None
+    try:
+        outcome = generate(build)
+        if options is not None:
+            outcome.compiled = _compile(outcome, session, options, progress)
+    except BaseException as failure:
+        _give_up(session, build, outcome, failure, started)
+        raise
+    _end_build(session, outcome, outcome.status, started)
+    return outcome
+
+
+def _generator(location: SpecLocation, out: Path, session: Session, started: float,
+               verify: bool) -> tuple[Callable[[int], BuildOutcome], tuple[str, str]]:
+    """How this build makes its files, once given its build id: nothing to do when the last
+    build of this spec into `out` read the same inputs and its files are intact, else the
+    graph's run; and the build's keys in the cache (spec, out)."""
     inputs = read_inputs(location)
     fingerprint = inputs.fingerprint()
-    spec_key, out_key = str(location.root.resolve()), str(out.resolve())
+    keys = spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.open()
     last = store.last_build(spec_key, out_key) if store is not None else None
     if (not verify and last is not None and last.inputs == fingerprint
             and outputs_match(out, last.files)):
-        return _up_to_date(location, inputs, out, session, last, started)
-    return _build(location, inputs, fingerprint, out, session, started, verify)
+        return partial(_up_to_date, location, inputs, out, session, last, started), keys
+    return _generation(location, inputs, fingerprint, out, session, started, verify), keys
+
+
+def _compile(outcome: BuildOutcome, session: Session, options: CompileOptions,
+             progress: Callable[[str], None]) -> CompileReport:
+    from .compile import compile_generated  # it imports this module
+
+    return compile_generated(outcome, session, options, progress)
+
+
+def _end_build(session: Session, outcome: BuildOutcome, status: str, started: float) -> None:
+    """Record how the build and its compile went; the build's lease ends here."""
+    if session.store is not None:
+        session.store.end_build(outcome.build_id, status, time.perf_counter() - started,
+                                summary_record(outcome))
+
+
+def _give_up(session: Session, build: int, outcome: BuildOutcome | None,
+             failure: BaseException, started: float) -> None:
+    """A failed build gives its lease up. When the compiler's errors are what failed, the
+    generation's work is recorded all the same (`stats` counts its tasks)."""
+    if session.store is None:
+        return
+    if outcome is not None and isinstance(failure, CompileError):
+        _end_build(session, outcome, "failed", started)
+    else:
+        session.store.abandon_build(build)
 
 
 def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: Session,
-                last: LastBuild, started: float) -> BuildOutcome:
+                last: LastBuild, started: float, build: int) -> BuildOutcome:
     seconds = {"total": time.perf_counter() - started}
-    store = session.store
-    assert store is not None
-    build = store.begin_build(last.spec, last.out)
-    store.end_build(build, "up to date", seconds["total"], {"status": "up to date"})
     return BuildOutcome("up to date", location, out, session.directory,
                         WriteReport(unchanged=sorted(last.files)), seconds,
                         warnings=session.warnings, files=len(last.files), build_id=build,
                         inputs=inputs)
 
 
-def _build(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str], out: Path,
-           session: Session, started: float, verify: bool = False) -> BuildOutcome:
+def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str],
+                out: Path, session: Session, started: float,
+                verify: bool) -> Callable[[int], BuildOutcome]:
+    """The graph's run, to be given its build id; the inputs are decoded first (a file that
+    is not text is a spec error before any build is recorded)."""
     from .incremental import Generation  # the pipeline: imported only when there is work
 
-    run = partial(_build_leased, location, inputs, Generation.prepare(inputs), fingerprint,
-                  out, session, started=started, verify=verify)
-    store = session.open()
-    if store is None:
-        return run(0)
-    build = store.begin_build(str(location.root.resolve()), str(out.resolve()))
-    try:
-        return run(build)
-    except BaseException:
-        store.abandon_build(build)
-        raise
+    return partial(_build_leased, location, inputs, Generation.prepare(inputs), fingerprint,
+                   out, session, started=started, verify=verify)
 
 
 def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Generation,
@@ -159,12 +230,9 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
         generation.record(store, build, spec_key, out_key, fingerprint, result)
     seconds = dict(result.seconds)
     seconds["total"] = time.perf_counter() - started
-    outcome = BuildOutcome("built", location, out, session.directory, writes, seconds,
-                           result.stats, session.warnings, len(result.files), result.nodes,
-                           build, inputs=inputs, verified=verify)
-    if session.store is not None:
-        session.store.end_build(build, "built", seconds["total"], summary_record(outcome))
-    return outcome
+    return BuildOutcome("built", location, out, session.directory, writes, seconds,
+                        result.stats, session.warnings, len(result.files), result.nodes,
+                        build, inputs=inputs, verified=verify)
 
 
 def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
@@ -184,13 +252,19 @@ def _previous_files(store: Store | None, out_key: str) -> list[str]:
 
 
 def summary_record(outcome: BuildOutcome) -> dict:
-    """What `stats` shows of a build."""
-    stats = outcome.stats
-    return {"status": outcome.status,
-            "run": dict(stats.run) if stats else {},
-            "reused": dict(stats.reused) if stats else {},
-            "seconds": {k: round(v, 4) for k, v in outcome.seconds.items()},
-            "written": len(outcome.writes.written)}
+    """What `stats` shows of a build: its tasks, its stages' seconds (the compile's among
+    them), the files it wrote and what it compiled."""
+    stats, compiled = outcome.stats, outcome.compiled
+    seconds = dict(outcome.seconds, **({"compile": compiled.seconds} if compiled else {}))
+    summary = {"status": outcome.status,
+               "run": dict(stats.run) if stats else {},
+               "reused": dict(stats.reused) if stats else {},
+               "seconds": {k: round(v, 4) for k, v in seconds.items()},
+               "written": len(outcome.writes.written)}
+    if compiled is not None:
+        summary["compile"] = {"units": compiled.units, "compiled": len(compiled.compiled),
+                              "cached": len(compiled.cached), "spliced": len(compiled.spliced)}
+    return summary
 
 
 def rejected(error: SpecError | RuleViolation, analyze: Callable[[], object]) -> SpecError:

@@ -114,7 +114,7 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .build import Session, build_command
+    from .build import Session
     from .defaults import default_cache_dir
 
     if args.verify and args.no_cache:
@@ -129,9 +129,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
-        outcome = build_command(loaded.location, Path(args.out), session, verify=args.verify)
-        if not args.codegen_only:
-            outcome.compiled = _compile(args, outcome, session)
+        outcome = _build_and_compile(args, loaded.location, session)
     finally:
         session.close()
     if args.json:
@@ -147,12 +145,19 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _compile(args: argparse.Namespace, outcome, session):
-    from .compile import compile_generated
+def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session):
+    """The build and, unless --codegen-only, its compile (with a progress bar on a terminal),
+    as one build of the cache (service/build.py: build_and_compile)."""
+    from .build import build_and_compile, ignore_progress
+
+    out = Path(args.out)
+    if args.codegen_only:
+        return build_and_compile(location, out, session, None, ignore_progress, args.verify)
     from .compile_report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
-        return compile_generated(outcome, session, compile_options(args), progress)
+        return build_and_compile(location, out, session, compile_options(args), progress,
+                                 args.verify)
 
 
 def compile_options(args: argparse.Namespace):

@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as NotYet
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -36,12 +36,13 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from gradshard.cache.store import StoreDamaged
 from gradshard.pipeline.errors import (YAML_FILES, CompileError, EnvironmentFailure,
                                        GradshardError, InternalError, SpecError, UsageError)
 
-from .build import Session, build_command
+from .build import Session, build_and_compile, ignore_progress
 from .build_report import build_json, build_text
-from .compile import CompileOptions, compile_generated
+from .compile import CompileOptions
 from .compile_report import diagnostic_text
 from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
 from .report import problem_json, spec_error_lines, spec_texts_of
@@ -302,6 +303,15 @@ class Daemon:
             self._log_failure(what, error)
             return {"ok": False, "error": f"internal error: {type(error).__name__}: {error}"}
 
+    def answer_of(self, answer: Future, what: str) -> dict:
+        """A finished request's answer; what its work raised past `guarded` (a
+        BaseException that is neither an Exception nor SystemExit) becomes an error answer."""
+        failure = answer.exception()
+        if failure is None:
+            return answer.result()
+        self._log_failure(what, failure)
+        return {"ok": False, "error": f"internal error: {type(failure).__name__}: {failure}"}
+
     def survive(self, work: Callable[[], object], what: str) -> None:
         """work(), its failure logged instead of ending the builder."""
         try:
@@ -314,7 +324,8 @@ class Daemon:
     def _log_failure(self, what: str, error: BaseException) -> None:
         summary = f"{what}: {type(error).__name__}: {error}"
         if summary != self._last_failure:
-            self.log.error("failure in %s\n%s", summary, traceback.format_exc())
+            self.log.error("failure in %s\n%s", summary,
+                           "".join(traceback.format_exception(error)))
         self._last_failure = summary
 
     def build_once(self, changed: list[str]) -> dict:
@@ -353,6 +364,8 @@ class Daemon:
                     "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
         except GradshardError as error:
             return {"ok": False, "exit": error.exit_code, "errors": [error_text(error)]}
+        except StoreDamaged as damage:  # damaged again after the build's own retry
+            return self._damaged(damage)
         except OSError as error:  # the machine's failure (an unreadable directory), else a bug
             failure = EnvironmentFailure.from_os_error(error)
             if failure is None:
@@ -360,11 +373,23 @@ class Daemon:
             return {"ok": False, "exit": failure.exit_code, "errors": [error_text(failure)]}
 
     def _build(self) -> dict:
-        outcome = build_command(self.config.location, self.config.out, self.session)
-        if not self.config.codegen_only:
-            outcome.compiled = compile_generated(outcome, self.session, self.config.compile,
-                                                 lambda line: None)
-        return {**build_json(outcome), "text": build_text(outcome)}
+        """Build and compile (unless --codegen-only) as `gradshard build` does. Each build's
+        warnings are its own: the session's list is emptied first, and the result keeps a
+        copy (status answers read it after later builds have begun)."""
+        self.session.warnings.clear()  # in place: the open store reports into this list
+        options = None if self.config.codegen_only else self.config.compile
+        outcome = build_and_compile(self.config.location, self.config.out, self.session,
+                                    options, ignore_progress)
+        return {**build_json(outcome), "warnings": list(outcome.warnings),
+                "text": build_text(outcome)}
+
+    def _damaged(self, damage: StoreDamaged) -> dict:
+        """The store is set aside, so that the next build starts a new one instead of
+        meeting the same damage."""
+        self.session.set_aside()
+        return {"ok": False, "exit": UsageError.exit_code,
+                "errors": [f"gradshard: error: the cache database {damage.path} {damage}; it "
+                           "was moved aside\n  hint: the next build starts a new cache"]}
 
     def _spec_failure(self, error: SpecError) -> dict:
         location = self.config.location
@@ -519,17 +544,15 @@ class RequestHandler(socketserver.BaseRequestHandler):
         client, every PROGRESS_INTERVAL, that the daemon is alive and working."""
         daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
         answer: Future = Future()
-        work = partial(daemon.guarded, partial(daemon.answer, request),
-                       f"a {str(request.get('request'))!r:.60} request")
+        what = f"a {str(request.get('request'))!r:.60} request"
+        work = partial(daemon.guarded, partial(daemon.answer, request), what)
         threading.Thread(target=_resolve, args=(answer, work), name="request",
                          daemon=True).start()
         started = time.monotonic()
-        while True:
-            try:
-                return answer.result(timeout=PROGRESS_INTERVAL)
-            except NotYet:
-                self._send({"progress": daemon.activity(),
-                            "seconds": round(time.monotonic() - started, 1)})
+        while not wait_for_futures([answer], timeout=PROGRESS_INTERVAL).done:
+            self._send({"progress": daemon.activity(),
+                        "seconds": round(time.monotonic() - started, 1)})
+        return daemon.answer_of(answer, what)
 
     def _send(self, message: dict) -> None:
         self.request.settimeout(SEND_TIMEOUT)
@@ -544,7 +567,13 @@ class RequestHandler(socketserver.BaseRequestHandler):
 
 
 def _resolve(answer: Future, work: Callable[[], dict]) -> None:
-    answer.set_result(work())
+    """work()'s answer, or whatever it raised, into `answer`: never left unset, or the
+    request's handler would send progress lines forever. Nothing is raised again: this
+    thread ends here, and the handler answers and logs the failure."""
+    try:
+        answer.set_result(work())
+    except BaseException as error:
+        answer.set_exception(error)
 
 
 def error_text(error: GradshardError) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MINI_SPEC
+from test_build_session import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
 from test_daemon import MUL_OTHER, Running, daemon  # noqa: F401  (daemon: a fixture)
 
 # A compiler that takes 3 s to name itself (the toolchain probe every build starts with) and
@@ -271,6 +272,84 @@ def test_a_crashing_builder_leaves_the_daemon_serving(tmp_path, monkeypatch):
     finally:
         flag.unlink(missing_ok=True)
         running.cli("daemon", "stop", *running.where(), check=False)
+
+
+def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypatch):
+    """The cache a daemon starts on names a file outside the compile directory in its
+    compile layout (damaged or crafted between two builds): the compile step finds it, the
+    store is set aside and the build runs again; later builds succeed on the new store."""
+    from gradshard.service.daemon_runtime import daemon_paths, request
+
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec, *COMPILING)
+    running.cli("build", "--out", str(running.out), *running.where(), *COMPILING)
+    name_a_file_outside_the_compile_dir(running.cache)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", running.env["XDG_RUNTIME_DIR"])
+    started = running.start()
+    assert started.returncode == 0, started.stderr
+    try:
+        first = running.wait(timeout=300)["last"]
+        assert first["ok"] or first["exit"] == 2, first
+        warnings = "\n".join(first.get("warnings", []) + first.get("errors", []))
+        assert ESCAPED in warnings and "internal error" not in warnings, first
+        assert any(".damaged-" in p.name for p in running.cache.iterdir())
+        paths = daemon_paths(spec.resolve(), running.cache.resolve())
+        again = request(paths, {"request": "build"}, timeout=300)
+        assert again["ok"] and again["compile"]["failed"] == [], again
+        assert again["warnings"] == [], again  # the last build's warnings are not repeated
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# A request whose work raises what the daemon does not survive
+
+
+class Escaping(BaseException):
+    """Neither an Exception nor SystemExit: passes every handler the daemon has."""
+
+
+def _escape() -> dict:
+    raise Escaping("out of the request thread")
+
+
+def test_a_failed_request_future_is_always_resolved():
+    from concurrent.futures import Future
+
+    from gradshard.service.daemon import _resolve
+
+    answer: Future = Future()
+    _resolve(answer, _escape)
+    assert answer.done() and isinstance(answer.exception(), Escaping)
+
+
+def test_a_request_whose_work_escapes_is_answered_with_an_error(tmp_path):
+    """Not progress lines forever (the client would never hit its silence limit)."""
+    import threading
+    from types import SimpleNamespace
+
+    from gradshard.service.compile import CompileOptions
+    from gradshard.service.daemon import Daemon, DaemonConfig, RequestHandler
+    from gradshard.service.daemon_runtime import DaemonPaths
+    from gradshard.service.spec_location import locate_spec
+
+    paths = DaemonPaths("k", tmp_path / "k.sock", tmp_path / "k.lock", tmp_path / "k.log")
+    daemon = Daemon(DaemonConfig(locate_spec(str(MINI_SPEC)), tmp_path / "out",
+                                 tmp_path / "cache", True, CompileOptions()), paths, print)
+    daemon.answer = lambda request: _escape()
+    ours, theirs = socket.socketpair()
+    handler = RequestHandler.__new__(RequestHandler)  # its socket, without serving it
+    handler.server, handler.request = SimpleNamespace(daemon=daemon), ours
+    answers: list[dict] = []
+    worker = threading.Thread(target=lambda: answers.append(
+        handler._answer_with_progress({"request": "status"})), daemon=True)
+    with ours, theirs:
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive(), "no answer: progress lines forever"
+    assert answers[0]["ok"] is False and "Escaping" in answers[0]["error"], answers
+    assert "Escaping" in paths.log.read_text()  # logged with its traceback
 
 
 # ---------------------------------------------------------------------------------------------
