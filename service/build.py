@@ -106,7 +106,7 @@ def _forget_memory(path: Path) -> None:
     per store, once it is imported: not importing it here keeps a no-op build light)."""
     incremental = sys.modules.get(f"{__package__}.incremental")
     if incremental is not None:
-        incremental._MEMORIES.pop(path.resolve(), None)
+        incremental.forget_memory(path)
 
 
 def build_and_compile(location: SpecLocation, out: Path, session: Session,

@@ -32,6 +32,12 @@ T = TypeVar("T")
 _MEMORIES: dict[Path, Memory] = {}
 
 
+def forget_memory(path: Path) -> None:
+    """Drop what this process remembers of the cache at `path` (it was set aside: its memo
+    could name values the new cache does not hold)."""
+    _MEMORIES.pop(path.resolve(), None)
+
+
 def memory_of(store: Store | None) -> Memory:
     """The process's memory of this store's cache (a fresh one without a store)."""
     if store is None:
