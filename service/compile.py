@@ -18,8 +18,11 @@ Every compile goes through service/object_cache.py, so a unit whose key (its tex
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
 ninja runs with -k 0: one failing unit does not stop the others.
 
-The cache directory is input (CI restores it): every key read from it is checked to be a
-key (hex, so no path can hide in it), every stored object, depfile, splice and PCH is checked
+The cache directory is input (CI restores it): the compile layout read from it must name
+units, PCH kinds, sources, headers and parts a layout can have (`check_layout`), every key
+read from it is checked to be a key (hex, so no path can hide in it), every file read from it
+is read as a regular file of bounded size (service/regular_files.py: a FIFO or /dev/zero
+there is damage, never waited on), every stored object, depfile, splice and PCH is checked
 against the sum stored with it before use, and a damaged one is removed with a warning and
 made again. No command is run through a shell of our own; ninja's commands are quoted word
 by word (shlex) and for ninja.
@@ -35,6 +38,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -46,18 +50,20 @@ from typing import TYPE_CHECKING, Callable
 
 import xxhash
 
-from gradshard.pipeline.compile_layout import (PRELUDE_PATH, CompileLayout, CompileUnit,
-                                               ShardSettings, estimated_seconds)
-from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, SpecFile,
-                                       UsageError)
+from gradshard.cache.store import StoreDamaged, safe_relative_path
+from gradshard.pipeline.compile_layout import (PCH_KINDS, PRELUDE_PATH, CompileLayout,
+                                               CompileUnit, ShardSettings, estimated_seconds)
+from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, InternalError,
+                                       SpecFile, UsageError)
 
 from .build import BuildOutcome, cache_damage
 from .compile_report import (environment_failure, pch_failure_diagnostic,
                              unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .object_cache import (PCH_MISSING, DamagedEntry, forget, forget_pch, is_key, load,
-                           pch_lock, pch_problem, remove_pch_leftovers, stored_object)
+from .object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget, forget_pch, is_key,
+                           load, pch_lock, pch_problem, remove_pch_leftovers, stored_object)
 from .outputs import UnsafeOutputName, sync_outputs, write_atomic
+from .regular_files import read_regular
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
 if TYPE_CHECKING:
@@ -130,16 +136,30 @@ def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
     directory or writing it."""
     files = dict(layout.files)
     listing = plan.directory / FILE_LIST
-    try:
-        previous = json.loads(listing.read_text())
-    except (OSError, ValueError):
-        previous = []
+    previous = read_file_list(listing, plan.warnings)
     try:
         report = sync_outputs(plan.directory, files, load, previous)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
     write_atomic(listing, json.dumps(sorted(files)).encode())
     return len(report.written)
+
+
+def read_file_list(listing: Path, warnings: list[str]) -> list[str]:
+    """The names the last sync wrote (none before the first). A list that is not a JSON list
+    of names (damaged, or no file: a FIFO) is named in a warning and what is not a name in it
+    ignored: files it no longer names may be left behind, never others removed."""
+    try:
+        loaded = json.loads(read_regular(listing, RECORD_BYTES))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        loaded = None
+    names = [n for n in loaded if isinstance(n, str)] if isinstance(loaded, list) else []
+    if not isinstance(loaded, list) or len(names) != len(loaded):
+        warnings.append(f"the compile directory's file list {listing} is damaged: what is not "
+                        "a file name in it was ignored (files of an earlier build may be left)")
+    return names
 
 
 def pch_key(plan: CompilePlan, layout: CompileLayout, fingerprint: str, kind: str) -> str:
@@ -179,9 +199,10 @@ def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str,
                   out_dir: Path
                   ) -> tuple[list[PreparedUnit], list[PreparedUnit], dict[str, Path]]:
     """The units and the merged units with their keys, and each kind's PCH header."""
-    fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json")
+    fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json", plan.warnings)
+    kinds = sorted({u.pch for u in (*layout.units, *layout.merged)})
     pch_headers = {kind: cached_pch_header(plan, kind, pch_key(plan, layout, fingerprint, kind))
-                   for kind in sorted({u.pch for u in layout.units})}
+                   for kind in kinds}
     files = dict(layout.files)
     units = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers) for u in layout.units]
     merged = [prepare_unit(plan, files, u, out_files, out_dir, pch_headers)
@@ -194,7 +215,7 @@ def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
     header that differs is written again, and a PCH built from it is not used."""
     header = plan.cache / "pch" / key / f"{kind}.h"
     text = (plan.directory / "pch" / f"{kind}.h").read_bytes()
-    if _read_bytes(header) != text:
+    if _read(header, len(text)) != text:
         if header.exists():
             plan.warnings.append(f"{header} differs from the text its key names (damaged): "
                                  "written again, and its precompiled header rebuilt")
@@ -202,13 +223,6 @@ def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
         header.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(header, text)
     return header
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path]) -> None:
@@ -273,7 +287,7 @@ def read_baseline(path: Path, objects: Path, warnings: list[str]) -> MergedBasel
     that is not (a restored cache is input: its keys name files) is removed, with a
     warning: the merged unit compiles whole."""
     try:
-        baseline = parse_baseline(json.loads(path.read_bytes()))
+        baseline = parse_baseline(json.loads(read_regular(path, RECORD_BYTES)))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -562,8 +576,8 @@ def record_unit(plan: CompilePlan, p: PreparedUnit, before: int | None,
 def read_outcome(path: Path) -> dict:
     """object_cache's record of an edge (how, warnings, failure); {} when it did not run."""
     try:
-        outcome = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        outcome = json.loads(_read(path, RECORD_BYTES) or b"null")
+    except ValueError:
         return {}
     return outcome if isinstance(outcome, dict) else {}
 
@@ -577,8 +591,9 @@ def pch_failures(plan: CompilePlan, pch_headers: dict[str, Path]) -> list[PchFai
         if Path(f"{header}.gch").is_file() and outcome.get("how") != "failed":
             continue
         failure = outcome.get("failure")
+        log = _read(Path(f"{report}.log"), LOG_BYTES) or b""
         failed.append(PchFailure(kind, str(header), failure if isinstance(failure, dict) else None,
-                                 _read(Path(f"{report}.log"))))
+                                 log.decode(errors="replace")))
     return failed
 
 
@@ -589,11 +604,110 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
-def _read(path: Path) -> str:
+LOG_BYTES = 64 << 20  # of a PCH build's messages: more is no message
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    """The file's bytes; None when it is missing, unreadable, no regular file or larger
+    than `limit` (what reads it then takes it for damaged or absent)."""
     try:
-        return path.read_text()
+        return read_regular(path, limit)
     except OSError:
-        return ""
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The compile layout, as read from the cache
+
+
+UNIT_NAME = re.compile(r"[A-Za-z0-9_-]+")  # Functions_formulas_00-11, python_functions_2
+
+
+def check_layout(layout: CompileLayout, out_files: dict[str, str], store: Store | None) -> None:
+    """A layout read from the cache is input: a unit's name becomes a file name in obj/, its
+    PCH kind one in CACHE/pch/, its sources, headers and parts are looked up. A layout naming
+    anything a layout cannot (`../x`, `/abs/x`, a file it does not hold) is damaged or
+    crafted: the cache database is set aside (as for --out's names: build.cache_damage)
+    before any of it is acted on. Its file names are checked where they are written
+    (sync_outputs)."""
+    problem = layout_problem(layout, out_files)
+    if problem is not None:
+        raise layout_damage(problem, store)
+
+
+def layout_damage(problem: str, store: Store | None) -> Exception:
+    """Without a cache the layout is the pipeline's own, so a bad one is a bug."""
+    if store is None:
+        return InternalError(f"the compile layout {problem}")
+    return StoreDamaged(f"holds a compile layout that {problem}", store.path)
+
+
+def layout_problem(layout: CompileLayout, out_files: dict[str, str]) -> str | None:
+    """What the layout names that no layout can, or None."""
+    if not all(isinstance(name, str) and is_key(digest) for name, digest in layout.files):
+        return "lists files that are not names with their hashes"
+    files = dict(layout.files)
+    for unit in layout.units:
+        problem = unit_problem(unit, files, out_files, frozenset())
+        if problem is not None:
+            return problem
+    unit_names = frozenset(u.name for u in layout.units)
+    for unit in layout.merged:
+        problem = unit_problem(unit, files, out_files, unit_names)
+        if problem is not None:
+            return problem
+    return shared_problem(layout, files)
+
+
+def unit_problem(unit: CompileUnit, files: dict[str, str], out_files: dict[str, str],
+                 parts: frozenset[str]) -> str | None:
+    """What is wrong with one unit; `parts`: the names its parts may have (units only)."""
+    if not (isinstance(unit.name, str) and UNIT_NAME.fullmatch(unit.name)):
+        return f"names a unit {unit.name!r}, which is not a unit name"
+    if unit.pch not in PCH_KINDS:
+        return (f"gives {unit.name} the precompiled header {unit.pch!r}, which is none of "
+                f"{', '.join(PCH_KINDS)}")
+    if not source_held(unit, files, out_files):
+        return f"gives {unit.name} the source {unit.source!r}, which it does not hold"
+    header = next((h for h in unit.headers if not (isinstance(h, str) and h in files)), None)
+    if header is not None:
+        return f"gives {unit.name} the header {header!r}, which it does not hold"
+    part = next((p for p in unit.parts if not (isinstance(p, str) and p in parts)), None)
+    if part is not None:
+        return f"gives {unit.name} the part {part!r}, which is none of its units"
+    if not record_types_hold(unit):
+        return f"describes {unit.name} with values of the wrong kinds"
+    return None
+
+
+def source_held(unit: CompileUnit, files: dict[str, str], out_files: dict[str, str]) -> bool:
+    """A source in the compile directory is one of the layout's files; one compiled from
+    --out (as it is) is one of the build's files there, as a path inside --out."""
+    if unit.from_out is True:
+        return safe_relative_path(unit.source) is not None and is_key(out_files.get(unit.source))
+    return unit.from_out is False and isinstance(unit.source, str) and unit.source in files
+
+
+def record_types_hold(unit: CompileUnit) -> bool:
+    """What compile errors are placed by (a node per first line) and compiles are ordered by
+    (size) is of the kinds they are used as."""
+    return (all(isinstance(n, str) for n in unit.nodes)
+            and all(type(line) is int for line in unit.node_lines)
+            and len(unit.node_lines) <= len(unit.nodes) and type(unit.size) is int)
+
+
+def shared_problem(layout: CompileLayout, files: dict[str, str]) -> str | None:
+    """Names given twice (one object file for two units), and the files every PCH key
+    hashes."""
+    names = [u.name for u in (*layout.units, *layout.merged)]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        return f"names the unit {twice} twice"
+    needed = [PRELUDE_PATH, *(f"pch/{u.pch}.h" for u in (*layout.units, *layout.merged))]
+    missing = next((path for path in needed if path not in files), None)
+    if missing is not None:
+        return f"does not hold {missing}, which its units need"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,6 +796,7 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     store = session.open()
     generation = Generation.prepare(built.inputs)
     result = compile_layout(generation, store, built.build_id, options.shards, built.verified)
+    check_layout(result.layout, result.out_files, store)
     if built.verified:  # the layout's own tasks (the graph's rows were compared by the build)
         built.stats.disagreements.extend(result.engine.stats.disagreements)
     directory = options.directory or out / "compile"

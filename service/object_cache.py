@@ -21,6 +21,9 @@ renamed into place, then its sum `GCH.sum` written) under an exclusive lock (`GC
 concurrent builds build it once and a reader holding the lock never sees half of one;
 REPORT.log and REPORT.how say how it went. Nothing runs through a shell.
 
+Everything read from STORE is read as service/regular_files.py reads input: a FIFO, a
+device or a file beyond any object's size there is damage, never waited on or read whole.
+
 Imports a few standard modules and xxhash only (no dataclasses, no typing: ~10 ms more a
 start): it starts once per unit.
 """
@@ -34,6 +37,7 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,8 +45,16 @@ from pathlib import Path
 
 import xxhash
 
+from .regular_files import FileTooLarge, RefusedFile, open_regular, read_regular
+
 KEY_LENGTH = 32  # an xxh3-128 hex digest: object keys, splice keys and content sums
 _HEX = frozenset("0123456789abcdef")
+# The most read of a file in the cache: an object or depfile (the largest are ~600 MB, and
+# are read whole), a precompiled header (~500 MB, hashed as it is read), a JSON record (sums,
+# a merged unit's record, the header memo, a file list: kilobytes).
+OBJECT_BYTES = 1 << 30
+PCH_BYTES = 4 << 30
+RECORD_BYTES = 16 << 20
 
 
 def is_key(text: object) -> bool:
@@ -93,9 +105,11 @@ def load(store: Path, key: str) -> Entry | None:
 
 def _read_sums(path: Path) -> dict[str, str] | None:
     try:
-        sums = json.loads(path.read_bytes())
+        sums = json.loads(read_regular(path, RECORD_BYTES))
     except FileNotFoundError:
         return None
+    except RefusedFile as refused:
+        raise DamagedEntry(path, refused.reason) from None
     except (OSError, ValueError):
         raise DamagedEntry(path, "cannot be read as sums") from None
     if (not isinstance(sums, dict) or not is_key(sums.get("object"))
@@ -106,9 +120,11 @@ def _read_sums(path: Path) -> dict[str, str] | None:
 
 def _checked(path: Path, expected: str) -> bytes:
     try:
-        data = path.read_bytes()
+        data = read_regular(path, OBJECT_BYTES)
     except FileNotFoundError:
         raise DamagedEntry(path, "is missing beside its sums") from None
+    except RefusedFile as refused:
+        raise DamagedEntry(path, refused.reason) from None
     if content_sum(data) != expected:
         raise DamagedEntry(path, "does not match its stored sum (damaged)")
     return data
@@ -251,9 +267,20 @@ def _record(how: Path, outcome: Outcome) -> int:
 def pch_lock(gch: Path) -> Iterator[None]:
     """The PCH's lock: held by its builder while it builds, and by a build checking it; the
     kernel releases it when its holder dies, so a temporary found under it is a leftover."""
-    with open(f"{gch}.lock", "a+b") as handle:
+    with open(_lock_file(Path(f"{gch}.lock")), "r+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
+
+
+def _lock_file(path: Path) -> int:
+    """The lock file, open. A symbolic link, FIFO or device there came with the cache: it is
+    replaced by a file of our own, never followed, opened or waited on (a lock holds no
+    data)."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            path.unlink()
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                   0o644)
 
 
 PCH_MISSING = "is missing"
@@ -265,25 +292,35 @@ def pch_problem(gch: Path) -> str | None:
     if not gch.is_file():
         return PCH_MISSING
     try:
-        recorded = json.loads(Path(f"{gch}.sum").read_bytes())
+        recorded = json.loads(read_regular(Path(f"{gch}.sum"), RECORD_BYTES))
     except FileNotFoundError:
         return "has no recorded sum (built by an older gradshard, or interrupted)"
+    except RefusedFile as refused:
+        return f"has a sum that {refused.reason}"
     except (OSError, ValueError):
         return "has an unreadable sum"
     if not isinstance(recorded, dict) or not is_key(recorded.get("xxh3_128")):
         return "has an unreadable sum"
     if recorded.get("size") != gch.stat().st_size:
         return "is truncated or grown (damaged)"
-    if _file_sum(gch) != recorded["xxh3_128"]:
-        return "does not match its recorded sum (damaged)"
-    return None
+    try:
+        matches = _file_sum(gch) == recorded["xxh3_128"]
+    except RefusedFile as refused:
+        return refused.reason
+    return None if matches else "does not match its recorded sum (damaged)"
 
 
 def _file_sum(path: Path) -> str:
+    """The file's xxh3-128, hashed as it is read (a PCH is ~500 MB): of a regular file up to
+    PCH_BYTES only (RefusedFile otherwise)."""
     digest = xxhash.xxh3_128()
-    with open(path, "rb") as file:
-        while chunk := file.read(1 << 22):
+    read = 0
+    with open_regular(path, PCH_BYTES) as file:
+        while read <= PCH_BYTES and (chunk := file.read(1 << 22)):
             digest.update(chunk)
+            read += len(chunk)
+    if read > PCH_BYTES:
+        raise FileTooLarge(path, read, PCH_BYTES)
     return digest.hexdigest()
 
 

@@ -9,7 +9,9 @@ change keeps its mtime, so make and ninja see nothing to rebuild.
 
 The names come from the cache (a build's index, the last build's manifest) or from a file a
 build keeps beside its outputs, so they are data: a name is used only once
-cache/store.py's `path_inside` places it inside its directory.
+cache/store.py's `path_inside` places it inside its directory. What is found at a name is
+read only if it is a regular file of a generated file's size (service/regular_files.py): a
+FIFO or a link to /dev/zero there is a file to write again, never waited on or read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from typing import Callable, Iterable
 from gradshard.cache.store import blob_hash, disk_full, path_inside
 from gradshard.pipeline.errors import EnvironmentFailure
 
+from .regular_files import read_regular
+
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+# The most of a file on disk read to compare it: far more than any generated file holds.
+OUTPUT_BYTES = 256 << 20
 
 
 @dataclass
@@ -132,9 +138,9 @@ def _paths_inside(directory: Path, names: Iterable[str]) -> dict[str, Path]:
 
 def _holds(path: Path, data: bytes) -> bool:
     try:
-        return path.is_file() and path.read_bytes() == data
+        return read_regular(path, len(data)) == data
     except OSError:
-        return False  # unreadable: rewritten
+        return False  # missing, unreadable, no regular file or longer: rewritten
 
 
 def write_outputs(out_dir: Path, files: dict[str, str]) -> WriteReport:
@@ -149,9 +155,9 @@ def write_outputs(out_dir: Path, files: dict[str, str]) -> WriteReport:
 
 def file_hash(path: Path) -> str | None:
     """The hash a file on disk has as a text blob, as builds record their files (None when it
-    cannot be read)."""
+    cannot be read, or is no regular file: it is written again)."""
     try:
-        return blob_hash("text", path.read_bytes())
+        return blob_hash("text", read_regular(path, OUTPUT_BYTES))
     except OSError:
         return None
 

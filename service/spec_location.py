@@ -5,19 +5,20 @@
 `importlib.util.find_spec` so that neither torch nor torchgen is imported.
 
 Every spec file and template is read by `read_spec_file`: only regular files (after
-following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each.
+following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each
+(service/regular_files.py).
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from gradshard.pipeline.errors import YAML_FILES, EnvironmentFailure, SpecFile, UsageError
 
 from .defaults import installed_torchgen
+from .regular_files import FileTooLarge, NotRegularFile, read_regular
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -56,10 +57,6 @@ class SpecLocation:
 MAX_SPEC_BYTES = 64 << 20  # per spec file or template; the real ones are below 1 MiB
 MAX_SPEC_BYTES_VARIABLE = "GRADSHARD_MAX_SPEC_BYTES"
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a directory"))
-
 
 def max_spec_bytes() -> int:
     """The size limit of one spec file or template: $GRADSHARD_MAX_SPEC_BYTES, else 64 MiB."""
@@ -75,51 +72,41 @@ def max_spec_bytes() -> int:
 def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
     """The bytes of a spec file or template (None if missing and missing_ok). Anything but a
     regular file, and a file over the size limit, is refused without being read: opening
-    never blocks (O_NONBLOCK), so a FIFO cannot hang a build or the daemon."""
+    never blocks (service/regular_files.py), so a FIFO cannot hang a build or the daemon."""
     limit = max_spec_bytes()
     try:
-        check_regular_file(path, os.stat(path).st_mode)  # before opening: devices are not opened
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, limit)
     except FileNotFoundError:
         if missing_ok:
             return None
         raise EnvironmentFailure(f"cannot read {path}: it does not exist",
                                  "restore the file", path=str(path)) from None
+    except NotRegularFile as refused:
+        raise EnvironmentFailure(str(refused),
+                                 "spec files and templates are read from regular files only "
+                                 "(symbolic links to them are followed): put the file itself "
+                                 "there", path=str(path)) from None
+    except FileTooLarge as refused:
+        raise spec_too_large(str(path), refused.size, limit) from None
     except OSError as e:
         raise EnvironmentFailure(f"cannot read {path}: {e.strerror}",
                                  "check the file and its permissions", path=str(path)) from None
-    with open(descriptor, "rb") as file:
-        info = os.fstat(descriptor)  # what was opened, if the path changed since
-        check_regular_file(path, info.st_mode)
-        check_spec_size(str(path), info.st_size, limit)
-        data = file.read(info.st_size + 1)  # a byte more shows that it is growing
-        if len(data) > info.st_size:
-            data += file.read(limit + 1 - len(data))
-    check_spec_size(str(path), len(data), limit)
-    return data
-
-
-def check_regular_file(path: Path, mode: int) -> None:
-    if stat.S_ISREG(mode):
-        return
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-    raise EnvironmentFailure(f"{path} is not a regular file ({kind})",
-                             "spec files and templates are read from regular files only "
-                             "(symbolic links to them are followed): put the file itself there",
-                             path=str(path))
 
 
 def check_spec_size(what: str, size: int, limit: int | None = None) -> None:
     """Refuse a spec file or template (what: its path, or how else it is named) of more than
     the limit (default: max_spec_bytes())."""
     limit = max_spec_bytes() if limit is None else limit
-    if size <= limit:
-        return
-    raise EnvironmentFailure(f"{what} is larger than the limit of {_bytes_text(limit)} "
-                             f"({size} bytes)",
-                             f"spec files and templates are far smaller; if this one is right, "
-                             f"set {MAX_SPEC_BYTES_VARIABLE} to a larger number of bytes",
-                             path=what)
+    if size > limit:
+        raise spec_too_large(what, size, limit)
+
+
+def spec_too_large(what: str, size: int, limit: int) -> EnvironmentFailure:
+    return EnvironmentFailure(f"{what} is larger than the limit of {_bytes_text(limit)} "
+                              f"({size} bytes)",
+                              f"spec files and templates are far smaller; if this one is right, "
+                              f"set {MAX_SPEC_BYTES_VARIABLE} to a larger number of bytes",
+                              path=what)
 
 
 def _bytes_text(size: int) -> str:

@@ -25,8 +25,9 @@ import xxhash
 
 from gradshard.pipeline.errors import UsageError
 
-from .object_cache import is_key
+from .object_cache import RECORD_BYTES, is_key
 from .outputs import write_atomic
+from .regular_files import RefusedFile, read_regular
 from .spec_location import SpecLocation
 
 DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")
@@ -132,11 +133,12 @@ def _first_line(command: list[str]) -> str:
 # Header fingerprint
 
 
-def header_fingerprint(toolchain: Toolchain, memo_file: Path) -> str:
+def header_fingerprint(toolchain: Toolchain, memo_file: Path, warnings: list[str]) -> str:
     """A content hash of every file under the include directories. Hashing ~60 MB takes a
     second, so it is remembered by the directories' stat signature (paths, sizes, mtimes);
-    a reinstalled torch with the same headers keeps its fingerprint (and its objects)."""
-    memo = _read_memo(memo_file)
+    a reinstalled torch with the same headers keeps its fingerprint (and its objects). A
+    memo that cannot be read (damaged) is named in `warnings` and written again."""
+    memo = _read_memo(memo_file, warnings)
     signature = _stat_signature(toolchain.includes)
     if signature not in memo:
         memo[signature] = _content_hash(toolchain.includes)
@@ -145,14 +147,19 @@ def header_fingerprint(toolchain: Toolchain, memo_file: Path) -> str:
     return memo[signature]
 
 
-def _read_memo(memo_file: Path) -> dict[str, str]:
+def _read_memo(memo_file: Path, warnings: list[str]) -> dict[str, str]:
     """The memo's entries that are a signature and a fingerprint (a restored cache is input:
-    anything else is dropped, and its headers hashed again)."""
+    anything else is dropped, and its headers hashed again). No file (a FIFO, a device), or
+    no JSON object, is damage."""
     try:
-        memo = json.loads(memo_file.read_text())
-    except (OSError, ValueError):
+        memo = json.loads(read_regular(memo_file, RECORD_BYTES))
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError):
+        memo = None
     if not isinstance(memo, dict):
+        warnings.append(f"the header fingerprint memo {memo_file} is damaged: the headers "
+                        "were hashed again")
         return {}
     return {k: v for k, v in memo.items() if is_key(k) and is_key(v)}
 
@@ -168,9 +175,16 @@ def _header_files(directories: Sequence[str]):
 def _stat_signature(directories: Sequence[str]) -> str:
     digest = xxhash.xxh3_128()
     for path in _header_files(directories):
-        st = os.stat(path)
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        digest.update(_stat_line(path).encode())
     return digest.hexdigest()
+
+
+def _stat_line(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:  # a dangling link
+        return f"{path}\0missing\n"
+    return f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n"
 
 
 def _content_hash(directories: Sequence[str]) -> str:
@@ -178,6 +192,17 @@ def _content_hash(directories: Sequence[str]) -> str:
     for directory in directories:
         for path in _header_files([directory]):
             digest.update(os.path.relpath(path, directory).encode() + b"\0")
-            with open(path, "rb") as f:
-                digest.update(f.read())
+            digest.update(_header_bytes(path))
     return digest.hexdigest()
+
+
+HEADER_BYTES = 256 << 20  # of one file in an include directory: torch's largest hold ~1 MB
+
+
+def _header_bytes(path: str) -> bytes:
+    """A file's bytes; for a dangling link, a FIFO, a device or a file larger than any
+    header, a mark (reading them would fail, block or never end: --include names input)."""
+    try:
+        return read_regular(path, HEADER_BYTES)
+    except (FileNotFoundError, RefusedFile):
+        return b"\0not a regular file\0"

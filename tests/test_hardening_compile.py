@@ -46,16 +46,27 @@ def compiled(tmp_path_factory) -> tuple[Path, Path]:
 def restored_cache(compiled, target: Path, *, pch: str = "shared",
                    objects: bool = True) -> Path:
     """A copy of the shared cache, as CI restores one: its PCHs shared through a symlink,
-    copied (a test damages them) or left out (a test builds others), its objects kept or
-    not."""
+    copied (a test damages them), linked file by file (a test replaces one of their files:
+    the shared ones stay) or left out (a test builds others), its objects kept or not."""
     cache = compiled[1]
     skipped = ["pch"] + ([] if objects else ["objects"])
     shutil.copytree(cache, target, ignore=lambda d, names: skipped if d == str(cache) else [])
     if pch == "copied":
         shutil.copytree(cache / "pch", target / "pch")
+    elif pch == "linked":
+        link_files(cache / "pch", target / "pch")
     elif pch == "shared":
         (target / "pch").symlink_to(cache / "pch", target_is_directory=True)
     return target
+
+
+def link_files(source: Path, target: Path) -> None:
+    """target: source's directories, each file a symbolic link to source's (locks aside)."""
+    for path in source.rglob("*"):
+        if path.is_file() and not path.name.endswith(".lock"):
+            link = target / path.relative_to(source)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(path)
 
 
 def baseline_record(cache: Path) -> Path:
