@@ -518,7 +518,7 @@ class Engine:
         for name, blob in self.store.blobs(missing).items():
             try:
                 records[name] = self._records[name] = decode(blob, kinds[name])
-            except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+            except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
                 self.store.warn(f"cache entry {name[:12]}… does not decode; recomputed")
                 self.store.forget([name])
         return records

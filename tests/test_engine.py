@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from gradshard.cache.engine import Engine, Group, StaleCache, Task, Value
-from gradshard.cache.store import DB_FILE, Store
+from gradshard.cache.store import DB_FILE, Store, blob_hash
 from gradshard.pipeline.errors import InternalError
 from gradshard.pipeline.records import Record, Text
 
@@ -236,3 +236,39 @@ def test_database_of_another_schema_version_is_rebuilt(tmp_path):
     warnings: list[str] = []
     Store.open(directory, warnings.append).close()
     assert warnings and "another version" in warnings[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Numbers(Record):
+    items: tuple[Number, ...]
+
+
+def as_numbers(text: Text) -> Numbers:
+    return Numbers(tuple(Number(len(w)) for w in text.text.split()))
+
+
+NUMBERS = Task("toy.numbers", "parse", as_numbers, Numbers, ("text",))
+
+
+def test_a_stored_record_of_the_wrong_shape_is_recomputed(tmp_path):
+    """A blob whose bytes match its hash but whose JSON is not the record's shape (a crafted
+    cache: an item that is not an object) is a miss with a warning, never a crash."""
+    warnings: list[str] = []
+    store = Store.open(tmp_path, warnings.append)
+    engine = Engine(store, "v1")
+    value = engine.run(NUMBERS, [engine.text("ab cde")], "t")
+    engine.finish()
+    forged = b'{"items":[5]}'
+    codec = "json:Numbers"
+    name = blob_hash(codec, forged)
+    store.put_blob(name, codec, forged)
+    store.flush(0)
+    with sqlite3.connect(tmp_path / DB_FILE) as db:
+        db.execute("UPDATE tasks SET output = ? WHERE output = ?", (name, value.hash))
+    store.close()
+    store = Store.open(tmp_path, warnings.append)
+    again = Engine(store, "v1")
+    record = again.records([again.run(NUMBERS, [again.text("ab cde")], "t")])[0]
+    assert record == Numbers((Number(2), Number(3)))
+    assert any("does not decode" in w for w in warnings), warnings
+    store.close()
