@@ -62,9 +62,10 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def write_all(directory: Path, contents: dict[Path, bytes]) -> None:
-    """Write every file or none: all temporaries first, then the renames. On failure the
-    temporaries are removed, the old files are as they were, and the failure is reported
-    as an EnvironmentFailure naming the directory (and, when full, what it needed)."""
+    """Write every file or none: all temporaries first, then the renames. A failure while
+    writing (a full disk, the usual one) removes the temporaries and leaves the old files as
+    they were; renames need no space and are not undone should one fail (EIO). Either is
+    reported as an EnvironmentFailure naming the directory (and, when full, what it needed)."""
     temporaries: dict[Path, Path] = {}
     try:
         for path, data in contents.items():
