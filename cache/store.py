@@ -54,7 +54,8 @@ _ENVIRONMENT_CODES = frozenset({
 # The same, for errors that carry no code: words of their messages.
 _ENVIRONMENT_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
                       "unable to open", "permission", "out of memory", "disk i/o error")
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+# errnos of a full filesystem (the service's writes share them)
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 _CACHE_HINT = "pass --cache DIR (or set GRADSHARD_CACHE) to a writable directory, or --no-cache"
 
 
@@ -538,7 +539,7 @@ def _unusable_directory(directory: Path, error: OSError, doing: str) -> Environm
     """The failure to report for a cache directory the machine refuses to write."""
     if error.errno == errno.EROFS:
         message = f"the cache directory {directory} is on a read-only filesystem"
-    elif error.errno in _NO_SPACE:
+    elif error.errno in NO_SPACE:
         message = disk_full(f"{doing} the cache directory {directory}", directory)
     elif error.errno in (errno.EACCES, errno.EPERM):
         message = f"the cache directory {directory} is not writable ({error.strerror})"

@@ -114,7 +114,7 @@ def _os_failure(failure: dict) -> OSError | None:
 
 
 # How GCC (and the kernel through it) says a write found the disk full, in the C locale.
-_NO_SPACE = os.strerror(errno.ENOSPC)
+_NO_SPACE_TEXT = os.strerror(errno.ENOSPC)
 
 
 def environment_failure(report: CompileReport) -> EnvironmentFailure | None:
@@ -131,9 +131,9 @@ def environment_failure(report: CompileReport) -> EnvironmentFailure | None:
     logs = [(name, report.logs.get(name, "")) for name in report.failed]
     logs += [(f.header, f.log) for f in report.pch_failures]
     for name, log in logs:
-        line = next((line for line in log.splitlines() if _NO_SPACE in line), None)
+        line = next((line for line in log.splitlines() if _NO_SPACE_TEXT in line), None)
         if line:
-            hint = EnvironmentFailure.from_os_error(OSError(errno.ENOSPC, _NO_SPACE)).hint
+            hint = EnvironmentFailure.from_os_error(OSError(errno.ENOSPC, _NO_SPACE_TEXT)).hint
             return EnvironmentFailure(f"{name}: the compiler ran out of disk space: "
                                       f"{line.strip()}", hint)
     return None

@@ -16,7 +16,6 @@ FIFO or a link to /dev/zero there is a file to write again, never waited on or r
 
 from __future__ import annotations
 
-import errno
 import os
 import tempfile
 import time
@@ -24,12 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from gradshard.cache.store import blob_hash, disk_full, path_inside
+from gradshard.cache.store import NO_SPACE, blob_hash, disk_full, path_inside
 from gradshard.pipeline.errors import EnvironmentFailure
 
 from .regular_files import read_regular
 
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20
 
@@ -103,7 +101,7 @@ def _discard(temporaries: Iterable[Path]) -> None:
 
 
 def _write_failure(directory: Path, error: OSError, needed: int) -> EnvironmentFailure:
-    if error.errno in _NO_SPACE:
+    if error.errno in NO_SPACE:
         message = disk_full(f"cannot write the generated files into {directory}", directory,
                             needed)
         hint = "free space there, or write elsewhere (--out, --compile-dir)"
@@ -121,7 +119,7 @@ def _make_directory(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         message = (disk_full(f"cannot create the output directory {directory}", directory.parent)
-                   if e.errno in _NO_SPACE
+                   if e.errno in NO_SPACE
                    else f"cannot create the output directory {directory}: {e.strerror}")
         raise EnvironmentFailure(message, "choose another --out", str(directory)) from None
 
