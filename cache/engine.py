@@ -34,10 +34,10 @@ from typing import Any, Callable, Sequence
 
 import xxhash
 
-from gradshard.pipeline.errors import InternalError
+from gradshard.pipeline.errors import Failure, InternalError, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text, canonical_json
 
-from .store import Blob, Store, Trace, blob_hash
+from .store import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
 
@@ -52,7 +52,9 @@ class Refs(Record):
 @dataclass(frozen=True)
 class Task:
     """A pure function over records. `inputs` names each argument (for "why it ran");
-    `output` is the record type it returns, or of each item when it fans out."""
+    `output` is the record type it returns, or of each item when it fans out. A rule the
+    inputs break (RuleViolation, SpecError) makes the output a `Failure`; a violation that
+    names no entry blames the task's ident, an entry of the file `blames`."""
 
     name: str
     stage: str
@@ -60,6 +62,7 @@ class Task:
     output: type
     inputs: tuple[str, ...]
     fan_out: bool = False
+    blames: SpecFile | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,11 @@ class Value:
     def __repr__(self) -> str:
         kind = f"[{self.type.__name__}]" if self.is_collection else self.type.__name__
         return f"Value({kind} {self.hash[:12]})"
+
+    @property
+    def failed(self) -> bool:
+        """The output of a task whose inputs broke a rule (its record is a Failure)."""
+        return self.hash[0] == "!"
 
 
 class StaleCache(Exception):
@@ -155,6 +163,8 @@ def encode(record: Record) -> tuple[str, bytes]:
 
 
 def decode(blob: Blob, kind: type) -> Any:
+    if blob.codec == FAILURE_CODEC:  # any task's output may be a failure
+        return Failure.from_json(json.loads(blob.data))
     if blob.codec == "text":
         return Text(blob.data.decode("utf-8"))
     if blob.codec == "refs":
@@ -332,6 +342,18 @@ class Engine:
         self._expand(values)
         return [_in_scope(v.items, v.scope) for v in values]  # type: ignore[arg-type]
 
+    def failures(self) -> list[Value]:
+        """The failed outputs the running group's tasks gave so far, computed or answered
+        from the cache alike (collected the way Salsa's accumulators are): what its index
+        keeps, so that a cached run reports the same problems."""
+        reached = dict.fromkeys(h for h in self._reached[-1] if h[0] == "!")
+        return [Value(h, Failure, recipe=self._recipes.get(h), scope=self._scope)
+                for h in reached]
+
+    def problems(self, failures: Sequence[Value]) -> list:
+        """Every problem these failed values hold, in order."""
+        return [p for f in self.records(list(failures)) for p in f.problems]
+
     def finish(self) -> None:
         """Commit what this build computed."""
         if self.store is not None:
@@ -361,13 +383,13 @@ class Engine:
 
     def _output_value(self, task: Task, output: str, recipe: Recipe) -> Value:
         self._recipes[output] = recipe
-        if task.fan_out:
+        if task.fan_out and output[0] != "!":
             return Value(output, task.output, is_collection=True, recipe=recipe,
                          scope=self._scope)
         return Value(output, task.output, recipe=recipe, scope=self._scope)
 
     def _execute(self, task: Task, misses: list[Recipe]) -> list[Value]:
-        self._load([v for r in misses for v in r.inputs])
+        self._load([v for r in misses for v in r.inputs if not v.failed])
         reasons = self._reasons(task, misses)
         return [self._compute(r, reason) for r, reason in zip(misses, reasons)]
 
@@ -391,10 +413,8 @@ class Engine:
     def _compute(self, recipe: Recipe, reason: str) -> Value:
         task = recipe.job
         assert isinstance(task, Task)
-        args = [tuple(i.record for i in v.items) if v.is_collection else v.record
-                for v in recipe.inputs]
         started = time.perf_counter()
-        output = task.compute(*args)
+        output = _outcome(task, recipe)
         seconds = time.perf_counter() - started
         value = self._keep(task, output, recipe)
         self._remember(recipe, value.hash, reason, seconds)
@@ -425,7 +445,7 @@ class Engine:
         return value
 
     def _keep(self, task: Task, output: Any, recipe: Recipe) -> Value:
-        if not task.fan_out:
+        if not task.fan_out or isinstance(output, Failure):
             return self._store_record(output, recipe)
         items = tuple(self._store_record(item, recipe) for item in output)
         stored = self._store_record(Refs(tuple(i.hash for i in items)), recipe)
@@ -574,6 +594,29 @@ class _StageTimer:
         self.engine.stats.seconds[stage] += now - started
         if stack:
             stack[-1][1] = now
+
+
+def _outcome(task: Task, recipe: Recipe) -> Any:
+    """The task's output for the recipe's inputs: its record(s), or a Failure holding the
+    problems the inputs have (the empty one when an input failed already)."""
+    if any(_has_failed(v) for v in recipe.inputs):
+        return Failure()
+    args = [tuple(i.record for i in v.items) if v.is_collection else v.record
+            for v in recipe.inputs]
+    try:
+        return task.compute(*args)
+    except SpecError as error:
+        return Failure(error.problems)
+    except RuleViolation as violation:
+        file = violation.file or task.blames
+        if file is None:
+            raise InternalError(f"{task.name} broke the rule {violation.rule} ({violation}) "
+                                "but names no spec file to blame") from None
+        return Failure((violation.to_problem(file, recipe.ident),))
+
+
+def _has_failed(value: Value) -> bool:
+    return value.failed or (value.items is not None and any(i.failed for i in value.items))
 
 
 def _reason(job: Task | Group, recipe: Recipe, trace: Trace | None) -> str:

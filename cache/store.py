@@ -62,6 +62,7 @@ _CACHE_HINT = "pass --cache DIR (or set GRADSHARD_CACHE) to a writable directory
 # How blob bytes are read: UTF-8 text, a collection's hashes, or canonical JSON of a record
 # ("json:" + the record's class name).
 _PLAIN_CODECS = frozenset({"text", "refs"})
+FAILURE_CODEC = "json:Failure"  # pipeline/errors.py: Failure
 
 
 class StoreDamaged(Exception):
@@ -111,7 +112,10 @@ def blob_hash(codec: str, data: bytes) -> str:
     digest = xxhash.xxh3_128(codec.encode("ascii"))
     digest.update(b"\x00")
     digest.update(data)
-    return digest.hexdigest()
+    name = digest.hexdigest()
+    # a failed task's output is named apart ("!" is never a hex digit), so its dependents and
+    # the groups collecting problems know it failed without reading it
+    return "!" + name[1:] if codec == FAILURE_CODEC else name
 
 
 def _known_codec(codec: object) -> bool:

@@ -72,6 +72,16 @@ class Problem(Record):
                 self.message)
 
 
+@dataclass(frozen=True, slots=True)
+class Failure(Record):
+    """What a task gives when its inputs break a rule: the problems, named by entry (the
+    build places each at its line when it reports them). It is cached like any output (a
+    cached run reports the same problems without running anything), and a task given a
+    failed input gives the empty failure: the problem is reported where it was found."""
+
+    problems: tuple[Problem, ...] = ()
+
+
 class GradshardError(Exception):
     """Base of every error gradshard reports to its user."""
 
