@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from gradshard.cache.regular_files import read_regular
 from gradshard.cache.store import NO_SPACE, blob_hash, disk_full, path_inside
 from gradshard.pipeline.errors import EnvironmentFailure
-
-from .regular_files import read_regular
 
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20

@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gradshard.cache.regular_files import FileTooLarge, NotRegularFile, read_regular
 from gradshard.pipeline.errors import YAML_FILES, EnvironmentFailure, SpecFile, UsageError
 
 from .defaults import installed_torchgen
-from .regular_files import FileTooLarge, NotRegularFile, read_regular
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {

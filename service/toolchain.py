@@ -23,11 +23,11 @@ from typing import Sequence
 
 import xxhash
 
+from gradshard.cache.object_cache import RECORD_BYTES, is_key
+from gradshard.cache.regular_files import RefusedFile, read_regular
 from gradshard.pipeline.errors import UsageError
 
-from .object_cache import RECORD_BYTES, is_key
 from .outputs import write_atomic
-from .regular_files import RefusedFile, read_regular
 from .spec_location import SpecLocation
 
 DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")

@@ -36,7 +36,7 @@ import pytest
 from conftest import MINI_SPEC
 from gradshard.cache.store import blob_hash
 from gradshard.pipeline.records import canonical_json
-from gradshard.service.regular_files import FileTooLarge, NotRegularFile, read_regular
+from gradshard.cache.regular_files import FileTooLarge, NotRegularFile, read_regular
 from test_compile import MERGED, MERGED_UNIT
 from test_hardening_compile import (FORMULAS, baseline_record, compiled, merged_build,
                                     restored_cache, stored_path, warnings_of)

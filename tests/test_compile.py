@@ -505,7 +505,7 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
     from gradshard.pipeline.compile_layout import CompileLayout, CompileUnit
     from gradshard.service.compile import (CompilePlan, PreparedUnit, baseline_path,
                                            plan_merged)
-    from gradshard.service.object_cache import Entry, save
+    from gradshard.cache.object_cache import Entry, save
     from gradshard.service.toolchain import Toolchain
 
     def unit(name: str, size: int, parts: tuple[str, ...] = (),
@@ -565,7 +565,7 @@ def test_a_damaged_base_object_is_compiled_again(compiled, capsys, tmp_path):
     """A stored merged object the splice cannot read, though it matches its sums (made so by
     a broken toolchain, say: a damaged one is caught before, test_hardening_compile.py): the
     same build forgets its baseline and compiles the merged unit whole."""
-    from gradshard.service.object_cache import Entry, save
+    from gradshard.cache.object_cache import Entry, save
 
     cache = cache_sharing_pchs(compiled, tmp_path)
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
