@@ -13,18 +13,20 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gradshard.cache.engine import Engine, StaleCache
 from gradshard.cache.graph import BuildIndex
 from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
-from gradshard.cache.version import code_version
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
 from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
-from .build import Session
-from .incremental import Generation, memory_of
+from .incremental import Generation, new_engine
 from .inputs import InputBytes, gradshard_template_bytes, read_inputs
 from .spec_location import SpecLocation, check_spec_size, locate_spec
+
+if TYPE_CHECKING:
+    from .session import Session
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -72,7 +74,7 @@ def affected_command(location: SpecLocation, session: Session, against: str | No
 
 def _side(inputs: InputBytes, session: Session) -> Side:
     generation = Generation.prepare(inputs)
-    result = generation.run(session.open(), 0)
+    result = session.run_graph(generation)
     manifest = generation.manifest(result, str(inputs.location.root.resolve()),
                                    inputs.fingerprint())
     return _read_side(result.engine, manifest)
@@ -88,7 +90,7 @@ def _last_build(location: SpecLocation, session: Session) -> tuple[Side, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
     if last is not None:
-        engine = Engine(store, code_version(), memory=memory_of(store))
+        engine = new_engine(store, session.memory)
         try:
             manifest = engine.records([engine.ref(last.manifest, Manifest)])[0]
             return _read_side(engine, manifest), f"the last build (#{last.build}, into {last.out})"

@@ -19,26 +19,23 @@ and read); a build that fails gives it up.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable
 
-from gradshard.cache.store import LastBuild, Store, StoreDamaged, set_aside
-from gradshard.pipeline.errors import CompileError, InternalError, RuleViolation, SpecError
+from gradshard.cache.store import LastBuild, Store, StoreDamaged
+from gradshard.pipeline.errors import CompileError, InternalError
 
 from .inputs import InputBytes, read_inputs
 from .outputs import UnsafeOutputName, WriteReport, outputs_match, sync_outputs
+from .session import Session  # TRANSITION: importers move to service/session.py
 from .spec_location import SpecLocation
 
 if TYPE_CHECKING:
-    from .compile import CompileOptions, CompileReport
-    from .incremental import Generation
-
-
-T = TypeVar("T")
+    from .compile import CompileOptions
+    from .incremental import Generation, GraphResult
 
 
 @dataclass
@@ -57,56 +54,8 @@ class BuildOutcome:
     inputs: InputBytes | None = None  # what the build read (the compile step reads the same)
     compiled: Any = None  # the CompileReport when the build compiled
     verified: bool = False  # every task ran and was compared with the cache (--verify)
-
-
-@dataclass
-class Session:
-    """One command's view of the cache: the store (if any) and the warnings it gave."""
-
-    directory: Path | None
-    warnings: list[str] = field(default_factory=list)
-    store: Store | None = None
-
-    def open(self) -> Store | None:
-        if self.directory is not None and self.store is None:
-            self.store = Store.open(self.directory, self.warnings.append)
-        return self.store
-
-    def reset(self) -> Store | None:
-        """Replace a damaged store by an empty one."""
-        self.set_aside()
-        return self.open()
-
-    def set_aside(self) -> None:
-        """Move a damaged store out of the way (the next open starts an empty one), and
-        forget what this process remembers of it: that came from the damaged file too (a
-        memo row naming a crafted value would answer the next build from memory)."""
-        if self.store is not None:
-            self.store.close()
-            _forget_memory(self.store.path)
-            set_aside(self.store.path)
-            self.store = None
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
-
-    def retrying(self, work: Callable[[], T]) -> T:
-        """work(); a cache found damaged on the way is set aside and work runs again."""
-        try:
-            return work()
-        except StoreDamaged as damage:
-            self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
-            self.reset()
-            return work()
-
-
-def _forget_memory(path: Path) -> None:
-    """Drop this process's memory of the store at `path` (service/incremental.py keeps one
-    per store, once it is imported: not importing it here keeps a no-op build light)."""
-    incremental = sys.modules.get(f"{__package__}.incremental")
-    if incremental is not None:
-        incremental.forget_memory(path)
+    graph: GraphResult | None = None  # the graph's run, whose layout the compile step reads
+    generation: Generation | None = None  # the inputs as the graph read them
 
 
 def build_and_compile(location: SpecLocation, out: Path, session: Session,
@@ -114,16 +63,17 @@ def build_and_compile(location: SpecLocation, out: Path, session: Session,
                       verify: bool = False) -> BuildOutcome:
     """The build, then the compile of what it generated (none when `options` is None:
     --codegen-only), as one build of the cache: one lease from the first read to the last
-    object, and a cache found damaged in either step set aside and both run again. A spec
-    error or a compile error is reported, never retried. `verify` runs every task and
-    compares it with the cache (never "up to date")."""
+    object, one run of the graph (the compile reads its layout from the build's own run),
+    and a cache found damaged in either step set aside and both run again. A spec error or a
+    compile error is reported, never retried. `verify` runs every task and compares it with
+    the cache (never "up to date")."""
     return session.retrying(partial(_build_and_compile_once, location, out, session, options,
                                     progress, verify))
 
 
 def build_command(location: SpecLocation, out: Path, session: Session,
                   verify: bool = False) -> BuildOutcome:
-    """The build without its compile step."""
+    """TRANSITION: session.build(location, out, verify=verify)."""
     return build_and_compile(location, out, session, None, ignore_progress, verify)
 
 
@@ -142,7 +92,7 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
     try:
         outcome = generate(build)
         if options is not None:
-            outcome.compiled = _compile(outcome, session, options, progress)
+            outcome.compiled = session.compile(_with_graph(outcome, session), options, progress)
     except BaseException as failure:
         _give_up(session, build, outcome, failure, started)
         raise
@@ -166,11 +116,20 @@ def _generator(location: SpecLocation, out: Path, session: Session, started: flo
     return _generation(location, inputs, fingerprint, out, session, started, verify), keys
 
 
-def _compile(outcome: BuildOutcome, session: Session, options: CompileOptions,
-             progress: Callable[[str], None]) -> CompileReport:
-    from .compile import compile_generated  # it imports this module
+def _with_graph(outcome: BuildOutcome, session: Session) -> BuildOutcome:
+    """The outcome with its graph run: an up-to-date build ran none, and its compile needs
+    the layout (answered by the cache's indexes: no task runs when nothing changed)."""
+    if outcome.graph is None:
+        outcome.generation = _prepare(outcome.inputs)
+        outcome.graph = session.run_graph(outcome.generation, outcome.build_id)
+    return outcome
 
-    return compile_generated(outcome, session, options, progress)
+
+def _prepare(inputs: InputBytes | None) -> Generation:
+    from .incremental import Generation  # the pipeline: imported only when there is work
+
+    assert inputs is not None
+    return Generation.prepare(inputs)
 
 
 def _end_build(session: Session, outcome: BuildOutcome, status: str, started: float) -> None:
@@ -206,10 +165,8 @@ def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[st
                 verify: bool) -> Callable[[int], BuildOutcome]:
     """The graph's run, to be given its build id; the inputs are decoded first (a file that
     is not text is a spec error before any build is recorded)."""
-    from .incremental import Generation  # the pipeline: imported only when there is work
-
-    return partial(_build_leased, location, inputs, Generation.prepare(inputs), fingerprint,
-                   out, session, started=started, verify=verify)
+    return partial(_build_leased, location, inputs, _prepare(inputs), fingerprint, out,
+                   session, started=started, verify=verify)
 
 
 def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Generation,
@@ -218,7 +175,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     """The build proper, under its lease (build is 0 without a cache)."""
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.store
-    result = generation.run(store, build, verify)
+    result = session.run_graph(generation, build, verify)
     previous = _previous_files(store, out_key)
     writing = time.perf_counter()
     try:
@@ -232,7 +189,8 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     seconds["total"] = time.perf_counter() - started
     return BuildOutcome("built", location, out, session.directory, writes, seconds,
                         result.stats, session.warnings, len(result.files), result.nodes,
-                        build, inputs=inputs, verified=verify)
+                        build, inputs=inputs, verified=verify, graph=result,
+                        generation=generation)
 
 
 def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
@@ -265,15 +223,3 @@ def summary_record(outcome: BuildOutcome) -> dict:
         summary["compile"] = {"units": compiled.units, "compiled": len(compiled.compiled),
                               "cached": len(compiled.cached), "spliced": len(compiled.spliced)}
     return summary
-
-
-def rejected(error: SpecError | RuleViolation, analyze: Callable[[], object]) -> SpecError:
-    """The error to report for a spec the graph rejected: the straight pipeline's, which
-    collects and locates every problem."""
-    try:
-        analyze()
-    except SpecError as located:
-        return located
-    raise InternalError(f"the cached build rejected the spec ({error}) but the straight "
-                        "pipeline accepts it")
-

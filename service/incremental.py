@@ -6,9 +6,7 @@ Imported only when a build has work to do (it loads the whole pipeline).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
-from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable
 
 from gradshard.cache.compile_group import COMPILE_LAYOUT
 from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
@@ -17,37 +15,25 @@ from gradshard.cache.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store import Store, blob_hash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.compile_layout import CompileLayout, ShardSettings
-from gradshard.pipeline.errors import YAML_FILES, RuleViolation, SpecError
+from gradshard.pipeline.errors import YAML_FILES, InternalError, RuleViolation, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
 
-from .build import rejected
 from .inputs import InputBytes, spec_template_sources, template_sources
 
-T = TypeVar("T")
 
-
-# What this process remembers of each cache it has used (see cache/engine.py: Memory).
-_MEMORIES: dict[Path, Memory] = {}
-
-
-def forget_memory(path: Path) -> None:
-    """Drop what this process remembers of the cache at `path` (it was set aside: its memo
-    could name values the new cache does not hold)."""
-    _MEMORIES.pop(path.resolve(), None)
-
-
-def memory_of(store: Store | None) -> Memory:
-    """The process's memory of this store's cache (a fresh one without a store)."""
-    if store is None:
-        return Memory()
-    return _MEMORIES.setdefault(store.path.resolve(), Memory())
+def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
+               force_groups: bool = False, verify: bool = False) -> Engine:
+    """The one place an engine is made: over the session's store and memory, for one run."""
+    return Engine(store, code_version(), generation=build_id, force_groups=force_groups,
+                  memory=memory, verify=verify)
 
 
 @dataclass
 class GraphResult:
-    """A finished graph run: the files (name → content hash) and how to read them."""
+    """A finished graph run: the files (name → content hash), how to read them, and the
+    compile layout over them (the same run's engine: the graph runs once per build)."""
 
     engine: Engine
     index_hash: str
@@ -69,20 +55,48 @@ class GraphResult:
 
     def load(self, names: list[str]) -> dict[str, str]:
         """The texts of these output files; a file gone from the cache is rebuilt."""
-        try:
-            return self._texts(names)
-        except StaleCache:
-            self.engine = Engine(self.engine.store, code_version(),
-                                 generation=self.engine.generation, force_groups=True,
-                                 memory=self.engine.memory)
-            self.index_hash, self.index = build(self.engine, self.inputs)
-            self.engine.finish()
-            return self._texts(names)
-
-    def _texts(self, names: list[str]) -> dict[str, str]:
         files = self.files
-        records = self.engine.records([self.engine.ref(files[n], Text) for n in names])
-        return {n: r.text for n, r in zip(names, records)}
+        return self.texts({n: files[n] for n in names})
+
+    def texts(self, hashes: dict[str, str]) -> dict[str, str]:
+        """Texts by path, for paths → text hashes this run produced."""
+        try:
+            return self._read(hashes)
+        except StaleCache:
+            self.rerun_entering_groups()
+            return self._read(hashes)
+
+    def _read(self, hashes: dict[str, str]) -> dict[str, str]:
+        records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
+        return {path: r.text for path, r in zip(hashes, records)}
+
+    def rerun_entering_groups(self) -> None:
+        """Something an index names is gone from the cache: run the graph again with every
+        group entered, which recomputes what is missing (the files do not change)."""
+        old = self.engine
+        self.engine = new_engine(old.store, old.memory, old.generation, force_groups=True,
+                                 verify=old.verify)
+        self.index_hash, self.index = build(self.engine, self.inputs)
+        self.engine.finish()
+
+    def layout(self, settings: ShardSettings) -> CompileLayout:
+        """The compile layout of this run's files: the layout group over the run's index, on
+        the run's own engine (a verifying run verifies the layout's tasks too)."""
+        try:
+            return self._layout(settings)
+        except StaleCache:
+            self.rerun_entering_groups()
+            return self._layout(settings)
+
+    def _layout(self, settings: ShardSettings) -> CompileLayout:
+        engine, inputs = self.engine, self.inputs
+        value = engine.group(COMPILE_LAYOUT, [
+            engine.ref(self.index_hash, BuildIndex), engine.literal(inputs.spec_templates),
+            engine.literal(inputs.templates), engine.text(inputs.layout),
+            engine.literal(settings)], "compile layout")
+        layout = engine.records([value])[0]
+        engine.finish()
+        return layout
 
 
 @dataclass(frozen=True)
@@ -99,25 +113,24 @@ class Generation:
                              TemplateSet(template_sources(raw.templates)), raw.location.layout)
         return cls(texts, inputs)
 
-    def run(self, store: Store | None, build_id: int, verify: bool = False) -> GraphResult:
-        """The graph on the engine; a spec the graph rejects is reported with every problem
-        located (the straight pipeline collects them). `verify` runs every task and records
+    def run(self, store: Store | None, build_id: int, verify: bool = False,
+            memory: Memory | None = None) -> GraphResult:
+        """The graph on the engine (the session's memory, or a fresh one); a spec the graph
+        rejects is reported with every problem located. `verify` runs every task and records
         where the cache disagrees (cache/engine.py: Disagreement)."""
+        memory = memory if memory is not None else Memory()
+        engine = new_engine(store, memory, build_id, verify=verify)
         try:
-            engine, index_hash, index = entering_groups_if_stale(
-                partial(self.run_graph, store, build_id, verify=verify))
+            try:
+                index_hash, index = build(engine, self.inputs)
+            except StaleCache:
+                engine = new_engine(store, memory, build_id, force_groups=True, verify=verify)
+                index_hash, index = build(engine, self.inputs)
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
+        engine.finish()
         return GraphResult(engine, index_hash, index, self.inputs,
                            {stage: s for stage, s in engine.stats.seconds.items()})
-
-    def run_graph(self, store: Store | None, build_id: int, force_groups: bool,
-                  verify: bool = False) -> tuple[Engine, str, BuildIndex]:
-        engine = Engine(store, code_version(), generation=build_id, force_groups=force_groups,
-                        memory=memory_of(store), verify=verify)
-        index_hash, index = build(engine, self.inputs)
-        engine.finish()
-        return engine, index_hash, index
 
     def straight(self) -> None:
         from gradshard.pipeline.codegen import analyze, generate  # only to report errors
@@ -149,52 +162,12 @@ class Generation:
         store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
 
 
-@dataclass
-class LayoutResult:
-    """The compile layout of a build, and how to read the texts it names."""
-
-    engine: Engine
-    layout: CompileLayout
-    index: BuildIndex
-
-    @property
-    def out_files(self) -> dict[str, str]:
-        """The build's --out files (name → text hash)."""
-        return dict(self.index.files)
-
-    def load(self, hashes: dict[str, str]) -> dict[str, str]:
-        """Texts by path, for paths → text hashes of the layout."""
-        records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
-        return {path: r.text for path, r in zip(hashes, records)}
-
-
-def compile_layout(generation: Generation, store: Store | None, build_id: int,
-                   settings: ShardSettings, verify: bool = False) -> LayoutResult:
-    """The build's compile layout: the graph (answered by its index when nothing changed),
-    then the layout group over the index. `verify` runs every task of both and records where
-    the cache disagrees (`build --verify`)."""
-    return entering_groups_if_stale(partial(_compile_layout, generation, store, build_id,
-                                            settings, verify=verify))
-
-
-def entering_groups_if_stale(run: Callable[[bool], T]) -> T:
-    """run(force_groups=False); if something an index names is gone from the cache, run again
-    with every group entered, which recomputes what is missing."""
+def rejected(error: SpecError | RuleViolation, analyze: Callable[[], object]) -> SpecError:
+    """The error to report for a spec the graph rejected: the straight pipeline's, which
+    collects and locates every problem."""
     try:
-        return run(False)
-    except StaleCache:
-        return run(True)
-
-
-def _compile_layout(generation: Generation, store: Store | None, build_id: int,
-                    settings: ShardSettings, force_groups: bool,
-                    verify: bool = False) -> LayoutResult:
-    engine, index_hash, index = generation.run_graph(store, build_id, force_groups, verify)
-    inputs = generation.inputs
-    value = engine.group(COMPILE_LAYOUT, [
-        engine.ref(index_hash, BuildIndex), engine.literal(inputs.spec_templates),
-        engine.literal(inputs.templates), engine.text(inputs.layout), engine.literal(settings)],
-        "compile layout")
-    layout = engine.records([value])[0]
-    engine.finish()
-    return LayoutResult(engine, layout, index)
+        analyze()
+    except SpecError as located:
+        return located
+    raise InternalError(f"the cached build rejected the spec ({error}) but the straight "
+                        "pipeline accepts it")
