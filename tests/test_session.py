@@ -1,0 +1,95 @@
+"""One session (service/session.py): the build graph runs once per build, compile included;
+the session, not the process, owns the engine memory; a set-aside cache takes its memory
+with it.
+
+Real g++ and ninja on the mini spec's Functions units."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gradshard.cache import graph
+from gradshard.pipeline.compile_layout import ShardSettings
+from gradshard.service import incremental
+from gradshard.service.compile import CompileOptions
+from gradshard.service.session import Session
+from gradshard.service.spec_location import locate_spec
+from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER
+
+COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
+                         shards=ShardSettings(formula_nodes=2, methods_nodes=4,
+                                              merged_formula_units=0))
+
+
+@pytest.fixture
+def graph_runs(monkeypatch) -> list[str]:
+    """Every run of the whole build graph (cache/graph.py: build) in this process."""
+    runs: list[str] = []
+
+    def counted(engine, inputs):
+        runs.append("build")
+        return graph.build(engine, inputs)
+
+    monkeypatch.setattr(incremental, "build", counted)
+    return runs
+
+
+def edited_spec(root: Path) -> Path:
+    spec = root / "spec"
+    shutil.copytree(MINI_SPEC, spec)
+    path = spec / DERIVATIVES
+    path.write_text(path.read_text().replace(MUL_OTHER, MUL_OTHER.replace("grad,", "2 * grad,")))
+    return spec
+
+
+@pytest.mark.compiler
+def test_a_build_with_its_compile_runs_the_graph_once(tmp_path, graph_runs):
+    session = Session(tmp_path / "cache")
+    location = locate_spec(str(MINI_SPEC))
+    cold = session.build(location, tmp_path / "out", COMPILE)
+    assert graph_runs == ["build"] and cold.compiled.compiled
+    changed = locate_spec(str(edited_spec(tmp_path)))
+    edited = session.build(changed, tmp_path / "out", COMPILE)
+    assert graph_runs == ["build"] * 2 and edited.status == "built"
+    # nothing changed: the compile still needs the layout, which one graph run answers
+    again = session.build(changed, tmp_path / "out", COMPILE)
+    assert again.status == "up to date" and graph_runs == ["build"] * 3
+    assert again.compiled.compiled == [] and sum(again.graph.stats.run.values()) == 0
+    session.close()
+
+
+def test_an_up_to_date_build_without_compile_runs_no_graph(tmp_path, graph_runs):
+    session = Session(tmp_path / "cache")
+    location = locate_spec(str(MINI_SPEC))
+    session.build(location, tmp_path / "out")
+    assert session.build(location, tmp_path / "out").status == "up to date"
+    assert graph_runs == ["build"]
+    session.close()
+
+
+def test_the_session_owns_the_engine_memory(tmp_path):
+    """Two sessions of one cache in one process share nothing in memory (the old module-level
+    memory answered the second from the first's): the second reads the store."""
+    location = locate_spec(str(MINI_SPEC))
+    first = Session(tmp_path / "cache")
+    first.build(location, tmp_path / "out-1")
+    assert first.memory.memo
+    second = Session(tmp_path / "cache")
+    assert not second.memory.memo
+    built = second.build(location, tmp_path / "out-2")
+    assert sum(built.stats.run.values()) == 0  # answered by the store, not by memory
+    first.close()
+    second.close()
+
+
+def test_setting_a_damaged_cache_aside_forgets_its_memory(tmp_path):
+    session = Session(tmp_path / "cache")
+    session.build(locate_spec(str(MINI_SPEC)), tmp_path / "out")
+    remembered = session.memory
+    session.set_aside()
+    assert session.memory is not remembered and not session.memory.memo
+    assert any(".damaged-" in p.name for p in (tmp_path / "cache").iterdir())
+    session.close()
