@@ -30,6 +30,17 @@ def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
                   memory=memory, verify=verify)
 
 
+def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, str, BuildIndex]:
+    """The graph again, every group entered: what a run needs when a value an index names is
+    gone from the cache (cache/engine.py: StaleCache); the missing values are recomputed.
+    The only recovery from a stale cache."""
+    engine = new_engine(failed.store, failed.memory, failed.generation, force_groups=True,
+                        verify=failed.verify)
+    index_hash, index = build(engine, inputs)
+    engine.finish()
+    return engine, index_hash, index
+
+
 @dataclass
 class GraphResult:
     """A finished graph run: the files (name → content hash), how to read them, and the
@@ -71,13 +82,10 @@ class GraphResult:
         return {path: r.text for path, r in zip(hashes, records)}
 
     def rerun_entering_groups(self) -> None:
-        """Something an index names is gone from the cache: run the graph again with every
-        group entered, which recomputes what is missing (the files do not change)."""
-        old = self.engine
-        self.engine = new_engine(old.store, old.memory, old.generation, force_groups=True,
-                                 verify=old.verify)
-        self.index_hash, self.index = build(self.engine, self.inputs)
-        self.engine.finish()
+        """Something an index names is gone from the cache: rebuild it (the files do not
+        change)."""
+        self.engine, self.index_hash, self.index = build_entering_groups(self.engine,
+                                                                         self.inputs)
 
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The compile layout of this run's files: the layout group over the run's index, on
@@ -118,19 +126,17 @@ class Generation:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
         where the cache disagrees (cache/engine.py: Disagreement)."""
-        memory = memory if memory is not None else Memory()
-        engine = new_engine(store, memory, build_id, verify=verify)
+        engine = new_engine(store, memory if memory is not None else Memory(), build_id,
+                            verify=verify)
         try:
             try:
                 index_hash, index = build(engine, self.inputs)
+                engine.finish()
             except StaleCache:
-                engine = new_engine(store, memory, build_id, force_groups=True, verify=verify)
-                index_hash, index = build(engine, self.inputs)
+                engine, index_hash, index = build_entering_groups(engine, self.inputs)
         except (SpecError, RuleViolation) as error:
             raise rejected(error, self.straight) from None
-        engine.finish()
-        return GraphResult(engine, index_hash, index, self.inputs,
-                           {stage: s for stage, s in engine.stats.seconds.items()})
+        return GraphResult(engine, index_hash, index, self.inputs, dict(engine.stats.seconds))
 
     def straight(self) -> None:
         from gradshard.pipeline.codegen import analyze, generate  # only to report errors
