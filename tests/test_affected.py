@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DERIVATIVES, stage_packaged_spec
 from gradshard.pipeline.codegen import analyze, generate
 from gradshard.pipeline.python_files import render_binding
 from gradshard.pipeline.render import render_node
@@ -23,7 +22,8 @@ from gradshard.service.build import Session
 from gradshard.service.cli import main
 from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec
-from spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
+from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
+from support.specs import DERIVATIVES, stage_packaged_spec
 
 
 def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:

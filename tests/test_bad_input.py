@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 from gradshard.service.cli import main
+from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from conftest import MINI_SPEC
-from gradshard.cache.engine import encode
-from gradshard.cache.store import DB_FILE, blob_hash
-from gradshard.pipeline.compile_layout import CompileLayout
-
-COMPILING = ["--shard-nodes", "2,4,0", "--units", "Functions_*", "-j", "2"]
-ESCAPED = "../escaped.h"
+from gradshard.cache.store import DB_FILE
+from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
+from support.specs import MINI_SPEC
 
 
 def started(*args: str) -> subprocess.Popen:
@@ -45,23 +40,6 @@ def built(out: Path, cache: Path, *extra: str) -> dict:
     done = run(*build_args(out, cache, *extra))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def name_a_file_outside_the_compile_dir(cache: Path) -> None:
-    """A crafted (or damaged) cache: the cached compile layout is a valid blob of the right
-    type whose files include one outside the compile directory. Only the compile step reads
-    it, and finds it when it writes the compile directory."""
-    with sqlite3.connect(cache / DB_FILE) as db:
-        (output,) = db.execute(
-            "SELECT output FROM tasks WHERE task = 'group.compile_layout'").fetchone()
-        (data,) = db.execute("SELECT data FROM blobs WHERE hash = ?", (output,)).fetchone()
-        layout = CompileLayout.from_json(json.loads(data))
-        crafted = replace(layout, files=(*layout.files, (ESCAPED, layout.files[0][1])))
-        codec, data = encode(crafted)
-        name = blob_hash(codec, data)
-        db.execute("INSERT INTO blobs (hash, codec, data, size, used) VALUES (?,?,?,?,0)",
-                   (name, codec, data, len(data)))
-        db.execute("UPDATE tasks SET output = ? WHERE output = ?", (name, output))
 
 
 def damaged_files(cache: Path) -> list[str]:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI_SPEC, mini_spec_pair
 from gradshard.cache.maintenance import parse_size
 from gradshard.cache.store import Store
 from gradshard.service.cli import main
+from support.specs import MINI_SPEC, mini_spec_pair
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -23,7 +23,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import DERIVATIVES, MINI_SPEC
+from support.specs import DERIVATIVES, MINI_SPEC
+
 
 AUDIT_EXIT = 97
 

@@ -13,8 +13,8 @@ memory, or send a write or a removal outside the cache and the compile directory
 - The same in an include directory (--include is input too): fingerprinted, never read.
 - read_regular itself: what it refuses, and that it never blocks.
 
-Real g++ and ninja on the mini spec's merged formula unit, from test_hardening_compile's
-shared cold compile.
+Real g++ and ninja on the mini spec's merged formula unit, from support.compile's
+shared cold compile (merged_compiled).
 """
 
 from __future__ import annotations
@@ -33,15 +33,13 @@ from typing import Callable
 
 import pytest
 
-from conftest import MINI_SPEC
 from gradshard.cache.store import blob_hash
 from gradshard.pipeline.records import canonical_json
 from gradshard.cache.regular_files import FileTooLarge, NotRegularFile, read_regular
-from test_compile import MERGED, MERGED_UNIT
-from test_hardening_compile import (FORMULAS, baseline_record, compiled, merged_build,
-                                    restored_cache, stored_path, warnings_of)
-
-__all__ = ["compiled"]  # the shared cold compile, a fixture of this module too
+from support.compile import (FORMULAS, MERGED, MERGED_UNIT, baseline_record, merged_build,
+                             restored_cache, stored_path, warnings_of)
+from support.compile import merged_compiled  # noqa: F401  (a fixture: the shared cold compile)
+from support.specs import MINI_SPEC
 
 TIMEOUT = 120  # seconds: a build served from the cache takes a few
 PCH_TIMEOUT = 600  # a build that rebuilds the precompiled header of the torch headers
@@ -61,7 +59,7 @@ def child_build(out: Path, cache: Path, *extra: str,
     whole process group (ninja, object_cache, g++) is killed."""
     command = [sys.executable, "-m", "gradshard.service.entry", "build", "--json",
                "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache), "-j", "2",
-               *MERGED, *FORMULAS, *extra]
+               *MERGED, "--units", FORMULAS, *extra]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True,
                                preexec_fn=limit_address_space)
@@ -153,8 +151,8 @@ def set_aside_said(cache: Path, code: int, report: dict, err: str) -> bool:
 
 
 @pytest.mark.parametrize("forgery", FORGERIES, ids=lambda f: f.__name__)
-def test_a_crafted_compile_layout_sets_the_cache_aside(compiled, capsys, tmp_path, forgery):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_crafted_compile_layout_sets_the_cache_aside(merged_compiled, capsys, tmp_path, forgery):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     victim = tmp_path / "victim"
     victim.mkdir()
     victims = {"x.h": "// not the cache's\n", "x.h.gch.tmp1": "not a killed build's\n"}
@@ -175,8 +173,8 @@ def test_a_crafted_compile_layout_sets_the_cache_aside(compiled, capsys, tmp_pat
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_stored_object_that_is_no_file_is_compiled_again(compiled, tmp_path, kind):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_stored_object_that_is_no_file_is_compiled_again(merged_compiled, tmp_path, kind):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     stored = stored_path(cache, json.loads(baseline_record(cache).read_text())["object"], ".o")
     plant(stored, kind)  # its .sum is left as it was: valid
     code, report, err = child_build(tmp_path / "out", cache)
@@ -187,8 +185,8 @@ def test_a_stored_object_that_is_no_file_is_compiled_again(compiled, tmp_path, k
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_pch_sum_that_is_no_file_rebuilds_the_pch(compiled, tmp_path, kind):
-    cache = restored_cache(compiled, tmp_path / "cache", pch="linked", objects=False)
+def test_a_pch_sum_that_is_no_file_rebuilds_the_pch(merged_compiled, tmp_path, kind):
+    cache = restored_cache(merged_compiled, tmp_path / "cache", pch="linked", objects=False)
     (gch,) = (cache / "pch").glob("*/autograd.h.gch")
     plant(Path(f"{gch}.sum"), kind)
     code, report, err = child_build(tmp_path / "out", cache, timeout=PCH_TIMEOUT)
@@ -198,9 +196,9 @@ def test_a_pch_sum_that_is_no_file_rebuilds_the_pch(compiled, tmp_path, kind):
     assert Path(f"{gch}.sum").is_file() and not Path(f"{gch}.sum").is_symlink()
 
 
-def test_a_pch_lock_that_is_a_link_is_replaced_not_followed(compiled, tmp_path):
+def test_a_pch_lock_that_is_a_link_is_replaced_not_followed(merged_compiled, tmp_path):
     """A lock is opened to be created: through a link, it would create a file anywhere."""
-    cache = restored_cache(compiled, tmp_path / "cache", pch="linked")
+    cache = restored_cache(merged_compiled, tmp_path / "cache", pch="linked")
     (gch,) = (cache / "pch").glob("*/autograd.h.gch")
     lock = Path(f"{gch}.lock")
     lock.symlink_to(tmp_path / "elsewhere")
@@ -211,8 +209,8 @@ def test_a_pch_lock_that_is_a_link_is_replaced_not_followed(compiled, tmp_path):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_header_memo_that_is_no_file_is_made_again(compiled, tmp_path, kind):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_header_memo_that_is_no_file_is_made_again(merged_compiled, tmp_path, kind):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     memo = cache / "headers.json"
     plant(memo, kind)
     code, report, err = child_build(tmp_path / "out", cache)
@@ -223,8 +221,8 @@ def test_a_header_memo_that_is_no_file_is_made_again(compiled, tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_merged_record_that_is_no_file_is_removed(compiled, tmp_path, kind):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_merged_record_that_is_no_file_is_removed(merged_compiled, tmp_path, kind):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     record = baseline_record(cache)
     plant(record, kind)
     code, report, err = child_build(tmp_path / "out", cache)
@@ -243,9 +241,9 @@ def rewrite_out(out: Path, name: str, kind: str) -> Path:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["Functions.h", "compile/pch/autograd.h"])
-def test_a_file_of_out_that_is_no_file_is_written_again(compiled, tmp_path, kind, name):
+def test_a_file_of_out_that_is_no_file_is_written_again(merged_compiled, tmp_path, kind, name):
     """In --out and in its compile directory: a file whose content cannot be read differs."""
-    cache = restored_cache(compiled, tmp_path / "cache")
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     out = tmp_path / "out"
     path = rewrite_out(out, name, kind)
     code, report, err = child_build(out, cache)
@@ -259,8 +257,8 @@ def test_a_file_of_out_that_is_no_file_is_written_again(compiled, tmp_path, kind
 
 
 @pytest.mark.parametrize("listing", ['[["x"]]', "5", '{"a": 1}', "fifo", "dev-zero"])
-def test_a_damaged_file_list_is_a_warning(compiled, tmp_path, listing):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_damaged_file_list_is_a_warning(merged_compiled, tmp_path, listing):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     out = tmp_path / "out"
     assert child_build(out, cache)[0] == 0
     path = out / "compile" / ".gradshard-files.json"
@@ -274,9 +272,9 @@ def test_a_damaged_file_list_is_a_warning(compiled, tmp_path, listing):
     assert json.loads(path.read_text())  # written again
 
 
-def test_stale_names_in_a_file_list_are_still_removed(compiled, tmp_path):
+def test_stale_names_in_a_file_list_are_still_removed(merged_compiled, tmp_path):
     """Of a list holding other things too, its names still say what to remove."""
-    cache = restored_cache(compiled, tmp_path / "cache")
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     out = tmp_path / "out"
     assert child_build(out, cache)[0] == 0
     stale = out / "compile" / "src" / "old_unit.cpp"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mini_spec_pair, stage_packaged_spec
 from gradshard.cache.store import DB_FILE
 from gradshard.service.codegen import load_texts, run_codegen
 from gradshard.service.spec_location import locate_spec
-from spec_edits import ALL_EDITS, apply_edits
+from support.spec_edits import ALL_EDITS, apply_edits
+from support.specs import mini_spec_pair, stage_packaged_spec
 
 
 def gradshard(*args: str) -> list[str]:

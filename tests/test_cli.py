@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import MINI_SPEC
 from gradshard.service.cli import main
+from support.specs import MINI_SPEC
 
 
 def run(capsys, *argv):
@@ -92,7 +92,7 @@ def test_build_then_rebuild_leaves_files_untouched(tmp_path, capsys):
     out = tmp_path / "gen"
     code, stdout, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC), "--out", str(out))
     assert code == 0 and "23 files" in stdout and "(23 written, 0 unchanged)" in stdout
-    from spec_edits import ALL_FILES
+    from support.spec_edits import ALL_FILES
     assert sorted(p.name for p in out.iterdir()) == sorted(ALL_FILES)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     code, out_json, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC),

@@ -23,24 +23,17 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from conftest import MINI_SPEC, install_programs, mini_spec_pair
 from gradshard.pipeline.compile_layout import binding_units, functions_shards, shard_count
 from gradshard.service.cli import main
+from support.compile import MERGED_UNIT, merged_build, run_build
+from support.programs import install_programs
+from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
 # 8 nodes → 6 formula shards (3·2^k), 3 of them holding nodes, and 2 Functions units; no
 # merged units (their own tests below)
 SHARDS = ["--shard-nodes", "2,4,0"]
 UNITS = 3 + 2 + 5
-MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
-
-
-def run_build(capsys, spec: Path, out: Path, cache: Path, *args: str) -> tuple[int, dict, str]:
-    """`gradshard build --json -j 2 ARGS`: its exit code, its report and its stderr."""
-    code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *args])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
 
 
 def build(capsys, spec: Path, out: Path, cache: Path, *extra: str) -> tuple[int, dict, str]:
@@ -360,15 +353,8 @@ def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
 # ---------------------------------------------------------------------------------------------
 # Merged formula units: one compile in a cold build, an edited part spliced over it after
 
-MERGED = ["--shard-nodes", "2,4"]
-MERGED_UNIT = "Functions_formulas_0-2"  # the mini spec's three formula units
 _FORMULA_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::generated::(\w+)_apply_functional\(",
                              re.M)
-
-
-def merged_build(capsys, spec: Path, out: Path, cache: Path,
-                 units: str = "Functions_formulas_*") -> tuple[int, dict, str]:
-    return run_build(capsys, spec, out, cache, *MERGED, "--units", units)
 
 
 def formula_symbols(obj: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from test_daemon import Running, mtime
+from support.daemon import Running, mtime
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from gradshard.pipeline.cpp import CForm, wrap
 from gradshard.pipeline.errors import RuleViolation
 from gradshard.pipeline.differentiability import op_prefix, saved_variables
 from gradshard.service.describe import describe_info
-from gradshard_facts import parse_spec_dir
-from conftest import MINI_SPEC
+from support.facts import parse_spec_dir
+from support.specs import MINI_SPEC
 
 TENSOR = cpp.TENSOR
 OPT_STR = wrap(CForm.OPTIONAL, cpp.STRING_VIEW)

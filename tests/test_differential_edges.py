@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, run_oracle
 from gradshard.pipeline.errors import SpecError
-from gradshard_facts import comparable, facts, parse_spec_dir
-from test_differential_parse import first_differences
+from support.facts import comparable, facts, first_differences, parse_spec_dir
+from support.oracle import run_oracle
+from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 
 @dataclass(frozen=True)

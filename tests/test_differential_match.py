@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MINI_SPEC, run_oracle
-from gradshard_facts import comparable, facts, parse_spec_dir
-from test_differential_parse import first_differences
+from support.facts import comparable, facts, first_differences, parse_spec_dir
+from support.oracle import run_oracle
+from support.specs import MINI_SPEC
 
 
 @pytest.fixture(scope="module", params=["packaged", "mini"])

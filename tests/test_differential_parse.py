@@ -8,11 +8,12 @@ import dataclasses
 
 import pytest
 
-from conftest import MINI_SPEC, run_oracle
 from gradshard.pipeline.errors import SpecError
 from gradshard.pipeline.spec import decode_spec, parse_native_spec, parse_spec
 from gradshard.service.spec_location import locate_spec
-from gradshard_facts import facts, parse_spec_dir
+from support.facts import facts, parse_spec_dir
+from support.oracle import run_oracle
+from support.specs import MINI_SPEC
 
 EXPECTED_COUNTS = {"packaged": (3101, 724), "mini": (17, 6)}
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import file_digests, stage_checkout_spec, stage_packaged_spec, torchgen_files
-from spec_edits import ALL_FILES, EDITS, apply_edits
 from gradshard.service.codegen import load_texts, run_codegen
 from gradshard.service.spec_location import locate_spec
+from support.oracle import file_digests, torchgen_files
+from support.spec_edits import ALL_FILES, EDITS, apply_edits
+from support.specs import MINI_SPEC, stage_checkout_spec, stage_packaged_spec
 
 def gradshard_files(spec_dir: Path) -> dict[str, str]:
     location = locate_spec(str(spec_dir))
@@ -54,7 +55,6 @@ def test_edited_spec_is_byte_identical(name, tmp_path):
 
 def test_mini_spec_is_byte_identical(tmp_path):
     import shutil
-    from conftest import MINI_SPEC
     pythonpath, spec_dir = stage_packaged_spec(tmp_path / "stage")
     for name in ("ATen/native/native_functions.yaml", "ATen/native/tags.yaml",
                  "autograd/derivatives.yaml", "autograd/deprecated.yaml"):

@@ -18,64 +18,14 @@ from typing import Iterator
 
 import pytest
 
-from conftest import MINI_SPEC, mini_spec_pair
-from gradshard.service.cli import main
-from test_compile import MERGED, MERGED_UNIT, MUL_OTHER, run_build
+from support.compile import (MERGED_UNIT, baseline_record, merged_build, restored_cache,
+                             stored_path, warnings_of)
+from support.compile import merged_compiled  # noqa: F401  (a fixture)
+from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
-FORMULAS = ["--units", "Functions_formulas_*"]
 EDIT = MUL_OTHER.replace("grad,", "grad * 2,")
 # Every character the shell gives a meaning to inside and outside double quotes.
 HOSTILE = "x $(touch pwned) \"dq\" 'sq' `touch pwned2` $HOME;"
-
-
-def merged_build(capsys, spec: Path, out: Path, cache: Path, *extra: str):
-    return run_build(capsys, spec, out, cache, *MERGED, *FORMULAS, *extra)
-
-
-@pytest.fixture(scope="module")
-def compiled(tmp_path_factory) -> tuple[Path, Path]:
-    """One cold compile of the mini spec's merged formula unit (and its PCH): (out, cache)."""
-    root = tmp_path_factory.mktemp("hardening-compile")
-    out, cache = root / "out", root / "cache"
-    code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", *MERGED, *FORMULAS])
-    assert code == 0
-    return out, cache
-
-
-def restored_cache(compiled, target: Path, *, pch: str = "shared",
-                   objects: bool = True) -> Path:
-    """A copy of the shared cache, as CI restores one: its PCHs shared through a symlink,
-    copied (a test damages them), linked file by file (a test replaces one of their files:
-    the shared ones stay) or left out (a test builds others), its objects kept or not."""
-    cache = compiled[1]
-    skipped = ["pch"] + ([] if objects else ["objects"])
-    shutil.copytree(cache, target, ignore=lambda d, names: skipped if d == str(cache) else [])
-    if pch == "copied":
-        shutil.copytree(cache / "pch", target / "pch")
-    elif pch == "linked":
-        link_files(cache / "pch", target / "pch")
-    elif pch == "shared":
-        (target / "pch").symlink_to(cache / "pch", target_is_directory=True)
-    return target
-
-
-def link_files(source: Path, target: Path) -> None:
-    """target: source's directories, each file a symbolic link to source's (locks aside)."""
-    for path in source.rglob("*"):
-        if path.is_file() and not path.name.endswith(".lock"):
-            link = target / path.relative_to(source)
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(path)
-
-
-def baseline_record(cache: Path) -> Path:
-    (record,) = (cache / "objects" / "merged").glob("*.json")
-    return record
-
-
-def stored_path(cache: Path, key: str, suffix: str) -> Path:
-    return cache / "objects" / key[:2] / f"{key}{suffix}"
 
 
 def flip_bytes(path: Path) -> None:
@@ -94,11 +44,11 @@ def warnings_of(report: dict) -> str:
 
 
 @pytest.mark.parametrize("where", ["absolute", "parent"])
-def test_a_baseline_naming_an_object_outside_the_cache_is_damaged(compiled, capsys, tmp_path,
-                                                                     where):
+def test_a_baseline_naming_an_object_outside_the_cache_is_damaged(merged_compiled, capsys,
+                                                                     tmp_path, where):
     """A record whose `object` leads out of CACHE/objects (an absolute path, or `..`) is
     rejected: the edit compiles its merged unit whole, nothing outside is linked."""
-    cache = restored_cache(compiled, tmp_path / "cache")
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, EDIT)
     record = baseline_record(cache)
     baseline = json.loads(record.read_text())
@@ -122,8 +72,8 @@ def stored_objects(cache: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in (cache / "objects").glob("??/*.o")}
 
 
-def test_a_damaged_stored_object_or_depfile_is_compiled_again(compiled, capsys, tmp_path):
-    cache = restored_cache(compiled, tmp_path / "cache")
+def test_a_damaged_stored_object_or_depfile_is_compiled_again(merged_compiled, capsys, tmp_path):
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     key = json.loads(baseline_record(cache).read_text())["object"]
     stored = stored_path(cache, key, ".o")
     original = stored.read_bytes()
@@ -143,9 +93,9 @@ def test_a_damaged_stored_object_or_depfile_is_compiled_again(compiled, capsys, 
     assert report["compile"]["compiled"] == [MERGED_UNIT] and str(depfile) in warnings_of(report)
 
 
-def test_a_damaged_stored_splice_is_spliced_again(compiled, capsys, tmp_path):
+def test_a_damaged_stored_splice_is_spliced_again(merged_compiled, capsys, tmp_path):
     """A splice is stored like an object, and checked like one."""
-    cache = restored_cache(compiled, tmp_path / "cache")
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, EDIT)
     before = stored_objects(cache)
     code, report, err = merged_build(capsys, edited, tmp_path / "out1", cache)
@@ -166,8 +116,8 @@ def test_a_damaged_stored_splice_is_spliced_again(compiled, capsys, tmp_path):
 # 4. A damaged precompiled header is rebuilt; a killed PCH build's temporary is removed
 
 
-def test_a_damaged_pch_is_rebuilt_and_leftovers_removed(compiled, capsys, tmp_path):
-    cache = restored_cache(compiled, tmp_path / "cache", pch="copied", objects=False)
+def test_a_damaged_pch_is_rebuilt_and_leftovers_removed(merged_compiled, capsys, tmp_path):
+    cache = restored_cache(merged_compiled, tmp_path / "cache", pch="copied", objects=False)
     (gch,) = (cache / "pch").glob("*/autograd.h.gch")
     size = gch.stat().st_size
     leftover = Path(f"{gch}.tmp4242")  # what `sh -c '… -o X.tmp$$'` leaves when killed
@@ -211,8 +161,8 @@ def script(path: Path, text: str) -> Path:
     return path
 
 
-def test_a_killed_compiler_is_named_with_its_signal(compiled, capsys, tmp_path):
-    cache = restored_cache(compiled, tmp_path / "cache", objects=False)
+def test_a_killed_compiler_is_named_with_its_signal(merged_compiled, capsys, tmp_path):
+    cache = restored_cache(merged_compiled, tmp_path / "cache", objects=False)
     killer = script(tmp_path / "killed-launcher", "kill -KILL $$\n")
     code, report, err = merged_build(capsys, MINI_SPEC, tmp_path / "out", cache,
                                      "--launcher", str(killer))
@@ -223,10 +173,10 @@ def test_a_killed_compiler_is_named_with_its_signal(compiled, capsys, tmp_path):
     assert code == 3 and "killed by signal 9 (SIGKILL)" in raw
 
 
-def test_a_failed_pch_build_says_why(compiled, capsys, tmp_path):
+def test_a_failed_pch_build_says_why(merged_compiled, capsys, tmp_path):
     """A compiler killed while building the PCH: the PCH is named with the signal, and the
     units waiting on it are said to have waited, not to have failed to compile."""
-    cache = restored_cache(compiled, tmp_path / "cache", pch="none", objects=False)
+    cache = restored_cache(merged_compiled, tmp_path / "cache", pch="none", objects=False)
     gxx = shutil.which("g++")
     cxx = script(tmp_path / "g++-killed-on-headers",
                  f'case " $* " in *" c++-header "*) kill -KILL $$;; esac\nexec {gxx} "$@"\n')
@@ -251,10 +201,10 @@ def small_tmpfs(path: Path, size: str) -> Iterator[None]:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
-def test_a_full_cache_disk_is_an_environment_failure(compiled, capsys, tmp_path):
+def test_a_full_cache_disk_is_an_environment_failure(merged_compiled, capsys, tmp_path):
     """CACHE/objects on a full filesystem: the compile succeeds, storing its object cannot;
     exit 2 naming what could not be written, and no object is reported compiled."""
-    cache = restored_cache(compiled, tmp_path / "cache", objects=False)
+    cache = restored_cache(merged_compiled, tmp_path / "cache", objects=False)
     with small_tmpfs(cache / "objects", "16k"):
         code, report, err = merged_build(capsys, MINI_SPEC, tmp_path / "out", cache)
         assert code == 2, err
@@ -272,10 +222,10 @@ def fill(directory: Path, leave_kib: int) -> None:
         handle.write(b"\0" * (max(available - leave_kib, 0) * 1024))
 
 
-def test_a_full_compile_directory_is_an_environment_failure(compiled, capsys, tmp_path):
+def test_a_full_compile_directory_is_an_environment_failure(merged_compiled, capsys, tmp_path):
     """The compiler itself meets the full disk (the assembler writing the object): exit 2
     with the compiler's words, not a compile error."""
-    cache = restored_cache(compiled, tmp_path / "cache")
+    cache = restored_cache(merged_compiled, tmp_path / "cache")
     compile_dir = tmp_path / "compile"
     with small_tmpfs(compile_dir, "2m"):
         args = ("--compile-dir", str(compile_dir))

@@ -16,11 +16,10 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 
-from conftest import MINI_SPEC
-from test_build_session import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
-from test_daemon import MUL_OTHER, Running, daemon  # noqa: F401  (daemon: a fixture)
+from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
+from support.daemon import Running, daemon  # noqa: F401  (daemon: a fixture)
+from support.specs import MINI_SPEC, MUL_OTHER
 
 # A compiler that takes 3 s to name itself (the toolchain probe every build starts with) and
 # fails any compile: a build request the daemon works on for seconds, at no compile's cost.

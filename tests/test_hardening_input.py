@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DERIVATIVES, MINI_SPEC, TEMPLATES, installed_torchgen
+from support.specs import DERIVATIVES, MINI_SPEC, TEMPLATES, installed_torchgen
+
 
 GRADSHARD = Path(sys.executable).parent / "gradshard"
 MEMORY_LIMIT = 2 << 30  # bytes of address space for runs that once took gigabytes

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DERIVATIVES, MINI_SPEC, NATIVE
 from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.spec import parse_derivatives_entry, split_spec
 from gradshard.service.cli import main
 from gradshard.service.codegen import load_texts
 from gradshard.service.spec_location import locate_spec
-from spec_edits import Edit, apply_edits
+from support.spec_edits import Edit, apply_edits
+from support.specs import DERIVATIVES, MINI_SPEC, NATIVE
 
 
 @dataclass(frozen=True)

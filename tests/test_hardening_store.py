@@ -21,7 +21,6 @@ from typing import Iterator
 
 import pytest
 
-from conftest import mini_spec_pair
 from gradshard.cache import store as store_module
 from gradshard.cache.maintenance import LEASE_EXPIRY_SECONDS
 from gradshard.cache.store import DB_FILE, Store, blob_hash, row_check, safe_relative_path
@@ -29,6 +28,7 @@ from gradshard.cache.version import code_version
 from gradshard.service import outputs as outputs_module
 from gradshard.service.cli import main
 from gradshard.service.outputs import UnsafeOutputName, sync_outputs
+from support.specs import mini_spec_pair
 
 # ---------------------------------------------------------------------------------------------
 # Helpers

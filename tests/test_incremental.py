@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import file_digests, stage_packaged_spec, torchgen_files
 from gradshard.cache.engine import EngineStats
 from gradshard.cache.store import Store
 from gradshard.service.incremental import Generation
 from gradshard.service.inputs import read_inputs
 from gradshard.service.spec_location import locate_spec
-from spec_edits import ALL_EDITS, apply_edits
+from support.oracle import file_digests, torchgen_files
+from support.spec_edits import ALL_EDITS, apply_edits
+from support.specs import stage_packaged_spec
 
 
 def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], EngineStats]:

@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 from gradshard.pipeline.errors import SpecError
 from gradshard.service.incremental import Generation
 from gradshard.cache.store import Store
 from gradshard.service.inputs import read_inputs
 from gradshard.service.spec_location import locate_spec
+from support.specs import DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 FORMULA = re.compile(r"^( +(?:self|other|result): )(.+)$", re.M)
 

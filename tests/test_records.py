@@ -10,7 +10,7 @@ from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.source import Entry
-from gradshard_facts import parse_spec_dir
+from support.facts import parse_spec_dir
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from conftest import DERIVATIVES, MINI_SPEC
 from gradshard.pipeline.errors import SpecError, SpecFile
 from gradshard.pipeline.source import resplit_entries, split_entries
+from support.specs import DERIVATIVES, MINI_SPEC
 
 BASE = (MINI_SPEC / DERIVATIVES).read_text()
 PIECES = ["\n", "\n\n", "- ", "\n- name: x(Tensor self) -> Tensor\n  self: grad\n", "# c\n",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI_SPEC
 from gradshard.service.cli import main
+from support.specs import MINI_SPEC
 
 
 def build(capsys, out: Path, cache: Path, *extra: str) -> tuple[int, dict, str]:

@@ -1,4 +1,5 @@
-"""gradshard's parse and match results in the same JSON shape as torchgen_oracle.py's facts."""
+"""gradshard's parse and match results in the same JSON shape as tests/torchgen_oracle.py's
+facts, and how two such facts differ."""
 
 from __future__ import annotations
 
@@ -37,3 +38,13 @@ def comparable(facts: dict) -> dict:
                        for k, i in e["keys"].items()}}
         for e in facts["matched_infos"][loaded:]]
     return {**facts, "matched_infos": matched}
+
+
+def first_differences(ours: dict, theirs: dict, limit: int = 5) -> list[str]:
+    diffs = []
+    for key in sorted(set(ours) | set(theirs)):
+        if ours.get(key) != theirs.get(key):
+            diffs.append(f"{key}: gradshard={ours.get(key)!r}\n      torchgen={theirs.get(key)!r}")
+        if len(diffs) >= limit:
+            break
+    return diffs

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import DERIVATIVES, NATIVE, TEMPLATES
+from support.specs import DERIVATIVES, NATIVE, TEMPLATES
 
 AUTOGRAD_FILES = ["Functions.h", "Functions.cpp", "python_functions.h"] + [
     f"python_functions{s}.cpp" for s in ("_0", "_1", "_2", "_3", "_4", "Everything")]

@@ -1,0 +1,30 @@
+"""The programs the launcher tests run, installed by the suite when missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+# Debian packages of the programs the launcher tests run.
+APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc"}
+
+
+def install_programs(*programs: str) -> None:
+    """Install the programs' Debian packages when they are missing (the suite installs what it
+    needs itself: CI starts from a bare image). Fails, never skips, when that is impossible."""
+    missing = sorted({APT_PACKAGES[p] for p in programs if shutil.which(p) is None})
+    if not missing:
+        return
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for command in (["apt-get", "update", "-q"],
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]):
+        done = subprocess.run(prefix + command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            pytest.fail(f"cannot install {', '.join(missing)}: {' '.join(command)} failed:\n"
+                        f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    still = [p for p in programs if shutil.which(p) is None]
+    assert not still, f"installed {missing} but {still} are still not on PATH"

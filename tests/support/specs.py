@@ -1,0 +1,72 @@
+"""Spec directories: the mini spec, the packaged spec's file names, staged copies of it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gradshard.service.spec_location import locate_spec
+
+TESTS = Path(__file__).resolve().parent.parent
+MINI_SPEC = TESTS / "fixtures" / "mini"
+
+# Spec files relative to a packaged spec directory.
+NATIVE = "ATen/native/native_functions.yaml"
+TAGS = "ATen/native/tags.yaml"
+DERIVATIVES = "autograd/derivatives.yaml"
+DEPRECATED = "autograd/deprecated.yaml"
+TEMPLATES = "autograd/templates"
+
+# mul.Tensor's formula for other, in the mini spec as in the real one: the edits' anchor.
+MUL_OTHER = "other: mul_tensor_backward(grad, self, other.scalar_type())"
+
+
+def mini_spec_pair(root: Path, old: str, new: str) -> tuple[Path, Path]:
+    """Two copies of the mini spec under root: as it is, and with `old` replaced by `new` in
+    its derivatives.yaml."""
+    base, edited = root / "mini", root / "mini-edited"
+    shutil.copytree(MINI_SPEC, base)
+    shutil.copytree(MINI_SPEC, edited)
+    path = edited / DERIVATIVES
+    text = path.read_text()
+    assert old in text, f"edit anchor not in the mini spec: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+    return base, edited
+
+
+def installed_torchgen() -> Path:
+    return locate_spec(None).root.parent
+
+
+def stage_packaged_spec(root: Path) -> tuple[Path, Path]:
+    """A copy of the packaged spec inside a torchgen package of symlinks, under root.
+
+    torchgen prints each file's template path relative to its own package, so to print
+    `packaged/autograd/templates/...` for an edited spec it must run from beside it, as it
+    does inside PyTorch. Returns (the PYTHONPATH entry, the spec directory)."""
+    torchgen = root / "torchgen"
+    torchgen.mkdir(parents=True)
+    for child in installed_torchgen().iterdir():
+        if child.name not in ("packaged", "__pycache__"):
+            (torchgen / child.name).symlink_to(child)
+    shutil.copytree(installed_torchgen() / "packaged", torchgen / "packaged",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return root, torchgen / "packaged"
+
+
+def stage_checkout_spec(root: Path) -> tuple[Path, Path]:
+    """The packaged spec laid out as a PyTorch checkout with torchgen at its top, under root.
+    Returns (the PYTHONPATH entry, the checkout)."""
+    packaged = installed_torchgen() / "packaged"
+    root.mkdir(parents=True)
+    (root / "torchgen").symlink_to(installed_torchgen())
+    native = root / "aten" / "src" / "ATen" / "native"
+    native.mkdir(parents=True)
+    for name in ("native_functions.yaml", "tags.yaml"):
+        shutil.copy(packaged / "ATen" / "native" / name, native / name)
+    autograd = root / "tools" / "autograd"
+    autograd.mkdir(parents=True)
+    for name in ("derivatives.yaml", "deprecated.yaml"):
+        shutil.copy(packaged / "autograd" / name, autograd / name)
+    shutil.copytree(packaged / "autograd" / "templates", autograd / "templates")
+    return root, root
