@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import time
 
-from gradshard.cache.maintenance import GcReport, StoreStats
+from gradshard.cache.cache_files import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
+from gradshard.cache.maintenance import GcReport, StoreStats, size_text
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
-
-
-def megabytes(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+# What each compile-cache kind's hit rate counts: entries served, and entries made
+_HIT_KINDS = {OBJECT_FILES: (("object", "splice"), "compiled or spliced"),
+              PCH_FILES: (("pch",), "built")}
 
 
 def stats_text(stats: StoreStats) -> str:
     totals = stats.totals
     handled = totals["run"] + totals["reused"]
     share = f" ({totals['reused'] / handled:.1%} reused)" if handled else ""
-    lines = [f"gradshard cache: {stats.path} ({megabytes(stats.file_bytes)})",
-             f"  store:  {stats.blobs:,} blobs ({megabytes(stats.blob_bytes)}), "
-             f"{stats.tasks:,} tasks, {stats.manifests} recorded builds",
+    lines = [f"gradshard cache: {stats.directory} ({size_text(stats.disk_bytes)} on disk)",
+             *disk_lines(stats),
              f"  builds: {totals['builds']} ({totals['up_to_date']} up to date); tasks "
-             f"{totals['run']:,} run, {totals['reused']:,} reused{share}"]
+             f"{totals['run']:,} run, {totals['reused']:,} reused{share}; units "
+             f"{totals['compiled']:,} compiled, {totals['cached']:,} from the object cache, "
+             f"{totals['spliced']:,} spliced"]
     if stats.builds:
         lines.append("  last builds:")
     for row in stats.builds:
@@ -35,25 +36,67 @@ def stats_text(stats: StoreStats) -> str:
     return "\n".join(lines)
 
 
+def disk_lines(stats: StoreStats) -> list[str]:
+    """One line per kind of file in the cache directory: the store, objects and PCHs always,
+    the rest when there are any."""
+    lines = []
+    for category in CATEGORIES:
+        use = stats.disk.get(category)
+        if use is None or (not use.files and category not in (STORE, OBJECT_FILES, PCH_FILES)):
+            continue
+        lines.append(f"  {category + ':':13}{size_text(use.bytes):>9}  {_detail(stats, category)}")
+    return lines
+
+
+def _detail(stats: StoreStats, category: str) -> str:
+    if category == STORE:
+        return (f"{stats.blobs:,} blobs ({size_text(stats.blob_bytes)}), {stats.tasks:,} tasks, "
+                f"{stats.manifests} recorded builds")
+    use = stats.disk[category]
+    text = f"{use.entries:,} entr{'y' if use.entries == 1 else 'ies'}, {use.files:,} files"
+    rate = hit_rate(stats, category)
+    return text if rate is None else f"{text}; {rate}"
+
+
+def hit_rate(stats: StoreStats, category: str) -> str | None:
+    """'75.0% served from the cache (30 served, 10 compiled or spliced)', over every
+    recorded build; None for kinds without one, or before any build used them."""
+    kinds, made_as = _HIT_KINDS.get(category, ((), ""))
+    hits = sum(stats.compile_hits.get(kind, (0, 0))[0] for kind in kinds)
+    made = sum(stats.compile_hits.get(kind, (0, 0))[1] for kind in kinds)
+    if not hits + made:
+        return None
+    return f"{hits / (hits + made):.1%} served from the cache ({hits:,} served, {made:,} {made_as})"
+
+
 def stats_json(stats: StoreStats) -> dict:
     return {"ok": True, "path": stats.path, "file_bytes": stats.file_bytes,
             "blobs": stats.blobs, "blob_bytes": stats.blob_bytes, "tasks": stats.tasks,
             "manifests": stats.manifests, "totals": stats.totals,
+            "directory": stats.directory, "disk_bytes": stats.disk_bytes,
+            "disk": {category: {"files": use.files, "bytes": use.bytes, "entries": use.entries}
+                     for category, use in stats.disk.items()},
+            "compile_hits": {kind: {"hits": hits, "made": made}
+                             for kind, (hits, made) in sorted(stats.compile_hits.items())},
             "builds": [{"id": r.id, "started": r.started, "seconds": r.seconds,
                         "status": r.status, "spec": r.spec, "out": r.out, **r.summary}
                        for r in stats.builds]}
 
 
 def gc_text(report: GcReport) -> str:
-    lines = [f"gradshard gc: {megabytes(report.before_bytes)} → {megabytes(report.after_bytes)}"
+    lines = [f"gradshard gc: {size_text(report.before_bytes)} → {size_text(report.after_bytes)}"
              f" · {report.seconds:.2f} s",
              f"  removed {report.removed_blobs:,} blobs and {report.removed_tasks:,} tasks; "
              f"kept {report.kept_builds} recorded build(s)"]
+    if report.removed_entries:
+        lines.append(f"  removed {report.removed_entries:,} compile cache entries and files "
+                     "(objects, PCHs, baselines, damaged databases, leftovers)")
     if report.dropped_builds:
-        lines.append(f"  forgot the {report.dropped_builds} oldest recorded build(s) to fit "
-                     "--max-size")
+        lines.append(f"  forgot the {report.dropped_builds} least recently used recorded "
+                     f"build(s) to fit {size_text(report.limit or 0)}")
     if report.running_builds:
         lines.append(f"  left what {report.running_builds} running build(s) hold")
+    lines += [f"  warning: {warning}" for warning in report.warnings]
     return "\n".join(lines)
 
 
@@ -61,4 +104,6 @@ def gc_json(report: GcReport) -> dict:
     return {"ok": True, "before_bytes": report.before_bytes, "after_bytes": report.after_bytes,
             "removed_blobs": report.removed_blobs, "removed_tasks": report.removed_tasks,
             "kept_builds": report.kept_builds, "dropped_builds": report.dropped_builds,
-            "running_builds": report.running_builds, "seconds": round(report.seconds, 3)}
+            "running_builds": report.running_builds, "removed_entries": report.removed_entries,
+            "limit": report.limit, "warnings": list(report.warnings),
+            "seconds": round(report.seconds, 3)}

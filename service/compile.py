@@ -50,6 +50,10 @@ from typing import TYPE_CHECKING, Callable
 
 import xxhash
 
+from gradshard.cache import compile_entries
+from gradshard.cache.cache_files import (BASELINES, HEADER_MEMO, OBJECTS, PCHS, object_entry,
+                                         pch_entry)
+from gradshard.cache.compile_entries import EntryUse
 from gradshard.cache.object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget,
                                          forget_pch, is_key, load, pch_lock, pch_problem,
                                          remove_pch_leftovers, stored_object)
@@ -127,7 +131,7 @@ class CompilePlan:
 
     @property
     def objects(self) -> Path:
-        return self.cache / "objects"
+        return self.cache / OBJECTS
 
 
 def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
@@ -197,10 +201,10 @@ class PreparedUnit:
 
 
 def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str, str],
-                  out_dir: Path
+                  out_dir: Path, fingerprint: str
                   ) -> tuple[list[PreparedUnit], list[PreparedUnit], dict[str, Path]]:
-    """The units and the merged units with their keys, and each kind's PCH header."""
-    fingerprint = header_fingerprint(plan.toolchain, plan.cache / "headers.json", plan.warnings)
+    """The units and the merged units with their keys, and each kind's PCH header, for the
+    installed headers of this fingerprint."""
     kinds = sorted({u.pch for u in (*layout.units, *layout.merged)})
     pch_headers = {kind: cached_pch_header(plan, kind, pch_key(plan, layout, fingerprint, kind))
                    for kind in kinds}
@@ -214,7 +218,7 @@ def prepare_units(plan: CompilePlan, layout: CompileLayout, out_files: dict[str,
 def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
     """The PCH's header in the cache, as its key says it is (the key hashes its text): a
     header that differs is written again, and a PCH built from it is not used."""
-    header = plan.cache / "pch" / key / f"{kind}.h"
+    header = plan.cache / PCHS / key / f"{kind}.h"
     text = (plan.directory / "pch" / f"{kind}.h").read_bytes()
     if _read(header, len(text)) != text:
         if header.exists():
@@ -260,8 +264,6 @@ def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
 # Merged units: compiled whole when nothing of them is stored, else spliced
 
 
-MERGED_RECORDS = "merged"  # in the object store: the baseline of each merged unit
-
 
 @dataclass(frozen=True)
 class MergedBaseline:
@@ -280,7 +282,7 @@ def baseline_path(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
     identity = xxhash.xxh3_128_hexdigest("\0".join((
         plan.toolchain.identity(), Path(pch).parent.name, unit.source,
         dict(layout.files)[unit.source])).encode())
-    return plan.objects / MERGED_RECORDS / f"{identity}.json"
+    return plan.cache / BASELINES / f"{identity}.json"
 
 
 def read_baseline(path: Path, objects: Path, warnings: list[str]) -> MergedBaseline | None:
@@ -712,6 +714,76 @@ def shared_problem(layout: CompileLayout, files: dict[str, str]) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The compile cache's entries, recorded in the store (cache/compile_entries.py)
+
+
+@dataclass(frozen=True)
+class EntryLedger:
+    """Where a build with a store records the entries it uses: which, before ninja runs (gc
+    then leaves them), and their files, after. The wrappers under ninja never open SQLite."""
+
+    store: Store
+    build: int
+    plan: CompilePlan
+    fingerprint: str
+
+    @classmethod
+    def of(cls, store: Store | None, build: int, plan: CompilePlan,
+           fingerprint: str) -> EntryLedger | None:
+        if store is None:
+            return None
+        compile_entries.ensure_tables(store)
+        return cls(store, build, plan, fingerprint)
+
+    def hold(self, layout: CompileLayout, edges: list[PreparedUnit],
+             merged: list[PreparedUnit], pch_headers: dict[str, Path]) -> None:
+        compile_entries.hold(self.store, self.build, str(self.plan.directory.resolve()),
+                             self.uses(layout, edges, merged, pch_headers, None))
+
+    def record(self, layout: CompileLayout, edges: list[PreparedUnit],
+               merged: list[PreparedUnit], pch_headers: dict[str, Path],
+               report: CompileReport) -> None:
+        compile_entries.record(self.store, self.build, self.plan.cache,
+                               self.uses(layout, edges, merged, pch_headers, report))
+
+    def uses(self, layout: CompileLayout, edges: list[PreparedUnit], merged: list[PreparedUnit],
+             pch_headers: dict[str, Path], report: CompileReport | None) -> list[EntryUse]:
+        """Every entry the edges read or write: the PCHs, each edge's object (a splice's
+        too, and the stored object it splices over), the merged units' baselines, the memo;
+        with the run's report, which of them it served and which it made."""
+        toolchain = xxhash.xxh3_128_hexdigest(self.plan.toolchain.identity().encode())
+        depends = {"toolchain": toolchain, "headers": self.fingerprint}
+        uses = [EntryUse("header_memo", HEADER_MEMO, "")]
+        for header in pch_headers.values():
+            served = None if report is None else self.pch_served(header)
+            uses.append(EntryUse("pch", pch_entry(header.parent.name), header.parent.name,
+                                 served=served, **depends))
+        for p in edges:
+            served = None if report is None else _served(p.unit.name, report)
+            uses.append(EntryUse("splice" if p.is_splice else "object", object_entry(p.key),
+                                 p.key, served=served, **depends))
+            if p.is_splice:
+                base = Path(p.base).stem
+                uses.append(EntryUse("object", object_entry(base), base, **depends))
+        for whole in merged:
+            path = baseline_path(self.plan, layout, whole.unit, whole.pch)
+            uses.append(EntryUse("baseline", f"{BASELINES}/{path.name}", path.stem, **depends))
+        return uses
+
+    def pch_served(self, header: Path) -> bool:
+        """A PCH was served unless this run built it (no record: its edge found it)."""
+        return read_outcome(self.plan.directory / f"{pch_report(header)}.how").get(
+            "how") != "compiled"
+
+
+def _served(name: str, report: CompileReport) -> bool | None:
+    """True: the object cache served the edge; False: it ran; None: ninja found it done."""
+    if name in report.cached:
+        return True
+    return False if name in report.compiled or name in report.spliced else None
+
+
+# ---------------------------------------------------------------------------------------------
 # The compile step of `gradshard build`
 
 
@@ -751,18 +823,25 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 
 def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[PreparedUnit],
                   merged: list[PreparedUnit], pch_headers: dict[str, Path], stale: StaleObjects,
-                  progress: Callable[[str], None]) -> tuple[list[PreparedUnit], CompileReport]:
-    """Plan, write build.ninja, run ninja, record the merged units' baselines. A splice that
-    fails (a damaged stored object, a linker that cannot link relocatably) forgets its
+                  progress: Callable[[str], None], ledger: EntryLedger | None = None
+                  ) -> tuple[list[PreparedUnit], CompileReport]:
+    """Plan, write build.ninja, run ninja, record the merged units' baselines (and, with a
+    store, the cache entries the edges use: taken before ninja, recorded after). A splice
+    that fails (a damaged stored object, a linker that cannot link relocatably) forgets its
     baseline and its merged unit compiles whole at once, so the failure never repeats."""
     by_name = {p.unit.name: p for p in units}
     report = CompileReport()
     for _ in range(2):
         edges = plan_merged(plan, layout, units, merged)
+        if ledger is not None:
+            ledger.hold(layout, edges, merged, pch_headers)
         remove_stale_objects(plan, edges, stale)
         write_build_files(plan, edges, pch_headers)
-        report = report.then(run_ninja(plan, edges, pch_headers, progress))
+        ran = run_ninja(plan, edges, pch_headers, progress)
+        report = report.then(ran)
         write_baselines(plan, layout, edges, by_name)
+        if ledger is not None:
+            ledger.record(layout, edges, merged, pch_headers, ran)
         broken = [e for e in edges if e.is_splice and e.unit.name in report.failed
                   and e.unit.name not in report.blocked]
         if not broken:
@@ -789,36 +868,34 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
 
 def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
                        progress: Callable[[str], None]) -> CompileReport:
-    from .incremental import Generation, compile_layout
-
-    location, out = built.location, built.out
+    location, out, graph = built.location, built.out, built.graph
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
     store = session.open()
-    generation = Generation.prepare(built.inputs)
-    result = compile_layout(generation, store, built.build_id, options.shards, built.verified)
-    check_layout(result.layout, result.out_files, store)
-    if built.verified:  # the layout's own tasks (the graph's rows were compared by the build)
-        built.stats.disagreements.extend(result.engine.stats.disagreements)
+    whole = graph.layout(options.shards)  # on the build's own run: the graph ran once
+    check_layout(whole, graph.files, store)
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
-    files = dict(result.layout.files)
-    written = sync_compile_dir(plan, result.layout,
-                               lambda names: result.load({n: files[n] for n in names}), store)
-    layout = selected(result.layout, options.units)
-    units, merged, pch_headers = prepare_units(plan, layout, result.out_files, out)
+    files = dict(whole.files)
+    written = sync_compile_dir(plan, whole,
+                               lambda names: graph.texts({n: files[n] for n in names}), store)
+    layout = selected(whole, options.units)
+    fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
+    units, merged, pch_headers = prepare_units(plan, layout, graph.files, out, fingerprint)
     check_pchs(plan, pch_headers)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,
-                         parts=frozenset(n for m in result.layout.merged for n in m.parts))
-    edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress)
+                         parts=frozenset(n for m in whole.merged for n in m.parts))
+    ledger = EntryLedger.of(store, built.build_id, plan, fingerprint)
+    edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress,
+                                  ledger)
     report.written = written
     report.warnings = _union(plan.warnings, report.warnings)
     built.warnings.extend(report.warnings)
     if report.failed or report.pch_failures:
-        raise compile_failure(report, [p.unit for p in edges], result.layout.units,
-                              FailureSource.of(directory, generation, result, location))
+        raise compile_failure(report, [p.unit for p in edges], whole.units,
+                              FailureSource.of(directory, built))
     return report
 
 
@@ -833,11 +910,12 @@ class FailureSource:
     path: str
 
     @classmethod
-    def of(cls, directory: Path, generation, result, location) -> FailureSource:
-        names = dict(zip((n for n, _ in result.index.nodes), result.index.node_keys))
+    def of(cls, directory: Path, built: BuildOutcome) -> FailureSource:
+        index = built.graph.index
+        names = dict(zip((n for n, _ in index.nodes), index.node_keys))
         # the derivatives.yaml text as the build read it, not as it is now
-        return cls(directory, generation.texts.derivatives, names,
-                   str(location.path_of(SpecFile.DERIVATIVES)))
+        return cls(directory, built.generation.texts.derivatives, names,
+                   str(built.location.path_of(SpecFile.DERIVATIVES)))
 
 
 def compile_failure(report: CompileReport, edges: list[CompileUnit],
