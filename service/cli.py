@@ -15,7 +15,6 @@ import argparse
 import gc
 import json
 import os
-import shlex
 import sys
 import time
 import traceback
@@ -28,16 +27,16 @@ from gradshard.cache.store import StoreDamaged, set_aside
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, GradshardError,
                                        SpecError, UsageError, VerifyMismatch)
 
+from . import daemon_commands
+from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, WATCH, add_build_options,
+                      add_option, compile_options)
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
 from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
     from gradshard.pipeline.codegen import Codegen
-    from gradshard.pipeline.compile_layout import ShardSettings
     from gradshard.pipeline.spec import SpecTexts
-
-DEFAULT_OUT = "gradshard-out"
 
 EXIT_OK, EXIT_INTERNAL, EXIT_CLOSED_PIPE = 0, 4, 141
 
@@ -121,9 +120,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
         raise UsageError("--verify compares a cache with fresh runs; --no-cache opens none",
                          "drop one of them")
     if not args.no_cache and not args.verify:
-        from .daemon_commands import build_through_daemon
-
-        answered = build_through_daemon(args, loaded)
+        answered = daemon_commands.build_through_daemon(args, loaded)
         if answered is not None:
             return answered
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
@@ -158,17 +155,6 @@ def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session
     with progress_printer(enabled=not args.json) as progress:
         return build_and_compile(location, out, session, compile_options(args), progress,
                                  args.verify)
-
-
-def compile_options(args: argparse.Namespace):
-    from .compile import CompileOptions
-
-    return CompileOptions(
-        directory=Path(args.compile_dir) if args.compile_dir else None, cxx=args.cxx,
-        flags=tuple(shlex.split(args.cxxflags or os.environ.get("CXXFLAGS", ""))),
-        includes=tuple(args.include), launcher=args.launcher, jobs=args.jobs,
-        units=tuple(args.units), **({"shards": shard_settings(args.shard_nodes)}
-                                    if args.shard_nodes else {}))
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:
@@ -226,7 +212,8 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
         raise UsageError(f"--max-size: {e}", "write a size such as 500M or 2G") from None
     session = _existing_cache(args, default_cache_dir)
     try:
-        report = collect_garbage(session.open(), max_bytes, code_version())
+        report = collect_garbage(session.open(), max_bytes, code_version(),
+                                 drop_protected=args.all)
     finally:
         session.close()
     print(json.dumps(gc_json(report), indent=2) if args.json else gc_text(report))
@@ -243,125 +230,84 @@ def _existing_cache(args: argparse.Namespace, default):
     return Session(directory)
 
 
-def build_arguments(parser: argparse.ArgumentParser, spec_help: str) -> None:
-    """What `build`, `watch` and `daemon start` share: the spec, the output, the cache and
-    how to compile."""
-    parser.add_argument("--spec", metavar="DIR", help=spec_help)
-    parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
-                        help=f"where to write the generated files (default: ./{DEFAULT_OUT})")
-    parser.add_argument("--codegen-only", action="store_true",
-                        help="generate the files without compiling them")
-    compiling = parser.add_argument_group("compiling")
-    compiling.add_argument("--compile-dir", metavar="DIR",
-                           help="where shards, objects, build.ninja and compile_commands.json "
-                                "go (default: OUT/compile)")
-    compiling.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, else g++)")
-    compiling.add_argument("--cxxflags", metavar="FLAGS",
-                           help="extra compiler flags (default: $CXXFLAGS)")
-    compiling.add_argument("--include", metavar="DIR", action="append", default=[],
-                           help="include directory (repeatable; default: the torch headers "
-                                "beside the spec, or the installed torch's)")
-    compiling.add_argument("--launcher", metavar="CMD",
-                           help="run compiles through ccache, sccache, distcc or CMD "
-                                "(default: $CXX_LAUNCHER)")
-    compiling.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                           help="parallel compiles (default: the machine's cores)")
-    compiling.add_argument("--units", metavar="PATTERN", action="append", default=[],
-                           help="compile only the units whose names match (repeatable; shell "
-                                "patterns such as 'Functions_*' or 'python_functions_*')")
-    compiling.add_argument("--raw", action="store_true",
-                           help="show the compiler's output as it is, not placed at the spec")
-    # nodes per formula unit and per Functions unit, and formula units per merged unit
-    compiling.add_argument("--shard-nodes", type=_node_counts, default=None, metavar="F,M[,G]",
-                           help=argparse.SUPPRESS)
-    _cache_arguments(parser)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gradshard",
         description="Incremental, cached autograd code generation for PyTorch specs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    spec_help = ("torchgen packaged spec directory or PyTorch checkout "
-                 "(default: the installed torch's packaged spec)")
 
     build = commands.add_parser("build", help="generate the autograd files")
-    build_arguments(build, spec_help)
-    build.add_argument("--no-cache", action="store_true",
-                       help="run every task and keep nothing (the cache is not opened)")
-    build.add_argument("--verify", action="store_true",
-                       help="run every task and compare with what the cache holds: each "
-                            "disagreement is listed and rewritten, and the exit code is 6")
-    build.add_argument("--json", action="store_true", help="machine-readable output")
+    add_build_options(build, BUILD)
     build.set_defaults(run=run_build)
 
     watch = commands.add_parser(
         "watch", help="build, then rebuild on every save of the spec (Ctrl-C stops)")
-    build_arguments(watch, spec_help)
-    watch.add_argument("--settle", type=float, default=100, metavar="MS",
-                       help="quiet time before a burst of saves is built (default 100 ms)")
+    add_build_options(watch, WATCH)
     watch.set_defaults(run=run_daemon_command, daemon_command="watch")
-    _daemon_parser(commands, spec_help)
+    _daemon_parser(commands)
 
     check = commands.add_parser("check", help="parse, match and render the spec; write nothing")
-    check.add_argument("--spec", metavar="DIR", help=spec_help)
-    check.add_argument("--json", action="store_true", help="machine-readable output")
+    _spec_and_json(check)
     check.set_defaults(run=run_check)
 
     show = commands.add_parser("show", help="what gradshard knows of a function or entry")
     show.add_argument("name", metavar="NAME",
                       help="operator name (mul.Tensor), base name (mul), full schema, or "
                            "backward node (MulBackward0)")
-    show.add_argument("--spec", metavar="DIR", help=spec_help)
-    show.add_argument("--json", action="store_true", help="machine-readable output")
+    _spec_and_json(show)
     show.set_defaults(run=run_show)
     affected = commands.add_parser(
         "affected", help="which entries, nodes, bindings and files a spec edit changes")
-    affected.add_argument("--spec", metavar="DIR", help=spec_help)
-    _cache_arguments(affected)
+    add_option(affected, SPEC)
+    add_option(affected, CACHE)
     baseline = affected.add_mutually_exclusive_group()
     baseline.add_argument("--against", metavar="SPECDIR",
                           help="compare with another spec directory (default: the last build "
                                "of this spec recorded in the cache)")
     baseline.add_argument("--since", metavar="GITREV",
                           help="compare with the spec files at a git revision of the checkout")
-    affected.add_argument("--json", action="store_true", help="machine-readable output")
+    add_option(affected, JSON)
     affected.set_defaults(run=run_affected)
 
     stats = commands.add_parser("stats", help="what the cache holds and how the last builds went")
-    _cache_arguments(stats)
+    add_option(stats, CACHE)
     stats.add_argument("--last", type=int, default=10, metavar="N",
                        help="how many recent builds to list (default 10)")
-    stats.add_argument("--json", action="store_true", help="machine-readable output")
+    add_option(stats, JSON)
     stats.set_defaults(run=run_stats)
 
     gc = commands.add_parser("gc", help="drop cache entries no recorded build needs")
-    _cache_arguments(gc)
+    add_option(gc, CACHE)
     gc.add_argument("--max-size", metavar="SIZE",
                     help="also forget the oldest builds until the cache fits (500M, 2G…)")
-    gc.add_argument("--json", action="store_true", help="machine-readable output")
+    gc.add_argument("--all", action="store_true",
+                    help="drop even what the last builds need (without --max-size: all "
+                         "that no running build holds)")
+    add_option(gc, JSON)
     gc.set_defaults(run=run_gc)
     return parser
 
 
-def _daemon_parser(commands, spec_help: str) -> None:
+def _spec_and_json(parser: argparse.ArgumentParser) -> None:
+    add_option(parser, SPEC)
+    add_option(parser, JSON)
+
+
+def _daemon_parser(commands) -> None:
     daemon = commands.add_parser("daemon", help="the background build service (start, stop, "
                                                 "status, logs)")
     actions = daemon.add_subparsers(dest="action", required=True, metavar="ACTION")
     start = actions.add_parser("start", help="start watching and building in the background")
-    build_arguments(start, spec_help)
-    start.add_argument("--settle", type=float, default=100, metavar="MS",
-                       help="quiet time before a burst of saves is built (default 100 ms)")
+    add_build_options(start, START)
     start.set_defaults(run=run_daemon_command, daemon_command="start")
     run = actions.add_parser("run", help=argparse.SUPPRESS)  # the daemon process itself
-    build_arguments(run, spec_help)
-    run.add_argument("--settle", type=float, default=100)
+    add_build_options(run, RUN)
     run.set_defaults(run=run_daemon_command, daemon_command="serve")
     for name, text in (("stop", "stop the daemon"), ("status", "what the daemon is doing"),
                        ("logs", "print the daemon's log")):
         action = actions.add_parser(name, help=text)
-        action.add_argument("--spec", metavar="DIR", help=spec_help)
-        _cache_arguments(action)
+        add_option(action, SPEC)
+        add_option(action, CACHE)
         action.set_defaults(run=run_daemon_command, daemon_command=name)
         if name == "status":
             action.add_argument("--json", action="store_true", help="the status answer as JSON")
@@ -371,35 +317,8 @@ def _daemon_parser(commands, spec_help: str) -> None:
 
 
 def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
-    """`watch` and the daemon's actions, from service/daemon_commands.py (imported only when
-    one runs)."""
-    from . import daemon_commands
-
+    """`watch` and the daemon's actions, from service/daemon_commands.py."""
     return getattr(daemon_commands, args.daemon_command)(args, loaded)
-
-
-def _node_counts(value: str) -> tuple[int, ...]:
-    try:
-        counts = tuple(int(part) for part in value.split(","))
-    except ValueError:
-        counts = ()
-    if len(counts) not in (2, 3) or min(counts[:2]) < 1 or min(counts) < 0:
-        raise argparse.ArgumentTypeError("expected two positive counts and an optional third "
-                                         "(0: no merged units), such as 32,64 or 32,64,12")
-    return counts
-
-
-def shard_settings(counts: tuple[int, ...]) -> ShardSettings:
-    from gradshard.pipeline.compile_layout import ShardSettings
-
-    merged = {"merged_formula_units": counts[2]} if len(counts) == 3 else {}
-    return ShardSettings(formula_nodes=counts[0], methods_nodes=counts[1], **merged)
-
-
-def _cache_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache", metavar="DIR",
-                        help="the cache directory (default: $GRADSHARD_CACHE, else "
-                             "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,7 +71,7 @@ class DaemonConfig:
     codegen_only: bool
     compile: CompileOptions
     settle: float = 0.1  # seconds without events before a burst is built
-    options: tuple[str, ...] = ()  # its build's options, as `gradshard build` would name them
+    options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from gradshard.pipeline.errors import CompileError, SpecError, UsageError
 from .defaults import default_cache_dir
 from .daemon_runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths, NoAnswer,
                              daemon_paths, exchange, print_status, request, running_daemon)
+from .options import compile_options, daemon_serves, forwarded_options, match_words
 from .spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
@@ -55,17 +56,22 @@ def serve(args: argparse.Namespace, loaded) -> int:
 
 
 def _daemon(args: argparse.Namespace, loaded, announce):
-    from .cli import compile_options
-    from .daemon import Daemon, DaemonConfig
+    from .daemon import Daemon
 
     if args.settle < 0:
         raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
                          "pass milliseconds, such as --settle 100")
     paths = paths_of(args, loaded)
-    config = DaemonConfig(loaded.location, Path(args.out).resolve(), cache_of(args),
-                          args.codegen_only, compile_options(args), args.settle / 1000,
-                          tuple(build_options(args)))
-    return Daemon(config, paths, announce)
+    return Daemon(daemon_config(args, loaded.location), paths, announce)
+
+
+def daemon_config(args: argparse.Namespace, location: SpecLocation):
+    """What the daemon builds, from its parsed options; its match words (the options that
+    decide what a build produces) go into its lock for clients to compare."""
+    from .daemon import DaemonConfig
+
+    return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
+                        compile_options(args), args.settle / 1000, tuple(match_words(args)))
 
 
 def _print_line(line: str) -> None:
@@ -107,33 +113,6 @@ def start(args: argparse.Namespace, loaded) -> int:
     process.terminate()
     raise UsageError(f"the daemon did not answer within {START_TIMEOUT:.0f} s",
                      f"see {paths.log}")
-
-
-def forwarded_options(args: argparse.Namespace) -> list[str]:
-    """`daemon start`'s options as the daemon process takes them."""
-    words = [*build_options(args), "--settle", str(args.settle)]
-    return words + ["--jobs", str(args.jobs)] if args.jobs else words
-
-
-def build_options(args: argparse.Namespace) -> list[str]:
-    """The options that decide what a build produces, paths made absolute (the daemon outlives
-    the shell's directory): equal words, equal builds."""
-    words = ["--out", str(Path(args.out).resolve())]
-    for flag, value in (("--spec", args.spec), ("--cache", args.cache),
-                        ("--compile-dir", args.compile_dir)):
-        if value:
-            words += [flag, str(Path(value).resolve())]
-    for flag, value in (("--cxx", args.cxx), ("--cxxflags", args.cxxflags),
-                        ("--launcher", args.launcher)):
-        if value is not None:
-            words += [flag, value]
-    words += [f"--include={Path(d).resolve()}" for d in args.include]
-    words += [f"--units={pattern}" for pattern in args.units]
-    if args.shard_nodes:
-        words += ["--shard-nodes", ",".join(map(str, args.shard_nodes))]
-    if args.codegen_only:
-        words.append("--codegen-only")
-    return words
 
 
 def stop(args: argparse.Namespace, loaded) -> int:
@@ -178,7 +157,7 @@ def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
     else."""
     paths = paths_of(args, loaded)
     running = running_daemon(paths)
-    if not running or running.get("options") != build_options(args):
+    if not running or not daemon_serves(running, args):
         return None  # none runs, or it builds something else: build here
     try:
         answer = exchange(paths, {"request": "build"}, SILENCE_LIMIT)

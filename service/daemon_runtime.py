@@ -28,6 +28,7 @@ from typing import NamedTuple
 import xxhash
 
 from .defaults import default_cache_dir, installed_torchgen
+from .options import CACHE, SPEC
 
 # Seconds a client waits for the next line from a daemon working on its request. The daemon
 # sends a progress line at least every 2 s while it works (a cold compile takes minutes), so
@@ -196,7 +197,7 @@ def quick_status(words: list[str]) -> int | None:
     """`gradshard daemon status [--json] [--spec DIR] [--cache DIR]` from the standard library
     alone (editors and prompts poll it); None for anything it cannot read, which the full
     command line then answers, errors included."""
-    options: dict[str, str | None] = {"--spec": None, "--cache": None}
+    options: dict[str, str | None] = {SPEC.name: None, CACHE.name: None}
     as_json = False
     pending = list(words)
     while pending:
@@ -209,10 +210,10 @@ def quick_status(words: list[str]) -> int | None:
         else:
             return None
     torchgen = installed_torchgen()
-    spec = Path(options["--spec"]) if options["--spec"] else torchgen and torchgen / "packaged"
+    spec = Path(options[SPEC.name]) if options[SPEC.name] else torchgen and torchgen / "packaged"
     if spec is None or not spec.is_dir():
         return None
-    cache = Path(options["--cache"]) if options["--cache"] else default_cache_dir()
+    cache = Path(options[CACHE.name]) if options[CACHE.name] else default_cache_dir()
     try:
         answer = request(daemon_paths(spec.resolve(), cache.resolve()), {"request": "status"})
     except Exception:  # the full command line reports it properly

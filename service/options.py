@@ -1,0 +1,223 @@
+"""The build options, as data: one table that `build`, `watch` and `daemon start|run` parse
+(argparse), that `daemon start` forwards to the daemon process, and that decides whether a
+running daemon may serve a client's `gradshard build` (the daemon-match check).
+
+Each option is one `Option` record (the shape of pydoit's `cmd_options`): its flags, how its
+value is parsed, its default and help, which commands take it, how the daemon is handed it
+(`forward`), whether a daemon built with another value must not serve the build (`match`),
+and which CompileOptions field it sets. Adding an option means adding one record here;
+tests/test_options.py walks every record through all three consumers.
+
+Imports only the standard library at start: `gradshard daemon status` reads --spec and
+--cache through here and answers in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+if TYPE_CHECKING:
+    from gradshard.pipeline.compile_layout import ShardSettings
+
+    from .compile import CompileOptions
+
+DEFAULT_OUT = "gradshard-out"
+
+# The commands that build; `daemon run` is the daemon process itself (`daemon start` starts
+# it with the forwarded options).
+BUILD, WATCH, START, RUN = "build", "watch", "daemon start", "daemon run"
+BUILDING = frozenset({BUILD, WATCH, START, RUN})
+SERVING = frozenset({WATCH, START, RUN})
+
+# How `daemon start` writes a value for the daemon process (None: not forwarded)
+PATH, TEXT, NUMBER, COUNTS, FLAG = "path", "text", "number", "counts", "flag"
+
+
+def _node_counts(value: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        counts = ()
+    if len(counts) not in (2, 3) or min(counts[:2]) < 1 or min(counts) < 0:
+        raise argparse.ArgumentTypeError("expected two positive counts and an optional third "
+                                         "(0: no merged units), such as 32,64 or 32,64,12")
+    return counts
+
+
+def shard_settings(counts: tuple[int, ...] | None) -> ShardSettings:
+    """--shard-nodes F,M[,G]: nodes per formula unit and per Functions unit, and formula units
+    per merged unit; the defaults without it."""
+    from gradshard.pipeline.compile_layout import ShardSettings
+
+    if not counts:
+        return ShardSettings()
+    merged = {"merged_formula_units": counts[2]} if len(counts) == 3 else {}
+    return ShardSettings(formula_nodes=counts[0], methods_nodes=counts[1], **merged)
+
+
+def _default_if_empty(value: str) -> str | None:
+    """`--cache ""` and `--compile-dir ""` mean the default (an empty --spec or --out is the
+    current directory, as Path("") is)."""
+    return value or None
+
+
+def _optional_path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _compiler_flags(value: str | None) -> tuple[str, ...]:
+    return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
+
+
+class Option(NamedTuple):
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    commands: frozenset[str] = BUILDING
+    metavar: str | None = None
+    action: str = "store"  # store, store_true or append
+    parse: Callable[[str], Any] | None = None  # argparse's type=
+    default: Any = None
+    group: str | None = None  # the help section ("compiling"); None: the command's options
+    forward: str | None = None  # how the daemon process gets it (PATH, TEXT, …); None: not
+    match: bool = False  # a daemon built with another value does not serve the build
+    compile_field: str | None = None  # the CompileOptions field it sets
+    to_compile: Callable[[Any], Any] = lambda value: value  # its value as that field's
+
+    @property
+    def name(self) -> str:
+        """The long flag: how the forwarded words and the daemon's lock name it."""
+        return self.flags[-1]
+
+
+SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch checkout "
+              "(default: the installed torch's packaged spec)", metavar="DIR", forward=PATH,
+              match=True)
+CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_CACHE, else "
+               "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)", metavar="DIR",
+               parse=_default_if_empty, forward=PATH, match=True)
+JSON = Option(("--json",), "json", "machine-readable output", frozenset({BUILD}),
+              action="store_true")
+
+# In the order argparse shows them.
+BUILD_OPTIONS: tuple[Option, ...] = (
+    SPEC,
+    Option(("--out",), "out", f"where to write the generated files (default: ./{DEFAULT_OUT})",
+           metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True),
+    Option(("--codegen-only",), "codegen_only", "generate the files without compiling them",
+           action="store_true", forward=FLAG, match=True),
+    Option(("--compile-dir",), "compile_dir", "where shards, objects, build.ninja and "
+           "compile_commands.json go (default: OUT/compile)", metavar="DIR", group="compiling",
+           parse=_default_if_empty, forward=PATH, match=True, compile_field="directory",
+           to_compile=_optional_path),
+    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++)", metavar="CXX",
+           group="compiling", forward=TEXT, match=True, compile_field="cxx"),
+    Option(("--cxxflags",), "cxxflags", "extra compiler flags (default: $CXXFLAGS)",
+           metavar="FLAGS", group="compiling", forward=TEXT, match=True,
+           compile_field="flags", to_compile=_compiler_flags),
+    Option(("--include",), "include", "include directory (repeatable; default: the torch "
+           "headers beside the spec, or the installed torch's)", metavar="DIR",
+           action="append", default=[], group="compiling", forward=PATH, match=True,
+           compile_field="includes", to_compile=tuple),
+    Option(("--launcher",), "launcher", "run compiles through ccache, sccache, distcc or CMD "
+           "(default: $CXX_LAUNCHER)", metavar="CMD", group="compiling", forward=TEXT,
+           match=True, compile_field="launcher"),
+    # the number of compiles at once changes no output: a daemon with another -j serves
+    Option(("-j", "--jobs"), "jobs", "parallel compiles (default: the machine's cores)",
+           metavar="N", parse=int, default=0, group="compiling", forward=NUMBER,
+           compile_field="jobs"),
+    Option(("--units",), "units", "compile only the units whose names match (repeatable; "
+           "shell patterns such as 'Functions_*' or 'python_functions_*')", metavar="PATTERN",
+           action="append", default=[], group="compiling", forward=TEXT, match=True,
+           compile_field="units", to_compile=tuple),
+    # how the client prints a compile failure: the daemon's answer is the same either way
+    Option(("--raw",), "raw", "show the compiler's output as it is, not placed at the spec",
+           action="store_true", group="compiling"),
+    # nodes per formula unit and per Functions unit, and formula units per merged unit
+    Option(("--shard-nodes",), "shard_nodes", argparse.SUPPRESS, metavar="F,M[,G]",
+           parse=_node_counts, group="compiling", forward=COUNTS, match=True,
+           compile_field="shards", to_compile=shard_settings),
+    CACHE,
+    # --no-cache and --verify never go through a daemon (the client builds by itself)
+    Option(("--no-cache",), "no_cache", "run every task and keep nothing (the cache is not "
+           "opened)", frozenset({BUILD}), action="store_true"),
+    Option(("--verify",), "verify", "run every task and compare with what the cache holds: "
+           "each disagreement is listed and rewritten, and the exit code is 6",
+           frozenset({BUILD}), action="store_true"),
+    JSON,
+    Option(("--settle",), "settle", "quiet time before a burst of saves is built (default "
+           "100 ms)", SERVING, metavar="MS", parse=float, default=100, forward=NUMBER),
+)
+
+
+def add_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+               option: Option) -> None:
+    settings: dict[str, Any] = {"dest": option.dest, "action": option.action,
+                                "help": option.help}
+    if option.action != "store_true":
+        settings.update(metavar=option.metavar, default=option.default)
+        if option.parse is not None:
+            settings["type"] = option.parse
+    parser.add_argument(*option.flags, **settings)
+
+
+def add_build_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """Every option of the table that `command` takes, in the table's order; grouped options
+    under their section."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for option in BUILD_OPTIONS:
+        if command not in option.commands:
+            continue
+        if option.group is not None and option.group not in groups:
+            groups[option.group] = parser.add_argument_group(option.group)
+        add_option(groups[option.group] if option.group else parser, option)
+
+
+def compile_options(args: argparse.Namespace) -> CompileOptions:
+    """How to compile, from the parsed options that set a CompileOptions field."""
+    from .compile import CompileOptions
+
+    return CompileOptions(**{o.compile_field: o.to_compile(getattr(args, o.dest))
+                             for o in BUILD_OPTIONS if o.compile_field})
+
+
+def _words(option: Option, value: Any) -> list[str]:
+    """One option's value as the daemon process is given it; [] when unset."""
+    if value is None or value is False or value == []:
+        return []
+    if option.forward == FLAG:
+        return [option.name]
+    values = value if option.action == "append" else [value]
+    # --name=value: a value that starts with a dash (--cxxflags=-O0) stays a value
+    return [f"{option.name}={_written(option, v)}" for v in values]
+
+
+def _written(option: Option, value: Any) -> str:
+    if option.forward == PATH:
+        return str(Path(value).resolve())  # the daemon outlives the shell's directory
+    if option.forward == COUNTS:
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def forwarded_options(args: argparse.Namespace) -> list[str]:
+    """`daemon start`'s options as the daemon process (`daemon run`) takes them."""
+    return [word for o in BUILD_OPTIONS if o.forward and RUN in o.commands
+            for word in _words(o, getattr(args, o.dest))]
+
+
+def match_words(args: argparse.Namespace) -> list[str]:
+    """The options that decide what a build produces, paths made absolute: equal words, equal
+    builds. A daemon writes its own into its lock ("options")."""
+    return [word for o in BUILD_OPTIONS if o.match
+            for word in _words(o, getattr(args, o.dest))]
+
+
+def daemon_serves(running: dict, args: argparse.Namespace) -> bool:
+    """Whether the running daemon (its lock's description) builds what `gradshard build` with
+    these options would build."""
+    return running.get("options") == match_words(args)

@@ -1,0 +1,234 @@
+"""The build options table (service/options.py) is the one description of the build options:
+the real argparse parser takes exactly its options, and every option in it is walked through
+all three consumers (the parser and where its value lands, `daemon start`'s forwarding to
+the daemon process, and the daemon-match check); then one real daemon round trip."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gradshard.pipeline.compile_layout import ShardSettings
+from gradshard.service import daemon_commands
+from gradshard.service.cli import Loaded, build_parser
+from gradshard.service.daemon import Daemon
+from gradshard.service.options import (BUILD, BUILD_OPTIONS, RUN, START, WATCH, Option,
+                                       compile_options, daemon_serves, forwarded_options)
+from support.daemon import Running
+from support.specs import MINI_SPEC
+
+COMMANDS = (BUILD, WATCH, START, RUN)
+
+
+class Sample:
+    """A value other than the default for one option: the words that set it, the value the
+    command reads, and the value after `daemon start` handed it to the daemon process."""
+
+    def __init__(self, words: list[str], parsed, forwarded=None) -> None:
+        self.words, self.parsed = words, parsed
+        self.forwarded = parsed if forwarded is None else forwarded
+
+
+# Run in a temporary directory holding `spec2` (a copy of the mini spec) and `work/`; a
+# relative path is made absolute by `daemon start` (the daemon outlives the shell's
+# directory).
+def samples(root: Path) -> dict[str, Sample]:
+    root = root.resolve()
+    return {
+        "spec": Sample(["--spec", "spec2"], "spec2", str(root / "spec2")),
+        "out": Sample(["--out", "work/out2"], "work/out2", str(root / "work/out2")),
+        "codegen_only": Sample(["--codegen-only"], True),
+        "compile_dir": Sample(["--compile-dir", "work/c"], "work/c", str(root / "work/c")),
+        "cxx": Sample(["--cxx", "clang++"], "clang++"),
+        "cxxflags": Sample(["--cxxflags=-O0 -g"], "-O0 -g"),
+        "include": Sample(["--include", "inc", "--include=-odd"], ["inc", "-odd"],
+                          [str(root / "inc"), str(root / "-odd")]),
+        "launcher": Sample(["--launcher", "ccache"], "ccache"),
+        "jobs": Sample(["-j", "3"], 3),
+        "units": Sample(["--units", "Functions_*", "--units=-x"], ["Functions_*", "-x"]),
+        "raw": Sample(["--raw"], True),
+        "shard_nodes": Sample(["--shard-nodes", "2,4,0"], (2, 4, 0)),
+        "cache": Sample(["--cache", "work/cache2"], "work/cache2", str(root / "work/cache2")),
+        "no_cache": Sample(["--no-cache"], True),
+        "verify": Sample(["--verify"], True),
+        "json": Sample(["--json"], True),
+        "settle": Sample(["--settle", "250"], 250.0),
+    }
+
+
+# Where each sample's value lands in CompileOptions (by field).
+COMPILED = {
+    "directory": Path("work/c"), "cxx": "clang++", "flags": ("-O0", "-g"),
+    "includes": ("inc", "-odd"), "launcher": "ccache", "jobs": 3,
+    "units": ("Functions_*", "-x"),
+    "shards": ShardSettings(formula_nodes=2, methods_nodes=4, merged_formula_units=0),
+}
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    shutil.copytree(MINI_SPEC, tmp_path / "spec2")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.delenv("CXXFLAGS", raising=False)
+    return tmp_path
+
+
+def base_words(root: Path) -> list[str]:
+    """A build every sample differs from in one option only."""
+    return ["--spec", str(MINI_SPEC), "--out", str(root / "out"), "--cache",
+            str(root / "cache")]
+
+
+def subparser(command: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for word in command.split():
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
+    return parser
+
+
+def parse(command: str, words: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args([*command.split(), *words])
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_parser_takes_exactly_the_tables_options(command):
+    """An option added to a building command's parser outside the table fails here."""
+    taken = {s for a in subparser(command)._actions for s in a.option_strings} - {"-h", "--help"}
+    table = {flag for o in BUILD_OPTIONS if command in o.commands for flag in o.flags}
+    assert taken == table
+    assert len({o.dest for o in BUILD_OPTIONS}) == len(BUILD_OPTIONS)
+
+
+def test_what_a_daemon_need_not_match(root):
+    """How many compiles run at once, how a failure is printed, how long saves settle and
+    the options that never reach a daemon: a daemon serves a build differing only in them."""
+    unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
+    assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json"}
+
+
+def test_every_option_has_a_sample(root):
+    assert sorted(samples(root)) == sorted(o.dest for o in BUILD_OPTIONS)
+
+
+@pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
+def test_an_option_reaches_what_reads_it(option: Option, root):
+    """argparse parses the sample in every command that takes the option, and the value
+    reaches CompileOptions (ShardSettings), the daemon's config or the command."""
+    sample = samples(root)[option.dest]
+    for command in option.commands:
+        args = parse(command, [*base_words(root), *sample.words])
+        assert getattr(args, option.dest) == sample.parsed, command
+        if option.compile_field:
+            compiled = getattr(compile_options(args), option.compile_field)
+            assert compiled == COMPILED[option.compile_field], command
+    if START in option.commands:  # else build alone takes it, and run_build reads args.<dest>
+        config = daemon_config_of(parse(START, [*base_words(root), *sample.words]))
+        if option.compile_field:
+            compiled = getattr(config.compile, option.compile_field)
+            assert compiled == COMPILED[option.compile_field]
+        elif option.dest in DAEMON_READS:
+            assert DAEMON_READS[option.dest](config) == daemon_value(option, sample)
+
+
+# What a daemon's config holds of the options that are not compile options (--raw is the
+# client's way of printing a failure: no daemon reads it).
+DAEMON_READS = {"spec": lambda config: str(config.location.root),
+                "out": lambda config: str(config.out), "cache": lambda config: str(config.cache),
+                "codegen_only": lambda config: config.codegen_only,
+                "settle": lambda config: config.settle * 1000}
+
+
+def daemon_value(option: Option, sample: Sample):
+    return sample.forwarded if option.forward == "path" else sample.parsed
+
+
+def daemon_config_of(args: argparse.Namespace):
+    loaded = Loaded()
+    daemon_commands.paths_of(args, loaded)
+    return daemon_commands.daemon_config(args, loaded.location)
+
+
+@pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
+def test_an_option_is_forwarded_to_the_daemon_process(option: Option, root):
+    """`daemon start` hands the daemon process (`daemon run`) every forwarded option's value,
+    paths made absolute; an option not forwarded reaches it as its default."""
+    if START not in option.commands:  # build alone takes it: the daemon never sees it
+        assert option.forward is None and not hasattr(parse(RUN, []), option.dest)
+        return
+    sample = samples(root)[option.dest]
+    served = parse(RUN, forwarded_options(parse(START, [*base_words(root), *sample.words])))
+    if option.forward:
+        assert getattr(served, option.dest) == sample.forwarded
+    else:
+        assert getattr(served, option.dest) == getattr(parse(RUN, []), option.dest)
+
+
+@pytest.mark.parametrize("option", [o for o in BUILD_OPTIONS
+                                    if o.forward == "path" and o.action == "store"],
+                         ids=lambda o: o.name)
+def test_an_empty_path_means_the_same_to_the_daemon_process(option: Option, root):
+    """An empty --spec or --out is the current directory, an empty --cache or --compile-dir
+    the default: the daemon process is told the same."""
+    served = parse(RUN, forwarded_options(parse(START, [f"{option.name}="])))
+    expected = {"spec": str(root.resolve()), "out": str(root.resolve())}
+    assert getattr(served, option.dest) == expected.get(option.dest, option.default)
+
+
+@pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
+def test_a_running_daemon_serves_only_builds_it_matches(option: Option, root):
+    """A daemon (its real description, from its forwarded options) serves a `gradshard build`
+    that differs from it only in this option exactly when the table says the option does
+    not matter; and it always serves the build it was started for."""
+    sample = samples(root)[option.dest]
+    daemon = description_of(parse(START, base_words(root)))
+    assert daemon_serves(daemon, parse(BUILD, base_words(root)))
+    if BUILD in option.commands:  # the build asks with the option set
+        client = parse(BUILD, [*base_words(root), *sample.words])
+        assert daemon_serves(daemon, client) is not option.match
+    if START in option.commands:  # the daemon was started with it
+        daemon = description_of(parse(START, [*base_words(root), *sample.words]))
+        assert daemon_serves(daemon, parse(BUILD, base_words(root))) is not option.match
+        if BUILD in option.commands:
+            client = parse(BUILD, [*base_words(root), *sample.words])
+            assert daemon_serves(daemon, client)
+
+
+def description_of(started: argparse.Namespace) -> dict:
+    """What the daemon that `daemon start` with these options starts writes into its lock."""
+    served = parse(RUN, forwarded_options(started))
+    loaded = Loaded()
+    paths = daemon_commands.paths_of(served, loaded)
+    daemon = Daemon(daemon_commands.daemon_config(served, loaded.location), paths,
+                    announce=print)
+    try:
+        return daemon.description()
+    finally:
+        daemon.session.close()
+
+
+def test_a_real_daemon_serves_a_build_with_its_options(tmp_path):
+    """Round trip through real processes: a value starting with a dash reaches the daemon
+    process (--cxxflags=-O0), -j does not matter, --cxxflags does."""
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec, "--codegen-only", "--cxxflags=-O0", "-j", "3")
+    started = running.start()
+    assert started.returncode == 0, started.stderr
+    try:
+        status = running.wait()
+        assert "--cxxflags=-O0" in status["options"] and status["last"]["ok"]
+        same = ["build", "--codegen-only", "--out", str(running.out), *running.where()]
+        done = running.cli(*same, "--cxxflags=-O0", "-j", "1")
+        assert "built by the daemon" in done.stdout
+        done = running.cli(*same, "--cxxflags=-O1")
+        assert "built by the daemon" not in done.stdout and "gradshard build:" in done.stdout
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)
