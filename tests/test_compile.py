@@ -3,7 +3,7 @@ object cache, against the installed torch 2.13 headers.
 
 The mini spec's Python binding files name operators real torch lacks, so these tests compile
 the autograd units (Functions shards and python_functions); the full spec's whole set is
-compiled by test_compile_full.py.
+compiled by test_compile_full.py. The plans alone (no compiler) are test_compile_plan.py's.
 """
 
 from __future__ import annotations
@@ -17,13 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import xxhash
 
-from gradshard.pipeline.compile_layout import binding_units, functions_shards, shard_count
 from gradshard.service.cli import main
 from support.compile import MERGED_UNIT, merged_build, run_build
 from support.programs import install_programs
@@ -151,42 +148,6 @@ def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     assert len(list((tmp_path / "out" / "compile" / "obj").glob("*.o"))) == UNITS - 1
     code, _, raw = build(capsys, edited, tmp_path / "out", cache, "--raw")
     assert code == 3 and "src/Functions_formulas_" in raw and "no_such_function_anywhere" in raw
-
-
-def test_shards_are_stable_when_nodes_are_added():
-    names = [f"Node{k}Backward0" for k in range(100)]
-    before = functions_shards(names, 8)
-    after = functions_shards(names + ["BrandNewBackward0"], 8)
-    assert shard_count(100, 8) == shard_count(101, 8) == 16
-    changed = [a for a, b in zip(before, after) if a != b]
-    assert len(changed) == 1 and len(after) == len(before)
-
-
-@pytest.mark.parametrize("base", [1, 3])
-def test_shards_split_in_two_when_the_spec_outgrows_them(base):
-    names = [f"Node{k}Backward0" for k in range(64 * base)]
-    small = functions_shards(names, 8, base)  # 8·base shards
-    extra = [f"Extra{k}" for k in range(64 * base)]
-    large = functions_shards(names + extra, 8, base)
-    assert (len(small), len(large)) == (8 * base, 16 * base)
-    # doubling the count splits each shard: every old pair of co-sharded nodes either stays
-    # together or parts, never joins nodes of another shard
-    home = {names[i]: k for k, members in enumerate(small) for i in members}
-    every = names + extra
-    for members in large:
-        old = {home[every[i]] for i in members if every[i] in home}
-        assert len(old) <= 1
-
-
-def test_small_binding_files_share_units_in_name_order():
-    sizes = [("d.cpp", 50), ("a.cpp", 10), ("big.cpp", 500), ("c.cpp", 30), ("b.cpp", 70),
-             ("e.cpp", 90)]
-    assert binding_units(sizes, 100) == [("a.cpp", "b.cpp"), ("big.cpp",), ("c.cpp", "d.cpp"),
-                                         ("e.cpp",)]
-    # growing one file past the limit moves the files after it, never the ones before
-    assert binding_units([*sizes[:4], ("b.cpp", 95), ("e.cpp", 90)], 100)[:2] == [
-        ("a.cpp",), ("b.cpp",)]
-    assert binding_units([], 100) == []
 
 
 def test_build_ninja_starts_the_longest_compiles_first(compiled):
@@ -474,62 +435,6 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     assert run("spliced.o") == ["101", "2", "1010"]
     subprocess.run(["ar", "rcs", "libformulas.a", "spliced.o"], cwd=tmp_path, check=True)
     assert run("-L.", "-lformulas") == ["101", "2", "1010"]
-
-
-def test_merged_groups_are_runs_of_formula_units():
-    from gradshard.pipeline.compile_layout import merged_groups
-
-    assert merged_groups(24, 12) == [range(0, 12), range(12, 24)]
-    assert merged_groups(30, 12) == [range(0, 12), range(12, 24), range(24, 30)]
-    assert merged_groups(3, 12) == [range(0, 3)]
-    assert merged_groups(24, 1) == merged_groups(24, 0) == merged_groups(1, 12) == []
-
-
-def test_merged_unit_plan_follows_its_baseline(tmp_path):
-    """Without a baseline the merged unit compiles; with one, its changed parts compile and
-    are spliced, unless compiling them would take longer than the merged unit."""
-    from gradshard.pipeline.compile_layout import CompileLayout, CompileUnit
-    from gradshard.service.compile import (CompilePlan, PreparedUnit, baseline_path,
-                                           plan_merged)
-    from gradshard.cache.object_cache import Entry, save
-    from gradshard.service.toolchain import Toolchain
-
-    def unit(name: str, size: int, parts: tuple[str, ...] = (),
-             nodes: tuple[str, ...] = ()) -> PreparedUnit:
-        compiled = CompileUnit(name, f"src/{name}.cpp", False, "autograd", (), nodes, (), size,
-                               parts)
-        return PreparedUnit(compiled, compiled.source, f"obj/{name}.o",
-                            xxhash.xxh3_128_hexdigest(name.encode()),
-                            str(tmp_path / "pch" / "autograd.h"))
-
-    parts = [unit(f"f_{k}", 100_000, nodes=(f"N{k}",)) for k in range(4)]  # ~4.8 s each
-    whole = unit("f_0-3", 400_000, tuple(p.unit.name for p in parts))  # ~13.8 s
-    other = unit("python_functions_0", 1000)
-    layout = CompileLayout((("src/f_0-3.cpp", "text"),), tuple(p.unit for p in parts),
-                           (whole.unit,))
-    plan = CompilePlan(tmp_path, tmp_path / "cache", Toolchain("g++", "g++ 12", (), (), ()), 1)
-
-    def edges(*changed: int) -> list[str]:
-        made = [replace(p, key=xxhash.xxh3_128_hexdigest(p.key.encode())) if k in changed else p
-                for k, p in enumerate(parts)]
-        return [e.output + (" <- " + " ".join(e.parts) if e.is_splice else "")
-                for e in plan_merged(plan, layout, [other, *made], [whole])]
-
-    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # no baseline yet
-    record = baseline_path(plan, layout, whole.unit, whole.pch)
-    record.parent.mkdir(parents=True)
-    nodes = ["N0", "N1", "N2", "N3"]
-    record.write_text(json.dumps({"object": whole.key, "nodes": nodes,
-                                  "parts": {p.unit.name: p.key for p in parts}}))
-    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # its object is not stored
-    save(plan.objects, whole.key, Entry(b"", None))
-    assert edges() == ["obj/python_functions_0.o", "obj/f_0-3.o"]
-    assert edges(1, 2) == ["obj/python_functions_0.o", "obj/parts/f_1.o", "obj/parts/f_2.o",
-                           "obj/f_0-3.o <- obj/parts/f_1.o obj/parts/f_2.o"]
-    assert edges(0, 1, 2) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # 14.4 s > 13.8 s
-    record.write_text(json.dumps({"object": whole.key, "nodes": [*nodes, "Left"],
-                                  "parts": {p.unit.name: p.key for p in parts}}))
-    assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # a node left it
 
 
 def test_a_failing_part_leaves_no_merged_object(compiled, capsys, tmp_path):
