@@ -107,7 +107,8 @@ def store_stats(store: Store, last: int = 10) -> StoreStats:
     db = sqlite_utils.Database(store.connection, execute_plugins=False)
     compile_entries.ensure_tables(store)
     with store.guarded():
-        blobs, blob_bytes = db.execute("SELECT count(*), coalesce(sum(size), 0) FROM blobs").fetchone()
+        blobs, blob_bytes = db.execute(
+            "SELECT count(*), coalesce(sum(size), 0) FROM blobs").fetchone()
         rows = [BuildRow(r[0], r[1], r[2], r[3], r[4], r[5], _summary(r[6])) for r in db.execute(
             "SELECT id, started, seconds, status, spec, out, summary FROM builds "
             "ORDER BY id DESC").fetchall()]
@@ -244,8 +245,8 @@ def apply_cache_limit(store: Store | None, warn: Callable[[str], None]) -> GcRep
     try:
         limit = parse_size(text)
     except ValueError as error:
-        raise UsageError(f"{CACHE_MAX_VARIABLE}: {error}",
-                         f"write a size such as 500M or 2G, or unset {CACHE_MAX_VARIABLE}") from None
+        hint = f"write a size such as 500M or 2G, or unset {CACHE_MAX_VARIABLE}"
+        raise UsageError(f"{CACHE_MAX_VARIABLE}: {error}", hint) from None
     if store is None or directory_bytes(store.directory) <= limit:
         return None
     from .version import code_version  # imports and hashes gradshard's sources: only now
