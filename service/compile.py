@@ -13,10 +13,14 @@
                                                    its size and xxh3-128; .gch.lock: its builder's)
     <cache>/objects/                               objects by content key (.sum: their xxh3-128)
     <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
+    <cache>/headers.json                           the header fingerprint, by stat signature
 
 Every compile goes through cache/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
-ninja runs with -k 0: one failing unit does not stop the others.
+ninja runs with -k 0: one failing unit does not stop the others. With a store, each of these
+cache entries is a row of it (cache/compile_entries.py, through `EntryLedger`): the entries a
+build uses are taken before ninja runs and recorded (size, content hash, last use, toolchain
+and header set) after, so `stats` counts them and `gc --max-size` bounds them with the rest.
 
 The cache directory is input (CI restores it): the compile layout read from it must name
 units, PCH kinds, sources, headers and parts a layout can have (`check_layout`), every key
