@@ -231,7 +231,7 @@ def size_text(size: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20)):
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
-    return f"{size / 1024:.0f} KiB"
+    return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size} B"
 
 
 def apply_cache_limit(store: Store | None, warn: Callable[[str], None]) -> GcReport | None:

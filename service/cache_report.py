@@ -53,7 +53,8 @@ def _detail(stats: StoreStats, category: str) -> str:
         return (f"{stats.blobs:,} blobs ({size_text(stats.blob_bytes)}), {stats.tasks:,} tasks, "
                 f"{stats.manifests} recorded builds")
     use = stats.disk[category]
-    text = f"{use.entries:,} entr{'y' if use.entries == 1 else 'ies'}, {use.files:,} files"
+    text = (f"{use.entries:,} entr{'y' if use.entries == 1 else 'ies'}, "
+            f"{use.files:,} file{'' if use.files == 1 else 's'}")
     rate = hit_rate(stats, category)
     return text if rate is None else f"{text}; {rate}"
 
