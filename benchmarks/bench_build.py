@@ -18,7 +18,7 @@ both tools' bytecode compiled beforehand, as an installed package has it.
 A fresh Python process costs ~0.2 s before any work (interpreter start and imports, for
 torchgen and gradshard alike), which is most of an edited formula's build. So the edited
 formula is also timed in one warm process, as `gradshard daemon` and IDE integrations run
-it: torchgen's generation (its caches cleared) against build_command, both imported already.
+it: torchgen's generation (its caches cleared) against Session.build, both imported already.
 
     python benchmarks/bench_build.py [--spec DIR] [--repeat N]
 """
@@ -92,13 +92,13 @@ def torchgen_in_process(location: SpecLocation, out: Path) -> float:
 
 
 def gradshard_in_process(spec: Path, out: Path, cache: Path) -> float:
-    from gradshard.service.build import Session, build_command
+    from gradshard.service.session import Session
     from gradshard.service.spec_location import locate_spec
 
     started = time.perf_counter()
     session = Session(cache)
     try:
-        build_command(locate_spec(str(spec)), out, session)
+        session.build(locate_spec(str(spec)), out)
     finally:
         session.close()
     return time.perf_counter() - started

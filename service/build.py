@@ -19,23 +19,25 @@ and read); a build that fails gives it up.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
+from gradshard.cache.cache_files import CACHE_MAX_VARIABLE
 from gradshard.cache.store import LastBuild, Store, StoreDamaged
 from gradshard.pipeline.errors import CompileError, InternalError
 
 from .inputs import InputBytes, read_inputs
 from .outputs import UnsafeOutputName, WriteReport, outputs_match, sync_outputs
-from .session import Session  # TRANSITION: importers move to service/session.py
 from .spec_location import SpecLocation
 
 if TYPE_CHECKING:
     from .compile import CompileOptions
     from .incremental import Generation, GraphResult
+    from .session import Session
 
 
 @dataclass
@@ -71,12 +73,6 @@ def build_and_compile(location: SpecLocation, out: Path, session: Session,
                                     progress, verify))
 
 
-def build_command(location: SpecLocation, out: Path, session: Session,
-                  verify: bool = False) -> BuildOutcome:
-    """TRANSITION: session.build(location, out, verify=verify)."""
-    return build_and_compile(location, out, session, None, ignore_progress, verify)
-
-
 def ignore_progress(line: str) -> None:
     """A compile's progress lines, for nobody."""
 
@@ -97,7 +93,17 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
         _give_up(session, build, outcome, failure, started)
         raise
     _end_build(session, outcome, outcome.status, started)
+    _bound_cache(session)
     return outcome
+
+
+def _bound_cache(session: Session) -> None:
+    """GRADSHARD_CACHE_MAX, after the build has ended (its lease given up, its record the
+    last of its output directory, so gc keeps what it needs)."""
+    if os.environ.get(CACHE_MAX_VARIABLE, "").strip():
+        from gradshard.cache.maintenance import apply_cache_limit  # sqlite-utils: only now
+
+        apply_cache_limit(session.store, session.warnings.append)
 
 
 def _generator(location: SpecLocation, out: Path, session: Session, started: float,

@@ -19,7 +19,6 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, WATCH, add_build_opt
                       add_option, compile_options)
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
+from .session import Session
 from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
@@ -113,7 +113,6 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .build import Session
     from .defaults import default_cache_dir
 
     if args.verify and args.no_cache:
@@ -142,19 +141,16 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session):
+def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session: Session):
     """The build and, unless --codegen-only, its compile (with a progress bar on a terminal),
-    as one build of the cache (service/build.py: build_and_compile)."""
-    from .build import build_and_compile, ignore_progress
-
+    as one build of the cache (Session.build)."""
     out = Path(args.out)
     if args.codegen_only:
-        return build_and_compile(location, out, session, None, ignore_progress, args.verify)
+        return session.build(location, out, verify=args.verify)
     from .compile_report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
-        return build_and_compile(location, out, session, compile_options(args), progress,
-                                 args.verify)
+        return session.build(location, out, compile_options(args), progress, args.verify)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:
@@ -162,8 +158,7 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .affected import affected_command, affected_json, affected_text
-    from .build import Session
+    from .affected import affected_json, affected_text
     from .defaults import default_cache_dir
 
     if args.against and args.since:
@@ -171,8 +166,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     session = Session(_cache_dir(args, default_cache_dir))
     try:
         loaded.location = locate_spec(args.spec)
-        result = session.retrying(partial(affected_command, loaded.location, session,
-                                          args.against, args.since))
+        result = session.affected(loaded.location, args.against, args.since)
     finally:
         session.close()
     if args.json:
@@ -220,9 +214,7 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _existing_cache(args: argparse.Namespace, default):
-    from .build import Session
-
+def _existing_cache(args: argparse.Namespace, default) -> Session:
     directory = _cache_dir(args, default)
     if not directory.is_dir():
         raise UsageError(f"there is no cache at {directory}",

@@ -40,7 +40,7 @@ from gradshard.cache.store import StoreDamaged
 from gradshard.pipeline.errors import (YAML_FILES, CompileError, EnvironmentFailure,
                                        GradshardError, InternalError, SpecError, UsageError)
 
-from .build import Session, build_and_compile, ignore_progress
+from .session import Session
 from .build_report import build_json, build_text
 from .compile import CompileOptions
 from .compile_report import diagnostic_text
@@ -378,8 +378,7 @@ class Daemon:
         copy (status answers read it after later builds have begun)."""
         self.session.warnings.clear()  # in place: the open store reports into this list
         options = None if self.config.codegen_only else self.config.compile
-        outcome = build_and_compile(self.config.location, self.config.out, self.session,
-                                    options, ignore_progress)
+        outcome = self.session.build(self.config.location, self.config.out, options)
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 
@@ -442,9 +441,9 @@ class Daemon:
         return self.changes.submit(self._affected_now).result()
 
     def _affected_now(self) -> dict:
-        from .affected import affected_command, affected_json
+        from .affected import affected_json
 
-        result = affected_command(self.config.location, self.session, None, None)
+        result = self.session.affected(self.config.location, None, None)
         return affected_json(result, self.config.location)
 
 

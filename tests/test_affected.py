@@ -18,7 +18,7 @@ from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.spec import entry_label
 from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 from gradshard.service.affected import affected_command
-from gradshard.service.build import Session
+from gradshard.service.session import Session
 from gradshard.service.cli import main
 from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec
