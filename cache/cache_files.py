@@ -32,6 +32,10 @@ from pathlib import Path
 
 from .store import DB_FILE, path_inside
 
+# The automatic limit on the cache directory applied after each build (maintenance.py:
+# apply_cache_limit), read before anything heavy is imported (service/build.py).
+CACHE_MAX_VARIABLE = "GRADSHARD_CACHE_MAX"
+
 OBJECTS = "objects"
 BASELINES = "objects/merged"
 PCHS = "pch"

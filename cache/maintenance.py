@@ -48,8 +48,9 @@ import sqlite_utils
 from gradshard.pipeline.errors import UsageError
 
 from . import compile_entries
-from .cache_files import (BASELINE_FILES, CATEGORIES, DAMAGED, LEFTOVER, MEMO, OBJECT_FILES,
-                          PCH_FILES, CacheFile, cache_files, directory_bytes, total_bytes)
+from .cache_files import (BASELINE_FILES, CACHE_MAX_VARIABLE, CATEGORIES, DAMAGED, LEFTOVER,
+                          MEMO, OBJECT_FILES, PCH_FILES, CacheFile, cache_files, directory_bytes,
+                          total_bytes)
 from .store import DB_FILE, Store, host_name
 
 # Builds older than this many rows are forgotten by gc (their stats, not their outputs).
@@ -61,7 +62,6 @@ LEASE_EXPIRY_SECONDS = 3600
 # mtime is when it began, and a build takes its lease before it compiles.
 _LEASE_SLACK_SECONDS = 60
 COMPILE_CATEGORIES = (OBJECT_FILES, PCH_FILES, BASELINE_FILES, MEMO)
-CACHE_MAX_VARIABLE = "GRADSHARD_CACHE_MAX"
 
 
 @dataclass(frozen=True)
