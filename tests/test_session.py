@@ -6,12 +6,16 @@ Real g++ and ninja on the mini spec's Functions units."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gradshard.cache import graph
+from gradshard.cache.store import DB_FILE
 from gradshard.pipeline.compile_layout import ShardSettings
 from gradshard.service import incremental
 from gradshard.service.compile import CompileOptions
@@ -93,3 +97,25 @@ def test_setting_a_damaged_cache_aside_forgets_its_memory(tmp_path):
     assert session.memory is not remembered and not session.memory.memo
     assert any(".damaged-" in p.name for p in (tmp_path / "cache").iterdir())
     session.close()
+
+
+def test_a_build_applies_gradshard_cache_max_when_it_ends(tmp_path):
+    """The automatic limit runs after the build (its record the last of its output
+    directory): an old damaged database goes, the build's own needs stay and are warned
+    about when they alone exceed the limit, and a bad value is refused."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    damaged = cache / f"{DB_FILE}.damaged-1"
+    damaged.write_bytes(b"\0" * (4 << 20))
+    environment = {**os.environ, "GRADSHARD_CACHE_MAX": "1K"}
+    command = [sys.executable, "-m", "gradshard.service.cli", "build", "--codegen-only",
+               "--spec", str(MINI_SPEC), "--out", str(tmp_path / "out"), "--cache", str(cache)]
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not damaged.exists()
+    assert "last build of each output directory" in done.stdout + done.stderr
+    assert (tmp_path / "out" / "Functions.h").exists()
+    environment["GRADSHARD_CACHE_MAX"] = "lots"
+    refused = subprocess.run(command, capture_output=True, text=True, env=environment,
+                             timeout=300)
+    assert refused.returncode == 2 and "GRADSHARD_CACHE_MAX" in refused.stderr
