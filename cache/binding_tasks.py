@@ -7,10 +7,9 @@ from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.python_binding import Binding
 from gradshard.pipeline.python_files import (BindingKey, BindingPlan, RenderedBinding,
                                              StructseqTypes, bind, binding_file, binding_key,
-                                             binding_plan, enum_tag_file, render_binding,
-                                             return_types_file, return_types_header,
-                                             structseq_types, torch_file)
-from gradshard.pipeline.python_signature import deprecated_pairs, pairs_by_name, python_pair
+                                             binding_plan, check_deprecated, enum_tag_file,
+                                             render_binding, return_types_file,
+                                             return_types_header, structseq_types, torch_file)
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import parse_deprecated_entry
@@ -27,14 +26,12 @@ def parse_deprecated(entry: Text) -> DeprecatedSignature:
 
 
 PARSE_DEPRECATED = Task("parse.deprecated", "parse", parse_deprecated, DeprecatedSignature,
-                        ("entry",))
+                        ("entry",), blames=SpecFile.DEPRECATED)
 
 
-def check_deprecated(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]) -> Passed:
-    """A deprecated signature must fit an overload of the function it calls, in both passes."""
-    for method in (False, True):
-        deprecated_pairs(signature, pairs_by_name(python_pair(f, method) for f in functions),
-                         method)
+def fits_a_function(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]
+                    ) -> Passed:
+    check_deprecated(signature, functions)
     return Passed()
 
 
@@ -70,13 +67,13 @@ def assemble_enum_tag(tags: TagNames, templates: TemplateSet, template: Text,
 BINDING_KEY = Task("bindings.key", "bindings", binding_key, BindingKey, ("function",))
 BINDING_PLAN = Task("bindings.plan", "bindings", binding_plan, BindingPlan,
                     ("keys", "deprecated"))
-CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", check_deprecated, Passed,
+CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", fits_a_function, Passed,
                         ("deprecated", "functions"))
 BIND = Task("bindings.bind", "bindings", bind, Binding, ("target", "functions", "deprecated"))
 RENDER_BINDING = Task("bindings.render", "bindings", render_binding, RenderedBinding,
                       ("binding", "templates"))
 RETURN_TYPES = Task("bindings.return_types", "bindings", structseq_types, StructseqTypes,
-                    ("functions",))
+                    ("functions",), blames=SpecFile.NATIVE_FUNCTIONS)
 BINDING_FILE = Task("assemble.binding_file", "assemble", assemble_binding_file, Text,
                     ("bindings", "template", "layout", "file"))
 TORCH_FILE = Task("assemble.torch_functions", "assemble", assemble_torch_file, Text,

@@ -4,44 +4,58 @@ file → rendered → files (gen_python_functions.py: gen)."""
 from __future__ import annotations
 
 from gradshard.pipeline.deprecated import DeprecatedSignature
+from gradshard.pipeline.errors import SpecError, SpecFile
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.python_files import (METHODS_FILE, TORCH_FILE, TORCH_SHARD_IDS,
                                              BindingKey, BindingPlan, RenderedBinding,
-                                             StructseqTypes, torch_file_name, torch_shard_of)
+                                             StructseqTypes, one_per_fault, torch_file_name,
+                                             torch_shard_of)
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec_templates import MODULE_FILES
-from gradshard.pipeline.errors import SpecFile
 
 from . import binding_tasks as t
-from .engine import Engine, Value
-from .graph import Outputs, _entries, _pick
+from .engine import Engine, Group, Value
+from .graph_records import (BIND, PARSE, RENDER, FailureLog, Outputs, entry_values, parsed,
+                            pick, split_failed)
 
 
 def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: Value,
                     tag_names: Value, templates: Value, spec_templates: Value,
                     layout: Value) -> Outputs:
+    try:
+        entries = entry_values(engine, SpecFile.DEPRECATED, deprecated)
+    except SpecError as error:
+        return Outputs((), (), failures=split_failed(engine, error.problems))
+    log = FailureLog(engine)
     items = engine.items(functions)
     function_names = engine.records([names])[0].names
-    entries = _entries(engine, SpecFile.DEPRECATED, deprecated)
-    signatures = engine.map(t.PARSE_DEPRECATED, [((v,), label) for v, label in entries])
+    signature_values = engine.map(t.PARSE_DEPRECATED, [((e.value,), e.label) for e in entries])
+    log.place(PARSE, signature_values, entries)
+    good = parsed(signature_values, entries)
+    signatures = [v for v, _ in good]
     keys = engine.map(t.BINDING_KEY, [((f,), n) for f, n in zip(items, function_names)])
     plan: BindingPlan = engine.records([engine.run(t.BINDING_PLAN, [
         engine.collection(keys, BindingKey), engine.collection(signatures, DeprecatedSignature)],
         "bindings")])[0]
+    log.close(PARSE)
     engine.map(t.CHECK_DEPRECATED, [
-        ((signatures[k], engine.collection(_pick(items, calls), NativeFunction)), entries[k][1])
+        ((signatures[k], engine.collection(pick(items, calls), NativeFunction)), good[k][1].label)
         for k, calls in enumerate(plan.deprecated)])
     made = engine.map(t.BIND, [
-        ((engine.literal(p.target), engine.collection(_pick(items, p.functions), NativeFunction),
-          engine.collection(_pick(signatures, p.deprecated), DeprecatedSignature)),
+        ((engine.literal(p.target), engine.collection(pick(items, p.functions), NativeFunction),
+          engine.collection(pick(signatures, p.deprecated), DeprecatedSignature)),
          p.target.python_name) for p in plan.bindings])
+    types = _return_types(engine, plan, items)
+    log.close(BIND, one_per_fault)
     rendered = engine.map(t.RENDER_BINDING, [((b, templates), p.target.python_name)
                                              for b, p in zip(made, plan.bindings)])
     sources = engine.records([spec_templates])[0]
     files = _binding_files(engine, plan, rendered, sources, layout)
-    files.update(_return_type_files(engine, plan, items, tag_names, templates, sources, layout))
+    files.update(_return_type_files(engine, types, tag_names, templates, sources, layout))
+    log.close(RENDER)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   tuple((p.target.python_name, r.hash) for p, r in zip(plan.bindings, rendered)))
+                   tuple((p.target.python_name, r.hash) for p, r in zip(plan.bindings, rendered)),
+                   failures=log.index())
 
 
 def _binding_files(engine: Engine, plan: BindingPlan, rendered: list[Value],
@@ -66,16 +80,19 @@ def _binding_files(engine: Engine, plan: BindingPlan, rendered: list[Value],
     return files
 
 
-def _return_type_files(engine: Engine, plan: BindingPlan, functions: tuple[Value, ...],
-                       tag_names: Value, templates: Value, sources: TemplateSet,
-                       layout: Value) -> dict[str, Value]:
+def _return_types(engine: Engine, plan: BindingPlan, functions: tuple[Value, ...]) -> Value:
+    """Every bound name's named-tuple return types (create_python_return_type_bindings)."""
     named = [(name, members) for name, has_names, members in plan.names if has_names]
     computed = iter(engine.map(t.RETURN_TYPES, [
-        ((engine.collection(_pick(functions, members), NativeFunction),), name)
+        ((engine.collection(pick(functions, members), NativeFunction),), name)
         for name, members in named]))
     none = engine.literal(StructseqTypes(()))
-    types = engine.collection([next(computed) if has_names else none
-                               for _, has_names, _ in plan.names], StructseqTypes)
+    return engine.collection([next(computed) if has_names else none
+                              for _, has_names, _ in plan.names], StructseqTypes)
+
+
+def _return_type_files(engine: Engine, types: Value, tag_names: Value, templates: Value,
+                       sources: TemplateSet, layout: Value) -> dict[str, Value]:
     files = {}
     for name, task in (("python_return_types.cpp", t.RETURN_TYPES_FILE),
                        ("python_return_types.h", t.RETURN_TYPES_HEADER)):
@@ -85,3 +102,8 @@ def _return_type_files(engine: Engine, plan: BindingPlan, functions: tuple[Value
         tag_names, templates, engine.text(sources.text("python_enum_tag.cpp")), layout],
         "python_enum_tag.cpp")
     return files
+
+
+PYTHON_BINDINGS = Group("group.python_bindings", "bindings", python_bindings, Outputs,
+                        ("functions", "names", "deprecated.yaml", "tags", "templates",
+                         "spec templates", "layout"))

@@ -4,6 +4,7 @@
            ├─ autograd side    derivatives.yaml + native side: parse, match, foreach
            ├─ autograd files   autograd side + templates: nodes, render, assemble
            └─ python bindings  native side + deprecated.yaml + templates: bind, render, assemble
+                               (cache/bindings_group.py)
 
 A group whose inputs are unchanged is answered by its index without looking inside, so an
 edited formula never visits the native side or the bindings. Inside a group, every unit
@@ -11,99 +12,53 @@ edited formula never visits the native side or the bindings. Inside a group, eve
 reads; small summary records route inputs to them (which bucket an entry reads, which
 entry a function matches), so an edit that leaves a summary unchanged stops there.
 
-The straight composition in pipeline/codegen.py computes the same files; the tests hold
-the two to each other and to torchgen.
+A spec's problems are its tasks' outputs: a unit that breaks a rule is left out of what
+follows, the rest goes on, and each group's index keeps its problems phase by phase
+(cache/graph_records.py). The build's index keeps those of the first phase that has any,
+each placed at its file and line, so a cached run reports them without running a task.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.differentiability import EntryInfos, InfoSummary
-from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
+from gradshard.pipeline.derivatives import DerivativeEntry
+from gradshard.pipeline.differentiability import (EntryInfos, InfoSummary, ViewCopies,
+                                                  duplicate_entry, entry_schema)
+from gradshard.pipeline.errors import Failure, InternalError, Problem, SpecError, SpecFile
 from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
-from gradshard.pipeline.matching import FunctionSummary, MatchStep
+from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
+                                         merge_formula_faults)
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
-from gradshard.pipeline.source import split_entries
-from gradshard.pipeline.spec import SpecTexts, entry_label
-from gradshard.pipeline.tags import Tag, TagNames
+from gradshard.pipeline.spec import SpecTexts, entry_lines, split_spec
+from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
+from gradshard.pipeline.views import ViewOrder
 
 from . import tasks as t
+from .bindings_group import PYTHON_BINDINGS
 from .engine import Engine, Group, Value
-
-
-@dataclass(frozen=True)
-class BuildInputs:
-    """Everything a build reads: the spec's texts and templates, and gradshard's templates."""
-
-    texts: SpecTexts
-    spec_templates: TemplateSet
-    templates: TemplateSet
-    layout: str
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionNames(Record):
-    """The operator names of the native functions, in list order (how tasks are named)."""
-
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NativeSide(Record):
-    functions: str  # collection of NativeFunction: the YAML ones, then the generated ones
-    names: str  # FunctionNames
-    summaries: str  # collection of FunctionSummary
-    tag_names: str  # TagNames
-    view_order: str  # ViewOrder
-    buckets: str  # DerivativeBuckets
-
-
-@dataclass(frozen=True, slots=True)
-class AutogradSide(Record):
-    loaded: str  # collection of EntryInfos as loaded: numbered entries, then view copies
-    foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones
-
-
-@dataclass(frozen=True, slots=True)
-class Outputs(Record):
-    """A group's files (name → text hash) and units (node or binding → hash of its code);
-    for nodes, each one's python_functions shard key (its info name)."""
-
-    files: tuple[tuple[str, str], ...]
-    units: tuple[tuple[str, str], ...]
-    keys: tuple[str, ...] = ()
-    records: str = ""  # the collection of BackwardNode records, in units' order
-    python_nodes: int = 0  # how many of the nodes, from the first, have a Python class
-
-
-@dataclass(frozen=True, slots=True)
-class BuildIndex(Record):
-    """What a build produced: every file, and the generated code of every node and binding
-    (by hash), which is what `affected` compares."""
-
-    files: tuple[tuple[str, str], ...]
-    nodes: tuple[tuple[str, str], ...]
-    bindings: tuple[tuple[str, str], ...]
-    node_keys: tuple[str, ...]  # each node's python_functions shard key, as in nodes
-    node_records: str  # the collection of the nodes' BackwardNode records, as in nodes
-    python_nodes: int  # how many of nodes, from the first, python_functions* bind
+from .graph_records import (BIND, BLOCKED, MATCH, PARSE, PHASES, RENDER, SPLIT, AutogradSide,
+                            BuildIndex, BuildInputs, EntryValue, FailureLog, FunctionNames,
+                            Labels, NativeSide, Outputs, entry_values, parsed, pick,
+                            split_failed)
 
 
 def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
-    """Run (or reuse) the whole build: the index's hash and the index. Raises SpecError or
-    RuleViolation on a bad spec."""
+    """Run (or reuse) the whole build: the index's hash and the index. A spec with problems
+    raises SpecError with every problem of its first failing phase, each at its line."""
     texts = inputs.texts
     values = [engine.text(texts.native_functions), engine.text(texts.tags),
               engine.text(texts.derivatives), engine.text(texts.deprecated),
               engine.literal(inputs.spec_templates), engine.literal(inputs.templates),
               engine.text(inputs.layout)]
     index = engine.group(BUILD, values, "build")
-    return index.hash, engine.records([index])[0]
+    record = engine.records([index])[0]
+    if record.failures:
+        raise SpecError(engine.problems([engine.ref(record.failures, Failure)]))
+    return index.hash, record
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,34 +68,58 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
 def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                 deprecated: Value, spec_templates: Value, templates: Value,
                 layout: Value) -> BuildIndex:
-    native = engine.records([engine.group(NATIVE_SIDE, [natives, tags], "native side")])[0]
+    texts = (natives, tags, derivatives, deprecated)
+    native_value = engine.group(NATIVE_SIDE, [natives, tags], "native side")
+    native = engine.records([native_value])[0]
+    if _failed_at(native, SPLIT):
+        return _rejected(engine, texts, [native], native)
     functions = engine.ref_collection(native.functions, NativeFunction)
     names = engine.ref(native.names, FunctionNames)
-    autograd = engine.records([engine.group(
-        AUTOGRAD_SIDE, [derivatives, functions, names,
-                        engine.ref_collection(native.summaries, FunctionSummary),
-                        engine.ref(native.view_order, t.ViewOrder),
-                        engine.ref(native.buckets, t.DerivativeBuckets)], "autograd side")])[0]
+    autograd_value = engine.group(AUTOGRAD_SIDE, [
+        derivatives, functions, names, engine.ref_collection(native.summaries, FunctionSummary),
+        engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, t.DerivativeBuckets),
+        engine.ref(native.failed, Labels)], "autograd side")
+    python_value = engine.group(PYTHON_BINDINGS, [
+        functions, names, deprecated, engine.ref(native.tag_names, TagNames), templates,
+        spec_templates, layout], "python bindings")
+    autograd, python_out = engine.records([autograd_value, python_value])
+    if _failed_at(autograd, SPLIT) or _failed_at(python_out, SPLIT):
+        return _rejected(engine, texts, [native, autograd, python_out], native)
     infos = [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
-    autograd_out, python_out = engine.records([
-        engine.group(AUTOGRAD_FILES, [*infos, templates, spec_templates, layout],
-                     "autograd files"),
-        engine.group(PYTHON_BINDINGS, [functions, names, deprecated,
-                                       engine.ref(native.tag_names, TagNames), templates,
-                                       spec_templates, layout], "python bindings")])
+    autograd_out = engine.records([engine.group(
+        AUTOGRAD_FILES, [*infos, templates, spec_templates, layout], "autograd files")])[0]
+    indexes = [native, autograd, autograd_out, python_out]
+    if any(i.failures for i in indexes):
+        return _rejected(engine, texts, indexes, native)
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
                       python_out.units, autograd_out.keys, autograd_out.records,
-                      autograd_out.python_nodes)
+                      autograd_out.python_nodes, native_value.hash, autograd_value.hash)
 
 
-def _entries(engine: Engine, file: SpecFile, text: Value) -> list[tuple[Value, str]]:
-    """The file's entries as text values, each with its label (the ident of its tasks)."""
-    source = engine.records([text])[0].text
-    return [(engine.text(e.text), entry_label(e)) for e in split_entries(file, source)]
+def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
+    return len(index.failures) > phase and index.failures[phase] != ""
 
 
-def _pick(values: Sequence[Value], positions: Sequence[int]) -> list[Value]:
-    return [values[p] for p in positions]
+def _rejected(engine: Engine, texts: Sequence[Value], indexes: Sequence[Record],
+              native: NativeSide) -> BuildIndex:
+    """The index of a spec with problems: those of the first phase that has any (the
+    stages stop there), each placed at its line, kept as one Failure."""
+    spec = SpecTexts(*(r.text for r in engine.records(list(texts))))
+    phase = next(p for p in range(len(PHASES)) if any(_failed_at(i, p) for i in indexes))
+    if phase == SPLIT:  # every file's, as no other phase runs (split problems have lines)
+        try:
+            split_spec(spec)
+        except SpecError as error:
+            problems = list(error.problems)
+    else:
+        found = engine.problems([engine.ref(i.failures[phase], Failure) for i in indexes
+                                 if _failed_at(i, phase)])
+        summaries = engine.records(list(engine.items(
+            engine.ref_collection(native.summaries, FunctionSummary))))
+        lines = entry_lines(split_spec(spec), [(s.name, s.origin) for s in summaries if s.origin])
+        problems = list(SpecError.located(found, lines).problems)
+    failure = engine.literal(Failure(tuple(problems)), persist=True)
+    return BuildIndex((), (), (), (), "", 0, failures=failure.hash)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,30 +127,64 @@ def _pick(values: Sequence[Value], positions: Sequence[int]) -> list[Value]:
 
 
 def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
-    tag_entries = _entries(engine, SpecFile.TAGS, tags)
-    tag_values = engine.map(t.PARSE_TAG, [((v,), label) for v, label in tag_entries])
-    tag_names = engine.run(t.TAG_NAMES, [engine.collection(tag_values, Tag)], "tags")
-    entries = _entries(engine, SpecFile.NATIVE_FUNCTIONS, natives)
-    labels = [label for _, label in entries]
-    parsed = engine.map(t.PARSE_NATIVE, [((v, tag_names), label) for v, label in entries])
-    yaml_functions = engine.collection(parsed, NativeFunction)
-    engine.run(t.CHECK_NATIVES, [yaml_functions], "native functions")
-    groups = engine.records([engine.run(t.SIGNATURE_GROUPS, [yaml_functions],
-                                        "native functions")])[0].groups
-    made = engine.map(t.GENERATE, [((engine.collection(_pick(parsed, g), NativeFunction),),
-                                    labels[g[0]]) for g in groups])
-    functions, idents = list(parsed), list(labels)
-    for group, generated in zip(groups, engine.items_of(made)):
-        functions.extend(generated)
-        idents.extend(f"{labels[group[0]]} (generated {k})" for k in range(len(generated)))
+    try:
+        tag_entries = entry_values(engine, SpecFile.TAGS, tags)
+        entries = entry_values(engine, SpecFile.NATIVE_FUNCTIONS, natives)
+    except SpecError as error:
+        return NativeSide("", "", "", "", "", "", "", split_failed(engine, error.problems))
+    log = FailureLog(engine)
+    tag_names = _tag_names(engine, tag_entries, log)
+    parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names), e.label) for e in entries])
+    log.place(PARSE, parsed_natives, entries)
+    good = parsed(parsed_natives, entries)
+    failed = Labels(tuple(e.label for v, e in zip(parsed_natives, entries) if v.failed))
+    functions, idents = _with_generated(engine, good, log)
     function_list = engine.collection(functions, NativeFunction, persist=True)
     summaries = engine.map(t.FUNCTION_SUMMARY, [((f,), i) for f, i in zip(functions, idents)])
     names = FunctionNames(tuple(s.name for s in engine.records(summaries)))
     order = engine.run(t.VIEW_ORDER, [function_list], "native functions")
     buckets = engine.run(t.BUCKETS, [function_list, order], "native functions")
+    log.add(PARSE, engine.records([buckets])[0].problems)  # the views' and the schemas'
+    log.close(PARSE)
     return NativeSide(function_list.hash, engine.literal(names, persist=True).hash,
                       engine.collection(summaries, FunctionSummary, persist=True).hash,
-                      tag_names.hash, order.hash, buckets.hash)
+                      tag_names.hash, order.hash, buckets.hash,
+                      engine.literal(failed, persist=True).hash, log.index())
+
+
+def _tag_names(engine: Engine, entries: list[EntryValue], log: FailureLog) -> Value:
+    """The declared tags (a tag whose entry failed still counts); a tag defined again is a
+    problem at its second definition."""
+    values = engine.map(t.PARSE_TAG, [((e.value,), e.label) for e in entries])
+    log.place(PARSE, values, entries)
+    good = parsed(values, entries)
+    failed = Labels(tuple(e.label for v, e in zip(values, entries) if v.failed))
+    names = engine.run(t.TAG_NAMES, [engine.collection([v for v, _ in good], Tag),
+                                     engine.literal(failed)], "tags")
+    log.add(PARSE, [duplicate_tag(name, good[at][1].entry.line)
+                    for at, name in engine.records([names])[0].duplicates])
+    return names
+
+
+def _with_generated(engine: Engine, good: list[tuple[Value, EntryValue]], log: FailureLog
+                    ) -> tuple[list[Value], list[str]]:
+    """The YAML functions, then those torchgen generates for their signature groups; each
+    with its ident."""
+    yaml_functions = engine.collection([v for v, _ in good], NativeFunction)
+    engine.run(t.CHECK_NATIVES, [yaml_functions], "native functions")
+    grouping = engine.records([engine.run(t.SIGNATURE_GROUPS, [yaml_functions],
+                                          "native functions")])[0]
+    log.add(PARSE, grouping.problems)
+    groups = grouping.groups
+    made = engine.map(t.GENERATE, [((engine.collection([good[p][0] for p in g], NativeFunction),),
+                                    good[g[0]][1].label) for g in groups])
+    made_groups = [(g, m) for g, m in zip(groups, made) if not m.failed]
+    functions, idents = [v for v, _ in good], [e.label for _, e in good]
+    for (group, _), generated in zip(made_groups, engine.items_of([m for _, m in made_groups])):
+        functions.extend(generated)
+        label = good[group[0]][1].label
+        idents.extend(f"{label} (generated {k})" for k in range(len(generated)))
+    return functions, idents
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,69 +192,138 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
 
 
 def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: Value,
-                  summaries: Value, order: Value, buckets: Value) -> AutogradSide:
+                  summaries: Value, order: Value, buckets: Value, failed: Value) -> AutogradSide:
+    try:
+        entries = entry_values(engine, SpecFile.DERIVATIVES, derivatives)
+    except SpecError as error:
+        return AutogradSide("", "", "", "", split_failed(engine, error.problems))
+    log = FailureLog(engine)
     function_items = engine.items(functions)
     function_names = engine.records([names])[0].names
-    entries = _entries(engine, SpecFile.DERIVATIVES, derivatives)
-    labels = [label for _, label in entries]
-    parsed = engine.map(t.PARSE_DERIVATIVE, [((v,), label) for v, label in entries])
-    infos = engine.map(t.ENTRY_INFOS, _bucket_calls(engine, parsed, labels, function_items,
-                                                    function_names, buckets))
-    info_summaries = engine.map(t.INFO_SUMMARY, [((i,), label) for i, label in zip(infos, labels)])
+    derivative_values = engine.map(t.PARSE_DERIVATIVE, [((e.value,), e.label) for e in entries])
+    log.place(PARSE, derivative_values, entries)
+    good = _not_failed_natives(engine, parsed(derivative_values, entries), failed)
+    infos = _entry_infos(engine, good, function_items, summaries, order, buckets)
+    log.place(PARSE, infos, [e for _, e in good])
+    kept, copies = _first_entries(engine, [(i, d, e) for i, (d, e) in zip(infos, good)
+                                           if not i.failed], summaries, order, log)
+    info_summaries = [s for _, s, _ in kept]
     summary_list = engine.collection(info_summaries, InfoSummary)
     op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
-    numbered = engine.map(t.NUMBERED_INFOS, [((i, ops), label)
-                                             for i, ops, label in zip(infos, op_names, labels)])
-    copies = engine.records([engine.run(t.VIEW_COPIES, [summary_list, summaries, order],
-                                        "derivatives")])[0].copies
+    numbered = engine.map(t.NUMBERED_INFOS, [((i, ops), e.label)
+                                             for (i, _, e), ops in zip(kept, op_names)])
     copied = engine.map(t.VIEW_COPY, [((numbered[at], function_items[copy]), function_names[copy])
                                       for at, copy in copies])
     copy_summaries = engine.map(t.INFO_SUMMARY, [((c,), function_names[copy])
                                                  for c, (_, copy) in zip(copied, copies)])
-    step_values = engine.items(engine.run(t.MATCH_PLAN, [summaries, engine.collection(
+    log.close(PARSE)
+    steps = engine.items(engine.run(t.MATCH_PLAN, [summaries, engine.collection(
         info_summaries + copy_summaries, InfoSummary)], "functions"))
-    steps = list(zip(step_values, engine.records(step_values)))
     loaded = numbered + copied
-    synthesized = _synthesize(engine, steps, function_items, function_names, loaded)
-    every = loaded + list(synthesized.values())
-    engine.map(t.MATCH_FUNCTION, [
-        ((function_items[s.function], v, synthesized[k] if s.how == FOREACH_STEP else every[s.entry]),
-         function_names[s.function]) for k, (v, s) in enumerate(steps)])
+    synthesized, matches = _matches(engine, steps, function_items, function_names, loaded, log)
     return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
-                        engine.collection(list(synthesized.values()), EntryInfos,
-                                          persist=True).hash)
+                        engine.collection([v for v in synthesized.values() if not v.failed],
+                                          EntryInfos, persist=True).hash,
+                        engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
+                        engine.collection(matches, FunctionMatch, persist=True).hash,
+                        log.index())
 
 
-def _bucket_calls(engine: Engine, parsed: list[Value], labels: list[str],
-                  functions: tuple[Value, ...], names: Sequence[str], buckets: Value) -> list:
-    """Each entry with the signature bucket of the function it names (load_derivatives.py:
-    create_differentiability_info's lookups). An entry is routed by its label, the operator
-    name read from its text; ENTRY_INFOS checks that its schema is that function's."""
+def _not_failed_natives(engine: Engine, good: list[tuple[Value, EntryValue]], failed: Value
+                        ) -> list[tuple[Value, EntryValue]]:
+    """The entries whose function's native entry did not fail to parse: that one is
+    reported, and its formulas are not blamed for it too."""
+    labels = set(engine.records([failed])[0].labels)
+    if not labels:
+        return good
+    entries = engine.records([d for d, _ in good])
+    return [g for g, entry in zip(good, entries) if entry.op_name not in labels]
+
+
+def _entry_infos(engine: Engine, good: list[tuple[Value, EntryValue]],
+                 functions: tuple[Value, ...], summaries: Value, order: Value,
+                 buckets: Value) -> list[Value]:
+    """Each entry's infos, from the signature bucket of the function its schema names
+    (load_derivatives.py: create_differentiability_info's lookups); an entry whose schema no
+    function has is told so, with the functions' names."""
     lookup = engine.records([buckets])[0]
-    by_name = {names[position]: bucket for _, position, bucket in lookup.schemas}
-    calls = []
-    for entry, label in zip(parsed, labels):
-        bucket = by_name.get(label)
-        if bucket is None:  # a name the label cannot read (folded, escaped…): parse it
-            bucket = by_name.get(engine.records([entry])[0].op_name)
-        if bucket is None:
-            raise RuleViolation("derivatives.unknown-schema",
-                                f"no native function is named '{label}'", "")
-        members = engine.collection(_pick(functions, lookup.buckets[bucket]), NativeFunction)
-        calls.append(((entry, members), label))
-    return calls
+    by_schema = {schema: bucket for schema, _, bucket in lookup.schemas}
+    schemas = [entry_schema(e.entry.text) for _, e in good]
+    unplain = [k for k, s in enumerate(schemas) if s not in by_schema]
+    for k, entry in zip(unplain, engine.records([good[k][0] for k in unplain])):
+        schemas[k] = entry.name  # the parsed entry knows what its first line does not show
+    known = [k for k, s in enumerate(schemas) if s in by_schema]
+    unknown = [k for k, s in enumerate(schemas) if s not in by_schema]
+    infos: list[Value | None] = [None] * len(good)
+    for k, value in zip(known, engine.map(t.ENTRY_INFOS, [
+            ((good[k][0], engine.collection(pick(functions, lookup.buckets[by_schema[schemas[k]]]),
+                                            NativeFunction)), good[k][1].label) for k in known])):
+        infos[k] = value
+    for k, value in zip(unknown, engine.map(t.NO_FUNCTION, [
+            ((good[k][0], summaries, order), good[k][1].label) for k in unknown])):
+        infos[k] = value
+    return infos  # type: ignore[return-value]
 
 
-def _synthesize(engine: Engine, steps: list[tuple[Value, MatchStep]],
-                functions: tuple[Value, ...], names: Sequence[str],
-                loaded: list[Value]) -> dict[int, Value]:
-    """The foreach infos, by step number, in plan order (they follow the loaded infos)."""
+def _first_entries(engine: Engine, entries: list[tuple[Value, Value, EntryValue]],
+                   functions: Value, order: Value, log: FailureLog
+                   ) -> tuple[list[tuple[Value, Value, EntryValue]], tuple[tuple[int, int], ...]]:
+    """The entries (infos, info summary, entry), but for a second entry of one function (a
+    problem at its line, left out), and the view copies to make of them."""
+    summaries = engine.map(t.INFO_SUMMARY, [((i,), e.label) for i, _, e in entries])
+    kept = [(i, s, e) for (i, _, e), s in zip(entries, summaries)]
+    plan = _view_copies(engine, summaries, functions, order)
+    if plan.duplicates:
+        parsed_entries = engine.records([entries[at][1] for at, _, _ in plan.duplicates])
+        log.add(PARSE, [duplicate_entry(d.op_name, function, entries[at][2].entry.line,
+                                        entries[first][2].entry.line)
+                        for (at, first, function), d in zip(plan.duplicates, parsed_entries)])
+        seconds = {at for at, _, _ in plan.duplicates}
+        kept = [k for at, k in enumerate(kept) if at not in seconds]
+        plan = _view_copies(engine, [s for _, s, _ in kept], functions, order)
+    return kept, plan.copies
+
+
+def _view_copies(engine: Engine, summaries: list[Value], functions: Value, order: Value
+                 ) -> ViewCopies:
+    return engine.records([engine.run(t.VIEW_COPIES, [
+        engine.collection(summaries, InfoSummary), functions, order], "derivatives")])[0]
+
+
+def _matches(engine: Engine, step_values: tuple[Value, ...], functions: tuple[Value, ...],
+             names: Sequence[str], loaded: list[Value], log: FailureLog
+             ) -> tuple[dict[int, Value], list[Value]]:
+    """The foreach infos, by step number, in plan order (they follow the loaded infos), and
+    every step's match; their problems merged (matching.merge_formula_faults)."""
+    steps = list(zip(step_values, engine.records(step_values)))
     chosen = [(k, v, s) for k, (v, s) in enumerate(steps) if s.how == FOREACH_STEP]
     if any(s.entry >= len(loaded) for _, _, s in chosen):
         raise InternalError("a foreach op's reference is itself synthesized")
     made = engine.map(t.FOREACH, [((functions[s.function], loaded[s.entry], v), names[s.function])
                                   for _, v, s in chosen])
-    return {k: value for (k, _, _), value in zip(chosen, made)}
+    synthesized = {k: value for (k, _, _), value in zip(chosen, made)}
+    every = loaded + list(synthesized.values())
+    matches = engine.map(t.MATCH_FUNCTION, [
+        ((functions[s.function], v, synthesized[k] if s.how == FOREACH_STEP else every[s.entry]),
+         names[s.function]) for k, (v, s) in enumerate(steps)])
+    log.take()
+    log.add(MATCH, _match_problems(engine, [s for _, s in steps], synthesized, matches, names))
+    return synthesized, matches
+
+
+def _match_problems(engine: Engine, steps: list[MatchStep], synthesized: dict[int, Value],
+                    matches: list[Value], names: Sequence[str]) -> list[Problem]:
+    """Each step's problem (its synthesis's, or else its match's) with its function, merged
+    (matching.merge_formula_faults)."""
+    found = []
+    for k, (step, match) in enumerate(zip(steps, matches)):
+        synthesis = synthesized.get(k)
+        failed = synthesis if synthesis is not None and synthesis.failed else match
+        if failed.failed and failed.hash != BLOCKED:
+            found.append((failed, names[step.function]))
+    records = engine.records([v for v, _ in found])
+    return merge_formula_faults([(p, name) for r, (_, name) in zip(records, found)
+                                 for p in r.problems])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,15 +335,18 @@ def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Val
     """Functions.* hold the nodes of every info; python_functions* bind those of the infos
     as loaded, which come first (generate_code.py runs gen_autograd_python, and so
     gen_autograd_functions_python, before gen_autograd's matching adds the foreach infos)."""
+    log = FailureLog(engine)
     loaded_entries = engine.items(loaded)
     entries = loaded_entries + engine.items(foreach)
     names = engine.records(engine.map(t.NODE_NAMES, [((e,), f"infos {k}")
                                                      for k, e in enumerate(entries)]))
-    with_nodes = [(e, n) for e, n in zip(entries, names) if n.ops]
-    node_lists = engine.map(t.NODES, [((e, ), n.ops[0]) for e, n in with_nodes])
-    nodes = [node for items in engine.items_of(node_lists) for node in items]
-    ops = [op for _, n in with_nodes for op in n.ops]
-    keys = [key for _, n in with_nodes for key in n.names]
+    with_nodes = [(k, e, n) for k, (e, n) in enumerate(zip(entries, names)) if n.ops]
+    node_lists = engine.map(t.NODES, [((e, ), n.ops[0]) for _, e, n in with_nodes])
+    log.close(BIND)
+    built = [(k, n, nodes) for (k, _, n), nodes in zip(with_nodes, node_lists) if not nodes.failed]
+    nodes = [node for items in engine.items_of([n for _, _, n in built]) for node in items]
+    ops = [op for _, n, _ in built for op in n.ops]
+    keys = [key for _, n, _ in built for key in n.names]
     if len(nodes) != len(ops):
         raise InternalError("node names and nodes disagree")
     rendered = engine.map(t.RENDER_NODE, [((n, templates), op) for n, op in zip(nodes, ops)])
@@ -272,12 +357,14 @@ def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Val
         files[name] = engine.run(t.FUNCTIONS_FILE, [
             engine.collection([p[index] for p in pieces], Text),
             engine.text(sources.text(name)), layout, engine.text(name)], name)
-    bound = sum(len(n.ops) for n in names[:len(loaded_entries)])
+    bound = sum(len(n.ops) for k, n, _ in built if k < len(loaded_entries))
     files.update(_python_functions(engine, pieces[:bound], keys[:bound], sources, templates,
                                    layout))
+    log.close(RENDER)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
                    tuple((op, r.hash) for op, r in zip(ops, rendered)), tuple(keys),
-                   engine.collection(nodes, BackwardNode, persist=True).hash, bound)
+                   engine.collection(nodes, BackwardNode, persist=True).hash, bound,
+                   log.index())
 
 
 def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys: Sequence[str],
@@ -295,27 +382,14 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
     return files
 
 
-# ---------------------------------------------------------------------------------------------
-# Python bindings (cache/bindings_group.py; its modules load only when the group runs)
-
-
-def python_bindings(engine: Engine, *inputs: Value) -> Outputs:
-    from .bindings_group import python_bindings as body
-
-    return body(engine, *inputs)
-
-
 NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
                     ("native_functions.yaml", "tags.yaml"))
 AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
                       ("derivatives.yaml", "functions", "names", "summaries", "view order",
-                       "buckets"))
+                       "buckets", "failed natives"))
 AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
                        ("loaded infos", "foreach infos", "templates", "spec templates",
                         "layout"))
-PYTHON_BINDINGS = Group("group.python_bindings", "bindings", python_bindings, Outputs,
-                        ("functions", "names", "deprecated.yaml", "tags", "templates",
-                         "spec templates", "layout"))
 BUILD = Group("group.build", "parse", whole_build, BuildIndex,
               ("native_functions.yaml", "tags.yaml", "derivatives.yaml", "deprecated.yaml",
                "spec templates", "templates", "layout"))

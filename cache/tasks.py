@@ -1,31 +1,33 @@
 """Every task of a build: which pipeline function it runs, over which inputs.
 
 Each compute function is a pipeline function, or a one-line adapter giving it record inputs
-and a record output; a stage's problems become a raised SpecError (the build then reports
-them through the straight pipeline, which locates every problem; see graph.py). Parameters
-such as a file name travel as `Text` inputs, so they are part of the key.
+and a record output. A rule the inputs break makes the output a `Failure` (cache/engine.py);
+a per-entry task blames its entry (`blames`: the entry's file; its ident, the entry's
+label). A cross-entry stage that leaves units out (a second function of one signature kind,
+a view torchgen cannot group) keeps going, and its record names the problems for the group
+to report. Parameters such as a file name travel as `Text` inputs, so they are part of the
+key.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
-                                                  OpNames, ViewCopies, copy_entry,
-                                                  derivative_buckets, derive_entry_infos,
-                                                  op_names, summarize_infos, view_copies,
+                                                  OpNames, ViewCopies, bucket_infos, copy_entry,
+                                                  op_names, summarize_infos, unknown_schema,
+                                                  view_copies, view_ordered_buckets,
                                                   with_op_names)
-from gradshard.pipeline.errors import RuleViolation, SpecError, SpecFile
-from gradshard.pipeline.generation import (SignatureGroups, generate_for_group, signature_group,
-                                           signature_groups)
-from gradshard.pipeline.matching import (FunctionSummary, MatchStep,
+from gradshard.pipeline.errors import Problem, SpecError, SpecFile
+from gradshard.pipeline.generation import SignatureGroups, generate_for_members, signature_groups
+from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
                                          match_function, match_plan, summarize_function)
 from gradshard.pipeline.foreach import synthesized_infos
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.native_checks import cross_function_problems
-from gradshard.pipeline.nodes import BackwardNode, NodeNames, backward_node, node_names, \
-    with_derivatives
+from gradshard.pipeline.nodes import BackwardNode, NodeNames, entry_nodes, node_names
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import (TemplateSet, functions_file, python_functions_header,
                                        python_functions_shard, render_node)
@@ -37,6 +39,9 @@ from gradshard.pipeline.tags import Tag, TagNames, tag_names
 from gradshard.pipeline.views import ViewOrder, view_order
 
 from .engine import Task
+from .graph_records import Labels
+
+NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +49,10 @@ class Passed(Record):
     """A check's output: it found nothing wrong."""
 
 
-def _raise_problems(problems: list) -> None:
+def passed(problems: Sequence[Problem]) -> Passed:
     if problems:
         raise SpecError(problems)
+    return Passed()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,56 +60,30 @@ def _raise_problems(problems: list) -> None:
 
 
 def parse_tag(entry: Text) -> Tag:
-    return parse_tag_entry(Entry(SpecFile.TAGS, 1, entry.text))
+    return parse_tag_entry(Entry(TAGS, 1, entry.text))
+
+
+def declared_tags(tags: tuple[Tag, ...], failed: Labels) -> TagNames:
+    return tag_names(tags, failed.labels)
 
 
 def parse_native(entry: Text, tags: TagNames) -> NativeFunction:
-    return parse_native_entry(Entry(SpecFile.NATIVE_FUNCTIONS, 1, entry.text),
-                              frozenset(tags.names))
+    return parse_native_entry(Entry(NATIVE, 1, entry.text), frozenset(tags.names))
 
 
 def check_natives(functions: tuple[NativeFunction, ...]) -> Passed:
-    _raise_problems(cross_function_problems(list(functions)))
-    return Passed()
-
-
-def group_signatures(functions: tuple[NativeFunction, ...]) -> SignatureGroups:
-    groups, problems = signature_groups(functions)
-    _raise_problems(problems)
-    return groups
-
-
-def generate(members: tuple[NativeFunction, ...]) -> tuple[NativeFunction, ...]:
-    return tuple(generate_for_group(signature_group(members)))
-
-
-def order_views(functions: tuple[NativeFunction, ...]) -> ViewOrder:
-    order, problems = view_order(functions)
-    _raise_problems(problems)
-    return order
-
-
-def bucket_functions(functions: tuple[NativeFunction, ...], order: ViewOrder) -> DerivativeBuckets:
-    buckets = derivative_buckets(functions, order.ordered)
-    if buckets.duplicates:
-        duplicate = functions[buckets.duplicates[0]]
-        raise RuleViolation("native.duplicate-schema",
-                            f"the schema {duplicate.func} is declared twice",
-                            "remove one of the entries")
-    return buckets
+    return passed(cross_function_problems(list(functions)))
 
 
 def parse_derivative(entry: Text) -> DerivativeEntry:
-    return parse_derivatives_entry(Entry(SpecFile.DERIVATIVES, 1, entry.text))
+    return parse_derivatives_entry(Entry(DERIVATIVES, 1, entry.text))
 
 
-def entry_infos(entry: DerivativeEntry, bucket: tuple[NativeFunction, ...]) -> EntryInfos:
-    """The entry's infos, from the signature bucket of the function its label names; the
-    entry's schema must be one of the bucket's (else it names no function exactly)."""
-    if not any(str(f.func) == entry.name for f in bucket):
-        raise RuleViolation("derivatives.unknown-schema",
-                            f"no native function has the schema '{entry.name}'", "")
-    return derive_entry_infos(entry, bucket)
+def no_function(entry: DerivativeEntry, functions: tuple[FunctionSummary, ...],
+                order: ViewOrder) -> EntryInfos:
+    """An entry whose schema no function has (`functions` in view order name the closest)."""
+    raise unknown_schema(entry, [(f.schema, f.name, f.cpp_name)
+                                 for f in (functions[p] for p in order.ordered)])
 
 
 def number_ops(summaries: tuple[InfoSummary, ...]) -> tuple[OpNames, ...]:
@@ -122,22 +102,26 @@ def plan_view_copies(summaries: tuple[InfoSummary, ...], functions: tuple[Functi
     return view_copies(summaries, [f.schema for f in functions], groups)
 
 
-PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",))
-TAG_NAMES = Task("parse.tag_names", "parse", tag_names, TagNames, ("tags",))
-PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"))
+PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
+TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
+PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"),
+                    blames=NATIVE)
 CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("functions",))
-SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", group_signatures, SignatureGroups,
+SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
                         ("functions",))
-GENERATE = Task("parse.generate", "parse", generate, NativeFunction, ("group",), fan_out=True)
+GENERATE = Task("parse.generate", "parse", generate_for_members, NativeFunction, ("group",),
+                fan_out=True, blames=NATIVE)
 FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, FunctionSummary,
                         ("function",))
-VIEW_ORDER = Task("parse.view_order", "parse", order_views, ViewOrder, ("functions",))
-BUCKETS = Task("parse.buckets", "parse", bucket_functions, DerivativeBuckets,
+VIEW_ORDER = Task("parse.view_order", "parse", view_order, ViewOrder, ("functions",))
+BUCKETS = Task("parse.buckets", "parse", view_ordered_buckets, DerivativeBuckets,
                ("functions", "view order"))
 PARSE_DERIVATIVE = Task("parse.derivative", "parse", parse_derivative, DerivativeEntry,
-                        ("entry",))
-ENTRY_INFOS = Task("parse.entry_infos", "parse", entry_infos, EntryInfos,
-                   ("entry", "signature bucket"))
+                        ("entry",), blames=DERIVATIVES)
+ENTRY_INFOS = Task("parse.entry_infos", "parse", bucket_infos, EntryInfos,
+                   ("entry", "signature bucket"), blames=DERIVATIVES)
+NO_FUNCTION = Task("parse.no_function", "parse", no_function, EntryInfos,
+                   ("entry", "functions", "view order"), blames=DERIVATIVES)
 INFO_SUMMARY = Task("parse.info_summary", "parse", summarize_infos, InfoSummary, ("infos",))
 OP_NAMES = Task("parse.op_names", "parse", number_ops, OpNames, ("summaries",), fan_out=True)
 NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
@@ -154,36 +138,23 @@ VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view info
 def plan_matches(functions: tuple[FunctionSummary, ...], infos: tuple[InfoSummary, ...]
                  ) -> tuple[MatchStep, ...]:
     """The plan's steps, each its own value (a function's match reads its step only)."""
-    plan, problems = match_plan(functions, infos)
-    _raise_problems(problems)
-    return plan.steps
+    return match_plan(functions, infos).steps
 
 
 def synthesize(function: NativeFunction, reference: EntryInfos, step: MatchStep) -> EntryInfos:
     return synthesized_infos(function, FunctionSchema.parse(step.reference_signature), reference)
 
 
-def check_match(function: NativeFunction, step: MatchStep, infos: EntryInfos) -> Passed:
-    """A function's match is checked (find_info's rules, in-place forward formulas); none of
-    the files built here prints it, so only the verdict is kept."""
-    match_function(function, step, infos)
-    return Passed()
-
-
 MATCH_PLAN = Task("match.plan", "match", plan_matches, MatchStep, ("functions", "infos"),
                   fan_out=True)
-MATCH_FUNCTION = Task("match.function", "match", check_match, Passed,
-                      ("function", "step", "infos"))
+MATCH_FUNCTION = Task("match.function", "match", match_function, FunctionMatch,
+                      ("function", "step", "infos"), blames=NATIVE)
 FOREACH = Task("foreach.synthesize", "foreach", synthesize, EntryInfos,
-               ("function", "reference", "step"))
+               ("function", "reference", "step"), blames=NATIVE)
 
 
 # ---------------------------------------------------------------------------------------------
 # Render (autograd)
-
-
-def nodes_of(entry: EntryInfos) -> tuple[BackwardNode, ...]:
-    return tuple(backward_node(info) for info in with_derivatives(entry))
 
 
 def render_pieces(node: BackwardNode, templates: TemplateSet) -> tuple[Text, ...]:
@@ -216,7 +187,7 @@ def single_template(name: str, template: Text) -> TemplateSet:
 
 
 NODE_NAMES = Task("render.node_names", "render", node_names, NodeNames, ("infos",))
-NODES = Task("render.nodes", "render", nodes_of, BackwardNode, ("infos",), fan_out=True)
+NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos",), fan_out=True)
 RENDER_NODE = Task("render.node", "render", render_pieces, Text, ("node", "templates"),
                    fan_out=True)
 FUNCTIONS_FILE = Task("assemble.functions", "assemble", assemble_functions, Text,

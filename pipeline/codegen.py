@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import Problem, RuleViolation, SpecError, SpecFile
+from .errors import Problem, SpecError
 from .matching import MatchResult
-from .nodes import BackwardNode, backward_node, node_count
-from .python_files import PythonBindings, python_binding_files, python_bindings
+from .nodes import BackwardNode, entry_nodes, node_count
+from .python_files import PythonBindings, one_per_fault, python_binding_files, python_bindings
 from .render import (RenderedNode, TemplateSet, functions_files, python_functions_files,
                      render_node)
 from .spec import NativeSpec, ParsedSpec, SpecTexts, match_spec, parse_spec
@@ -58,13 +58,10 @@ def backward_nodes(matched: MatchResult) -> tuple[tuple[BackwardNode, ...], list
     nodes: list[BackwardNode] = []
     problems: list[Problem] = []
     for entry in matched.infos:
-        for keyed in entry.infos:
-            if not keyed.info.has_derivatives:
-                continue
-            try:
-                nodes.append(backward_node(keyed.info))
-            except RuleViolation as violation:
-                problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry.entry_label))
+        try:
+            nodes.extend(entry_nodes(entry))
+        except SpecError as error:
+            problems.extend(error.problems)
     return tuple(nodes), problems
 
 
@@ -73,17 +70,6 @@ def bind_python(spec: NativeSpec | ParsedSpec) -> tuple[PythonBindings, list[Pro
     bindings, problems = python_bindings(spec.native_functions, spec.deprecated,
                                          [t.name for t in spec.tags])
     return bindings, one_per_fault(problems)
-
-
-def one_per_fault(problems: list[Problem]) -> list[Problem]:
-    """The first problem of each rule at each entry: a fault of one function breaks every
-    binding it is part of (its Tensor method and its torch function), and each binding
-    finds it, maybe wording it for its own parser signature."""
-    first: dict[tuple, Problem] = {}
-    for problem in problems:
-        first.setdefault((problem.file, problem.entry, problem.line_in_entry, problem.rule),
-                         problem)
-    return list(first.values())
 
 
 def analyze(texts: SpecTexts) -> Analysis:

@@ -25,11 +25,11 @@ from .cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments, r
                   wrap, BOOL, INT64, LAYOUT, SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
                   TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
 from .derivatives import DEFAULT_KEY, DerivativeEntry, DispatchFormulas, Formula
-from .errors import RuleViolation, SpecFile, did_you_mean
+from .errors import Problem, RuleViolation, SpecFile, did_you_mean
 from .native import NativeFunction
 from .records import Record
 from .schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
-from .views import ViewGroup
+from .views import ViewGroup, ViewOrder
 
 # Dispatch keys a derivatives.yaml entry may use besides Default (model.py: AUTOGRAD_KEYS).
 AUTOGRAD_KEYS = ("AutogradNestedTensor",) + tuple("Autograd" + backend for backend in (
@@ -178,16 +178,25 @@ class DerivativeBuckets(Record):
 
     schemas: tuple[tuple[str, int, int], ...]  # (schema text, position, bucket number)
     buckets: tuple[tuple[int, ...], ...]
-    duplicates: tuple[int, ...]  # functions whose schema text an earlier one already has
+    problems: tuple[Problem, ...] = ()  # a schema declared again (and view grouping's)
+
+
+def view_ordered_buckets(functions: Sequence[NativeFunction], order: ViewOrder
+                         ) -> DerivativeBuckets:
+    """The buckets over load_derivatives' view-grouped order, with the problems of that
+    grouping too (one record reports both)."""
+    buckets = derivative_buckets(functions, order.ordered)
+    return replace(buckets, problems=order.problems + buckets.problems)
 
 
 def derivative_buckets(functions: Sequence[NativeFunction], ordered: Sequence[int]
                        ) -> DerivativeBuckets:
-    """load_derivatives.py: load_derivatives' functions_by_signature / functions_by_schema."""
+    """load_derivatives.py: load_derivatives' functions_by_signature / functions_by_schema;
+    a schema text an earlier function already has is a problem (the first one is kept)."""
     bucket_of: dict[str, int] = {}
     buckets: list[list[int]] = []
     schemas: dict[str, tuple[str, int, int]] = {}
-    duplicates = []
+    problems = []
     for position in ordered:
         fn = functions[position]
         bucket = bucket_of.setdefault(str(fn.func.signature()), len(buckets))
@@ -196,39 +205,48 @@ def derivative_buckets(functions: Sequence[NativeFunction], ordered: Sequence[in
         buckets[bucket].append(position)
         text = str(fn.func)
         if text in schemas:
-            duplicates.append(position)
+            problems.append(Problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name),
+                                    "native.duplicate-schema",
+                                    f"the schema {fn.func} is declared twice",
+                                    "remove one of the entries"))
         else:
             schemas[text] = (text, position, bucket)
     return DerivativeBuckets(tuple(schemas.values()), tuple(tuple(b) for b in buckets),
-                             tuple(duplicates))
+                             tuple(problems))
 
 
-class NativeIndex:
-    """The lookups over the view-grouped function order, with the functions themselves."""
-
-    def __init__(self, ordered: Sequence[NativeFunction]) -> None:
-        self.ordered = tuple(ordered)
-        self.lookup = derivative_buckets(self.ordered, range(len(self.ordered)))
-        self.by_schema = {text: (position, bucket)
-                          for text, position, bucket in self.lookup.schemas}
-        self.duplicates = [self.ordered[p] for p in self.lookup.duplicates]
-
-
-def find_entry_functions(entry: DerivativeEntry, index: NativeIndex
-                         ) -> tuple[NativeFunction, tuple[NativeFunction, ...]]:
-    """The function the entry names exactly, and all functions sharing its signature."""
-    found = index.by_schema.get(entry.name)
-    if found is None:
-        raise unknown_schema(entry, index.ordered)
-    position, bucket = found
-    return index.ordered[position], tuple(index.ordered[p] for p in index.lookup.buckets[bucket])
+def entry_schema(text: str) -> str | None:
+    """The schema an entry's text names on its first line (`- name: SCHEMA`), as written;
+    None when that line does not hold it plainly (the parsed entry knows it then)."""
+    first = text.split("\n", 1)[0]
+    key, sep, value = first[1:].partition(":")
+    value = value.split(" #", 1)[0].strip()
+    if not sep or key.strip() != "name" or not value or value[0] in "'\"&*!|>[{":
+        return None
+    return value
 
 
-def unknown_schema(entry: DerivativeEntry, functions: Sequence[NativeFunction]) -> RuleViolation:
+def bucket_infos(entry: DerivativeEntry, bucket: Sequence[NativeFunction]) -> EntryInfos:
+    """The entry's infos from the signature bucket of the function its schema names
+    (create_differentiability_info's lookups); the schema must be one of the bucket's."""
+    if not any(str(f.func) == entry.name for f in bucket):
+        raise unknown_schema(entry, [known_function(f) for f in bucket])
+    return derive_entry_infos(entry, bucket)
+
+
+def known_function(fn: NativeFunction) -> tuple[str, str, str]:
+    """What an unknown schema's hint reads of a function: its schema, name and C++ name."""
+    return str(fn.func), str(fn.func.name), cpp_name(fn.func)
+
+
+def unknown_schema(entry: DerivativeEntry, known: Sequence[tuple[str, str, str]]
+                   ) -> RuleViolation:
+    """An entry naming no function's schema; the hint names the schemas of its name, or the
+    closest function name (`known`: every function, in view order, as `known_function`)."""
     defn_name = entry.defn_name
-    candidates = [str(f.func) for f in functions if cpp_name(f.func) == defn_name]
+    candidates = [schema for schema, _, cpp in known if cpp == defn_name]
     hint = ("schemas with this name: " + "; ".join(dict.fromkeys(candidates)) if candidates
-            else did_you_mean(entry.op_name, [str(f.func.name) for f in functions])
+            else did_you_mean(entry.op_name, [name for _, name, _ in known])
             or "the schema must match a native_functions.yaml entry exactly")
     return RuleViolation("derivatives.unknown-schema",
                          f"no native function has the schema '{entry.name}'", hint,
@@ -716,15 +734,28 @@ class OpNames(Record):
 
 
 def op_names(summaries: Sequence[InfoSummary]) -> OpNames:
-    """The file-wide numbering, after checking that no two entries share a schema."""
-    seen: set[str] = set()
-    for summary in summaries:
-        if summary.schema in seen:
-            raise RuleViolation("derivatives.duplicate",
-                                f"a second entry for {summary.schema.split('(', 1)[0]}",
-                                "merge the two entries into one")
-        seen.add(summary.schema)
+    """The file-wide numbering (of entries with distinct schemas: see duplicate_entries)."""
     return OpNames(tuple(assign_op_names([s.op_prefixes for s in summaries])))
+
+
+def duplicate_entries(summaries: Sequence[InfoSummary]) -> tuple[tuple[int, int, str], ...]:
+    """Entries for a schema an earlier entry has: (position, the first one's position, the
+    function's name). torchgen keeps both; here the first one counts."""
+    first: dict[str, int] = {}
+    pairs = []
+    for position, summary in enumerate(summaries):
+        earlier = first.setdefault(summary.schema, position)
+        if earlier != position:
+            pairs.append((position, earlier, summary.schema.split("(", 1)[0]))
+    return tuple(pairs)
+
+
+def duplicate_entry(op_name: str, function: str, line: int, first_line: int) -> Problem:
+    """A second entry for one function, at its own line."""
+    return Problem(SpecFile.DERIVATIVES, op_name, "derivatives.duplicate",
+                   f"a second entry for {function} (the first is at line {first_line}); "
+                   "torchgen would silently keep both", "merge the two entries into one",
+                   line=line)
 
 
 def with_op_names(entry: EntryInfos, ops: tuple[str | None, ...]) -> EntryInfos:
@@ -754,9 +785,11 @@ def view_copy_infos(entries: Sequence[EntryInfos], groups: Sequence[ViewGroup]) 
 
 @dataclass(frozen=True, slots=True)
 class ViewCopies(Record):
-    """The view-copy infos to make: (view's entry position, copy function position)."""
+    """The view-copy infos to make: (view's entry position, copy function position); and the
+    entries for a schema an earlier entry has (`duplicate_entries`), to be left out first."""
 
     copies: tuple[tuple[int, int], ...]
+    duplicates: tuple[tuple[int, int, str], ...] = ()
 
 
 def view_copies(summaries: Sequence[InfoSummary], schemas: Sequence[str],
@@ -765,7 +798,8 @@ def view_copies(summaries: Sequence[InfoSummary], schemas: Sequence[str],
     function list whose schema texts are `schemas`."""
     pairs = [(schemas[view], None if copy is None else schemas[copy]) for view, copy in groups]
     plan = view_copy_plan([(s.schema, s.has_infos) for s in summaries], pairs)
-    return ViewCopies(tuple((at, groups[group][1]) for at, group in plan))  # type: ignore[misc]
+    return ViewCopies(tuple((at, groups[group][1]) for at, group in plan),  # type: ignore[misc]
+                      duplicate_entries(summaries))
 
 
 def view_copy_plan(entries: Sequence[tuple[str, bool]],

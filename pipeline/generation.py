@@ -51,12 +51,14 @@ class SignatureGroup(Record):
 
 @dataclass(frozen=True, slots=True)
 class SignatureGroups(Record):
-    """The groups as positions in the function list, in first-appearance order."""
+    """The groups as positions in the function list, in first-appearance order, and the
+    functions left out of them (a second function of one kind in a group)."""
 
     groups: tuple[tuple[int, ...], ...]
+    problems: tuple[Problem, ...] = ()
 
 
-def signature_groups(functions: Sequence[NativeFunction]) -> tuple[SignatureGroups, list[Problem]]:
+def signature_groups(functions: Sequence[NativeFunction]) -> SignatureGroups:
     """Functions grouped by signature in first-appearance order (pre_group_native_functions);
     a second function of one kind in a group is a problem and left out."""
     groups: dict[str, list[int]] = {}
@@ -73,13 +75,13 @@ def signature_groups(functions: Sequence[NativeFunction]) -> tuple[SignatureGrou
                 "two overloads of one kind must differ in their argument types"))
             continue
         members.append(position)
-    return SignatureGroups(tuple(tuple(m) for m in groups.values())), problems
+    return SignatureGroups(tuple(tuple(m) for m in groups.values()), tuple(problems))
 
 
 def group_by_signature(functions: list[NativeFunction]) -> tuple[list[SignatureGroup], list[Problem]]:
-    positions, problems = signature_groups(functions)
+    positions = signature_groups(functions)
     return [signature_group(tuple(functions[p] for p in members))
-            for members in positions.groups], problems
+            for members in positions.groups], list(positions.problems)
 
 
 def signature_group(members: tuple[NativeFunction, ...]) -> SignatureGroup:
@@ -92,11 +94,21 @@ def generated_functions(groups: list[SignatureGroup]) -> tuple[list[NativeFuncti
     problems: list[Problem] = []
     for group in groups:
         try:
-            generated.extend(generate_for_group(group))
+            generated.extend(generate_for_members(group.members))
         except RuleViolation as violation:
-            culprit = group.members[0]
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(culprit.func.name)))
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, ""))
     return generated, problems
+
+
+def generate_for_members(members: tuple[NativeFunction, ...]) -> tuple[NativeFunction, ...]:
+    """The functions one signature group (its members) lacks; a group that breaks the rules
+    is blamed on its first member."""
+    try:
+        return tuple(generate_for_group(signature_group(members)))
+    except RuleViolation as violation:
+        violation.entry = violation.entry or str(members[0].func.name)
+        violation.file = violation.file or SpecFile.NATIVE_FUNCTIONS
+        raise
 
 
 def generate_for_group(group: SignatureGroup) -> list[NativeFunction]:

@@ -57,6 +57,7 @@ FUNCTIONAL = "functional"            # its functional variant's entry, by signat
 MUTABLE = "mutable"                  # a generated functional op: its mutable op's entry
 FOREACH = "foreach"                  # synthesized from its per-tensor reference
 FOREACH_INPLACE = "foreach-inplace"  # an in-place foreach op: its reference's info as it is
+NO_DEFAULT = "no-default"            # a foreach op whose reference has no Default formulas
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +71,14 @@ class FunctionSummary(Record):
     kind: str
     generated: bool
     foreach: bool
+    origin: str = ""  # a generated function's: the name of the function it comes from
 
 
 def summarize_function(fn: NativeFunction) -> FunctionSummary:
     return FunctionSummary(str(fn.func.name), str(fn.func),
                            str(fn.func.signature(strip_default=True)), cpp_name(fn.func),
-                           fn.func.kind().value, "generated" in fn.tags, is_foreach(fn))
+                           fn.func.kind().value, "generated" in fn.tags, is_foreach(fn),
+                           "" if fn.generated_from is None else str(fn.generated_from))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +159,7 @@ class _PlanTables:
                         or not is_reference_for(func, self.parse(signature)):
                     continue
                 if not self.has_default[entry]:
-                    raise reference_without_default(func, self.names[entry])
+                    return MatchStep(position, NO_DEFAULT, entry)
                 if func.kind() is SchemaKind.INPLACE:
                     return MatchStep(position, FOREACH_INPLACE, entry)
                 return MatchStep(position, FOREACH, entry, signature)
@@ -174,37 +177,36 @@ class _PlanTables:
         return self._schemas[schema]
 
 
-def match_plan(functions: Sequence[FunctionSummary], infos: Sequence[InfoSummary]
-               ) -> tuple[MatchPlan, list[Problem]]:
+def match_plan(functions: Sequence[FunctionSummary], infos: Sequence[InfoSummary]) -> MatchPlan:
     """Which entry each function uses, visiting functions stably sorted by C++ name
-    (gen_autograd.py); a function whose search fails is a problem and finds nothing."""
-    order = sorted(range(len(functions)), key=lambda i: functions[i].cpp_name)
+    (gen_autograd.py); a function whose search fails finds nothing (its match says why)."""
+    order = cpp_name_order(functions)
     tables = _PlanTables(infos)
     steps: list[MatchStep] = []
-    problems: list[Problem] = []
     for position in order:
         fn = functions[position]
-        try:
-            step = tables.step(position, fn)
-        except RuleViolation as violation:
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, fn.name))
-            continue
+        step = tables.step(position, fn)
         if step is None:
             continue
         if step.how == FOREACH:
             tables.add_synthesized(fn.schema)
         steps.append(step)
-    return MatchPlan(tuple(order), tuple(steps)), problems
+    return MatchPlan(tuple(order), tuple(steps))
+
+
+def cpp_name_order(functions: Sequence[FunctionSummary]) -> list[int]:
+    """The functions' positions, stably sorted by C++ name: the order matching visits them."""
+    return sorted(range(len(functions)), key=lambda i: functions[i].cpp_name)
 
 
 def match_infos(functions: Sequence[NativeFunction],
                 infos: Sequence[EntryInfos]) -> tuple[MatchResult, list[Problem]]:
     """Every function's match (in C++-name order) and all infos to render, foreach included."""
-    plan, problems = match_plan([summarize_function(f) for f in functions],
-                                [summarize_infos(e) for e in infos])
+    plan = match_plan([summarize_function(f) for f in functions],
+                      [summarize_infos(e) for e in infos])
     all_infos: list[EntryInfos | None] = list(infos)
     matches: dict[int, FunctionMatch] = {}
-    formula_faults = _FormulaFaults()
+    found_problems: list[tuple[Problem, str]] = []
     for step in plan.steps:
         fn = functions[step.function]
         try:
@@ -216,45 +218,41 @@ def match_infos(functions: Sequence[NativeFunction],
             if found is not None:  # else it borrows from a synthesis that failed: reported
                 matches[step.function] = match_function(fn, step, found)
         except RuleViolation as violation:
-            problem = violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name))
-            if problem.file is SpecFile.DERIVATIVES:
-                formula_faults.add(problem, str(fn.func.name))
-            else:
-                problems.append(problem)
+            found_problems.append((violation.to_problem(SpecFile.NATIVE_FUNCTIONS,
+                                                        str(fn.func.name)), str(fn.func.name)))
     ordered = tuple(matches.get(p) or FunctionMatch(str(functions[p].func.name))
                     for p in plan.order)
     return (MatchResult(ordered, tuple(e for e in all_infos if e is not None)),
-            problems + formula_faults.problems())
+            merge_formula_faults(found_problems))
 
 
-class _FormulaFaults:
-    """Problems blamed on a derivatives.yaml formula: several functions reusing one formula
-    (add_.Tensor and _foreach_add_.List both borrow add.Tensor's) hit one fault, reported
-    once, naming every function it breaks."""
+def merge_formula_faults(found: Sequence[tuple[Problem, str]]) -> list[Problem]:
+    """The problems of matching functions (each with the function found to have it), in
+    plan order. A problem blamed on a derivatives.yaml formula is reported once however
+    many functions reuse that formula (add_.Tensor and _foreach_add_.List both borrow
+    add.Tensor's), naming every function it breaks."""
+    others = [problem for problem, _ in found if problem.file is not SpecFile.DERIVATIVES]
+    first: dict[tuple, Problem] = {}
+    functions: dict[tuple, list[str]] = {}
+    for problem, function in found:
+        if problem.file is SpecFile.DERIVATIVES:
+            place = (problem.entry, problem.line_in_entry, problem.rule)
+            first.setdefault(place, problem)
+            functions.setdefault(place, []).append(function)
+    return others + [_also_for(problem, functions[place][1:]) for place, problem in first.items()]
 
-    def __init__(self) -> None:
-        self.first: dict[tuple, Problem] = {}
-        self.functions: dict[tuple, list[str]] = {}
 
-    def add(self, problem: Problem, function: str) -> None:
-        place = (problem.entry, problem.line_in_entry, problem.rule)
-        self.first.setdefault(place, problem)
-        self.functions.setdefault(place, []).append(function)
-
-    def problems(self) -> list[Problem]:
-        return [self._merged(problem, self.functions[place][1:])
-                for place, problem in self.first.items()]
-
-    @staticmethod
-    def _merged(problem: Problem, others: list[str]) -> Problem:
-        if not others:
-            return problem
-        return replace(problem, message=f"{problem.message} (also for {', '.join(others)})")
+def _also_for(problem: Problem, others: list[str]) -> Problem:
+    if not others:
+        return problem
+    return replace(problem, message=f"{problem.message} (also for {', '.join(others)})")
 
 
 def match_function(fn: NativeFunction, step: MatchStep, found: EntryInfos) -> FunctionMatch:
     """One function's match from the entry its plan step names (the synthesized one for
     FOREACH), with find_info's checks and the in-place forward formulas."""
+    if step.how == NO_DEFAULT:
+        raise reference_without_default(fn.func, str(found.schema.name))
     if step.how == MUTABLE:
         _check_reusable_for_functional(fn, found)
     if step.how == FOREACH_INPLACE:

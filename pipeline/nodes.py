@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .differentiability import DifferentiabilityInfo, EntryInfos, SavedAttribute, uses_ident
-from .errors import RuleViolation
+from .errors import RuleViolation, SpecError, SpecFile
 from .records import Record
 
 # Ops whose backward cannot be traced (PA/gen_inplace_or_view_type.py: VIEW_FUNCTIONS).
@@ -187,6 +187,20 @@ class NodeNames(Record):
 
     ops: tuple[str, ...]
     names: tuple[str, ...]
+
+
+def entry_nodes(entry: EntryInfos) -> tuple[BackwardNode, ...]:
+    """The nodes of an entry's infos with derivatives (get_infos_with_derivatives_list, in
+    dispatch-key order); a node that cannot be built is a problem of the entry, one per info."""
+    nodes, problems = [], []
+    for info in with_derivatives(entry):
+        try:
+            nodes.append(backward_node(info))
+        except RuleViolation as violation:
+            problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry.entry_label))
+    if problems:
+        raise SpecError(problems)
+    return tuple(nodes)
 
 
 def with_derivatives(entry: EntryInfos) -> list[DifferentiabilityInfo]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .deprecated import DeprecatedSignature
-from .errors import Problem, RuleViolation, SpecFile
+from .errors import Problem, RuleViolation, SpecError, SpecFile
 from .native import NativeFunction
 from .python_binding import Binding, binding
 from .python_signature import (PyPair, deprecated_pairs, pairs_by_name, python_pair,
@@ -204,11 +204,73 @@ def target_pairs(target: BindingTarget, pairs: Sequence[PyPair],
 
 def bind(target: BindingTarget, functions: Sequence[NativeFunction],
          deprecated: Sequence[DeprecatedSignature]) -> Binding:
-    """One binding from its name's functions and the deprecated signatures calling them."""
-    pairs = [python_pair(f, target.method) for f in functions]
+    """One binding from its name's functions and the deprecated signatures calling them
+    (gen_python_functions.py: load_signatures, load_deprecated_signatures, method_impl).
+
+    A function or deprecated signature that cannot be bound is left out of it. The faults
+    of the name's functions are found by their function pass, so every binding of the name
+    reports them (one_per_fault keeps one) and a method pass only leaves them out; a
+    deprecated signature's faults are bindings.deprecated_check's (`check_deprecated`)."""
+    problems: list[Problem] = []
+    pairs = bound_pairs(functions, False, problems)
+    if target.method:
+        pairs = bound_pairs(functions, True, [])
     by_name = pairs_by_name(pairs)
-    extra = [p for d in deprecated for p in deprecated_pairs(d, by_name, target.method)]
-    return binding(target.name, target_pairs(target, pairs, extra), target.module, target.method)
+    extra = [p for d in deprecated for p in _deprecated_pairs(d, by_name, target.method, [])]
+    members = target_pairs(target, pairs, extra)
+    made = None
+    if members:
+        try:
+            made = binding(target.name, members, target.module, target.method)
+        except RuleViolation as violation:
+            culprit = str(members[0].function.func.name)
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))
+    if problems or made is None:
+        raise SpecError(problems)
+    return made
+
+
+def bound_pairs(functions: Sequence[NativeFunction], method: bool,
+                problems: list[Problem]) -> list[PyPair]:
+    """One pass's pairs (gen_python_functions.py: load_signatures); a function that cannot be
+    bound is left out, and its problem logged."""
+    pairs = []
+    for fn in functions:
+        try:
+            pairs.append(python_pair(fn, method))
+        except RuleViolation as violation:
+            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))
+    return pairs
+
+
+def one_per_fault(problems: list[Problem]) -> list[Problem]:
+    """The first problem of each rule at each entry: a fault of one function breaks every
+    binding it is part of (its Tensor method and its torch function), and each binding
+    finds it, maybe wording it for its own parser signature."""
+    first: dict[tuple, Problem] = {}
+    for problem in problems:
+        first.setdefault((problem.file, problem.entry, problem.line_in_entry, problem.rule),
+                         problem)
+    return list(first.values())
+
+
+def check_deprecated(signature: DeprecatedSignature, functions: Sequence[NativeFunction]) -> None:
+    """A deprecated signature must fit an overload of the function it calls (`functions`: the
+    bound functions of that name), as their function pass finds them."""
+    problems: list[Problem] = []
+    _deprecated_pairs(signature, pairs_by_name(bound_pairs(functions, False, [])), False,
+                      problems)
+    if problems:
+        raise SpecError(problems)
+
+
+def _deprecated_pairs(signature: DeprecatedSignature, by_name: dict[str, list[PyPair]],
+                      method: bool, problems: list[Problem]) -> list[PyPair]:
+    try:
+        return deprecated_pairs(signature, by_name, method)
+    except RuleViolation as violation:
+        problems.append(violation.to_problem(SpecFile.DEPRECATED, str(signature.schema)))
+        return []
 
 
 @dataclass(frozen=True, slots=True)

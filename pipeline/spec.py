@@ -11,12 +11,13 @@ reported twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from .deprecated import DeprecatedSignature, parse_deprecated
 from .derivatives import DerivativeEntry, parse_derivative_entry
-from .differentiability import (EntryInfos, NativeIndex, derive_entry_infos, find_entry_functions,
-                                number_ops, view_copy_infos)
+from .differentiability import (EntryInfos, derivative_buckets, derive_entry_infos,
+                                duplicate_entry, known_function, number_ops, unknown_schema,
+                                view_copy_infos)
 from .errors import YAML_FILES, Problem, RuleViolation, SpecError, SpecFile
 from .generation import generated_functions, group_by_signature
 from .matching import MatchResult, match_infos
@@ -24,7 +25,7 @@ from .native import NativeFunction, parse_native_function
 from .native_checks import cross_function_problems
 from .records import Record
 from .source import Entry, decode_spec_text, load_entry, split_entries
-from .tags import Tag, parse_tag
+from .tags import Tag, duplicate_tag, parse_tag
 from .views import ViewGrouping, group_views
 
 T = TypeVar("T")
@@ -54,7 +55,7 @@ class NativeSpec:
     deprecated: tuple[DeprecatedSignature, ...]
 
     def entry_lines(self) -> dict[tuple[SpecFile, str], int]:
-        return entry_lines(self.entries, self.native_functions)
+        return entry_lines(self.entries, generated_origins(self.native_functions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ class ParsedSpec:
     infos: tuple[EntryInfos, ...]
 
     def entry_lines(self) -> dict[tuple[SpecFile, str], int]:
-        return entry_lines(self.entries, self.native_functions)
+        return entry_lines(self.entries, generated_origins(self.native_functions))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,9 +220,7 @@ def _parse_tags(entries: tuple[Entry, ...], log: _ProblemLog) -> tuple[list[Tag]
             failed.add(entry_label(entry))
             continue
         if tag.name in tags:
-            log.extend([Problem(SpecFile.TAGS, tag.name, "tags.duplicate",
-                                f"tag '{tag.name}' is defined twice", "remove one definition",
-                                line=entry.line)])
+            log.extend([duplicate_tag(tag.name, entry.line)])
             continue
         tags[tag.name] = tag
     return list(tags.values()), failed
@@ -248,10 +247,8 @@ def _parse_natives(entries: tuple[Entry, ...], valid_tags: frozenset[str],
 def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed_natives: set[str],
                       log: _ProblemLog) -> tuple[list[DerivativeEntry], list[EntryInfos]]:
     """load_derivatives.py: load_derivatives, one entry at a time."""
-    index = NativeIndex(grouping.ordered)
-    log.extend([Problem(SpecFile.NATIVE_FUNCTIONS, str(fn.func.name), "native.duplicate-schema",
-                        f"the schema {fn.func} is declared twice", "remove one of the entries")
-                for fn in index.duplicates])
+    index = _NativeIndex(grouping.ordered)
+    log.extend(list(index.lookup.problems))
     parsed: list[DerivativeEntry] = []
     infos: list[EntryInfos] = []
     seen: dict[str, Entry] = {}
@@ -267,10 +264,8 @@ def _load_derivatives(entries: tuple[Entry, ...], grouping: ViewGrouping, failed
             continue
         first = seen.setdefault(str(result.schema), entry)
         if first is not entry:
-            log.extend([Problem(SpecFile.DERIVATIVES, derivative.op_name, "derivatives.duplicate",
-                                f"a second entry for {result.schema.name} (the first is at line "
-                                f"{first.line}); torchgen would silently keep both",
-                                "merge the two entries into one", line=entry.line)])
+            log.extend([duplicate_entry(derivative.op_name, str(result.schema.name), entry.line,
+                                        first.line)])
             continue
         infos.append(result)
     numbered = number_ops(infos)
@@ -286,21 +281,38 @@ def match_spec(spec: ParsedSpec) -> MatchResult:
     return result
 
 
-def _entry_infos(entry: DerivativeEntry, index: NativeIndex) -> EntryInfos:
-    _, bucket = find_entry_functions(entry, index)
-    return derive_entry_infos(entry, bucket)
+class _NativeIndex:
+    """The lookups over the view-grouped function order, with the functions themselves."""
+
+    def __init__(self, ordered: tuple[NativeFunction, ...]) -> None:
+        self.ordered = ordered
+        self.lookup = derivative_buckets(ordered, range(len(ordered)))
+        self.by_schema = {text: bucket for text, _, bucket in self.lookup.schemas}
+
+
+def _entry_infos(entry: DerivativeEntry, index: _NativeIndex) -> EntryInfos:
+    bucket = index.by_schema.get(entry.name)
+    if bucket is None:
+        raise unknown_schema(entry, [known_function(f) for f in index.ordered])
+    return derive_entry_infos(entry, tuple(index.ordered[p] for p in index.lookup.buckets[bucket]))
 
 
 def entry_lines(entries: dict[SpecFile, tuple[Entry, ...]],
-                functions: tuple[NativeFunction, ...]) -> dict[tuple[SpecFile, str], int]:
-    """Where each named entry starts; generated functions point at the entry they come from."""
+                generated: Iterable[tuple[str, str]]) -> dict[tuple[SpecFile, str], int]:
+    """Where each named entry starts; generated functions (`generated`: each one's name and
+    the name of the function it comes from) point at the entry they come from."""
     lines: dict[tuple[SpecFile, str], int] = {}
     for file, file_entries in entries.items():
         for entry in file_entries:
             lines.setdefault((file, entry_label(entry)), entry.line)
-    for fn in functions:
-        if fn.generated_from is not None:
-            source = lines.get((SpecFile.NATIVE_FUNCTIONS, str(fn.generated_from)))
-            if source is not None:
-                lines.setdefault((SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)), source)
+    for name, origin in generated:
+        source = lines.get((SpecFile.NATIVE_FUNCTIONS, origin))
+        if source is not None:
+            lines.setdefault((SpecFile.NATIVE_FUNCTIONS, name), source)
     return lines
+
+
+def generated_origins(functions: Iterable[NativeFunction]) -> list[tuple[str, str]]:
+    """Each generated function's name, with the name of the function it comes from."""
+    return [(str(f.func.name), str(f.generated_from)) for f in functions
+            if f.generated_from is not None]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
-from .errors import RuleViolation, did_you_mean
+from .errors import Problem, RuleViolation, SpecFile, did_you_mean
 from .records import Record
 from .source import LoadedEntry, quote_value
 
@@ -37,16 +38,26 @@ def parse_tag(loaded: LoadedEntry) -> Tag:
 
 @dataclass(frozen=True, slots=True)
 class TagNames(Record):
-    """The declared tags: what a native entry's `tags:` may name."""
+    """The declared tags: what a native entry's `tags:` may name. `duplicates` holds each tag
+    defined again: its position among the tags and its name."""
 
     names: tuple[str, ...]
+    duplicates: tuple[tuple[int, str], ...] = ()
 
 
-def tag_names(tags: tuple[Tag, ...]) -> TagNames:
-    seen: set[str] = set()
-    for tag in tags:
-        if tag.name in seen:
-            raise RuleViolation("tags.duplicate", f"tag '{tag.name}' is defined twice",
-                                "remove one definition")
-        seen.add(tag.name)
-    return TagNames(tuple(t.name for t in tags))
+def tag_names(tags: Sequence[Tag], failed: Sequence[str] = ()) -> TagNames:
+    """The tags' names, the first definition of each kept; a tag whose entry failed to parse
+    (`failed`: their labels) still counts as declared, so its users are not blamed too."""
+    first: dict[str, int] = {}
+    duplicates = []
+    for position, tag in enumerate(tags):
+        if tag.name in first:
+            duplicates.append((position, tag.name))
+        first.setdefault(tag.name, position)
+    return TagNames(tuple(first) + tuple(f for f in failed if f not in first), tuple(duplicates))
+
+
+def duplicate_tag(name: str, line: int) -> Problem:
+    """A tag defined again, at the line of its second definition."""
+    return Problem(SpecFile.TAGS, name, "tags.duplicate", f"tag '{name}' is defined twice",
+                   "remove one definition", line=line)

@@ -68,9 +68,10 @@ class ViewOrder(Record):
 
     ordered: tuple[int, ...]
     groups: tuple[ViewGroupPositions, ...]
+    problems: tuple[Problem, ...] = ()  # views torchgen's grouping rejects
 
 
-def view_order(functions: Sequence[NativeFunction]) -> tuple[ViewOrder, list[Problem]]:
+def view_order(functions: Sequence[NativeFunction]) -> ViewOrder:
     buckets: dict[str, dict[object, int]] = {}
     problems: list[Problem] = []
     for position, fn in enumerate(functions):
@@ -98,7 +99,7 @@ def view_order(functions: Sequence[NativeFunction]) -> tuple[ViewOrder, list[Pro
             ordered.extend(p for p in (group.view, group.view_inplace, group.view_copy)
                            if p is not None)
         ordered.extend(bucket.values())
-    return ViewOrder(tuple(ordered), tuple(groups)), problems
+    return ViewOrder(tuple(ordered), tuple(groups), tuple(problems))
 
 
 def _same_signature_and_kind(fn: NativeFunction, other: NativeFunction) -> bool:
@@ -115,8 +116,8 @@ def view_grouping(functions: Sequence[NativeFunction], order: ViewOrder) -> View
 
 
 def group_views(functions: list[NativeFunction]) -> tuple[ViewGrouping, list[Problem]]:
-    order, problems = view_order(functions)
-    return view_grouping(functions, order), problems
+    order = view_order(functions)
+    return view_grouping(functions, order), list(order.problems)
 
 
 def _group_of(functions: Sequence[NativeFunction], group: ViewGroupPositions) -> ViewGroup:
