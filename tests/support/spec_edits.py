@@ -1,10 +1,14 @@
 """Hand edits of the real spec, shared by the differential and incremental tests: each is
-compared with torchgen run on the same edited spec."""
+compared with torchgen run on the same edited spec. RERUNS (at the end) holds, for each edit,
+exactly the tasks a cached build of the edited spec runs after a build of the spec as shipped
+(tests/test_incremental.py checks them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from support.specs import DERIVATIVES, NATIVE, TEMPLATES
 
@@ -149,3 +153,633 @@ ENGINE_EDITS = {
                                   "  self: grad * self.cosh().conj() * 3\n")],
 }
 ALL_EDITS = {**EDITS, **ENGINE_EDITS}
+
+
+# ---------------------------------------------------------------------------------------------
+# What each edit re-runs: the engine's runs (EngineStats.runs: task and ident) of a cached
+# build of the edited packaged spec, on a cache holding the build of the spec as shipped, the
+# way Salsa's tests log what re-executed. The graph changes → update the table: a failing
+# test prints the runs in its notation. A run beyond what the edit reaches goes in `excess`
+# (the sets below, each saying why it runs), never among the runs it reaches.
+
+
+def runs(table: str) -> frozenset[str]:
+    """"task: ident, ident" lines → {"task ident", …}."""
+    found: set[str] = set()
+    for line in table.strip().splitlines():
+        task, idents = line.strip().split(": ", 1)
+        found.update(f"{task} {ident}" for ident in idents.split(", "))
+    return frozenset(found)
+
+
+def table_of(found: Iterable[str], width: int = 88) -> str:
+    """runs()'s notation for a set of "task ident" runs: a task's idents on lines of about
+    `width` characters."""
+    by_task: dict[str, list[str]] = {}
+    for run in sorted(found):
+        task, ident = run.split(" ", 1)
+        by_task.setdefault(task, []).append(ident)
+    lines = []
+    for task, idents in by_task.items():
+        line = f"{task}: {idents[0]}"
+        for ident in idents[1:]:
+            if len(line) + len(ident) + 2 > width:
+                lines.append(line)
+                line = f"{task}: {ident}"
+            else:
+                line += f", {ident}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Reruns:
+    """`reached`: the tasks the edit reaches (runs()'s notation); `excess`: runs beyond them,
+    listed; `more`: how many further runs of a task, beyond them too (too many to list)."""
+
+    reached: str
+    excess: frozenset[str] = frozenset()
+    more: dict[str, int] = field(default_factory=dict)
+
+    def differences(self, ran: Iterable[str]) -> list[str]:
+        """What the runs and the table disagree on: nothing when they agree exactly."""
+        ran = set(ran)
+        listed = runs(self.reached) | self.excess
+        uncounted = Counter(run.split(" ", 1)[0] for run in ran - listed)
+        problems = []
+        if listed - ran:
+            problems.append(f"expected, did not run:\n{table_of(listed - ran)}")
+        if uncounted != Counter(self.more):
+            problems.append(f"runs beyond the listed ones, by task: {dict(uncounted)}, "
+                            f"expected {self.more}")
+        return problems
+
+
+# match.plan's steps name their function and infos by position, so a function whose position
+# in the function list or whose infos' position moves matches again (its verdict unchanged):
+# - the view copies' infos follow every entry's: an entry added moves them all;
+VIEW_COPY_MATCHES = runs("""
+    match.function: _conj_copy, _indices_copy, _neg_view_copy, _nested_get_values_copy
+    match.function: _nested_view_from_buffer_copy, _nested_view_from_jagged_copy
+    match.function: _reshape_alias_copy, _test_autograd_multiple_dispatch_view_copy
+    match.function: _values_copy, alias_copy, as_strided_copy, ccol_indices_copy
+    match.function: col_indices_copy, crow_indices_copy, diagonal_copy, expand_copy
+    match.function: indices_copy, lift_fresh_copy, permute_copy, row_indices_copy
+    match.function: select_copy.int, slice_copy.Tensor, split_copy.Tensor
+    match.function: split_copy.Tensor_out, split_with_sizes_copy, split_with_sizes_copy.out
+    match.function: squeeze_copy, squeeze_copy.dim, squeeze_copy.dims, t_copy
+    match.function: transpose_copy.int, unbind_copy.int, unbind_copy.int_out, unfold_copy
+    match.function: unsqueeze_copy, values_copy, view_as_complex_copy, view_as_real_copy
+    match.function: view_copy, view_copy.dtype
+    """)
+# - the functions torchgen generates (parse.generate's functional variants) follow the parsed
+#   ones: a native function added moves them all;
+GENERATED_MATCHES = runs("""
+    match.function: _batch_norm_with_update_functional
+    match.function: _fused_moving_avg_obs_fq_helper_functional, _index_put_impl
+    match.function: _native_batch_norm_legit_functional, bernoulli.Tensor, cauchy
+    match.function: embedding_renorm, exponential, geometric, log_normal, random
+    match.function: random.from, random.to, rrelu_with_noise_functional, uniform, zero
+    """)
+# - an entry removed or moved moves the infos of every entry after it (`more`: their matches
+#   and foreach infos, hundreds).
+# The return types' collection holds an item per Python name (an empty one for a name without
+# named returns): any name added assembles both files again, their text unchanged.
+RETURN_TYPES_FILES = runs("""
+    assemble.return_types: python_return_types.cpp
+    assemble.return_types_h: python_return_types.h
+    """)
+# parse.native reads the whole tag set: a tag added parses every native function again
+# (new-tag's `more`).
+
+RERUNS: dict[str, Reruns] = {
+    "entry-added": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: signbit, signbit.out
+        match.plan: functions
+        parse.derivative: signbit
+        parse.entry_infos: signbit
+        parse.info_summary: signbit
+        parse.numbered_infos: signbit
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        render.node: SignbitBackward0
+        render.node_names: infos 687
+        render.nodes: SignbitBackward0
+        """, excess=VIEW_COPY_MATCHES),
+    "entry-removed": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        foreach.synthesize: _foreach_mul.Scalar, _foreach_mul.ScalarList
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_mul.Scalar, _foreach_mul.ScalarList, _foreach_mul_.Scalar
+        match.function: _foreach_mul_.ScalarList, mul.Scalar, mul_.Scalar
+        match.plan: functions
+        parse.numbered_infos: mul.Scalar
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        render.node: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList, MulBackward0
+        render.node_names: infos 227, infos 765, infos 766
+        render.nodes: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList, MulBackward0
+        """, more={'match.function': 825, 'foreach.synthesize': 16}),
+    "entries-reordered": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        foreach.synthesize: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
+        foreach.synthesize: _foreach_mul.Tensor
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
+        match.function: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
+        match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
+        match.function: mul.out, mul_.Scalar, mul_.Tensor
+        match.plan: functions
+        parse.numbered_infos: mul.Scalar, mul.Tensor
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        render.node: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList
+        render.node: ForeachMulBackward1List, ForeachMulBackward1Tensor, MulBackward0
+        render.node: MulBackward1
+        render.node_names: infos 227, infos 228, infos 766, infos 767, infos 768, infos 769
+        render.nodes: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList
+        render.nodes: ForeachMulBackward1List, ForeachMulBackward1Tensor, MulBackward0
+        render.nodes: MulBackward1
+        """),
+    "new-dispatch-key": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        foreach.synthesize: _foreach_sinh
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        match.plan: functions
+        parse.derivative: sinh
+        parse.entry_infos: sinh
+        parse.info_summary: sinh
+        parse.numbered_infos: sinh
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        render.node: SinhBackwardAutogradCUDA0
+        render.node_names: infos 300, infos 778
+        render.nodes: ForeachSinhBackward0, SinhBackward0
+        """),
+    "saved-variable-changed": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        foreach.synthesize: _foreach_mul.List, _foreach_mul.Tensor
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
+        match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
+        parse.derivative: mul.Tensor
+        parse.entry_infos: mul.Tensor
+        parse.info_summary: mul.Tensor
+        parse.numbered_infos: mul.Tensor
+        render.node: ForeachMulBackward0List, ForeachMulBackward0Tensor, MulBackward0
+        render.node_names: infos 227, infos 767, infos 769
+        render.nodes: ForeachMulBackward0List, ForeachMulBackward0Tensor, MulBackward0
+        """),
+    "foreach-reference-edited": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
+        foreach.synthesize: _foreach_add.List, _foreach_add.Tensor
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
+        match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
+        parse.derivative: add.Tensor
+        parse.entry_infos: add.Tensor
+        parse.info_summary: add.Tensor
+        parse.numbered_infos: add.Tensor
+        render.node: AddBackward0, ForeachAddBackward0List, ForeachAddBackward0Tensor
+        render.node_names: infos 2, infos 727, infos 729
+        render.nodes: AddBackward0, ForeachAddBackward0List, ForeachAddBackward0Tensor
+        """),
+    "view-formula-edited": Reruns("""
+        assemble.functions: Functions.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: expand, expand_copy
+        parse.derivative: expand
+        parse.entry_infos: expand
+        parse.info_summary: expand, expand_copy
+        parse.numbered_infos: expand
+        parse.view_copy: expand_copy
+        render.node: ExpandBackward0, ExpandBackward0_copy
+        render.node_names: infos 104, infos 692
+        render.nodes: ExpandBackward0, ExpandBackward0_copy
+        """),
+    "templates-edited": Reruns("""
+        assemble.functions: Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        assemble.python_functions: python_functions_1.cpp, python_functions_2.cpp
+        assemble.python_functions: python_functions_3.cpp, python_functions_4.cpp
+        group.autograd_files: autograd files
+        group.build: build
+        group.python_bindings: python bindings
+        """),
+    "output-differentiability": Reruns("""
+        foreach.synthesize: _foreach_sinh
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.derivative: sinh
+        parse.entry_infos: sinh
+        parse.info_summary: sinh
+        parse.numbered_infos: sinh
+        render.node_names: infos 300
+        render.nodes: SinhBackward0
+        """),
+    "not-implemented": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        foreach.synthesize: _foreach_sinh
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.derivative: sinh
+        parse.entry_infos: sinh
+        parse.info_summary: sinh
+        parse.numbered_infos: sinh
+        render.node: ForeachSinhBackward0, SinhBackward0
+        render.node_names: infos 300, infos 778
+        render.nodes: ForeachSinhBackward0, SinhBackward0
+        """),
+    "function-and-entry-added": Reruns("""
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: Tensor.my_scale, torch.my_scale
+        bindings.key: my_scale
+        bindings.plan: bindings
+        bindings.render: Tensor.my_scale, torch.my_scale
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.function: my_scale
+        match.plan: functions
+        parse.buckets: native functions
+        parse.derivative: my_scale
+        parse.entry_infos: my_scale
+        parse.function_summary: my_scale
+        parse.generate: my_scale
+        parse.info_summary: my_scale
+        parse.native: my_scale
+        parse.native_checks: native functions
+        parse.numbered_infos: my_scale
+        parse.op_names: derivatives
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.node: MyScaleBackward0
+        render.node_names: infos 687
+        render.nodes: MyScaleBackward0
+        """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "named-returns-and-lists": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
+        assemble.return_types: python_return_types.cpp
+        assemble.return_types_h: python_return_types.h
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: torch.my_split
+        bindings.key: my_split
+        bindings.plan: bindings
+        bindings.render: torch.my_split
+        bindings.return_types: my_split
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.function: my_split
+        match.plan: functions
+        parse.buckets: native functions
+        parse.derivative: my_split
+        parse.entry_infos: my_split
+        parse.function_summary: my_split
+        parse.generate: my_split
+        parse.info_summary: my_split
+        parse.native: my_split
+        parse.native_checks: native functions
+        parse.numbered_infos: my_split
+        parse.op_names: derivatives
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.node: MySplitBackward0
+        render.node_names: infos 687
+        render.nodes: MySplitBackward0
+        """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES),
+    "multi-variable-formula": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_2.cpp
+        bindings.bind: torch.my_lerp
+        bindings.key: my_lerp
+        bindings.plan: bindings
+        bindings.render: torch.my_lerp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.function: my_lerp
+        match.plan: functions
+        parse.buckets: native functions
+        parse.derivative: my_lerp
+        parse.entry_infos: my_lerp
+        parse.function_summary: my_lerp
+        parse.generate: my_lerp
+        parse.info_summary: my_lerp
+        parse.native: my_lerp
+        parse.native_checks: native functions
+        parse.numbered_infos: my_lerp
+        parse.op_names: derivatives
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.node: MyLerpBackward0
+        render.node_names: infos 687
+        render.nodes: MyLerpBackward0
+        """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "op-with-function-and-method": Reruns("""
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: Tensor.my_blend, torch.my_blend
+        bindings.key: my_blend, my_blend.out
+        bindings.plan: bindings
+        bindings.render: Tensor.my_blend, torch.my_blend
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: my_blend, my_blend.out
+        parse.generate: my_blend
+        parse.native: my_blend, my_blend.out
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "new-overload": Reruns("""
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_0.cpp
+        bindings.bind: Tensor.mul, torch.mul
+        bindings.key: mul.Dim
+        bindings.plan: bindings
+        bindings.render: Tensor.mul, torch.mul
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: mul.Dim
+        parse.generate: mul.Dim
+        parse.native: mul.Dim
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """, excess=GENERATED_MATCHES),
+    "changed-default": Reruns("""
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_0.cpp
+        bindings.bind: torch.pdist
+        bindings.key: pdist
+        bindings.render: torch.pdist
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: pdist
+        parse.generate: pdist
+        parse.native: pdist
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """),
+    "changed-python-module": Reruns("""
+        assemble.binding_file: python_nn_functions.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_0.cpp
+        bindings.bind: torch._C._nn.pdist
+        bindings.key: pdist
+        bindings.plan: bindings
+        bindings.render: torch._C._nn.pdist
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        parse.buckets: native functions
+        parse.function_summary: pdist
+        parse.generate: pdist
+        parse.native: pdist
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_order: native functions
+        """),
+    "deprecated-entry-removed": Reruns("""
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_2.cpp
+        bindings.bind: Tensor.add, Tensor.add_, torch.add
+        bindings.plan: bindings
+        bindings.render: Tensor.add, Tensor.add_, torch.add
+        group.build: build
+        group.python_bindings: python bindings
+        """),
+    "new-tag": Reruns("""
+        assemble.enum_tag: python_enum_tag.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: torch.my_tagged
+        bindings.key: my_tagged
+        bindings.plan: bindings
+        bindings.render: torch.my_tagged
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: my_tagged
+        parse.generate: my_tagged
+        parse.native: my_tagged
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.tag: my_new_tag
+        parse.tag_names: tags
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES, more={'parse.native': 2584}),
+    "op-with-named-returns": Reruns("""
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.return_types: python_return_types.cpp
+        assemble.return_types_h: python_return_types.h
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: Tensor.my_minmax, torch.my_minmax
+        bindings.key: my_minmax
+        bindings.plan: bindings
+        bindings.render: Tensor.my_minmax, torch.my_minmax
+        bindings.return_types: my_minmax
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: my_minmax
+        parse.generate: my_minmax
+        parse.native: my_minmax
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """, excess=GENERATED_MATCHES),
+    "factory-with-tensor-options": Reruns("""
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_2.cpp
+        bindings.bind: torch.my_ramp
+        bindings.key: my_ramp
+        bindings.plan: bindings
+        bindings.render: torch.my_ramp
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: my_ramp
+        parse.generate: my_ramp
+        parse.native: my_ramp
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "foreach-op-added": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: torch._foreach_signbit
+        bindings.key: _foreach_signbit
+        bindings.plan: bindings
+        bindings.render: torch._foreach_signbit
+        foreach.synthesize: _foreach_signbit
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.function: _foreach_signbit, signbit, signbit.out
+        match.plan: functions
+        parse.buckets: native functions
+        parse.derivative: signbit
+        parse.entry_infos: signbit
+        parse.function_summary: _foreach_signbit
+        parse.generate: _foreach_signbit
+        parse.info_summary: signbit
+        parse.native: _foreach_signbit
+        parse.native_checks: native functions
+        parse.numbered_infos: signbit
+        parse.op_names: derivatives
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.node: ForeachSignbitBackward0, SignbitBackward0
+        render.node_names: infos 687, infos 778
+        render.nodes: ForeachSignbitBackward0, SignbitBackward0
+        """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "foreach-op-only": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp
+        bindings.bind: torch._foreach_sinc
+        bindings.key: _foreach_sinc
+        bindings.plan: bindings
+        bindings.render: torch._foreach_sinc
+        foreach.synthesize: _foreach_sinc
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        match.function: _foreach_sinc
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: _foreach_sinc
+        parse.generate: _foreach_sinc
+        parse.native: _foreach_sinc
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.node: ForeachSincBackward0
+        render.node_names: infos 778
+        render.nodes: ForeachSincBackward0
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "blank-lines-and-comments": Reruns("""
+        group.autograd_side: autograd side
+        group.build: build
+        """),
+    "entry-moved-to-the-end": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.plan: functions
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        """, more={'match.function': 627, 'foreach.synthesize': 8}),
+    "tag-description-edited": Reruns("""
+        group.build: build
+        group.native_side: native side
+        parse.tag: inplace_view
+        parse.tag_names: tags
+        """),
+    "formula-edited-twice": Reruns("""
+        assemble.functions: Functions.cpp
+        foreach.synthesize: _foreach_sinh
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.derivative: sinh
+        parse.entry_infos: sinh
+        parse.info_summary: sinh
+        parse.numbered_infos: sinh
+        render.node: ForeachSinhBackward0, SinhBackward0
+        render.node_names: infos 300, infos 778
+        render.nodes: ForeachSinhBackward0, SinhBackward0
+        """),
+}
