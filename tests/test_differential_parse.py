@@ -11,7 +11,7 @@ import pytest
 from gradshard.pipeline.errors import SpecError
 from gradshard.pipeline.spec import decode_spec, parse_native_spec, parse_spec
 from gradshard.service.spec_location import locate_spec
-from support.facts import facts, parse_spec_dir
+from support.facts import facts, first_differences, parse_spec_dir
 from support.oracle import run_oracle
 from support.specs import MINI_SPEC
 
@@ -22,16 +22,6 @@ EXPECTED_COUNTS = {"packaged": (3101, 724), "mini": (17, 6)}
 def both_facts(request, packaged_spec):
     spec_dir = packaged_spec if request.param == "packaged" else MINI_SPEC
     return request.param, facts(parse_spec_dir(spec_dir)), run_oracle("facts", spec_dir)
-
-
-def first_differences(ours: dict, theirs: dict, limit: int = 5) -> list[str]:
-    diffs = []
-    for key in sorted(set(ours) | set(theirs)):
-        if ours.get(key) != theirs.get(key):
-            diffs.append(f"{key}: gradshard={ours.get(key)!r}\n      torchgen={theirs.get(key)!r}")
-        if len(diffs) >= limit:
-            break
-    return diffs
 
 
 def test_native_functions_in_torchgen_order(both_facts):
