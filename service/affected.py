@@ -26,7 +26,7 @@ from .inputs import InputBytes, gradshard_template_bytes, read_inputs
 from .spec_location import SpecLocation, check_spec_size, locate_spec
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .open_cache import OpenCache
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -59,7 +59,7 @@ class Side:
     index: BuildIndex
 
 
-def affected_command(location: SpecLocation, session: Session, against: str | None,
+def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
                      since: str | None) -> Affected:
     current = _side(read_inputs(location), session)
     if against is not None:
@@ -72,7 +72,7 @@ def affected_command(location: SpecLocation, session: Session, against: str | No
     return compare(baseline, current, words)
 
 
-def _side(inputs: InputBytes, session: Session) -> Side:
+def _side(inputs: InputBytes, session: OpenCache) -> Side:
     generation = Generation.prepare(inputs)
     result = session.run_graph(generation)
     manifest = generation.manifest(result, str(inputs.location.root.resolve()),
@@ -86,7 +86,7 @@ def _read_side(engine: Engine, manifest: Manifest) -> Side:
     return Side(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
 
 
-def _last_build(location: SpecLocation, session: Session) -> tuple[Side, str]:
+def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
     if last is not None:

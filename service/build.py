@@ -21,46 +21,27 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.cache_files import CACHE_MAX_VARIABLE
-from gradshard.cache.store import LastBuild, Store, StoreDamaged
-from gradshard.pipeline.errors import CompileError, InternalError
+from gradshard.cache.store import LastBuild, Store
+from gradshard.pipeline.errors import CompileError
 
 from .inputs import InputBytes, read_inputs
-from .outputs import UnsafeOutputName, WriteReport, outputs_match, sync_outputs
+from .open_cache import OpenCache
+from .outcome import BuildOutcome
+from .outputs import WriteReport, cache_damage, outputs_match, sync_outputs
 from .spec_location import SpecLocation
 
 if TYPE_CHECKING:
     from .compile import CompileOptions
-    from .incremental import Generation, GraphResult
-    from .session import Session
+    from .compile_report import CompileReport
+    from .incremental import Generation
 
 
-@dataclass
-class BuildOutcome:
-    status: str  # "built" or "up to date"
-    location: SpecLocation
-    out: Path
-    cache: Path | None
-    writes: WriteReport
-    seconds: dict[str, float] = field(default_factory=dict)
-    stats: Any = None  # the engine's EngineStats when the graph ran
-    warnings: list[str] = field(default_factory=list)
-    files: int = 0
-    nodes: int = 0
-    build_id: int = 0  # the cache's record of this build (0 without a cache)
-    inputs: InputBytes | None = None  # what the build read (the compile step reads the same)
-    compiled: Any = None  # the CompileReport when the build compiled
-    verified: bool = False  # every task ran and was compared with the cache (--verify)
-    graph: GraphResult | None = None  # the graph's run, whose layout the compile step reads
-    generation: Generation | None = None  # the inputs as the graph read them
-
-
-def build_and_compile(location: SpecLocation, out: Path, session: Session,
+def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
                       options: CompileOptions | None, progress: Callable[[str], None],
                       verify: bool = False) -> BuildOutcome:
     """The build, then the compile of what it generated (none when `options` is None:
@@ -77,7 +58,7 @@ def ignore_progress(line: str) -> None:
     """A compile's progress lines, for nobody."""
 
 
-def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
+def _build_and_compile_once(location: SpecLocation, out: Path, session: OpenCache,
                             options: CompileOptions | None, progress: Callable[[str], None],
                             verify: bool) -> BuildOutcome:
     started = time.perf_counter()
@@ -88,7 +69,8 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
     try:
         outcome = generate(build)
         if options is not None:
-            outcome.compiled = session.compile(_with_graph(outcome, session), options, progress)
+            outcome.compiled = _compile(_with_graph(outcome, session), session, options,
+                                        progress)
     except BaseException as failure:
         _give_up(session, build, outcome, failure, started)
         raise
@@ -97,7 +79,7 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: Session,
     return outcome
 
 
-def _bound_cache(session: Session) -> None:
+def _bound_cache(session: OpenCache) -> None:
     """GRADSHARD_CACHE_MAX, after the build has ended (its lease given up, its record the
     last of its output directory, so gc keeps what it needs)."""
     if os.environ.get(CACHE_MAX_VARIABLE, "").strip():
@@ -106,7 +88,7 @@ def _bound_cache(session: Session) -> None:
         apply_cache_limit(session.store, session.warnings.append)
 
 
-def _generator(location: SpecLocation, out: Path, session: Session, started: float,
+def _generator(location: SpecLocation, out: Path, session: OpenCache, started: float,
                verify: bool) -> tuple[Callable[[int], BuildOutcome], tuple[str, str]]:
     """How this build makes its files, once given its build id: nothing to do when the last
     build of this spec into `out` read the same inputs and its files are intact, else the
@@ -122,7 +104,14 @@ def _generator(location: SpecLocation, out: Path, session: Session, started: flo
     return _generation(location, inputs, fingerprint, out, session, started, verify), keys
 
 
-def _with_graph(outcome: BuildOutcome, session: Session) -> BuildOutcome:
+def _compile(built: BuildOutcome, session: OpenCache, options: CompileOptions,
+             progress: Callable[[str], None]) -> CompileReport:
+    from .compile import compile_generated  # the compile driver: imported only to compile
+
+    return compile_generated(built, session, options, progress)
+
+
+def _with_graph(outcome: BuildOutcome, session: OpenCache) -> BuildOutcome:
     """The outcome with its graph run: an up-to-date build ran none, and its compile needs
     the layout (answered by the cache's indexes: no task runs when nothing changed)."""
     if outcome.graph is None:
@@ -138,14 +127,14 @@ def _prepare(inputs: InputBytes | None) -> Generation:
     return Generation.prepare(inputs)
 
 
-def _end_build(session: Session, outcome: BuildOutcome, status: str, started: float) -> None:
+def _end_build(session: OpenCache, outcome: BuildOutcome, status: str, started: float) -> None:
     """Record how the build and its compile went; the build's lease ends here."""
     if session.store is not None:
         session.store.end_build(outcome.build_id, status, time.perf_counter() - started,
                                 summary_record(outcome))
 
 
-def _give_up(session: Session, build: int, outcome: BuildOutcome | None,
+def _give_up(session: OpenCache, build: int, outcome: BuildOutcome | None,
              failure: BaseException, started: float) -> None:
     """A failed build gives its lease up. When the compiler's errors are what failed, the
     generation's work is recorded all the same (`stats` counts its tasks)."""
@@ -157,7 +146,7 @@ def _give_up(session: Session, build: int, outcome: BuildOutcome | None,
         session.store.abandon_build(build)
 
 
-def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: Session,
+def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: OpenCache,
                 last: LastBuild, started: float, build: int) -> BuildOutcome:
     seconds = {"total": time.perf_counter() - started}
     return BuildOutcome("up to date", location, out, session.directory,
@@ -167,7 +156,7 @@ def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: 
 
 
 def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str],
-                out: Path, session: Session, started: float,
+                out: Path, session: OpenCache, started: float,
                 verify: bool) -> Callable[[int], BuildOutcome]:
     """The graph's run, to be given its build id; the inputs are decoded first (a file that
     is not text is a spec error before any build is recorded)."""
@@ -176,7 +165,7 @@ def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[st
 
 
 def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Generation,
-                  fingerprint: dict[str, str], out: Path, session: Session, build: int, *,
+                  fingerprint: dict[str, str], out: Path, session: OpenCache, build: int, *,
                   started: float, verify: bool) -> BuildOutcome:
     """The build proper, under its lease (build is 0 without a cache)."""
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
@@ -197,15 +186,6 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
                         result.stats, session.warnings, len(result.files), result.nodes,
                         build, inputs=inputs, verified=verify, graph=result,
                         generation=generation)
-
-
-def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
-    """A build's index naming a file outside --out came from a damaged (or crafted) cache:
-    the cache is set aside and the build runs again (Session.retrying). Without a cache the
-    names are the pipeline's own, so this is a bug."""
-    if store is None:
-        return InternalError(f"the build {unsafe}")
-    return StoreDamaged(str(unsafe), store.path)
 
 
 def _previous_files(store: Store | None, out_key: str) -> list[str]:

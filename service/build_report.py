@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .build import BuildOutcome
+from .outcome import BuildOutcome
 from .compile_report import compile_json, compile_line
 
 STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")

@@ -68,58 +68,17 @@ from gradshard.pipeline.compile_layout import (PCH_KINDS, PRELUDE_PATH, CompileL
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, InternalError,
                                        SpecFile, UsageError)
 
-from .build import BuildOutcome, cache_damage
-from .compile_report import (environment_failure, pch_failure_diagnostic,
-                             unit_failure_diagnostic)
+from .outcome import BuildOutcome
+from .compile_report import (CompileReport, PchFailure, environment_failure,
+                             pch_failure_diagnostic, union, unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .outputs import UnsafeOutputName, sync_outputs, write_atomic
+from .outputs import UnsafeOutputName, cache_damage, sync_outputs, write_atomic
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
 if TYPE_CHECKING:
     from gradshard.cache.store import Store
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
-
-
-@dataclass
-class CompileReport:
-    units: int = 0
-    compiled: list[str] = field(default_factory=list)  # units whose compiler ran
-    cached: list[str] = field(default_factory=list)  # units served from the object cache
-    spliced: list[str] = field(default_factory=list)  # merged units patched with edited parts
-    failed: list[str] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)  # failed: splices whose parts failed
-    written: int = 0  # compile-directory files rewritten
-    seconds: float = 0.0
-    logs: dict[str, str] = field(default_factory=dict)  # unit → compiler output
-    warnings: list[str] = field(default_factory=list)  # damaged cache entries, made again
-    # unit → why it failed when its compiler's messages do not say (object_cache's record:
-    # a signal, an OSError such as a full disk)
-    failures: dict[str, dict] = field(default_factory=dict)
-    pch_failures: list[PchFailure] = field(default_factory=list)
-
-    def then(self, later: CompileReport) -> CompileReport:
-        """This run followed by a retry: what either ran or served; what the retry failed."""
-        return CompileReport(
-            later.units, _union(self.compiled, later.compiled),
-            _union(self.cached, later.cached), _union(self.spliced, later.spliced),
-            later.failed, later.blocked, self.written + later.written,
-            self.seconds + later.seconds, {**self.logs, **later.logs},
-            _union(self.warnings, later.warnings), later.failures, later.pch_failures)
-
-
-@dataclass(frozen=True)
-class PchFailure:
-    """A precompiled header that failed to build: every unit of its kind waited on it."""
-
-    kind: str
-    header: str
-    failure: dict | None  # object_cache's record (a signal, an OSError), else see the log
-    log: str
-
-
-def _union(first: list[str], second: list[str]) -> list[str]:
-    return first + [name for name in second if name not in first]
 
 
 @dataclass(frozen=True)
@@ -895,7 +854,7 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress,
                                   ledger)
     report.written = written
-    report.warnings = _union(plan.warnings, report.warnings)
+    report.warnings = union(plan.warnings, report.warnings)
     built.warnings.extend(report.warnings)
     if report.failed or report.pch_failures:
         raise compile_failure(report, [p.unit for p in edges], whole.units,

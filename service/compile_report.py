@@ -4,6 +4,7 @@ and errors placed at their derivatives.yaml line (or the compiler's output, with
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 import errno
 import json
 import os
@@ -17,7 +18,47 @@ from gradshard.pipeline.errors import CompileDiagnostic, CompileError, Environme
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
     from gradshard.pipeline.compile_layout import CompileUnit
 
-    from .compile import CompileReport, PchFailure
+@dataclass
+class CompileReport:
+    units: int = 0
+    compiled: list[str] = field(default_factory=list)  # units whose compiler ran
+    cached: list[str] = field(default_factory=list)  # units served from the object cache
+    spliced: list[str] = field(default_factory=list)  # merged units patched with edited parts
+    failed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # failed: splices whose parts failed
+    written: int = 0  # compile-directory files rewritten
+    seconds: float = 0.0
+    logs: dict[str, str] = field(default_factory=dict)  # unit → compiler output
+    warnings: list[str] = field(default_factory=list)  # damaged cache entries, made again
+    # unit → why it failed when its compiler's messages do not say (object_cache's record:
+    # a signal, an OSError such as a full disk)
+    failures: dict[str, dict] = field(default_factory=dict)
+    pch_failures: list[PchFailure] = field(default_factory=list)
+
+    def then(self, later: CompileReport) -> CompileReport:
+        """This run followed by a retry: what either ran or served; what the retry failed."""
+        return CompileReport(
+            later.units, union(self.compiled, later.compiled),
+            union(self.cached, later.cached), union(self.spliced, later.spliced),
+            later.failed, later.blocked, self.written + later.written,
+            self.seconds + later.seconds, {**self.logs, **later.logs},
+            union(self.warnings, later.warnings), later.failures, later.pch_failures)
+
+
+@dataclass(frozen=True)
+class PchFailure:
+    """A precompiled header that failed to build: every unit of its kind waited on it."""
+
+    kind: str
+    header: str
+    failure: dict | None  # object_cache's record (a signal, an OSError), else see the log
+    log: str
+
+
+def union(first: list[str], second: list[str]) -> list[str]:
+    """first, then what second adds to it, in order."""
+    return first + [name for name in second if name not in first]
+
 
 _STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
 QUIET_SECONDS = 1.0  # a compile shorter than this shows no progress at all

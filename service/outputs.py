@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from gradshard.cache.regular_files import read_regular
-from gradshard.cache.store import NO_SPACE, blob_hash, disk_full, path_inside
-from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.cache.store import NO_SPACE, Store, StoreDamaged, blob_hash, disk_full, path_inside
+from gradshard.pipeline.errors import EnvironmentFailure, InternalError
 
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20
@@ -223,3 +223,12 @@ def _remove_leftovers(owners: list[Path]) -> None:
                     leftover.unlink()
             except OSError:
                 pass
+
+
+def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
+    """A build's index naming a file outside --out came from a damaged (or crafted) cache:
+    the cache is set aside and the build runs again (Session.retrying). Without a cache the
+    names are the pipeline's own, so this is a bug."""
+    if store is None:
+        return InternalError(f"the build {unsafe}")
+    return StoreDamaged(str(unsafe), store.path)

@@ -1,0 +1,84 @@
+"""The cache directory as a session holds it: the store, the engine memory, the warnings.
+
+The commands (service/build.py, service/affected.py, service/compile.py) take this; the
+session (service/session.py) is one of these with the commands as its methods. A damaged
+database is set aside and the work runs again (`retrying`), and everything remembered of it
+goes with it: that came from the damaged file too.
+
+This module imports no pipeline: a no-op build never loads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from gradshard.cache.store import Store, StoreDamaged, set_aside
+
+if TYPE_CHECKING:
+    from gradshard.cache.engine import Memory
+
+    from .incremental import Generation, GraphResult
+
+T = TypeVar("T")
+
+
+@dataclass
+class OpenCache:
+    """One command's (or the daemon's) view of the cache: the store (if any), the engine
+    memory and the warnings given."""
+
+    directory: Path | None
+    warnings: list[str] = field(default_factory=list)
+    store: Store | None = None
+    _memory: Memory | None = None
+
+    def open(self) -> Store | None:
+        if self.directory is not None and self.store is None:
+            self.store = Store.open(self.directory, self.warnings.append)
+        return self.store
+
+    @property
+    def memory(self) -> Memory:
+        """What this session's engines remember between runs (task keys → outputs, hashes →
+        records; cache/engine.py: Memory), made on first use, so that a build with nothing
+        to do never imports the engine."""
+        if self._memory is None:
+            from gradshard.cache.engine import Memory  # the pipeline's records come with it
+
+            self._memory = Memory()
+        return self._memory
+
+    def run_graph(self, generation: Generation, build_id: int = 0,
+                  verify: bool = False) -> GraphResult:
+        """The build graph over these inputs, on this store and memory."""
+        return generation.run(self.open(), build_id, verify, self.memory)
+
+    def reset(self) -> Store | None:
+        """Replace a damaged store by an empty one."""
+        self.set_aside()
+        return self.open()
+
+    def set_aside(self) -> None:
+        """Move a damaged store out of the way (the next open starts an empty one), and
+        forget what is remembered of it (a memo row naming a crafted value would answer the
+        next build from memory)."""
+        if self.store is not None:
+            self.store.close()
+            self._memory = None
+            set_aside(self.store.path)
+            self.store = None
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def retrying(self, work: Callable[[], T]) -> T:
+        """work(); a cache found damaged on the way is set aside and work runs again."""
+        try:
+            return work()
+        except StoreDamaged as damage:
+            self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
+            self.reset()
+            return work()
