@@ -55,6 +55,7 @@ def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: 
     log.close(RENDER)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
                    tuple((p.target.python_name, r.hash) for p, r in zip(plan.bindings, rendered)),
+                   records=engine.collection(signatures, DeprecatedSignature, persist=True).hash,
                    failures=log.index())
 
 

@@ -93,7 +93,8 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
         return _rejected(engine, texts, indexes, native)
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
                       python_out.units, autograd_out.keys, autograd_out.records,
-                      autograd_out.python_nodes, native_value.hash, autograd_value.hash)
+                      autograd_out.python_nodes, native_value.hash, autograd_value.hash,
+                      python_value.hash)
 
 
 def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
@@ -131,9 +132,9 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
         tag_entries = entry_values(engine, SpecFile.TAGS, tags)
         entries = entry_values(engine, SpecFile.NATIVE_FUNCTIONS, natives)
     except SpecError as error:
-        return NativeSide("", "", "", "", "", "", "", split_failed(engine, error.problems))
+        return NativeSide("", "", "", "", "", "", "", "", split_failed(engine, error.problems))
     log = FailureLog(engine)
-    tag_names = _tag_names(engine, tag_entries, log)
+    tags, tag_names = _tags(engine, tag_entries, log)
     parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names), e.label) for e in entries])
     log.place(PARSE, parsed_natives, entries)
     good = parsed(parsed_natives, entries)
@@ -149,21 +150,21 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
     return NativeSide(function_list.hash, engine.literal(names, persist=True).hash,
                       engine.collection(summaries, FunctionSummary, persist=True).hash,
                       tag_names.hash, order.hash, buckets.hash,
-                      engine.literal(failed, persist=True).hash, log.index())
+                      engine.literal(failed, persist=True).hash, tags.hash, log.index())
 
 
-def _tag_names(engine: Engine, entries: list[EntryValue], log: FailureLog) -> Value:
-    """The declared tags (a tag whose entry failed still counts); a tag defined again is a
-    problem at its second definition."""
+def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[Value, Value]:
+    """The tags that parsed, and the declared ones (a tag whose entry failed still counts);
+    a tag defined again is a problem at its second definition."""
     values = engine.map(t.PARSE_TAG, [((e.value,), e.label) for e in entries])
     log.place(PARSE, values, entries)
     good = parsed(values, entries)
     failed = Labels(tuple(e.label for v, e in zip(values, entries) if v.failed))
-    names = engine.run(t.TAG_NAMES, [engine.collection([v for v, _ in good], Tag),
-                                     engine.literal(failed)], "tags")
+    tags = engine.collection([v for v, _ in good], Tag, persist=True)
+    names = engine.run(t.TAG_NAMES, [tags, engine.literal(failed)], "tags")
     log.add(PARSE, [duplicate_tag(name, good[at][1].entry.line)
                     for at, name in engine.records([names])[0].duplicates])
-    return names
+    return tags, names
 
 
 def _with_generated(engine: Engine, good: list[tuple[Value, EntryValue]], log: FailureLog

@@ -68,6 +68,7 @@ class NativeSide(Record):
     view_order: str  # ViewOrder
     buckets: str  # DerivativeBuckets
     failed: str  # Labels of the native entries that failed to parse
+    tags: str  # collection of Tag: the tags that parsed
     failures: tuple[str, ...] = ()  # per phase: a Failure, or "" (see FailureLog)
 
 
@@ -88,7 +89,8 @@ class Outputs(Record):
     files: tuple[tuple[str, str], ...]
     units: tuple[tuple[str, str], ...]
     keys: tuple[str, ...] = ()
-    records: str = ""  # the collection of BackwardNode records, in units' order
+    records: str = ""  # the collection of the units' records: BackwardNodes in units' order;
+    #                   for the bindings, the deprecated signatures
     python_nodes: int = 0  # how many of the nodes, from the first, have a Python class
     failures: tuple[str, ...] = ()
 
@@ -107,6 +109,7 @@ class BuildIndex(Record):
     python_nodes: int  # how many of nodes, from the first, python_functions* bind
     native: str = ""  # the NativeSide index
     autograd: str = ""  # the AutogradSide index
+    python: str = ""  # the python bindings group's Outputs
     failures: str = ""
 
 

@@ -35,7 +35,7 @@ from .session import Session
 from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
-    from gradshard.pipeline.codegen import Codegen
+    from gradshard.cache.build_records import SpecRecords
     from gradshard.pipeline.spec import SpecTexts
 
 EXIT_OK, EXIT_INTERNAL, EXIT_CLOSED_PIPE = 0, 4, 141
@@ -49,13 +49,15 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def generate(args: argparse.Namespace, loaded: Loaded) -> Codegen:
-    """Locate and read the spec, then run every stage straight through (nothing is written)."""
-    from .codegen import load_texts, run_codegen
+def generate(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
+    """Locate and read the spec, then run the build graph on it in memory (nothing is
+    written): what it knows of the spec."""
+    from .codegen import analyze, prepare
 
     loaded.location = locate_spec(args.spec)
-    loaded.texts = load_texts(loaded.location)
-    return run_codegen(loaded.location, loaded.texts)
+    generation = prepare(loaded.location)
+    loaded.texts = generation.texts
+    return analyze(generation)
 
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
@@ -83,8 +85,7 @@ def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _counts(result: Codegen) -> dict[str, int]:
-    spec = result.spec
+def _counts(spec: SpecRecords) -> dict[str, int]:
     infos = [k.info for e in spec.infos for k in e.infos]
     return {
         "native_functions": len(spec.native_functions),
@@ -95,9 +96,9 @@ def _counts(result: Codegen) -> dict[str, int]:
         "info_schemas": len(spec.infos),
         "infos": len(infos),
         "infos_with_derivatives": sum(1 for i in infos if i.has_derivatives),
-        "matched_functions": sum(1 for m in result.matched.matches if m.infos is not None),
-        "foreach_synthesized": len(result.matched.infos) - len(spec.infos),
-        "backward_nodes": len(result.nodes),
+        "matched_functions": sum(1 for m in spec.matches if m.infos is not None),
+        "foreach_synthesized": len(spec.foreach),
+        "backward_nodes": len(spec.nodes),
     }
 
 

@@ -1,33 +1,39 @@
-"""Running the code generation straight through (no cache) for a located spec."""
+"""`check` and `show`: the build graph run on a located spec in memory (no store: every task
+runs, nothing is written), and the records it knows of the spec (cache/build_records.py).
+
+A spec with problems raises SpecError from the graph, every problem at its line, as `build`
+reports it."""
 
 from __future__ import annotations
 
-from gradshard.pipeline.codegen import Codegen, analyze, generate
-from gradshard.pipeline.render import TemplateSet
+from gradshard.cache.build_records import SpecRecords, spec_records
+from gradshard.cache.engine import StaleCache
 from gradshard.pipeline.spec import SpecTexts, decode_spec
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
-from .inputs import gradshard_template_bytes, read_spec_templates, spec_template_sources, \
-    template_sources
+from .incremental import Generation, GraphResult
+from .inputs import read_inputs
+from .session import Session
 from .spec_location import SpecLocation
-
-
-def gradshard_templates() -> TemplateSet:
-    """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
-    return TemplateSet(template_sources(gradshard_template_bytes()))
-
-
-def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
-    """The spec's own file templates; a missing or undecodable one is a spec problem."""
-    return TemplateSet(spec_template_sources(read_spec_templates(location, names)))
 
 
 def load_texts(location: SpecLocation) -> SpecTexts:
     return decode_spec(location.read_all())
 
 
-def run_codegen(location: SpecLocation, texts: SpecTexts) -> Codegen:
-    """Every stage; the spec's templates are read once the YAML is known to be good."""
-    analysis = analyze(texts)
-    return generate(analysis, gradshard_templates(), spec_templates(location, ALL_TEMPLATES),
-                    location.layout)
+def prepare(location: SpecLocation) -> Generation:
+    """The spec's inputs, decoded (a file that is not text is a spec problem here)."""
+    return Generation.prepare(read_inputs(location))
+
+
+def analyze(generation: Generation, session: Session | None = None) -> SpecRecords:
+    """Every stage on the spec, on the session's cache (none: all in memory)."""
+    result = (session or Session(None)).run_graph(generation)
+    try:
+        return records_of(result, generation)
+    except StaleCache:
+        result.rerun_entering_groups()
+        return records_of(result, generation)
+
+
+def records_of(result: GraphResult, generation: Generation) -> SpecRecords:
+    return spec_records(result.engine, result.index, generation.texts)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.codegen import Codegen
+from gradshard.cache.build_records import SpecRecords
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import EntryInfos
 from gradshard.pipeline.errors import SpecFile, UsageError, did_you_mean
@@ -31,8 +31,7 @@ class ShowMatches:
     nodes: list[tuple[str, EntryInfos]]  # (dispatch key, infos holding the node)
 
 
-def find_matches(result: Codegen, name: str) -> ShowMatches:
-    spec = result.spec
+def find_matches(spec: SpecRecords, name: str) -> ShowMatches:
     natives = [f for f in spec.native_functions if name in (str(f.func.name), str(f.func))]
     if not natives:
         natives = [f for f in spec.native_functions if str(f.func.name.name) == name]
@@ -40,11 +39,12 @@ def find_matches(result: Codegen, name: str) -> ShowMatches:
     entries = [(e, d) for e, d in pairs if name in (d.op_name, d.name)]
     if not entries:
         entries = [(e, d) for e, d in pairs if d.defn_name == name]
-    nodes = [(k.dispatch_key, e) for e in result.matched.infos for k in e.infos if k.info.op == name]
+    every = spec.infos + spec.foreach
+    nodes = [(k.dispatch_key, e) for e in every for k in e.infos if k.info.op == name]
     if not natives and not entries and not nodes:
         known = {str(f.func.name) for f in spec.native_functions}
         known |= {str(f.func.name.name) for f in spec.native_functions}
-        known |= {k.info.op for e in result.matched.infos for k in e.infos if k.info.op}
+        known |= {k.info.op for e in every for k in e.infos if k.info.op}
         raise UsageError(f"no native function, derivatives entry or backward node is named '{name}'",
                          did_you_mean(name, known) or
                          "give an operator name such as 'mul.Tensor', a base name such as 'mul', "
@@ -52,9 +52,9 @@ def find_matches(result: Codegen, name: str) -> ShowMatches:
     return ShowMatches(natives, entries, nodes)
 
 
-def show_json(result: Codegen, location: SpecLocation, name: str) -> dict:
+def show_json(result: SpecRecords, location: SpecLocation, name: str) -> dict:
     matches = find_matches(result, name)
-    lines = result.spec.entry_lines()
+    lines = result.entry_lines()
     return {
         "native_functions": [_native_json(result, fn, lines, location) for fn in matches.natives],
         "derivatives": [_entry_json(result, entry, derivative, location)
@@ -64,39 +64,38 @@ def show_json(result: Codegen, location: SpecLocation, name: str) -> dict:
     }
 
 
-def _native_json(result: Codegen, fn: NativeFunction, lines: dict,
+def _native_json(result: SpecRecords, fn: NativeFunction, lines: dict,
                  location: SpecLocation) -> dict:
     described = describe_native(fn)
     described["source"] = {"file": str(location.path_of(SpecFile.NATIVE_FUNCTIONS)),
                            "line": lines.get((SpecFile.NATIVE_FUNCTIONS, str(fn.func.name)))}
     described["generated_from"] = str(fn.generated_from) if fn.generated_from else None
-    match = next(m for m in result.matched.matches if m.function == str(fn.func.name))
+    match = next(m for m in result.matches if m.function == str(fn.func.name))
     described["derivatives"] = describe_match(match)
     if match.infos is not None:
         described["derivatives"]["entry"] = match.infos.entry_name
     return described
 
 
-def _entry_json(result: Codegen, entry: Entry, derivative: DerivativeEntry,
+def _entry_json(result: SpecRecords, entry: Entry, derivative: DerivativeEntry,
                 location: SpecLocation) -> dict:
     described = describe_entry(derivative)
     described["source"] = {"file": str(location.path_of(SpecFile.DERIVATIVES)), "line": entry.line}
-    loaded = len(result.spec.infos)
-    own = [e for e in result.matched.infos[:loaded] if e.entry_name == derivative.name]
+    own = [e for e in result.infos if e.entry_name == derivative.name]
     described["infos"] = [{"schema": str(e.schema),
                            "keys": {k.dispatch_key: describe_info(k.info) for k in e.infos}}
                           for e in own]
-    synthesized = {str(e.schema) for e in result.matched.infos[loaded:]}
-    described["serves"] = [m.function for m in result.matched.matches
+    synthesized = {str(e.schema) for e in result.foreach}
+    described["serves"] = [m.function for m in result.matches
                            if m.infos is not None and m.infos.entry_name == derivative.name
                            and str(m.infos.schema) not in synthesized]
     described["foreach_synthesized"] = [
         {"function": str(e.schema.name), "node": e.infos[0].info.op}
-        for e in result.matched.infos[loaded:] if e.entry_name == derivative.name]
+        for e in result.foreach if e.entry_name == derivative.name]
     return described
 
 
-def _node_json(result: Codegen, key: str, infos: EntryInfos, lines: dict,
+def _node_json(result: SpecRecords, key: str, infos: EntryInfos, lines: dict,
                location: SpecLocation) -> dict:
     info = infos.info_for(key)
     entry_op = infos.entry_name.split("(", 1)[0]
@@ -107,8 +106,8 @@ def _node_json(result: Codegen, key: str, infos: EntryInfos, lines: dict,
         "source": {"file": str(location.path_of(SpecFile.DERIVATIVES)),
                    "line": lines.get((SpecFile.DERIVATIVES, entry_op))},
         "synthesized_foreach": infos.infos[0].info.name.startswith("_foreach_") and
-                               str(infos.schema) not in {str(e.schema) for e in result.spec.infos},
-        "used_by": [m.function for m in result.matched.matches
+                               str(infos.schema) not in {str(e.schema) for e in result.infos},
+        "used_by": [m.function for m in result.matches
                     if m.infos is not None and any(k.info.op == info.op for k in m.infos.infos)],
         "info": describe_info(info),
     }
@@ -118,7 +117,7 @@ def _node_json(result: Codegen, key: str, infos: EntryInfos, lines: dict,
 # Text
 
 
-def show_text(result: Codegen, location: SpecLocation, name: str) -> str:
+def show_text(result: SpecRecords, location: SpecLocation, name: str) -> str:
     data = show_json(result, location, name)
     blocks = [_native_text(n) for n in data["native_functions"]]
     blocks += [_entry_text(e) for e in data["derivatives"]]

@@ -1,0 +1,71 @@
+"""What a build knows of its spec, read from the indexes of its groups: the records `check`
+counts and `show` explains (service/codegen.py, service/show.py). Nothing runs again: every
+record is an output the build's tasks gave, loaded by its hash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradshard.pipeline.deprecated import DeprecatedSignature
+from gradshard.pipeline.derivatives import DerivativeEntry
+from gradshard.pipeline.differentiability import EntryInfos
+from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.matching import FunctionMatch, FunctionSummary, cpp_name_order
+from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.nodes import BackwardNode
+from gradshard.pipeline.source import Entry
+from gradshard.pipeline.spec import SpecTexts, entry_lines, generated_origins, split_spec
+from gradshard.pipeline.tags import Tag
+from gradshard.pipeline.views import ViewGrouping, ViewOrder, view_grouping
+
+from .engine import Engine
+from .graph_records import AutogradSide, BuildIndex, NativeSide, Outputs
+
+
+@dataclass(frozen=True)
+class SpecRecords:
+    """A spec as its build saw it: the entries of every file, what they parsed into, the
+    infos (as loaded, then those matching synthesized for foreach ops), every function's
+    match in C++-name order, and the backward nodes."""
+
+    entries: dict[SpecFile, tuple[Entry, ...]]
+    tags: tuple[Tag, ...]
+    native_functions: tuple[NativeFunction, ...]
+    view_order: ViewOrder
+    deprecated: tuple[DeprecatedSignature, ...]
+    derivative_entries: tuple[DerivativeEntry, ...]
+    infos: tuple[EntryInfos, ...]
+    foreach: tuple[EntryInfos, ...]
+    matches: tuple[FunctionMatch, ...]
+    nodes: tuple[BackwardNode, ...]
+
+    def entry_lines(self) -> dict[tuple[SpecFile, str], int]:
+        """Where each named entry starts (a generated function: where its source does)."""
+        return entry_lines(self.entries, generated_origins(self.native_functions))
+
+    def view_grouping(self) -> ViewGrouping:
+        return view_grouping(self.native_functions, self.view_order)
+
+
+def spec_records(engine: Engine, index: BuildIndex, texts: SpecTexts) -> SpecRecords:
+    """The records of a build of `texts` (its index, on the engine that ran or reused it)."""
+    native, autograd, python = engine.records([engine.ref(index.native, NativeSide),
+                                               engine.ref(index.autograd, AutogradSide),
+                                               engine.ref(index.python, Outputs)])
+    summaries = _listed(engine, native.summaries, FunctionSummary)
+    found = {m.function: m for m in _listed(engine, autograd.matches, FunctionMatch)}
+    matches = tuple(found.get(summaries[p].name) or FunctionMatch(summaries[p].name)
+                    for p in cpp_name_order(summaries))
+    return SpecRecords(
+        split_spec(texts), _listed(engine, native.tags, Tag),
+        _listed(engine, native.functions, NativeFunction),
+        engine.records([engine.ref(native.view_order, ViewOrder)])[0],
+        _listed(engine, python.records, DeprecatedSignature),
+        _listed(engine, autograd.entries, DerivativeEntry),
+        _listed(engine, autograd.loaded, EntryInfos), _listed(engine, autograd.foreach, EntryInfos),
+        matches, _listed(engine, index.node_records, BackwardNode))
+
+
+def _listed(engine: Engine, name: str, kind: type) -> tuple:
+    """The records of a collection an index names."""
+    return tuple(engine.records(list(engine.items(engine.ref_collection(name, kind)))))
