@@ -226,31 +226,31 @@ def test_stats_lists_the_store_objects_and_pchs_with_their_sizes(copied, capsys,
 
 @pytest.mark.compiler
 def test_cache_max_collects_after_a_build(copied, capsys, monkeypatch, tmp_path):
-    """GRADSHARD_CACHE_MAX: over it, the cache is collected down to it; a bad value is a
-    usage error with a hint."""
+    """GRADSHARD_CACHE_MAX: a build that leaves the cache over it collects it down to it; a
+    bad value is a usage error with a hint."""
     out, cache = copied
     damaged = plant_damaged(cache, 3 * MIB)
     limit = disk_bytes(cache) - 2 * MIB
+    monkeypatch.setenv("GRADSHARD_CACHE_MAX", str(limit))
+    again = build(capsys, MINI_SPEC, tmp_path / "fresh", cache)
+    assert again["compile"]["compiled"] == [] and outputs(tmp_path / "fresh") == outputs(out)
+    assert not damaged.exists() and disk_bytes(cache) <= limit
+
     warnings: list[str] = []
     store = Store.open(cache, warnings.append)
     try:
-        monkeypatch.delenv("GRADSHARD_CACHE_MAX", raising=False)
+        assert apply_cache_limit(store, warnings.append) is None  # it fits
+        monkeypatch.setenv("GRADSHARD_CACHE_MAX", "1M")  # less than the last builds need
+        assert apply_cache_limit(store, warnings.append).after_bytes > MIB
+        assert len(warnings) == 1 and "last build of each output directory" in warnings[0]
+        monkeypatch.delenv("GRADSHARD_CACHE_MAX")
         assert apply_cache_limit(store, warnings.append) is None
         monkeypatch.setenv("GRADSHARD_CACHE_MAX", "lots")
         with pytest.raises(UsageError) as refused:
             apply_cache_limit(store, warnings.append)
         assert "GRADSHARD_CACHE_MAX" in refused.value.message and "2G" in refused.value.hint
-        monkeypatch.setenv("GRADSHARD_CACHE_MAX", str(limit))
-        assert apply_cache_limit(store, warnings.append) is not None
-        assert not damaged.exists() and warnings == []
-        monkeypatch.setenv("GRADSHARD_CACHE_MAX", "1M")
-        assert apply_cache_limit(store, warnings.append).after_bytes > MIB
-        assert len(warnings) == 1 and "last build of each output directory" in warnings[0]
     finally:
         store.close()
-    assert disk_bytes(cache) <= limit
-    again = build(capsys, MINI_SPEC, tmp_path / "fresh", cache)["compile"]
-    assert again["compiled"] == [] and outputs(tmp_path / "fresh") == outputs(out)
 
 
 HOLDING_BUILD = """
