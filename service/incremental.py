@@ -103,6 +103,10 @@ class GraphResult:
             engine.literal(inputs.templates), engine.text(inputs.layout),
             engine.literal(settings)], "compile layout")
         layout = engine.records([value])[0]
+        if engine.store is not None:
+            # gc keeps what the recorded builds' indexes reach: the layout compiled from one
+            # too, so the next compile of a kept build runs no layout task
+            engine.store.put_refs(self.index_hash, [value.hash])
         engine.finish()
         return layout
 

@@ -10,7 +10,7 @@ change keeps its mtime, so make and ninja see nothing to rebuild.
 The names come from the cache (a build's index, the last build's manifest) or from a file a
 build keeps beside its outputs, so they are data: a name is used only once
 cache/store.py's `path_inside` places it inside its directory. What is found at a name is
-read only if it is a regular file of a generated file's size (service/regular_files.py): a
+read only if it is a regular file of a generated file's size (cache/regular_files.py): a
 FIFO or a link to /dev/zero there is a file to write again, never waited on or read.
 """
 

@@ -6,7 +6,7 @@
 
 Every spec file and template is read by `read_spec_file`: only regular files (after
 following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each
-(service/regular_files.py).
+(cache/regular_files.py).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def max_spec_bytes() -> int:
 def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
     """The bytes of a spec file or template (None if missing and missing_ok). Anything but a
     regular file, and a file over the size limit, is refused without being read: opening
-    never blocks (service/regular_files.py), so a FIFO cannot hang a build or the daemon."""
+    never blocks (cache/regular_files.py), so a FIFO cannot hang a build or the daemon."""
     limit = max_spec_bytes()
     try:
         return read_regular(path, limit)

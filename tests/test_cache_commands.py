@@ -89,20 +89,23 @@ def test_stats(tmp_path, specs, capsys):
 
 
 def test_gc_keeps_what_the_latest_builds_need(tmp_path, specs, capsys):
+    """Under a limit, gc keeps what the last build of each output directory needs: the
+    base spec's build into `a` was followed by the edited spec's, so it goes first."""
     base, edited = specs
     cache = tmp_path / "cache"
     build(capsys, base, tmp_path / "a", cache)
-    build(capsys, edited, tmp_path / "b", cache)
+    build(capsys, edited, tmp_path / "a", cache)
     code, stdout, _ = run(capsys, "gc", "--cache", str(cache), "--json")
     assert code == 0 and json.loads(stdout)["kept_builds"] == 2
     code, stdout, _ = run(capsys, "gc", "--cache", str(cache), "--max-size", "1k", "--json")
     report = json.loads(stdout)
     assert report["kept_builds"] == 1 and report["dropped_builds"] == 1
     assert report["removed_blobs"] > 0 and report["after_bytes"] < report["before_bytes"]
-    shutil.rmtree(tmp_path / "b")
-    again = build(capsys, edited, tmp_path / "b", cache)  # the kept build: nothing reruns
+    assert any("last build of each output directory" in w for w in report["warnings"])
+    shutil.rmtree(tmp_path / "a")
+    again = build(capsys, edited, tmp_path / "a", cache)  # the kept build: nothing reruns
     assert again["tasks"]["run"] == 0 and len(again["files"]["written"]) == 23
-    other = build(capsys, base, tmp_path / "a", cache)  # the dropped one: rebuilt, correct
+    other = build(capsys, base, tmp_path / "b", cache)  # the dropped one: rebuilt, correct
     assert other["status"] == "built"
 
 

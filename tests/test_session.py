@@ -15,10 +15,14 @@ from pathlib import Path
 import pytest
 
 from gradshard.cache import graph
+from gradshard.cache.maintenance import collect_garbage
 from gradshard.cache.store import DB_FILE
+from gradshard.cache.version import code_version
 from gradshard.pipeline.compile_layout import ShardSettings
 from gradshard.service import incremental
 from gradshard.service.compile import CompileOptions
+from gradshard.service.incremental import Generation
+from gradshard.service.inputs import read_inputs
 from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
 from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER
@@ -119,3 +123,20 @@ def test_a_build_applies_gradshard_cache_max_when_it_ends(tmp_path):
     refused = subprocess.run(command, capture_output=True, text=True, env=environment,
                              timeout=300)
     assert refused.returncode == 2 and "GRADSHARD_CACHE_MAX" in refused.stderr
+
+
+def test_gc_keeps_the_compile_layout_of_a_kept_build(tmp_path):
+    """A build's compile layout is reached from its index: gc keeps it with the build, so
+    the next compile of that build runs no layout task."""
+    location = locate_spec(str(MINI_SPEC))
+    session = Session(tmp_path / "cache")
+    session.build(location, tmp_path / "out")
+    generation = Generation.prepare(read_inputs(location))
+    session.run_graph(generation).layout(COMPILE.shards)
+    collect_garbage(session.open(), None, code_version())
+    session.close()
+    fresh = Session(tmp_path / "cache")
+    result = fresh.run_graph(generation)
+    result.layout(COMPILE.shards)
+    assert [r.task for r in result.stats.runs] == []
+    fresh.close()
