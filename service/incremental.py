@@ -6,7 +6,6 @@ Imported only when a build has work to do (it loads the whole pipeline).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 from gradshard.cache.compile_group import COMPILE_LAYOUT
 from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
@@ -15,7 +14,7 @@ from gradshard.cache.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store import Store, blob_hash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.compile_layout import CompileLayout, ShardSettings
-from gradshard.pipeline.errors import YAML_FILES, InternalError, RuleViolation, SpecError
+from gradshard.pipeline.errors import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
@@ -36,8 +35,10 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     The only recovery from a stale cache."""
     engine = new_engine(failed.store, failed.memory, failed.generation, force_groups=True,
                         verify=failed.verify)
-    index_hash, index = build(engine, inputs)
-    engine.finish()
+    try:
+        index_hash, index = build(engine, inputs)
+    finally:
+        engine.finish()
     return engine, index_hash, index
 
 
@@ -133,20 +134,14 @@ class Generation:
         engine = new_engine(store, memory if memory is not None else Memory(), build_id,
                             verify=verify)
         try:
-            try:
-                index_hash, index = build(engine, self.inputs)
-                engine.finish()
-            except StaleCache:
-                engine, index_hash, index = build_entering_groups(engine, self.inputs)
-        except (SpecError, RuleViolation) as error:
-            raise rejected(error, self.straight) from None
+            index_hash, index = build(engine, self.inputs)
+        except StaleCache:
+            engine, index_hash, index = build_entering_groups(engine, self.inputs)
+        except SpecError:
+            engine.finish()  # the problems are outputs too: the next run reports them cached
+            raise
+        engine.finish()
         return GraphResult(engine, index_hash, index, self.inputs, dict(engine.stats.seconds))
-
-    def straight(self) -> None:
-        from gradshard.pipeline.codegen import analyze, generate  # only to report errors
-
-        generate(analyze(self.texts), self.inputs.templates, self.inputs.spec_templates,
-                 self.inputs.layout)
 
     def manifest(self, result: GraphResult, spec: str, fingerprint: dict[str, str]) -> Manifest:
         """The manifest of a finished run; the entry stamps are tasks too (a file that did not
@@ -171,13 +166,3 @@ class Generation:
         store.flush(build_id)
         store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
 
-
-def rejected(error: SpecError | RuleViolation, analyze: Callable[[], object]) -> SpecError:
-    """The error to report for a spec the graph rejected: the straight pipeline's, which
-    collects and locates every problem."""
-    try:
-        analyze()
-    except SpecError as located:
-        return located
-    raise InternalError(f"the cached build rejected the spec ({error}) but the straight "
-                        "pipeline accepts it")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from gradshard.service.incremental import Generation
 from gradshard.service.inputs import read_inputs
 from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
-from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER
+from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
 
 COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
                          shards=ShardSettings(formula_nodes=2, methods_nodes=4,
@@ -140,3 +141,29 @@ def test_gc_keeps_the_compile_layout_of_a_kept_build(tmp_path):
     result.layout(COMPILE.shards)
     assert [r.task for r in result.stats.runs] == []
     fresh.close()
+
+
+def test_a_cached_failing_run_reports_the_same_problems_without_running_a_task(tmp_path):
+    """The problems of a failing spec are task outputs, kept like any other: a second run
+    in a fresh process prints the same report, every line, and runs no task (no task row is
+    rewritten by its build)."""
+    spec = tmp_path / "spec"
+    shutil.copytree(MINI_SPEC, spec)
+    derivatives = spec / DERIVATIVES
+    derivatives.write_text(derivatives.read_text().replace(MUL_OTHER, MUL_OTHER[:-1]))
+    native = spec / NATIVE
+    native.write_text(native.read_text().replace("  variants: function, method\n",
+                                                 "  variants: function, methods\n"))
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "gradshard.service.cli", "build", "--codegen-only",
+               "--spec", str(spec), "--out", str(tmp_path / "out"), "--cache", str(cache)]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 1 and "4 errors in the spec" in first.stderr
+    with sqlite3.connect(cache / DB_FILE) as db:
+        rows = set(db.execute("SELECT key, output, used FROM tasks"))
+    assert rows
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert (again.returncode, again.stdout, again.stderr) == (1, first.stdout, first.stderr)
+    with sqlite3.connect(cache / DB_FILE) as db:
+        assert set(db.execute("SELECT key, output, used FROM tasks")) == rows
+    assert not (tmp_path / "out").exists()
