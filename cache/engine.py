@@ -26,17 +26,20 @@ a `Disagreement` (the row is then rewritten with the computed output).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from functools import partial
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import xxhash
 
 from gradshard.pipeline.errors import Failure, InternalError, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text, canonical_json
 
+from . import split
 from .store import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
@@ -76,12 +79,18 @@ class Group:
     inputs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
 class Recipe:
-    job: Task | Group
-    inputs: tuple[Value, ...]
-    ident: str
-    key: str
+    """How a value is made: the job, its inputs, the ident and the key of the run. (A plain
+    class: one is made per task of a build, and a frozen dataclass costs thrice as much.)"""
+
+    __slots__ = ("job", "inputs", "ident", "key")
+
+    def __init__(self, job: Task | Group, inputs: tuple[Value, ...], ident: str,
+                 key: str) -> None:
+        self.job = job
+        self.inputs = inputs
+        self.ident = ident
+        self.key = key
 
 
 class Value:
@@ -111,12 +120,30 @@ class Value:
         return self.hash[0] == "!"
 
 
+class Begun:
+    """A group started by `Engine.begin`; `join()` gives its value."""
+
+    __slots__ = ("engine", "call", "child", "scope", "value")
+
+    def __init__(self, engine: Engine, call: tuple[Group, tuple[Value, ...], str],
+                 child: split.Child | None, scope: int) -> None:
+        self.engine = engine
+        self.call = call
+        self.child = child
+        self.scope = scope
+        self.value: Value | None = None
+
+    def join(self) -> Value:
+        if self.value is None:
+            self.value = self.engine._join(self)
+        return self.value
+
+
 class StaleCache(Exception):
     """A value named by a group index is gone from the store: rebuild with groups re-entered."""
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRun:
+class TaskRun(NamedTuple):
     """One task that ran, and why."""
 
     task: str
@@ -210,12 +237,14 @@ class Engine:
 
     def __init__(self, store: Store | None, code_version: str, *, generation: int = 0,
                  force_groups: bool = False, memory: Memory | None = None,
-                 verify: bool = False) -> None:
+                 verify: bool = False, processes: int | None = None) -> None:
         self.store = store
         self.code_version = code_version
         self.generation = generation
         self.verify = verify
         self.force_groups = force_groups or verify
+        # how many processes `groups` may run at once (None: the processors there are)
+        self.processes = split.processors() if processes is None else processes
         self.stats = EngineStats()
         # a verifying engine must not answer from what this process remembers either
         self.memory = memory if memory is not None and not verify else Memory()
@@ -227,6 +256,7 @@ class Engine:
         self._scope = 0
         self._scopes = 0
         self._timing: list[list[Any]] = []   # stack of [stage, started]
+        self._begun: list[Begun] = []  # groups running in children, not joined yet
 
     # -----------------------------------------------------------------------------------------
     # Making values
@@ -329,6 +359,28 @@ class Engine:
             self._compare([recipe], [value], held)
             return value
 
+    def begin(self, group: Group, inputs: Sequence[Value], ident: str) -> Begun:
+        """Start a group whose value the caller reads only at `join()`: in a forked child
+        (cache/split.py) when its body must run and another processor is free, else here,
+        now. A child commits its rows to the store itself and hands back its index and what
+        it ran; a group whose child failed runs at `join()`, raising its error there. A
+        group body joins every group it began."""
+        call = (group, tuple(inputs), ident)
+        begun = self._begin_child(call)
+        if begun is None:
+            begun = Begun(self, call, None, self._scope)
+            begun.value = self.group(*call)
+        return begun
+
+    def groups(self, calls: Sequence[tuple[Group, Sequence[Value], str]]) -> list[Value]:
+        """Run groups none of which reads another's output, as `group` runs each: the later
+        ones begun (`begin`), the first run here meanwhile."""
+        later = [self._begin_child((g, tuple(inputs), ident)) for g, inputs, ident in calls[1:]]
+        values = [self.group(*calls[0])] if calls else []
+        for begun, call in zip(later, calls[1:]):
+            values.append(begun.join() if begun is not None else self.group(*call))
+        return values
+
     def records(self, values: Sequence[Value]) -> list[Any]:
         """The records of single values (loading what is not in memory)."""
         self._load(values)
@@ -356,12 +408,95 @@ class Engine:
 
     def finish(self) -> None:
         """Commit what this build computed."""
+        if self._stop_begun(self._scope):
+            raise InternalError("a group begun was never joined")
         if self.store is not None:
             self.store.flush(self.generation)
         self.memory.trim()
 
     # -----------------------------------------------------------------------------------------
     # Internals
+
+    def _begin_child(self, call: tuple[Group, tuple[Value, ...], str]) -> Begun | None:
+        """The group begun in a forked child, or None: no other processor is free, it would
+        not run its body, or forking is unsafe here. Without a store there is no child (its
+        work would be lost with it)."""
+        group, inputs, _ = call
+        for v in inputs:
+            self._check_scope(v, group.name)
+        if (self.store is None or len(self._begun) + 1 >= self.processes
+                or not split.can_fork() or not self._must_run(group, inputs)):
+            return None
+        store = self.store
+        store.flush(self.generation)
+        store.close()  # SQLite: a connection never crosses a fork; each process opens its own
+        try:
+            child = split.Child.start(partial(self._group_in_child, *call))
+        finally:
+            store.reopen()
+        if child is None:
+            return None
+        begun = Begun(self, call, child, self._scope)
+        self._begun.append(begun)
+        return begun
+
+    def _join(self, begun: Begun) -> Value:
+        if begun.scope != self._scope:
+            raise InternalError(f"{begun.call[0].name} is joined outside the group that began it")
+        self._begun.remove(begun)
+        with self._paused():  # the child's stages count its own time
+            report = begun.child.collect()  # type: ignore[union-attr]
+        adopted = self._adopt_group(begun.call, report)
+        return adopted if adopted is not None else self.group(*begun.call)
+
+    def _stop_begun(self, scope: int) -> list[Begun]:
+        """End the children begun in `scope` and not joined (the body failed, or forgot)."""
+        left = [b for b in self._begun if b.scope == scope]
+        for begun in left:
+            self._begun.remove(begun)
+            begun.child.stop()  # type: ignore[union-attr]
+        return left
+
+    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
+        """A forked child's work: the group run on a connection of its own, its rows
+        committed, and a report of what it ran (its stats and warnings) for its parent."""
+        warnings: list[str] = []
+        self.processes = 1
+        self.stats = EngineStats()
+        self._timing = []
+        self._begun = []  # its siblings are its parent's
+        self.store.warn = warnings.append  # type: ignore[union-attr]
+        self.store.reopen()  # type: ignore[union-attr]
+        value = self.group(group, inputs, ident)
+        self.store.flush(self.generation)  # type: ignore[union-attr]
+        return json.dumps({"output": value.hash, "stats": _stats_json(self.stats),
+                           "warnings": warnings}).encode()
+
+    def _adopt_group(self, call: tuple[Group, Sequence[Value], str],
+                     report: bytes | None) -> Value | None:
+        """The value of a group a child ran, from its report (None without one)."""
+        if report is None:
+            return None
+        told = json.loads(report)
+        group, inputs, ident = call
+        key = self._key(group, inputs)
+        recipe = Recipe(group, tuple(inputs), ident, key)
+        _add_stats(self.stats, told["stats"])
+        for warning in told["warnings"]:
+            self.store.warn(warning)  # type: ignore[union-attr]
+        output = told["output"]
+        self._memo[key] = output
+        self._recipes[output] = recipe
+        self._note(output)
+        return Value(output, group.output, recipe=recipe, scope=self._scope)
+
+    def _must_run(self, group: Group, inputs: Sequence[Value]) -> bool:
+        """Whether the group runs its body (its index is not known)."""
+        key = self._key(group, inputs)
+        return self.force_groups or key not in self._lookup([key])
+
+    def _key(self, job: Task | Group, inputs: Sequence[Value]) -> str:
+        return task_key(job.name, self.code_version, [v.hash for v in inputs])
 
     def _note(self, name: str) -> None:
         if self._reached:
@@ -432,7 +567,10 @@ class Engine:
             started = time.perf_counter()
             index = group.body(self, *inner)
             seconds = time.perf_counter() - started
+            if any(b.scope == self._scope for b in self._begun):
+                raise InternalError(f"{group.name} began a group it never joined")
         finally:
+            self._stop_begun(self._scope)
             self._scope = outer
             reached = self._reached.pop()
         value = self._store_record(index, recipe)
@@ -571,6 +709,16 @@ class Engine:
     def _stage(self, stage: str) -> _StageTimer:
         return _StageTimer(self, stage)
 
+    @contextlib.contextmanager
+    def _paused(self) -> Iterator[None]:
+        """Time no running stage is charged with (waiting for a child)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self._timing:
+                self._timing[-1][1] += time.perf_counter() - started
+
 
 class _StageTimer:
     """Wall time goes to the innermost running stage (a group's inner tasks own theirs)."""
@@ -613,6 +761,27 @@ def _outcome(task: Task, recipe: Recipe) -> Any:
             raise InternalError(f"{task.name} broke the rule {violation.rule} ({violation}) "
                                 "but names no spec file to blame") from None
         return Failure((violation.to_problem(file, recipe.ident),))
+
+
+def _stats_json(stats: EngineStats) -> dict:
+    """What a child ran, for its parent's report."""
+    return {"run": stats.run, "reused": stats.reused, "seconds": stats.seconds,
+            "runs": stats.runs, "recovered": stats.recovered, "verified": stats.verified,
+            "disagreements": [list(_disagreement_fields(d)) for d in stats.disagreements]}
+
+
+def _disagreement_fields(d: Disagreement) -> tuple[str, str, str, str]:
+    return d.task, d.ident, d.cached, d.computed
+
+
+def _add_stats(stats: EngineStats, child: dict) -> None:
+    for total, counts in ((stats.run, child["run"]), (stats.reused, child["reused"]),
+                          (stats.seconds, child["seconds"])):
+        total.update(counts)
+    stats.runs.extend(TaskRun(*run) for run in child["runs"])
+    stats.recovered += child["recovered"]
+    stats.verified += child["verified"]
+    stats.disagreements.extend(Disagreement(*d) for d in child["disagreements"])
 
 
 def _has_failed(value: Value) -> bool:

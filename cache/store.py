@@ -12,15 +12,19 @@
 
 The database runs in WAL mode so that concurrent builds read while one writes; every write
 happens in one transaction per flush, so a killed build leaves the store as it was at its
-last flush. A damaged or incompatible database is moved aside and rebuilt, never trusted.
-A failure of the machine (a full disk, a read-only directory) is not damage: it is reported
-as an EnvironmentFailure and the database is left as it is.
+last flush. Nothing waits for the disk (synchronous = OFF): a process that dies loses
+nothing it committed (the system has the pages), and what a crash of the whole machine may
+leave is what the store copes with anyway (a damaged file is set aside, a row naming a lost
+blob is a miss, every blob is checked against its hash); waiting for the disk cost a cold
+build about 0.4 s. A damaged or incompatible database is moved aside and rebuilt, never
+trusted. A failure of the machine (a full disk, a read-only directory) is not damage: it is
+reported as an EnvironmentFailure and the database is left as it is.
 
 A cache directory may come from elsewhere (CI restores it), so whatever it says is data: a
 file name read from it is used only once `safe_relative_path` accepts it.
 
-sqlite-utils creates the schema and serves the maintenance commands (stats, gc). The build's
-hot path issues a handful of statements on the plain sqlite3 connection instead: importing
+sqlite-utils serves the maintenance commands (stats, gc). A build issues a handful of
+statements on the plain sqlite3 connection instead, the schema's among them: importing
 sqlite-utils costs ~110 ms, more than a whole no-op build may take.
 """
 
@@ -104,6 +108,9 @@ class _Pending:
                 + sum(len(t) + len(o) + len(v) + 40 for t, o, _, v in self.tasks.values())
                 + sum(len(k) + len(i) + len(t) + len(n) for (t, n), (k, i) in self.traces.items())
                 + 64 * (len(self.refs) + len(self.held)))
+
+    def empty(self) -> bool:
+        return not (self.blobs or self.tasks or self.traces or self.refs or self.held)
 
 
 def blob_hash(codec: str, data: bytes) -> str:
@@ -250,12 +257,18 @@ class Store:
         with contextlib.suppress(sqlite3.Error):
             self.connection.close()
 
+    def reopen(self) -> None:
+        """A new connection to the same database, after close(): around a fork, so that
+        each process has its own (SQLite's rule: a connection never crosses a fork)."""
+        with _opening_lock(self.directory):
+            self.connection = _open_checked(self.path)
+
     @contextlib.contextmanager
-    def guarded(self, writing: int = 0) -> Iterator[None]:
+    def guarded(self, writing: int | Callable[[], int] = 0) -> Iterator[None]:
         """Translates SQLite errors: damage becomes StoreDamaged, the machine's failures (a
-        full disk: `writing` is about how many bytes the write needed) an EnvironmentFailure.
-        Misuse of the connection (another thread, closed) is gradshard's bug: it propagates,
-        and the database, which is fine, is never set aside for it."""
+        full disk: `writing` is about how many bytes the write needed, or says it) an
+        EnvironmentFailure. Misuse of the connection (another thread, closed) is gradshard's
+        bug: it propagates, and the database, which is fine, is never set aside for it."""
         try:
             yield
         except sqlite3.ProgrammingError:
@@ -263,7 +276,8 @@ class Store:
         except sqlite3.Error as error:
             if _damaged(error):
                 raise StoreDamaged(f"is damaged ({error})", self.path) from None
-            raise _environment_failure(self.path, error, writing) from None
+            needed = writing() if callable(writing) else writing
+            raise _environment_failure(self.path, error, needed) from None
 
     # -----------------------------------------------------------------------------------------
     # Reads
@@ -322,7 +336,8 @@ class Store:
 
     def put_blob(self, name: str, codec: str, data: bytes) -> None:
         self.pending.blobs[name] = (codec, data)
-        self._hold((name,))
+        if self.lease is not None:
+            self.pending.held.add(name)
 
     def put_refs(self, parent: str, children: Iterable[str]) -> None:
         self.pending.refs.extend((parent, child) for child in children)
@@ -337,21 +352,21 @@ class Store:
         """Commit every staged row in one transaction; blobs always land with the task rows
         that name them, so a killed build never leaves a task pointing at nothing."""
         pending, self.pending = self.pending, _Pending()
-        if not (pending.blobs or pending.tasks or pending.traces or pending.refs or pending.held):
+        if pending.empty():
             return
-        with self.guarded(pending.bytes()), self.transaction() as db:
+        with self.guarded(pending.bytes), self.transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO blobs (hash, codec, data, size, used) VALUES (?,?,?,?,?)",
-                [(h, c, d, len(d), generation) for h, (c, d) in pending.blobs.items()])
+                ((h, c, d, len(d), generation) for h, (c, d) in pending.blobs.items()))
             db.executemany("INSERT OR IGNORE INTO refs (parent, child) VALUES (?,?)",
                            pending.refs)
             db.executemany(
                 "INSERT OR REPLACE INTO tasks (key, task, output, seconds, used, version) "
                 "VALUES (?,?,?,?,?,?)",
-                [(k, t, o, s, generation, v) for k, (t, o, s, v) in pending.tasks.items()])
+                ((k, t, o, s, generation, v) for k, (t, o, s, v) in pending.tasks.items()))
             db.executemany(
                 "INSERT OR REPLACE INTO traces (task, ident, key, inputs) VALUES (?,?,?,?)",
-                [(t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()])
+                ((t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()))
             if self.lease is not None:
                 _renew_lease(db, self.lease, pending.held)
 
@@ -572,7 +587,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         elif "leases" not in tables:  # a cache from before leases: they are added, not a reset
             _create_lease_tables(connection)
         connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA synchronous = OFF")  # see the module docstring
         # a cold build writes ~50 MB: checkpoint the WAL every 64 MB, not every 4 MB
         connection.execute("PRAGMA wal_autocheckpoint = 16384")
         return connection
@@ -593,29 +608,30 @@ def _schema_version(connection: sqlite3.Connection) -> int | None:
 
 
 def _create_schema(connection: sqlite3.Connection) -> None:
-    import sqlite_utils  # only here and in maintenance: see the module docstring
-
-    db = sqlite_utils.Database(connection, execute_plugins=False)
+    """The tables, as sqlite-utils once made them (stats and gc read them through it)."""
     connection.execute("PRAGMA page_size = 16384")  # most of the store is blobs of kilobytes
     connection.execute("PRAGMA journal_mode = WAL")
-    with db.atomic():
-        db["meta"].create({"name": str, "value": str}, pk="name", if_not_exists=True)
-        db["blobs"].create({"hash": str, "codec": str, "data": bytes, "size": int, "used": int},
-                           pk="hash", not_null=["codec", "data"], if_not_exists=True)
-        db["refs"].create({"parent": str, "child": str}, pk=("parent", "child"),
-                          if_not_exists=True)
-        db["tasks"].create({"key": str, "task": str, "output": str, "seconds": float,
-                            "used": int, "version": str}, pk="key", if_not_exists=True)
-        db["traces"].create({"task": str, "ident": str, "key": str, "inputs": str},
-                            pk=("task", "ident"), if_not_exists=True)
-        db["builds"].create({"id": int, "started": float, "seconds": float, "status": str,
-                             "spec": str, "out": str, "summary": str}, pk="id",
-                            if_not_exists=True)
-        db["manifests"].create({"spec": str, "out": str, "build": int, "inputs": str,
-                                "files": str, "manifest": str, "checksum": str},
-                               pk=("spec", "out"), if_not_exists=True)
-        db["tasks"].create_index(["output"], if_not_exists=True)
-        db["meta"].insert({"name": "schema_version", "value": str(SCHEMA_VERSION)}, replace=True)
+    connection.executescript(f"""
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS "meta" ("name" TEXT PRIMARY KEY, "value" TEXT);
+        CREATE TABLE IF NOT EXISTS "blobs" ("hash" TEXT PRIMARY KEY, "codec" TEXT NOT NULL,
+            "data" BLOB NOT NULL, "size" INTEGER, "used" INTEGER);
+        CREATE TABLE IF NOT EXISTS "refs" ("parent" TEXT, "child" TEXT,
+            PRIMARY KEY ("parent", "child"));
+        CREATE TABLE IF NOT EXISTS "tasks" ("key" TEXT PRIMARY KEY, "task" TEXT, "output" TEXT,
+            "seconds" REAL, "used" INTEGER, "version" TEXT);
+        CREATE TABLE IF NOT EXISTS "traces" ("task" TEXT, "ident" TEXT, "key" TEXT,
+            "inputs" TEXT, PRIMARY KEY ("task", "ident"));
+        CREATE TABLE IF NOT EXISTS "builds" ("id" INTEGER PRIMARY KEY, "started" REAL,
+            "seconds" REAL, "status" TEXT, "spec" TEXT, "out" TEXT, "summary" TEXT);
+        CREATE TABLE IF NOT EXISTS "manifests" ("spec" TEXT, "out" TEXT, "build" INTEGER,
+            "inputs" TEXT, "files" TEXT, "manifest" TEXT, "checksum" TEXT,
+            PRIMARY KEY ("spec", "out"));
+        CREATE INDEX IF NOT EXISTS "idx_tasks_output" ON "tasks" ("output");
+        INSERT OR REPLACE INTO "meta" ("name", "value")
+            VALUES ('schema_version', '{SCHEMA_VERSION}');
+        COMMIT;
+    """)
     _create_lease_tables(connection)
 
 

@@ -24,10 +24,15 @@ from typing import Any, Self
 
 import xxhash
 
+# One encoder, made once (json.dumps with options makes one per call). Records are trees, so
+# the check for cycles, which tracks every container written, is not needed.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              check_circular=False)
+
 
 def canonical_json(value: object) -> str:
     """The one JSON spelling of a plain JSON value (what records hash and store)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def content_hash(text: str | bytes) -> str:
@@ -143,7 +148,8 @@ class _TextCodec:
 
 class _RecordCodec:
     """A dataclass as a JSON object; fields are resolved lazily to allow recursive types.
-    Fields holding plain JSON values skip their codec (most fields are strings)."""
+    Fields holding plain JSON values skip their codec (most fields are strings). Keys come
+    in sorted order, as canonical JSON writes them: sorting them again is then cheap."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
@@ -153,8 +159,9 @@ class _RecordCodec:
     def fields(self) -> list[tuple[str, Any]]:
         if self._fields is None:
             hints = typing.get_type_hints(self.cls)
-            fields = [(f.name, _codec_for(hints[f.name]))
-                      for f in dataclasses.fields(self.cls) if f.init]
+            fields = sorted(((f.name, _codec_for(hints[f.name]))
+                             for f in dataclasses.fields(self.cls) if f.init),
+                            key=lambda field: field[0])
             self._names = frozenset(name for name, _ in fields)
             self._fields = [(name, None if codec is _PLAIN else codec) for name, codec in fields]
         return self._fields

@@ -9,6 +9,9 @@ from .compile_report import compile_json, compile_line
 
 STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
 SHOWN_RUNS = 4
+# Up to this many tasks that ran (an edit's) are named, the first SHOWN_RUNS of them; more
+# (a cold build's 20,000) are only counted, by reason.
+NAMED_RUNS = 50
 JSON_RUNS = 500
 
 
@@ -47,14 +50,16 @@ def verify_line(stats) -> str:
 
 
 def _why(stats) -> list[str]:
-    """The first tasks that ran, and how many ran for each reason."""
+    """How many tasks ran for each reason, and when few ran, the first of them."""
     if not stats.runs:
         return []
     reasons = Counter(r.reason.split(":")[0] for r in stats.runs)
+    counts = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
+    if len(stats.runs) > NAMED_RUNS:
+        return [f"  why:   {counts}"]
     first = [f"{r.task} {r.ident} ({r.reason})" for r in stats.runs[:SHOWN_RUNS]]
     more = len(stats.runs) - len(first)
     tail = f"; … {more:,} more" if more else ""
-    counts = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
     return [f"  why:   {counts}", "         " + "; ".join(first) + tail]
 
 

@@ -1,0 +1,187 @@
+"""Groups run in forked children (Engine.groups, Engine.begin): real forks, real SQLite files.
+
+The toy tasks here say which process computed them (their output holds its pid), so the
+tests see where each group ran; a task that is not pure this way is a test's device only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from gradshard.cache.engine import Engine, Group, Task, Value
+from gradshard.cache.store import Store
+from gradshard.pipeline.errors import InternalError
+from gradshard.pipeline.records import Record, Text
+
+PARENT = os.getpid()
+
+
+@dataclass(frozen=True, slots=True)
+class Where(Record):
+    pid: int
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Record):
+    parts: str
+
+
+def counted_here(text: Text) -> Where:
+    if "die-in-child" in text.text and os.getpid() != PARENT:
+        os._exit(3)  # a child killed half-way
+    if "raise-in-child" in text.text and os.getpid() != PARENT:
+        raise InternalError("a child's task failed")
+    if "raise" in text.text and "raise-in-child" not in text.text:
+        raise InternalError("the task fails everywhere")
+    return Where(os.getpid(), len(text.text.split()))
+
+
+COUNT = Task("toy.where", "parse", counted_here, Where, ("text",))
+
+
+def counts(engine: Engine, texts: Value) -> Index:
+    items = engine.items(texts)
+    values = engine.map(COUNT, [((t,), f"t{k}") for k, t in enumerate(items)])
+    return Index(engine.collection(values, Where, persist=True).hash)
+
+
+FIRST = Group("toy.first", "parse", counts, Index, ("texts",))
+SECOND = Group("toy.second", "bindings", counts, Index, ("texts",))
+
+
+@pytest.fixture
+def store(tmp_path):
+    warnings: list[str] = []
+    opened = Store.open(tmp_path / "cache", warnings.append)
+    yield opened
+    opened.close()
+
+
+def texts(engine: Engine, words: list[str]) -> Value:
+    return engine.collection([engine.text(w) for w in words], Text)
+
+
+def results(engine: Engine, index: Value) -> list[Where]:
+    listing = engine.ref_collection(engine.records([index])[0].parts, Where)
+    return engine.records(list(engine.items(listing)))
+
+
+def run_both(store: Store | None, first: list[str], second: list[str], processes: int = 2
+             ) -> tuple[Engine, list[list[Where]]]:
+    engine = Engine(store, "v1", generation=1, processes=processes)
+    values = engine.groups([(FIRST, [texts(engine, first)], "first"),
+                            (SECOND, [texts(engine, second)], "second")])
+    found = [results(engine, v) for v in values]
+    engine.finish()
+    return engine, found
+
+
+def no_child_left() -> bool:
+    """No child of this process is running or waiting to be reaped."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_the_second_group_runs_in_a_child_and_commits_its_rows(store):
+    engine, (first, second) = run_both(store, ["a b", "c"], ["d e f", "g h"])
+    assert [w.words for w in first] == [2, 1] and [w.words for w in second] == [3, 2]
+    assert {w.pid for w in first} == {PARENT}
+    assert len({w.pid for w in second}) == 1 and second[0].pid != PARENT
+    # what the child ran is reported by the parent, as its own runs are
+    assert sorted(r.ident for r in engine.stats.runs if r.task == "toy.where") == [
+        "t0", "t0", "t1", "t1"]
+    assert engine.stats.run == {"parse": 5, "bindings": 1}  # the groups and their tasks
+    assert no_child_left()
+    # the child committed its rows: a later build answers everything from the store
+    again, (first_again, second_again) = run_both(store, ["a b", "c"], ["d e f", "g h"])
+    assert not again.stats.runs and second_again == second and first_again == first
+
+
+def test_without_a_store_or_a_second_processor_nothing_forks(store):
+    for engine_store, processes in ((None, 2), (store, 1)):
+        _, (first, second) = run_both(engine_store, ["a"], ["b c"], processes)
+        assert {w.pid for w in first + second} == {PARENT}
+
+
+def test_a_process_running_threads_never_forks(store):
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        _, (_, second) = run_both(store, ["a"], ["b c"])
+    finally:
+        stop.set()
+        thread.join()
+    assert second[0].pid == PARENT
+
+
+def test_a_group_whose_child_dies_runs_here(store):
+    engine, (_, second) = run_both(store, ["a"], ["b", "die-in-child x"])
+    assert [w.pid for w in second] == [PARENT, PARENT]
+    assert [w.words for w in second] == [1, 2]
+    assert no_child_left()
+    # what the child did is lost with it: the parent ran (and counts) the whole group
+    assert sum(1 for r in engine.stats.runs if r.task == "toy.where") == 3
+
+
+def test_a_child_error_is_raised_by_the_parent_running_the_group(store):
+    engine = Engine(store, "v1", generation=1, processes=2)
+    with pytest.raises(InternalError, match="the task fails everywhere"):
+        engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
+                       (SECOND, [texts(engine, ["raise now"])], "second")])
+    assert no_child_left()
+
+
+def test_a_child_that_raises_leaves_its_group_to_the_parent(store):
+    _, (_, second) = run_both(store, ["a"], ["raise-in-child b"])
+    assert second[0].pid == PARENT and second[0].words == 2
+
+
+def begin_only(engine: Engine, texts: Value) -> Index:
+    engine.begin(SECOND, [texts], "second")
+    return Index("")
+
+
+def begin_and_join(engine: Engine, texts: Value) -> Index:
+    begun = engine.begin(SECOND, [texts], "second")
+    mine = engine.run(COUNT, [engine.text("counted meanwhile")], "mine")
+    theirs = begun.join()
+    assert engine.records([mine])[0].pid == PARENT
+    return Index(engine.records([theirs])[0].parts)
+
+
+def test_a_group_begun_and_joined_inside_a_group(store):
+    engine = Engine(store, "v1", generation=1, processes=2)
+    outer = Group("toy.outer", "parse", begin_and_join, Index, ("texts",))
+    value = engine.group(outer, [texts(engine, ["x y", "z"])], "outer")
+    found = results(engine, value)
+    engine.finish()
+    assert [w.words for w in found] == [2, 1] and found[0].pid != PARENT
+
+
+def test_a_group_begun_and_never_joined_is_a_bug_and_its_child_ends(store):
+    engine = Engine(store, "v1", generation=1, processes=2)
+    careless = Group("toy.careless", "parse", begin_only, Index, ("texts",))
+    with pytest.raises(InternalError, match="never joined"):
+        engine.group(careless, [texts(engine, ["x"])], "careless")
+    assert no_child_left()
+
+
+def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
+    run_both(store, ["a"], ["b c"])
+    engine = Engine(store, "v1", generation=2, verify=True, processes=2)
+    engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
+                   (SECOND, [texts(engine, ["b c"])], "second")])
+    engine.finish()
+    # the toy task's output names its process: a child's fresh run disagrees with the cache
+    assert sorted((d.task, d.ident) for d in engine.stats.disagreements) == [
+        ("toy.second", "second"), ("toy.where", "t0")]
+    assert engine.stats.verified == 4  # two groups, a task in each
