@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 
 
@@ -17,6 +19,7 @@ def test_parse_benchmark_runs():
     assert "ms for 724 info schemas" in done.stdout
 
 
+@pytest.mark.slow
 def test_codegen_benchmark_runs():
     done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_codegen.py"), "--repeat", "1"],
                           capture_output=True, text=True, timeout=300)
@@ -24,6 +27,7 @@ def test_codegen_benchmark_runs():
     assert "ratio" in done.stdout and "(goal <= 1.0x)" in done.stdout
 
 
+@pytest.mark.slow
 def test_build_benchmark_runs():
     done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_build.py"), "--repeat", "1"],
                           capture_output=True, text=True, timeout=600)

@@ -14,9 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from gradshard.cache.store import DB_FILE
 from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
 from support.specs import MINI_SPEC
+
+pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 
 
 def started(*args: str) -> subprocess.Popen:

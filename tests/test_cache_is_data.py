@@ -23,6 +23,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from support.specs import DERIVATIVES, MINI_SPEC
 
 
@@ -107,6 +109,8 @@ def test_the_hook_catches_what_it_is_for(tmp_path):
         assert done.returncode == AUDIT_EXIT, (program, done.stderr)
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_builds_never_run_code_from_the_cache(tmp_path):
     hooks = tmp_path / "hooks"
     hooks.mkdir()

@@ -150,6 +150,8 @@ def set_aside_said(cache: Path, code: int, report: dict, err: str) -> bool:
             and bool(list(cache.glob("gradshard.sqlite3.damaged-*"))))
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("forgery", FORGERIES, ids=lambda f: f.__name__)
 def test_a_crafted_compile_layout_sets_the_cache_aside(merged_compiled, capsys, tmp_path, forgery):
     cache = restored_cache(merged_compiled, tmp_path / "cache")
@@ -172,6 +174,8 @@ def test_a_crafted_compile_layout_sets_the_cache_aside(merged_compiled, capsys, 
 # 2. Files that never end, or never open, in place of what the cache stores
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stored_object_that_is_no_file_is_compiled_again(merged_compiled, tmp_path, kind):
     cache = restored_cache(merged_compiled, tmp_path / "cache")
@@ -184,6 +188,8 @@ def test_a_stored_object_that_is_no_file_is_compiled_again(merged_compiled, tmp_
     assert stored.is_file() and not stored.is_symlink()  # compiled, and stored again
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_pch_sum_that_is_no_file_rebuilds_the_pch(merged_compiled, tmp_path, kind):
     cache = restored_cache(merged_compiled, tmp_path / "cache", pch="linked", objects=False)
@@ -196,6 +202,8 @@ def test_a_pch_sum_that_is_no_file_rebuilds_the_pch(merged_compiled, tmp_path, k
     assert Path(f"{gch}.sum").is_file() and not Path(f"{gch}.sum").is_symlink()
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_a_pch_lock_that_is_a_link_is_replaced_not_followed(merged_compiled, tmp_path):
     """A lock is opened to be created: through a link, it would create a file anywhere."""
     cache = restored_cache(merged_compiled, tmp_path / "cache", pch="linked")
@@ -208,6 +216,8 @@ def test_a_pch_lock_that_is_a_link_is_replaced_not_followed(merged_compiled, tmp
     assert lock.is_file() and not lock.is_symlink()
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_header_memo_that_is_no_file_is_made_again(merged_compiled, tmp_path, kind):
     cache = restored_cache(merged_compiled, tmp_path / "cache")
@@ -220,6 +230,8 @@ def test_a_header_memo_that_is_no_file_is_made_again(merged_compiled, tmp_path, 
     assert memo.is_file() and not memo.is_symlink()
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_merged_record_that_is_no_file_is_removed(merged_compiled, tmp_path, kind):
     cache = restored_cache(merged_compiled, tmp_path / "cache")
@@ -239,6 +251,8 @@ def rewrite_out(out: Path, name: str, kind: str) -> Path:
     return path
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["Functions.h", "compile/pch/autograd.h"])
 def test_a_file_of_out_that_is_no_file_is_written_again(merged_compiled, tmp_path, kind, name):
@@ -256,6 +270,8 @@ def test_a_file_of_out_that_is_no_file_is_written_again(merged_compiled, tmp_pat
 # 4. The compile directory's file list
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 @pytest.mark.parametrize("listing", ['[["x"]]', "5", '{"a": 1}', "fifo", "dev-zero"])
 def test_a_damaged_file_list_is_a_warning(merged_compiled, tmp_path, listing):
     cache = restored_cache(merged_compiled, tmp_path / "cache")
@@ -272,6 +288,8 @@ def test_a_damaged_file_list_is_a_warning(merged_compiled, tmp_path, listing):
     assert json.loads(path.read_text())  # written again
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_stale_names_in_a_file_list_are_still_removed(merged_compiled, tmp_path):
     """Of a list holding other things too, its names still say what to remove."""
     cache = restored_cache(merged_compiled, tmp_path / "cache")

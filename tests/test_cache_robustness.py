@@ -81,6 +81,7 @@ def test_builds_killed_at_random_points_leave_a_correct_cache(tmp_path, variants
         assert_outputs(out, clean_files(spec))
 
 
+@pytest.mark.slow
 def test_two_builds_at_once_on_one_cache(tmp_path, variants):
     cache = tmp_path / "cache"
     outs = [tmp_path / "out-a", tmp_path / "out-b"]

@@ -26,6 +26,8 @@ from support.compile import MERGED_UNIT, merged_build, run_build
 from support.programs import install_programs
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
+pytestmark = pytest.mark.compiler
+
 AUTOGRAD_UNITS = ["--units", "Functions_*", "--units", "python_functions_*"]
 # 8 nodes → 6 formula shards (3·2^k), 3 of them holding nodes, and 2 Functions units; no
 # merged units (their own tests below)
@@ -48,6 +50,7 @@ def compiled(tmp_path_factory):
     return root, out, cache
 
 
+@pytest.mark.slow
 def test_autograd_units_compile(compiled, capsys):
     root, out, cache = compiled
     code, report, err = build(capsys, MINI_SPEC, out, cache)
@@ -68,6 +71,7 @@ def test_autograd_units_compile(compiled, capsys):
         assert "pch" not in log.read_text().lower(), log  # every unit used its PCH
 
 
+@pytest.mark.slow
 def test_units_see_only_their_nodes(compiled):
     root, out, cache = compiled
     for shard in (out / "compile" / "src").glob("Functions_*.cpp"):
@@ -83,6 +87,7 @@ def test_units_see_only_their_nodes(compiled):
     assert "struct TORCH_API" not in prelude.read_text()
 
 
+@pytest.mark.slow
 def test_restored_cache_compiles_nothing(compiled, capsys, tmp_path):
     root, out, cache = compiled
     code, report, err = build(capsys, MINI_SPEC, tmp_path / "fresh-checkout", cache)
@@ -90,6 +95,7 @@ def test_restored_cache_compiles_nothing(compiled, capsys, tmp_path):
     assert report["compile"]["compiled"] == [] and len(report["compile"]["cached"]) == UNITS
 
 
+@pytest.mark.slow
 def test_edited_formula_recompiles_one_formula_unit(compiled, capsys, tmp_path):
     root, out, cache = compiled
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
@@ -100,6 +106,7 @@ def test_edited_formula_recompiles_one_formula_unit(compiled, capsys, tmp_path):
     assert report["compile"]["compiled"] == [unit_of(work, "MulBackward0", "Functions_formulas_")]
 
 
+@pytest.mark.slow
 def test_saved_variable_change_recompiles_the_nodes_units(compiled, capsys, tmp_path):
     """other's formula stops using other's scalar type: MulBackward0's struct changes, so its
     formula unit, its Functions unit and its python_functions file recompile, nothing else."""
@@ -130,6 +137,7 @@ def unit_of(out: Path, node: str, prefix: str) -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     root, out, cache = compiled
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER,
@@ -150,6 +158,7 @@ def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     assert code == 3 and "src/Functions_formulas_" in raw and "no_such_function_anywhere" in raw
 
 
+@pytest.mark.slow
 def test_build_ninja_starts_the_longest_compiles_first(compiled):
     """PCH edges first (ninja prefers them anyway: units wait on them), then units by their
     estimated seconds, so the short formula units end a cold build."""
@@ -202,6 +211,7 @@ def ccache_stats(env_dir: Path) -> dict[str, int]:
             if v.isdigit()}
 
 
+@pytest.mark.slow
 def test_ccache_launcher_hits(compiled, capsys, tmp_path, monkeypatch):
     """Objects gone from gradshard's cache (another machine, a pruned cache) come back from
     ccache: the second build compiles through ccache, and every compile is a ccache hit."""
@@ -255,6 +265,7 @@ def distccd(tmp_path):
     shutil.rmtree(logs)
 
 
+@pytest.mark.slow
 def test_distcc_launcher_compiles_on_the_server(compiled, capsys, tmp_path, monkeypatch, distccd):
     port, log = distccd
     monkeypatch.setenv("DISTCC_HOSTS", f"127.0.0.1:{port}/2")
@@ -296,6 +307,7 @@ def sccache_stats() -> dict:
     return json.loads(done.stdout)["stats"]
 
 
+@pytest.mark.slow
 def test_sccache_launcher_hits(compiled, capsys, tmp_path, sccache_server):
     """As with ccache: GCC's PCH is used by the compile and sccache hashes the preprocessed
     text, so units starting from a PCH are cacheable."""
@@ -329,6 +341,7 @@ def linked_objects(out: Path) -> list[str]:
     return sorted(p.name for p in (out / "compile" / "obj").glob("*.o"))
 
 
+@pytest.mark.slow
 def test_merged_formula_unit_is_spliced_after_an_edit(compiled, capsys, tmp_path):
     cache = cache_sharing_pchs(compiled, tmp_path)
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
@@ -375,6 +388,7 @@ def test_merged_formula_unit_is_spliced_after_an_edit(compiled, capsys, tmp_path
     assert list((out / "compile" / "obj" / "parts").glob("*")) == []
 
 
+@pytest.mark.slow
 def test_merged_unit_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     cache = cache_sharing_pchs(compiled, tmp_path)
     wrong = "other: no_such_function_anywhere(grad, self)"
@@ -437,6 +451,7 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     assert run("-L.", "-lformulas") == ["101", "2", "1010"]
 
 
+@pytest.mark.slow
 def test_a_failing_part_leaves_no_merged_object(compiled, capsys, tmp_path):
     """An edit whose part fails: the merged object of the last build (without the edit) is
     not left to be linked; the error is placed at its line."""
@@ -452,6 +467,7 @@ def test_a_failing_part_leaves_no_merged_object(compiled, capsys, tmp_path):
     assert "generated code for mul.Tensor (MulBackward0)" in err
 
 
+@pytest.mark.slow
 def test_a_damaged_base_object_is_compiled_again(compiled, capsys, tmp_path):
     """A stored merged object the splice cannot read, though it matches its sums (made so by
     a broken toolchain, say: a damaged one is caught before, test_hardening_compile.py): the

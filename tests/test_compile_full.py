@@ -20,6 +20,8 @@ import pytest
 
 from support.daemon import Running, mtime
 
+pytestmark = [pytest.mark.compiler, pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def full_compile(tmp_path_factory, packaged_spec):

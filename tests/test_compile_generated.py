@@ -17,6 +17,8 @@ from gradshard.pipeline.render import functions_files, render_node
 from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec
 
+pytestmark = pytest.mark.compiler
+
 # A spread of node shapes: tensors, scalars, SymInt arrays, tensor lists (ITensorListRef),
 # optional tensor lists, strings, named gradients, grad_input_mask, retain_variables, foreach.
 NODES = ["MulBackward0", "AddBackward0", "ExpandBackward0", "CatBackward0", "IndexBackward0",

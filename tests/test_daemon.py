@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from support.daemon import Running, daemon, mtime, write_atomically  # noqa: F401  (daemon: a fixture)
 from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER
 
@@ -161,6 +163,8 @@ def test_requests_over_the_socket(daemon):
         del os.environ["XDG_RUNTIME_DIR"]
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_a_saved_formula_is_recompiled(tmp_path):
     """With compiling on (the formula units of the mini spec, so the test builds one PCH):
     a saved formula's object is rebuilt by the warm daemon; the latency is printed."""

@@ -23,6 +23,8 @@ from support.compile import (MERGED_UNIT, baseline_record, merged_build, restore
 from support.compile import merged_compiled  # noqa: F401  (a fixture)
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
+pytestmark = [pytest.mark.compiler, pytest.mark.slow]
+
 EDIT = MUL_OTHER.replace("grad,", "grad * 2,")
 # Every character the shell gives a meaning to inside and outside double quotes.
 HOSTILE = "x $(touch pwned) \"dq\" 'sq' `touch pwned2` $HOME;"

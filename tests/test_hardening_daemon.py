@@ -16,6 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 
 from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
 from support.daemon import Running, daemon  # noqa: F401  (daemon: a fixture)
@@ -273,6 +274,8 @@ def test_a_crashing_builder_leaves_the_daemon_serving(tmp_path, monkeypatch):
         running.cli("daemon", "stop", *running.where(), check=False)
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypatch):
     """The cache a daemon starts on names a file outside the compile directory in its
     compile layout (damaged or crafted between two builds): the compile step finds it, the

@@ -75,6 +75,8 @@ def test_verify_needs_a_cache(capsys, tmp_path):
     assert "--verify" in capsys.readouterr().err
 
 
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_a_tampered_compile_layout_row_is_found(tmp_path, capsys):
     """The compile step's own tasks are verified too: a formula unit's source row pointed at
     another unit's source would compile the wrong code."""
