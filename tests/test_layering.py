@@ -1,0 +1,186 @@
+"""The layers and the absence of import cycles, read from the sources with `ast`: every import
+of every module of pipeline/, cache/, service/ and templates/, those inside functions
+included (a function-level import is still a dependency, only a later one).
+
+- pipeline/ is pure: it imports none of cache/ or service/; cache/ imports nothing of
+  service/; templates/ (the emitted C++ text) imports nothing of ours.
+- No two of our modules import each other, directly or through others.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "gradshard"
+# Each layer, and the layers it may import (itself included).
+MAY_IMPORT = {
+    "pipeline": {"pipeline"},
+    "cache": {"pipeline", "cache"},
+    "service": {"pipeline", "cache", "service"},
+    "templates": set(),
+}
+
+
+@cache
+def module_files() -> dict[str, Path]:
+    """Every module of ours by its import name (gradshard.cache.store → cache/store.py)."""
+    found = {}
+    for layer in MAY_IMPORT:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((PACKAGE, *parts))] = path
+    return found
+
+
+def imported_names(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """What one import statement names, absolute: the module, and `from X import Y`'s X.Y
+    (a submodule when Y is one)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        package = module.split(".")
+        base = package[:len(package) - node.level + (1 if is_package else 0)]
+        origin = ".".join(base + ([node.module] if node.module else []))
+    else:
+        origin = node.module or ""
+    return [origin] + [f"{origin}.{alias.name}" for alias in node.names]
+
+
+def imports_of(tree: ast.AST, module: str) -> dict[str, int]:
+    """Our modules that the tree (of `module`, or a part of it) imports, each with the line
+    of its first import."""
+    modules = module_files()
+    is_package = modules[module].name == "__init__.py"
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in imported_names(node, module, is_package):
+                if name in modules and name != module:
+                    found.setdefault(name, node.lineno)
+    return found
+
+
+@cache
+def parsed(module: str) -> ast.Module:
+    path = module_files()[module]
+    return ast.parse(path.read_text(), str(path))
+
+
+@cache
+def import_graph() -> dict[str, dict[str, int]]:
+    return {module: imports_of(parsed(module), module) for module in module_files()}
+
+
+def layer_of(module: str) -> str:
+    return module.split(".")[1]
+
+
+def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
+    modules = module_files()
+    return [f"{modules[source].relative_to(ROOT)}:{line}: {layer_of(source)}/ imports {target}"
+            for source, targets in graph.items() for target, line in targets.items()
+            if layer_of(target) not in MAY_IMPORT[layer_of(source)]]
+
+
+def strongly_connected(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's components of more than one module (iterative: no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        components.append(sorted(component))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                on_stack.add(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+    return components
+
+
+def cycle_in(component: list[str], graph: dict[str, dict[str, int]]) -> list[str]:
+    """One cycle through the component's first module: a shortest path back to it."""
+    start = component[0]
+    members = set(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for module in frontier:
+            for target in sorted(graph[module]):
+                if target == start:
+                    return paths[module] + [start]
+                if target in members and target not in paths:
+                    paths[target] = paths[module] + [target]
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"no cycle through {start} in {component}")
+
+
+def described(component: list[str], graph: dict[str, dict[str, int]]) -> str:
+    """One cycle of the component, each step at its line, and the component's other
+    modules (each on a cycle too)."""
+    modules = module_files()
+    cycle = cycle_in(component, graph)
+    steps = [f"{modules[a].relative_to(ROOT)}:{graph[a][b]} imports {b}"
+             for a, b in zip(cycle, cycle[1:])]
+    others = sorted(set(component) - set(cycle))
+    return "\n    ".join([" → ".join(short(m) for m in cycle), *steps]
+                         + ([f"(and through {', '.join(map(short, others))})"] if others else []))
+
+
+def short(module: str) -> str:
+    return module.removeprefix(PACKAGE + ".")
+
+
+def test_the_walk_sees_every_layer_and_function_level_imports():
+    """The graph itself: modules of each layer, an import, a function-level import (so that
+    a walk that misses them cannot pass the tests below)."""
+    graph = import_graph()
+    assert {layer_of(m) for m in graph} == set(MAY_IMPORT)
+    assert "gradshard.pipeline.errors" in graph["gradshard.cache.engine"]
+    assert any(imports_of(function, module) for module in graph
+               for function in ast.walk(parsed(module))
+               if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))), \
+        "no function-level import found: the walk misses them"
+
+
+def test_no_layer_imports_a_layer_above_it():
+    upward = upward_imports(import_graph())
+    assert not upward, "imports against the layers:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    cycles = [described(component, graph) for component in strongly_connected(graph)]
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
