@@ -4,10 +4,10 @@
 1. Every file gradshard produces (Functions.*, python_functions*, all of gen_python_functions'
    files) into a fresh directory. torchgen = load_derivatives + parse_native_yaml +
    match_differentiability_info + gen_autograd_functions_lib/_python + gen_python_functions.gen;
-   gradshard = read + parse + match + bindings + render + write, without its cache.
+   gradshard = read + the build graph without a store (every task runs) + write.
 2. The Python binding files alone: torchgen's gen_python_functions.gen (its native parse
-   included) against gradshard's parse of the same three files (parse_native_spec) +
-   bindings + render + write.
+   included) against gradshard's read + the graph's native side and bindings groups (the
+   same three files; no store) + write.
 
 Module caches are cleared before every torchgen run. Goal: ratios <= 1.0x.
 
@@ -21,13 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.pipeline.codegen import bind_python
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+from gradshard.cache.engine import Engine
+from gradshard.cache.graph import binding_outputs
+from gradshard.cache.version import code_version
 from gradshard.pipeline.errors import SpecFile
-from gradshard.pipeline.python_files import python_binding_files
-from gradshard.pipeline.spec import parse_native_spec
-from gradshard.service.codegen import gradshard_templates, load_texts, run_codegen, spec_templates
+from gradshard.pipeline.records import Text
+from gradshard.service.codegen import prepare
 from gradshard.service.outputs import write_outputs
+from gradshard.service.session import Session
 from gradshard.service.spec_location import SpecLocation
 
 from _common import benchmark_args, clear_torchgen_caches
@@ -63,7 +64,8 @@ def torchgen_all(location: SpecLocation, out: Path) -> float:
 
 def gradshard_all(location: SpecLocation, out: Path) -> float:
     started = time.perf_counter()
-    write_outputs(out, run_codegen(location, load_texts(location)).files)
+    result = Session(None).run_graph(prepare(location))
+    write_outputs(out, result.load(sorted(result.files)))
     return time.perf_counter() - started
 
 
@@ -79,11 +81,11 @@ def torchgen_bindings(location: SpecLocation, out: Path) -> float:
 
 def gradshard_bindings(location: SpecLocation, out: Path) -> float:
     started = time.perf_counter()
-    bindings, problems = bind_python(parse_native_spec(load_texts(location)))
-    assert not problems
-    files = python_binding_files(bindings, gradshard_templates(),
-                                 spec_templates(location, ALL_TEMPLATES), location.layout)
-    write_outputs(out, files)
+    engine = Engine(None, code_version())
+    outputs = binding_outputs(engine, prepare(location).inputs)
+    assert not outputs.failures
+    texts = engine.records([engine.ref(h, Text) for _, h in outputs.files])
+    write_outputs(out, {name: t.text for (name, _), t in zip(outputs.files, texts)})
     return time.perf_counter() - started
 
 

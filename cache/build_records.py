@@ -43,6 +43,7 @@ class SpecRecords:
         """Where each named entry starts (a generated function: where its source does)."""
         return entry_lines(self.entries, generated_origins(self.native_functions))
 
+    @property
     def view_grouping(self) -> ViewGrouping:
         return view_grouping(self.native_functions, self.view_order)
 
@@ -52,6 +53,16 @@ def spec_records(engine: Engine, index: BuildIndex, texts: SpecTexts) -> SpecRec
     native, autograd, python = engine.records([engine.ref(index.native, NativeSide),
                                                engine.ref(index.autograd, AutogradSide),
                                                engine.ref(index.python, Outputs)])
+    return side_records(engine, native, autograd, texts,
+                        _listed(engine, python.records, DeprecatedSignature),
+                        _listed(engine, index.node_records, BackwardNode))
+
+
+def side_records(engine: Engine, native: NativeSide, autograd: AutogradSide, texts: SpecTexts,
+                 deprecated: tuple[DeprecatedSignature, ...] = (),
+                 nodes: tuple[BackwardNode, ...] = ()) -> SpecRecords:
+    """The records of the native and autograd sides (cache/graph.py: spec_sides), with the
+    bindings' deprecated signatures and the nodes when the build went that far."""
     summaries = _listed(engine, native.summaries, FunctionSummary)
     found = {m.function: m for m in _listed(engine, autograd.matches, FunctionMatch)}
     matches = tuple(found.get(summaries[p].name) or FunctionMatch(summaries[p].name)
@@ -59,11 +70,10 @@ def spec_records(engine: Engine, index: BuildIndex, texts: SpecTexts) -> SpecRec
     return SpecRecords(
         split_spec(texts), _listed(engine, native.tags, Tag),
         _listed(engine, native.functions, NativeFunction),
-        engine.records([engine.ref(native.view_order, ViewOrder)])[0],
-        _listed(engine, python.records, DeprecatedSignature),
+        engine.records([engine.ref(native.view_order, ViewOrder)])[0], deprecated,
         _listed(engine, autograd.entries, DerivativeEntry),
         _listed(engine, autograd.loaded, EntryInfos), _listed(engine, autograd.foreach, EntryInfos),
-        matches, _listed(engine, index.node_records, BackwardNode))
+        matches, nodes)
 
 
 def _listed(engine: Engine, name: str, kind: type) -> tuple:

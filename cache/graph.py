@@ -20,7 +20,7 @@ each placed at its file and line, so a cached run reports them without running a
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import (EntryInfos, InfoSummary, ViewCopies,
@@ -69,32 +69,83 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                 deprecated: Value, spec_templates: Value, templates: Value,
                 layout: Value) -> BuildIndex:
     texts = (natives, tags, derivatives, deprecated)
-    native_value = engine.group(NATIVE_SIDE, [natives, tags], "native side")
-    native = engine.records([native_value])[0]
+    native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags], "native side")
     if _failed_at(native, SPLIT):
         return _rejected(engine, texts, [native], native)
-    functions = engine.ref_collection(native.functions, NativeFunction)
-    names = engine.ref(native.names, FunctionNames)
-    autograd_value = engine.group(AUTOGRAD_SIDE, [
-        derivatives, functions, names, engine.ref_collection(native.summaries, FunctionSummary),
-        engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, t.DerivativeBuckets),
-        engine.ref(native.failed, Labels)], "autograd side")
-    python_value = engine.group(PYTHON_BINDINGS, [
-        functions, names, deprecated, engine.ref(native.tag_names, TagNames), templates,
-        spec_templates, layout], "python bindings")
-    autograd, python_out = engine.records([autograd_value, python_value])
-    if _failed_at(autograd, SPLIT) or _failed_at(python_out, SPLIT):
-        return _rejected(engine, texts, [native, autograd, python_out], native)
-    infos = [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
-    autograd_out = engine.records([engine.group(
-        AUTOGRAD_FILES, [*infos, templates, spec_templates, layout], "autograd files")])[0]
-    indexes = [native, autograd, autograd_out, python_out]
-    if any(i.failures for i in indexes):
+    # the bindings read nothing of the autograd side: they may run meanwhile, in a child
+    bindings = engine.begin(PYTHON_BINDINGS, _binding_inputs(
+        engine, native, deprecated, templates, spec_templates, layout), "python bindings")
+    autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
+                                        _autograd_inputs(engine, native, derivatives),
+                                        "autograd side")
+    autograd_out = None if _failed_at(autograd, SPLIT) else _indexed(
+        engine, AUTOGRAD_FILES, [*_infos(engine, autograd), templates, spec_templates, layout],
+        "autograd files")[1]
+    python_value = bindings.join()
+    python_out = engine.records([python_value])[0]
+    indexes = [i for i in (native, autograd, autograd_out, python_out) if i is not None]
+    if autograd_out is None or any(i.failures for i in indexes):
         return _rejected(engine, texts, indexes, native)
     return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
                       python_out.units, autograd_out.keys, autograd_out.records,
                       autograd_out.python_nodes, native_value.hash, autograd_value.hash,
                       python_value.hash)
+
+
+def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str
+             ) -> tuple[Value, Any]:
+    """A group's value and its index record."""
+    value = engine.group(group, inputs, ident)
+    return value, engine.records([value])[0]
+
+
+def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value) -> list[Value]:
+    return [derivatives, engine.ref_collection(native.functions, NativeFunction),
+            engine.ref(native.names, FunctionNames),
+            engine.ref_collection(native.summaries, FunctionSummary),
+            engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, t.DerivativeBuckets),
+            engine.ref(native.failed, Labels)]
+
+
+def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
+    """The infos as loaded and the foreach ones (the autograd files' inputs)."""
+    return [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
+
+
+def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templates: Value,
+                    spec_templates: Value, layout: Value) -> list[Value]:
+    return [engine.ref_collection(native.functions, NativeFunction),
+            engine.ref(native.names, FunctionNames), deprecated,
+            engine.ref(native.tag_names, TagNames), templates, spec_templates, layout]
+
+
+def spec_sides(engine: Engine, texts: SpecTexts) -> tuple[NativeSide, AutogradSide]:
+    """The native and autograd sides of a spec alone (parse and match: no bindings, no
+    templates), as the build runs them; SpecError with their problems, as the build gives
+    them. What the parse benchmark times and the parse tests read."""
+    native = _native_side_of(engine, texts)
+    if _failed_at(native, SPLIT):
+        raise SpecError(first_problems(engine, texts, [native], native))
+    autograd = _indexed(engine, AUTOGRAD_SIDE, _autograd_inputs(
+        engine, native, engine.text(texts.derivatives)), "autograd side")[1]
+    if native.failures or autograd.failures:
+        raise SpecError(first_problems(engine, texts, [native, autograd], native))
+    return native, autograd
+
+
+def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
+    """The Python binding files alone (the native side, then the bindings), as the build
+    runs them: what the bindings benchmark times."""
+    native = _native_side_of(engine, inputs.texts)
+    return _indexed(engine, PYTHON_BINDINGS, _binding_inputs(
+        engine, native, engine.text(inputs.texts.deprecated), engine.literal(inputs.templates),
+        engine.literal(inputs.spec_templates), engine.text(inputs.layout)),
+        "python bindings")[1]
+
+
+def _native_side_of(engine: Engine, texts: SpecTexts) -> NativeSide:
+    return _indexed(engine, NATIVE_SIDE, [engine.text(texts.native_functions),
+                                          engine.text(texts.tags)], "native side")[1]
 
 
 def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
@@ -103,24 +154,29 @@ def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
 
 def _rejected(engine: Engine, texts: Sequence[Value], indexes: Sequence[Record],
               native: NativeSide) -> BuildIndex:
-    """The index of a spec with problems: those of the first phase that has any (the
-    stages stop there), each placed at its line, kept as one Failure."""
+    """The index of a spec with problems, kept as one Failure."""
     spec = SpecTexts(*(r.text for r in engine.records(list(texts))))
+    failure = engine.literal(Failure(first_problems(engine, spec, indexes, native)),
+                             persist=True)
+    return BuildIndex((), (), (), (), "", 0, failures=failure.hash)
+
+
+def first_problems(engine: Engine, spec: SpecTexts, indexes: Sequence[Record],
+                   native: NativeSide) -> tuple[Problem, ...]:
+    """The problems of the first phase the groups' indexes have any for (the stages stop
+    there), each placed at its line, in spec order."""
     phase = next(p for p in range(len(PHASES)) if any(_failed_at(i, p) for i in indexes))
     if phase == SPLIT:  # every file's, as no other phase runs (split problems have lines)
         try:
             split_spec(spec)
         except SpecError as error:
-            problems = list(error.problems)
-    else:
-        found = engine.problems([engine.ref(i.failures[phase], Failure) for i in indexes
-                                 if _failed_at(i, phase)])
-        summaries = engine.records(list(engine.items(
-            engine.ref_collection(native.summaries, FunctionSummary))))
-        lines = entry_lines(split_spec(spec), [(s.name, s.origin) for s in summaries if s.origin])
-        problems = list(SpecError.located(found, lines).problems)
-    failure = engine.literal(Failure(tuple(problems)), persist=True)
-    return BuildIndex((), (), (), (), "", 0, failures=failure.hash)
+            return error.problems
+    found = engine.problems([engine.ref(i.failures[phase], Failure) for i in indexes
+                             if _failed_at(i, phase)])
+    summaries = engine.records(list(engine.items(
+        engine.ref_collection(native.summaries, FunctionSummary))))
+    lines = entry_lines(split_spec(spec), [(s.name, s.origin) for s in summaries if s.origin])
+    return SpecError.located(found, lines).problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,13 +257,8 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     log = FailureLog(engine)
     function_items = engine.items(functions)
     function_names = engine.records([names])[0].names
-    derivative_values = engine.map(t.PARSE_DERIVATIVE, [((e.value,), e.label) for e in entries])
-    log.place(PARSE, derivative_values, entries)
-    good = _not_failed_natives(engine, parsed(derivative_values, entries), failed)
-    infos = _entry_infos(engine, good, function_items, summaries, order, buckets)
-    log.place(PARSE, infos, [e for _, e in good])
-    kept, copies = _first_entries(engine, [(i, d, e) for i, (d, e) in zip(infos, good)
-                                           if not i.failed], summaries, order, log)
+    good, kept, copies = _derived(engine, entries, function_items, summaries, order, buckets,
+                                  failed, log)
     info_summaries = [s for _, s, _ in kept]
     summary_list = engine.collection(info_summaries, InfoSummary)
     op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
@@ -228,6 +279,22 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
                         engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
                         engine.collection(matches, FunctionMatch, persist=True).hash,
                         log.index())
+
+
+def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],
+             summaries: Value, order: Value, buckets: Value, failed: Value, log: FailureLog
+             ) -> tuple[list[tuple[Value, EntryValue]], list[tuple[Value, Value, EntryValue]],
+                        tuple[tuple[int, int], ...]]:
+    """Each entry parsed (those that did), then derived into its infos (load_derivatives): the
+    parsed entries, the derived ones (infos, info summary, entry) and their view copies."""
+    values = engine.map(t.PARSE_DERIVATIVE, [((e.value,), e.label) for e in entries])
+    log.place(PARSE, values, entries)
+    good = _not_failed_natives(engine, parsed(values, entries), failed)
+    infos = _entry_infos(engine, good, functions, summaries, order, buckets)
+    log.place(PARSE, infos, [e for _, e in good])
+    kept, copies = _first_entries(engine, [(i, d, e) for i, (d, e) in zip(infos, good)
+                                           if not i.failed], summaries, order, log)
+    return good, kept, copies
 
 
 def _not_failed_natives(engine: Engine, good: list[tuple[Value, EntryValue]], failed: Value

@@ -2,8 +2,8 @@
 their inputs and index records, and what every group body does alike — splitting a spec
 file into entry values, and keeping the problems its tasks found, phase by phase.
 
-A group's problems are task outputs (`Failure`s: cache/engine.py), kept by phase in the
-order the straight stages ran them:
+A group's problems are task outputs (`Failure`s: cache/engine.py), kept by phase, in the
+order torchgen's stages run:
 
     split   a file that is not a list of entries: nothing else is looked at
     parse   per entry, then across entries (native functions, tags, derivatives, deprecated)

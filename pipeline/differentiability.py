@@ -2,13 +2,13 @@
 
 The work is split so that the expensive part is per entry (and so cacheable per entry):
 
-1. `find_entry_functions`: the native function named by the entry's schema and the
-   functions sharing its signature (load_derivatives.py: create_differentiability_info's
-   lookups).
+1. `derivative_buckets`: each schema's function and the functions sharing its signature
+   (load_derivatives.py: create_differentiability_info's lookups); an entry reads the bucket
+   of the function its schema names (`bucket_infos`), or is told no function has it.
 2. `derive_entry_infos`: one info per dispatch key, from the entry and those functions
    only. Op names are left unnumbered here.
-3. `number_ops`: one counter per op prefix across the whole file, in file order.
-4. `view_copy_infos`: `{view}_copy` functions reuse their view's infos
+3. `op_names`: one counter per op prefix across the whole file, in file order.
+4. `view_copies`: `{view}_copy` functions reuse their view's infos
    (load_derivatives.py: add_view_copy_derivatives).
 """
 
@@ -258,7 +258,7 @@ def unknown_schema(entry: DerivativeEntry, known: Sequence[tuple[str, str, str]]
 
 
 def derive_entry_infos(entry: DerivativeEntry, bucket: Sequence[NativeFunction]) -> EntryInfos:
-    """All per-key infos of one entry; op names are numbered later by `number_ops`."""
+    """All per-key infos of one entry; op names are numbered later by `op_names`."""
     defn_name = entry.defn_name
     canonical = canonical_function(bucket, defn_name)
     bindings = cpp_arguments(canonical.func, canonical.cpp_flags)
@@ -763,11 +763,6 @@ def with_op_names(entry: EntryInfos, ops: tuple[str | None, ...]) -> EntryInfos:
     keyed = tuple(KeyedInfo(k.dispatch_key, replace(k.info, op=op))
                   for k, op in zip(entry.infos, ops))
     return replace(entry, infos=keyed)
-
-
-def number_ops(entries: Sequence[EntryInfos]) -> list[EntryInfos]:
-    names = assign_op_names([e.op_prefixes for e in entries])
-    return [with_op_names(e, ops) for e, ops in zip(entries, names)]
 
 
 # ---------------------------------------------------------------------------------------------

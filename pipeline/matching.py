@@ -17,11 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from .differentiability import (IDENT_REGEX, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, InfoSummary, formula_violation,
-                                summarize_infos, uses_ident)
+                                ForwardDerivative, InfoSummary, formula_violation, uses_ident)
 from .errors import Problem, RuleViolation, SpecFile
 from .foreach import (borrowed_infos, is_foreach, is_reference_for,
-                      reference_without_default, searches_non_functional, synthesized_infos)
+                      reference_without_default, searches_non_functional)
 from .native import NativeFunction
 from .records import Record
 from .schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
@@ -41,14 +40,6 @@ class FunctionMatch(Record):
     infos: EntryInfos | None = None
     exact: bool = False
     forwards: tuple[KeyedForwards, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MatchResult(Record):
-    """Every function's match (in C++-name order) and all infos to render, foreach included."""
-
-    matches: tuple[FunctionMatch, ...]
-    infos: tuple[EntryInfos, ...]
 
 
 # How a function finds its infos (the branches of api/autograd.py: find_info).
@@ -197,33 +188,6 @@ def match_plan(functions: Sequence[FunctionSummary], infos: Sequence[InfoSummary
 def cpp_name_order(functions: Sequence[FunctionSummary]) -> list[int]:
     """The functions' positions, stably sorted by C++ name: the order matching visits them."""
     return sorted(range(len(functions)), key=lambda i: functions[i].cpp_name)
-
-
-def match_infos(functions: Sequence[NativeFunction],
-                infos: Sequence[EntryInfos]) -> tuple[MatchResult, list[Problem]]:
-    """Every function's match (in C++-name order) and all infos to render, foreach included."""
-    plan = match_plan([summarize_function(f) for f in functions],
-                      [summarize_infos(e) for e in infos])
-    all_infos: list[EntryInfos | None] = list(infos)
-    matches: dict[int, FunctionMatch] = {}
-    found_problems: list[tuple[Problem, str]] = []
-    for step in plan.steps:
-        fn = functions[step.function]
-        try:
-            found = all_infos[step.entry]
-            if step.how == FOREACH:
-                all_infos.append(None)  # in case the synthesis fails
-                found = all_infos[-1] = synthesized_infos(
-                    fn, FunctionSchema.parse(step.reference_signature), found)
-            if found is not None:  # else it borrows from a synthesis that failed: reported
-                matches[step.function] = match_function(fn, step, found)
-        except RuleViolation as violation:
-            found_problems.append((violation.to_problem(SpecFile.NATIVE_FUNCTIONS,
-                                                        str(fn.func.name)), str(fn.func.name)))
-    ordered = tuple(matches.get(p) or FunctionMatch(str(functions[p].func.name))
-                    for p in plan.order)
-    return (MatchResult(ordered, tuple(e for e in all_infos if e is not None)),
-            merge_formula_faults(found_problems))
 
 
 def merge_formula_faults(found: Sequence[tuple[Problem, str]]) -> list[Problem]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Sequence
 
 from .differentiability import DifferentiabilityInfo, EntryInfos, SavedAttribute, uses_ident
 from .errors import RuleViolation, SpecError, SpecFile
@@ -206,12 +205,6 @@ def entry_nodes(entry: EntryInfos) -> tuple[BackwardNode, ...]:
 def with_derivatives(entry: EntryInfos) -> list[DifferentiabilityInfo]:
     """The infos of an entry that get a backward node (get_infos_with_derivatives_list)."""
     return [k.info for k in entry.infos if k.info.has_derivatives]
-
-
-def node_count(entries: Sequence[EntryInfos]) -> int:
-    """How many nodes the entries make; those of the infos as loaded come first in every
-    node list, and are the ones python_functions* bind."""
-    return sum(len(with_derivatives(e)) for e in entries)
 
 
 def node_names(entry: EntryInfos) -> NodeNames:

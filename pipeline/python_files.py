@@ -322,105 +322,7 @@ def structseq_types(functions: Sequence[NativeFunction]) -> StructseqTypes:
 
 
 # ---------------------------------------------------------------------------------------------
-# All bindings, straight through (the cache engine runs the same pieces as tasks)
-
-
-@dataclass(frozen=True)
-class PythonBindings:
-    """Everything the Python binding files are made from."""
-
-    bindings: tuple[tuple[BindingTarget, Binding], ...]
-    return_types: tuple[StructseqTypes, ...]
-    tags: tuple[str, ...]
-
-    def of_file(self, file: str) -> list[Binding]:
-        return [b for t, b in self.bindings if t.file == file]
-
-
-def python_bindings(functions: Sequence[NativeFunction], deprecated: Sequence[DeprecatedSignature],
-                    tags: Sequence[str]) -> tuple[PythonBindings, list[Problem]]:
-    """Binding data for every file (gen_python_functions.py: gen), and every problem found:
-    a function or deprecated signature that cannot be bound is reported once and left out."""
-    problems: list[Problem] = []
-    plan = binding_plan([binding_key(f) for f in functions], deprecated)
-    passes = {method: _NamePairs(functions, deprecated, plan, method, problems)
-              for method in (False, True)}
-    made = []
-    for planned in plan.bindings:
-        pairs = passes[planned.target.method]
-        members = target_pairs(planned.target, pairs.functions.get(planned.target.name, ()),
-                               pairs.deprecated.get(planned.target.name, ()))
-        if not members:
-            continue
-        try:
-            made.append((planned.target, binding(planned.target.name, members,
-                                                 planned.target.module, planned.target.method)))
-        except RuleViolation as violation:
-            culprit = str(members[0].function.func.name)
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))
-    returns = []
-    for name, _, members in plan.names:
-        try:
-            returns.append(structseq_types([functions[p] for p in members]))
-        except RuleViolation as violation:
-            problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, name))
-    return PythonBindings(tuple(made), tuple(returns), tuple(sorted(tags))), problems
-
-
-class _NamePairs:
-    """One pass's pairs (methods or functions) by op name: every bound function's, then the
-    deprecated signatures' (gen_python_functions.py: load_signatures)."""
-
-    def __init__(self, functions: Sequence[NativeFunction],
-                 deprecated: Sequence[DeprecatedSignature], plan: BindingPlan, method: bool,
-                 problems: list[Problem]) -> None:
-        self.functions: dict[str, list[PyPair]] = {}
-        for name, _, members in plan.names:
-            self.functions[name] = [p for p in (self.pair(functions[m], method, problems)
-                                                for m in members) if p is not None]
-        by_name = pairs_by_name(p for pairs in self.functions.values() for p in pairs)
-        self.deprecated: dict[str, list[PyPair]] = {}
-        for entry in deprecated:
-            try:
-                found = deprecated_pairs(entry, by_name, method)
-            except RuleViolation as violation:
-                if not method:
-                    problems.append(violation.to_problem(SpecFile.DEPRECATED, str(entry.schema)))
-                continue
-            self.deprecated.setdefault(entry.aten_name, []).extend(found)
-
-    @staticmethod
-    def pair(fn: NativeFunction, method: bool, problems: list[Problem]) -> PyPair | None:
-        try:
-            return python_pair(fn, method)
-        except RuleViolation as violation:
-            if not method:  # reported once, for the function pass
-                problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS,
-                                                     str(fn.func.name)))
-            return None
-
-
-# ---------------------------------------------------------------------------------------------
 # Files
-
-
-def python_binding_files(bindings: PythonBindings, templates: TemplateSet,
-                         spec_templates: TemplateSet, layout: str) -> dict[str, str]:
-    rendered: dict[str, list[RenderedBinding]] = {}
-    for target, made in bindings.bindings:
-        rendered.setdefault(target.file, []).append(render_binding(made, templates))
-    files = {METHODS_FILE: binding_file(METHODS_FILE, rendered.get(METHODS_FILE, []),
-                                        spec_templates, layout)}
-    for file, _, _ in MODULE_FILES:
-        files[file] = binding_file(file, rendered.get(file, []), spec_templates, layout)
-    for shard_id, members in torch_shards(rendered.get(TORCH_FILE, [])).items():
-        files[torch_file_name(shard_id)] = torch_file(shard_id, members, spec_templates, layout)
-    files["python_return_types.cpp"] = return_types_file(bindings.return_types, templates,
-                                                         spec_templates, layout)
-    files["python_return_types.h"] = return_types_header(bindings.return_types, templates,
-                                                         spec_templates, layout)
-    files["python_enum_tag.cpp"] = enum_tag_file(bindings.tags, templates, spec_templates, layout)
-    return files
 
 
 def _binding_env(rendered: Sequence[RenderedBinding]) -> dict[str, list[str]]:
@@ -448,15 +350,6 @@ def torch_file_name(shard_id: str) -> str:
 def torch_shard_of(shard_key: str) -> str:
     """utils.py: FileManager.write_sharded, by the binding's base name."""
     return f"_{shard_of(shard_key, TORCH_SHARDS)}"
-
-
-def torch_shards(rendered: Sequence[RenderedBinding]) -> dict[str, list[RenderedBinding]]:
-    shards: dict[str, list[RenderedBinding]] = {"Everything": list(rendered)}
-    for shard_id in TORCH_SHARD_IDS[:-1]:
-        shards[shard_id] = []
-    for r in rendered:
-        shards[torch_shard_of(r.shard_key)].append(r)
-    return shards
 
 
 def torch_file(shard_id: str, rendered: Sequence[RenderedBinding], spec_templates: TemplateSet,

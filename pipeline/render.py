@@ -174,21 +174,6 @@ def functions_file(name: str, pieces: Sequence[str], spec_templates: TemplateSet
     })
 
 
-def python_functions_files(nodes: Sequence[RenderedNode], spec_templates: TemplateSet,
-                           templates: TemplateSet, layout: str) -> dict[str, str]:
-    """python_functions.h, python_functions_{0..4}.cpp and python_functionsEverything.cpp
-    (gen_autograd_functions.py: gen_autograd_functions_python). `nodes` are those of the infos
-    as loaded, without the foreach ones matching adds: PyTorch's build renders these files
-    first (generate_code.py: gen_autograd_python runs before gen_autograd)."""
-    files = {"python_functions.h": python_functions_header(spec_templates, templates, layout)}
-    shards = python_function_shards([n.name for n in nodes])
-    for shard_id, members in shards.items():
-        files[f"python_functions{shard_id}.cpp"] = python_functions_shard(
-            shard_id, [nodes[i].python_class for i in members],
-            [nodes[i].python_properties for i in members], spec_templates, layout)
-    return files
-
-
 def python_functions_header(spec_templates: TemplateSet, templates: TemplateSet,
                             layout: str) -> str:
     macros = _environment(templates).get_template("python_functions.j2").module

@@ -115,11 +115,6 @@ def view_grouping(functions: Sequence[NativeFunction], order: ViewOrder) -> View
                         tuple(_group_of(functions, g) for g in order.groups))
 
 
-def group_views(functions: list[NativeFunction]) -> tuple[ViewGrouping, list[Problem]]:
-    order = view_order(functions)
-    return view_grouping(functions, order), list(order.problems)
-
-
 def _group_of(functions: Sequence[NativeFunction], group: ViewGroupPositions) -> ViewGroup:
     return ViewGroup(functions[group.view], _at(functions, group.view_inplace),
                      _at(functions, group.view_copy))

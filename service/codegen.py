@@ -8,12 +8,24 @@ from __future__ import annotations
 
 from gradshard.cache.build_records import SpecRecords, spec_records
 from gradshard.cache.engine import StaleCache
+from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import SpecTexts, decode_spec
 
 from .incremental import Generation, GraphResult
-from .inputs import read_inputs
+from .inputs import (gradshard_template_bytes, read_inputs, read_spec_templates,
+                     spec_template_sources, template_sources)
 from .session import Session
 from .spec_location import SpecLocation
+
+
+def gradshard_templates() -> TemplateSet:
+    """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
+    return TemplateSet(template_sources(gradshard_template_bytes()))
+
+
+def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
+    """The spec's own file templates; a missing or undecodable one is a spec problem."""
+    return TemplateSet(spec_template_sources(read_spec_templates(location, names)))
 
 
 def load_texts(location: SpecLocation) -> SpecTexts:

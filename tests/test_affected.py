@@ -1,5 +1,5 @@
 """`gradshard affected` against the brute-force truth: every node's and binding's generated
-text and every file, rendered straight through (no cache) before and after each edit."""
+text and every file, generated without a cache before and after each edit."""
 
 from __future__ import annotations
 
@@ -10,40 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.codegen import analyze, generate
-from gradshard.pipeline.python_files import render_binding
-from gradshard.pipeline.render import render_node
 from gradshard.pipeline.source import split_entries
 from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.spec import entry_label
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 from gradshard.service.affected import affected_command
 from gradshard.service.session import Session
 from gradshard.service.cli import main
-from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
 from gradshard.service.spec_location import locate_spec
+from support.graph_run import run_graph
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
 from support.specs import DERIVATIVES, stage_packaged_spec
 
 
 def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
-    """Straight through: each node's four pieces, each binding's text, each file."""
-    location = locate_spec(str(spec_dir))
-    texts = load_texts(location)
-    analysis = analyze(texts)
-    templates = gradshard_templates()
-    nodes = {}
-    for node in analysis.nodes:
-        r = render_node(node, templates)
-        nodes[r.op] = (r.declaration, r.definition, r.python_class, r.python_properties)
-    bindings = {target.python_name: render_binding(made, templates)
-                for target, made in analysis.bindings.bindings}
-    files = generate(analysis, templates, spec_templates(location, ALL_TEMPLATES),
-                     location.layout).files
+    """Without a cache: each node's four pieces, each binding's text, each file."""
+    run = run_graph(spec_dir)
     entries = {}
-    for e in split_entries(SpecFile.DERIVATIVES, texts.derivatives):
+    for e in split_entries(SpecFile.DERIVATIVES, run.generation.texts.derivatives):
         entries[entry_label(e)] = e.text
-    return {"nodes": nodes, "bindings": bindings, "files": files, "derivatives": entries}
+    return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
+            "derivatives": entries}
 
 
 def diff(before: dict, after: dict) -> dict[str, str]:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradshard.cache.store import DB_FILE
-from gradshard.service.codegen import load_texts, run_codegen
-from gradshard.service.spec_location import locate_spec
+from support.graph_run import generated_files
 from support.spec_edits import ALL_EDITS, apply_edits
 from support.specs import mini_spec_pair, stage_packaged_spec
 
@@ -32,8 +31,7 @@ def build_args(spec: Path, out: Path, cache: Path) -> list[str]:
 
 
 def clean_files(spec: Path) -> dict[str, str]:
-    location = locate_spec(str(spec))
-    return run_codegen(location, load_texts(location)).files
+    return generated_files(spec)
 
 
 def assert_outputs(out: Path, expected: dict[str, str]) -> None:

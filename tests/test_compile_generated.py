@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.codegen import analyze
 from gradshard.pipeline.spec_templates import AUTOGRAD_TEMPLATES
 from gradshard.pipeline.render import functions_files, render_node
-from gradshard.service.codegen import gradshard_templates, load_texts, spec_templates
+from gradshard.service.codegen import gradshard_templates, spec_templates
 from gradshard.service.spec_location import locate_spec
+from support.graph_run import spec_records
 
 pytestmark = pytest.mark.compiler
 
@@ -36,7 +36,7 @@ def compile_flags() -> list[str]:
 @pytest.fixture(scope="module")
 def translation_unit(tmp_path_factory) -> Path:
     location = locate_spec(None)
-    analysis = analyze(load_texts(location))
+    analysis = spec_records(location.root)
     chosen = [n for n in analysis.nodes if n.op in NODES]
     assert sorted(n.op for n in chosen) == sorted(NODES)
     files = functions_files([render_node(n, gradshard_templates()) for n in chosen],

@@ -8,10 +8,13 @@ import dataclasses
 
 import pytest
 
+from gradshard.cache.engine import Engine
+from gradshard.cache.graph import binding_outputs, build
+from gradshard.cache.graph_records import Outputs
+from gradshard.cache.version import code_version
 from gradshard.pipeline.errors import SpecError
-from gradshard.pipeline.spec import decode_spec, parse_native_spec, parse_spec
-from gradshard.service.spec_location import locate_spec
 from support.facts import facts, first_differences, parse_spec_dir
+from support.graph_run import run_graph
 from support.oracle import run_oracle
 from support.specs import MINI_SPEC
 
@@ -65,14 +68,14 @@ def test_every_differentiability_info_matches(both_facts):
 
 
 def test_native_side_alone_equals_the_full_parse(packaged_spec):
-    """parse_native_spec (what the Python bindings read) yields the same records as the full
-    parse, and never looks at derivatives.yaml."""
-    texts = decode_spec(locate_spec(str(packaged_spec)).read_all())
-    full = parse_spec(texts)
-    broken = dataclasses.replace(texts, derivatives="- name: [unclosed\n")
-    natives = parse_native_spec(broken)
-    assert natives.native_functions == full.native_functions
-    assert natives.deprecated == full.deprecated
-    assert natives.tags == full.tags
+    """The Python bindings (the native side, then the bindings group) give what the whole
+    build gives them, and never look at derivatives.yaml."""
+    run = run_graph(packaged_spec)
+    engine = run.result.engine
+    full = engine.records([engine.ref(run.result.index.python, Outputs)])[0]
+    inputs = run.generation.inputs
+    broken = dataclasses.replace(inputs, texts=dataclasses.replace(
+        inputs.texts, derivatives="- name: [unclosed\n"))
+    assert binding_outputs(Engine(None, code_version()), broken) == full
     with pytest.raises(SpecError):
-        parse_spec(broken)
+        build(Engine(None, code_version()), broken)

@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.service.codegen import load_texts, run_codegen
-from gradshard.service.spec_location import locate_spec
+from support.graph_run import generated_files
 from support.oracle import file_digests, torchgen_files
 from support.spec_edits import ALL_FILES, EDITS, apply_edits
 from support.specs import MINI_SPEC, stage_checkout_spec, stage_packaged_spec
 
 def gradshard_files(spec_dir: Path) -> dict[str, str]:
-    location = locate_spec(str(spec_dir))
-    return run_codegen(location, load_texts(location)).files
+    return generated_files(spec_dir)
 
 
 def assert_identical(ours: dict[str, str], theirs: dict[str, str]) -> None:

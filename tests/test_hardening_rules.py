@@ -1,8 +1,8 @@
 """Issue 15, items 19-21: each fault is reported once, where the user's edit is.
 
-Every case edits a copy of the mini spec and runs the CLI twice: `check --json` (the straight
-pipeline) and `build --codegen-only --json` (the cache graph, which hands a rejected spec to
-the straight pipeline for reporting). Both must give exactly the expected problems.
+Every case edits a copy of the mini spec and runs the CLI twice: `check --json` (the build
+graph in memory) and `build --codegen-only --json` (the build graph on a cache). Both must
+give exactly the expected problems.
 """
 
 from __future__ import annotations

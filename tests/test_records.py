@@ -10,12 +10,12 @@ from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.source import Entry
-from support.facts import parse_spec_dir
+from support.graph_run import spec_records
 
 
 @pytest.fixture(scope="module")
 def real_spec(packaged_spec):
-    return parse_spec_dir(packaged_spec)
+    return spec_records(packaged_spec)
 
 
 def assert_round_trips(records):

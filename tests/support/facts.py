@@ -5,24 +5,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradshard.pipeline.spec import ParsedSpec, decode_spec, match_spec, parse_spec
+from gradshard.cache.build_records import SpecRecords
 from gradshard.service.describe import describe_infos, describe_match, describe_native
-from gradshard.service.spec_location import locate_spec
+
+from .graph_run import parsed_records
 
 
-def parse_spec_dir(spec_dir: str | Path) -> ParsedSpec:
-    return parse_spec(decode_spec(locate_spec(str(spec_dir)).read_all()))
+def parse_spec_dir(spec_dir: str | Path) -> SpecRecords:
+    return parsed_records(spec_dir)
 
 
-def facts(spec: ParsedSpec, with_match: bool = True) -> dict:
+def facts(spec: SpecRecords, with_match: bool = True) -> dict:
     result = {
         "native_functions": [describe_native(f) for f in spec.native_functions],
         "infos": describe_infos(spec.infos),
     }
     if with_match:
-        matched = match_spec(spec)
-        result["matches"] = [describe_match(m) for m in matched.matches]
-        result["matched_infos"] = describe_infos(matched.infos)
+        result["matches"] = [describe_match(m) for m in spec.matches]
+        result["matched_infos"] = describe_infos(spec.infos + spec.foreach)
     return result
 
 

@@ -1,0 +1,70 @@
+"""The build graph run on a spec in this process without a store (every task runs, nothing is
+written), as `gradshard check` runs it: the spec's records (cache/build_records.py), its
+generated files, and each node's and binding's generated code; or its parse and match alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradshard.cache.build_records import SpecRecords, side_records
+from gradshard.cache.engine import Engine
+from gradshard.cache.graph import spec_sides
+from gradshard.cache.version import code_version
+from gradshard.pipeline.python_files import RenderedBinding
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.spec import decode_spec
+from gradshard.service.codegen import analyze, prepare, records_of
+from gradshard.service.incremental import Generation, GraphResult
+from gradshard.service.session import Session
+from gradshard.service.spec_location import locate_spec
+
+
+def spec_records(spec_dir: str | Path) -> SpecRecords:
+    """What the graph knows of the spec; SpecError when it has problems."""
+    return analyze(prepare(locate_spec(str(spec_dir))))
+
+
+def parsed_records(spec_dir: str | Path) -> SpecRecords:
+    """What the graph's parse and match know of the spec (its native and autograd sides: no
+    bindings, no nodes, no templates); SpecError when they find problems."""
+    texts = decode_spec(locate_spec(str(spec_dir)).read_all())
+    engine = Engine(None, code_version())
+    return side_records(engine, *spec_sides(engine, texts), texts)
+
+
+@dataclass(frozen=True)
+class GraphRun:
+    generation: Generation
+    result: GraphResult
+
+    @property
+    def records(self) -> SpecRecords:
+        return records_of(self.result, self.generation)
+
+    def files(self) -> dict[str, str]:
+        """Every generated file's text."""
+        return self.result.load(sorted(self.result.files))
+
+    def nodes(self) -> dict[str, tuple[str, ...]]:
+        """Each backward node's generated code: declaration, definition, Python class and
+        Python properties."""
+        engine = self.result.engine
+        return {op: tuple(t.text for t in engine.records(list(engine.items(
+            engine.ref_collection(pieces, Text))))) for op, pieces in self.result.index.nodes}
+
+    def bindings(self) -> dict[str, RenderedBinding]:
+        """Each Python binding's generated code, by its Python name."""
+        engine = self.result.engine
+        names = [name for name, _ in self.result.index.bindings]
+        made = engine.records([engine.ref(h, RenderedBinding) for _, h in self.result.index.bindings])
+        return dict(zip(names, made))
+
+
+def run_graph(spec_dir: str | Path) -> GraphRun:
+    generation = prepare(locate_spec(str(spec_dir)))
+    return GraphRun(generation, Session(None).run_graph(generation))
+
+
+def generated_files(spec_dir: str | Path) -> dict[str, str]:
+    return run_graph(spec_dir).files()
