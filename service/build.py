@@ -32,7 +32,7 @@ from gradshard.pipeline.errors import CompileError
 from .inputs import InputBytes, read_inputs
 from .open_cache import OpenCache
 from .outcome import BuildOutcome
-from .outputs import WriteReport, cache_damage, outputs_match, sync_outputs
+from .outputs import UnsafeOutputName, WriteReport, cache_damage, outputs_match, sync_outputs
 from .spec_location import SpecLocation
 
 if TYPE_CHECKING:
