@@ -20,11 +20,12 @@ each placed at its file and line, so a cached run reports them without running a
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Sequence
 
 from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import (EntryInfos, InfoSummary, ViewCopies,
-                                                  duplicate_entry, entry_schema)
+from gradshard.pipeline.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets, EntryInfos,
+                                                  InfoSummary, ViewCopies, duplicate_entry)
 from gradshard.pipeline.errors import Failure, InternalError, Problem, SpecError, SpecFile
 from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
 from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
@@ -40,10 +41,14 @@ from gradshard.pipeline.views import ViewOrder
 from . import tasks as t
 from .bindings_group import PYTHON_BINDINGS
 from .engine import Engine, Group, Value
-from .graph_records import (BIND, BLOCKED, MATCH, PARSE, PHASES, RENDER, SPLIT, AutogradSide,
-                            BuildIndex, BuildInputs, EntryValue, FailureLog, FunctionNames,
-                            Labels, NativeSide, Outputs, entry_values, parsed, pick,
-                            split_failed)
+from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
+                            AutogradSide, BuildIndex, BuildInputs, EntryValue, FailureLog,
+                            FunctionNames, Labels, NativeSide, Outputs, entry_values, parsed,
+                            pick, split_failed)
+
+
+Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
+Derived = tuple[Value, Value, EntryValue]  # an entry's infos, their summary, the entry
 
 
 def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
@@ -103,7 +108,7 @@ def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value) -> 
     return [derivatives, engine.ref_collection(native.functions, NativeFunction),
             engine.ref(native.names, FunctionNames),
             engine.ref_collection(native.summaries, FunctionSummary),
-            engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, t.DerivativeBuckets),
+            engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, DerivativeBuckets),
             engine.ref(native.failed, Labels)]
 
 
@@ -223,7 +228,7 @@ def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[V
     return tags, names
 
 
-def _with_generated(engine: Engine, good: list[tuple[Value, EntryValue]], log: FailureLog
+def _with_generated(engine: Engine, good: list[Parsed], log: FailureLog
                     ) -> tuple[list[Value], list[str]]:
     """The YAML functions, then those torchgen generates for their signature groups; each
     with its ident."""
@@ -257,8 +262,8 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     log = FailureLog(engine)
     function_items = engine.items(functions)
     function_names = engine.records([names])[0].names
-    good, kept, copies = _derived(engine, entries, function_items, summaries, order, buckets,
-                                  failed, log)
+    good, kept, copies = _derived(engine, entries, function_items, function_names, summaries,
+                                  order, buckets, failed, log)
     info_summaries = [s for _, s, _ in kept]
     summary_list = engine.collection(info_summaries, InfoSummary)
     op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
@@ -282,60 +287,85 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
 
 
 def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],
-             summaries: Value, order: Value, buckets: Value, failed: Value, log: FailureLog
-             ) -> tuple[list[tuple[Value, EntryValue]], list[tuple[Value, Value, EntryValue]],
-                        tuple[tuple[int, int], ...]]:
+             names: Sequence[str], summaries: Value, order: Value, buckets: Value,
+             failed: Value, log: FailureLog
+             ) -> tuple[list[Parsed], list[Derived], tuple[tuple[int, int], ...]]:
     """Each entry parsed (those that did), then derived into its infos (load_derivatives): the
     parsed entries, the derived ones (infos, info summary, entry) and their view copies."""
     values = engine.map(t.PARSE_DERIVATIVE, [((e.value,), e.label) for e in entries])
     log.place(PARSE, values, entries)
     good = _not_failed_natives(engine, parsed(values, entries), failed)
-    infos = _entry_infos(engine, good, functions, summaries, order, buckets)
+    infos = _entry_infos(engine, good, functions, names, summaries, order, buckets)
     log.place(PARSE, infos, [e for _, e in good])
     kept, copies = _first_entries(engine, [(i, d, e) for i, (d, e) in zip(infos, good)
                                            if not i.failed], summaries, order, log)
     return good, kept, copies
 
 
-def _not_failed_natives(engine: Engine, good: list[tuple[Value, EntryValue]], failed: Value
-                        ) -> list[tuple[Value, EntryValue]]:
+def _not_failed_natives(engine: Engine, good: list[Parsed], failed: Value
+                        ) -> list[Parsed]:
     """The entries whose function's native entry did not fail to parse: that one is
     reported, and its formulas are not blamed for it too."""
-    labels = set(engine.records([failed])[0].labels)
-    if not labels:
+    if failed.hash == NONE_FAILED:
         return good
+    labels = set(engine.records([failed])[0].labels)
     entries = engine.records([d for d, _ in good])
     return [g for g, entry in zip(good, entries) if entry.op_name not in labels]
 
 
-def _entry_infos(engine: Engine, good: list[tuple[Value, EntryValue]],
-                 functions: tuple[Value, ...], summaries: Value, order: Value,
-                 buckets: Value) -> list[Value]:
-    """Each entry's infos, from the signature bucket of the function its schema names
-    (load_derivatives.py: create_differentiability_info's lookups); an entry whose schema no
-    function has is told so, with the functions' names."""
+def _entry_infos(engine: Engine, good: list[Parsed],
+                 functions: tuple[Value, ...], names: Sequence[str], summaries: Value,
+                 order: Value, buckets: Value) -> list[Value]:
+    """Each entry's infos, from the signature bucket of the function it names
+    (load_derivatives.py: create_differentiability_info's lookups), routed by its label (the
+    operator name read from its text); an entry naming no function, or a schema its
+    function does not have, is told so with every function's names."""
     lookup = engine.records([buckets])[0]
-    by_schema = {schema: bucket for schema, _, bucket in lookup.schemas}
-    schemas = [entry_schema(e.entry.text) for _, e in good]
-    unplain = [k for k, s in enumerate(schemas) if s not in by_schema]
-    for k, entry in zip(unplain, engine.records([good[k][0] for k in unplain])):
-        schemas[k] = entry.name  # the parsed entry knows what its first line does not show
-    known = [k for k, s in enumerate(schemas) if s in by_schema]
-    unknown = [k for k, s in enumerate(schemas) if s not in by_schema]
-    infos: list[Value | None] = [None] * len(good)
+    routed = _routes(engine, good, names, lookup)
+    known = [k for k, bucket in enumerate(routed) if bucket is not None]
+    infos: list[Value] = [engine.ref("", EntryInfos)] * len(good)
+    members = [engine.collection(pick(functions, lookup.buckets[routed[k]]),  # type: ignore[index]
+                                 NativeFunction) for k in known]
     for k, value in zip(known, engine.map(t.ENTRY_INFOS, [
-            ((good[k][0], engine.collection(pick(functions, lookup.buckets[by_schema[schemas[k]]]),
-                                            NativeFunction)), good[k][1].label) for k in known])):
+            ((good[k][0], bucket), good[k][1].label) for k, bucket in zip(known, members)])):
         infos[k] = value
+    unknown = [k for k, bucket in enumerate(routed) if bucket is None]
+    unknown += _unknown_schemas(engine, [(k, infos[k]) for k in known if infos[k].failed])
     for k, value in zip(unknown, engine.map(t.NO_FUNCTION, [
             ((good[k][0], summaries, order), good[k][1].label) for k in unknown])):
         infos[k] = value
-    return infos  # type: ignore[return-value]
+    return infos
 
 
-def _first_entries(engine: Engine, entries: list[tuple[Value, Value, EntryValue]],
+def _routes(engine: Engine, good: list[Parsed], names: Sequence[str],
+            lookup: DerivativeBuckets) -> list[int | None]:
+    """Each entry's bucket (None: no function has its schema), by its label; an entry whose
+    label names no function, or one two functions share, by the schema it parsed to."""
+    by_name = {names[position]: bucket for _, position, bucket in lookup.schemas}
+    if len(by_name) < len(lookup.schemas):
+        shared = Counter(names[position] for _, position, _ in lookup.schemas)
+        by_name = {name: b for name, b in by_name.items() if shared[name] == 1}
+    routed = [by_name.get(e.label) for _, e in good]
+    unread = [k for k, bucket in enumerate(routed) if bucket is None]
+    if unread:
+        by_schema = {schema: bucket for schema, _, bucket in lookup.schemas}
+        for k, entry in zip(unread, engine.records([good[k][0] for k in unread])):
+            routed[k] = by_schema.get(entry.name)
+    return routed
+
+
+def _unknown_schemas(engine: Engine, failed: list[tuple[int, Value]]) -> list[int]:
+    """Those of the failed entries whose schema their bucket lacks (what the bucket alone
+    cannot name the closest schemas for)."""
+    records = engine.records([v for _, v in failed if v.hash != BLOCKED])
+    failures = iter(records)
+    return [k for k, v in failed if v.hash != BLOCKED and
+            any(p.rule == UNKNOWN_SCHEMA for p in next(failures).problems)]
+
+
+def _first_entries(engine: Engine, entries: list[Derived],
                    functions: Value, order: Value, log: FailureLog
-                   ) -> tuple[list[tuple[Value, Value, EntryValue]], tuple[tuple[int, int], ...]]:
+                   ) -> tuple[list[Derived], tuple[tuple[int, int], ...]]:
     """The entries (infos, info summary, entry), but for a second entry of one function (a
     problem at its line, left out), and the view copies to make of them."""
     summaries = engine.map(t.INFO_SUMMARY, [((i,), e.label) for i, _, e in entries])
@@ -374,21 +404,20 @@ def _matches(engine: Engine, step_values: tuple[Value, ...], functions: tuple[Va
     matches = engine.map(t.MATCH_FUNCTION, [
         ((functions[s.function], v, synthesized[k] if s.how == FOREACH_STEP else every[s.entry]),
          names[s.function]) for k, (v, s) in enumerate(steps)])
-    log.take()
     log.add(MATCH, _match_problems(engine, [s for _, s in steps], synthesized, matches, names))
     return synthesized, matches
 
 
 def _match_problems(engine: Engine, steps: list[MatchStep], synthesized: dict[int, Value],
                     matches: list[Value], names: Sequence[str]) -> list[Problem]:
-    """Each step's problem (its synthesis's, or else its match's) with its function, merged
-    (matching.merge_formula_faults)."""
+    """Each failed step's problem (its synthesis's, when that failed and so blocked its
+    match; else its match's) with its function, merged (matching.merge_formula_faults)."""
     found = []
-    for k, (step, match) in enumerate(zip(steps, matches)):
+    for k in [k for k, match in enumerate(matches) if match.failed]:
         synthesis = synthesized.get(k)
-        failed = synthesis if synthesis is not None and synthesis.failed else match
-        if failed.failed and failed.hash != BLOCKED:
-            found.append((failed, names[step.function]))
+        failed = synthesis if synthesis is not None and synthesis.failed else matches[k]
+        if failed.hash != BLOCKED:
+            found.append((failed, names[steps[k].function]))
     records = engine.records([v for v, _ in found])
     return merge_formula_faults([(p, name) for r, (_, name) in zip(records, found)
                                  for p in r.problems])

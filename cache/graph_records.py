@@ -59,6 +59,10 @@ class Labels(Record):
     labels: tuple[str, ...] = ()
 
 
+# The Labels of a side whose entries all parsed (known without reading it).
+NONE_FAILED = encode_hash(Labels())
+
+
 @dataclass(frozen=True, slots=True)
 class NativeSide(Record):
     functions: str  # collection of NativeFunction: the YAML ones, then the generated ones

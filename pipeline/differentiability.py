@@ -215,20 +215,13 @@ def derivative_buckets(functions: Sequence[NativeFunction], ordered: Sequence[in
                              tuple(problems))
 
 
-def entry_schema(text: str) -> str | None:
-    """The schema an entry's text names on its first line (`- name: SCHEMA`), as written;
-    None when that line does not hold it plainly (the parsed entry knows it then)."""
-    first = text.split("\n", 1)[0]
-    key, sep, value = first[1:].partition(":")
-    value = value.split(" #", 1)[0].strip()
-    if not sep or key.strip() != "name" or not value or value[0] in "'\"&*!|>[{":
-        return None
-    return value
+UNKNOWN_SCHEMA = "derivatives.unknown-schema"
 
 
 def bucket_infos(entry: DerivativeEntry, bucket: Sequence[NativeFunction]) -> EntryInfos:
-    """The entry's infos from the signature bucket of the function its schema names
-    (create_differentiability_info's lookups); the schema must be one of the bucket's."""
+    """The entry's infos from the signature bucket of the function it names
+    (create_differentiability_info's lookups); the schema must be one of the bucket's (else
+    the hint names only the bucket's: `unknown_schema` with every function names more)."""
     if not any(str(f.func) == entry.name for f in bucket):
         raise unknown_schema(entry, [known_function(f) for f in bucket])
     return derive_entry_infos(entry, bucket)
@@ -248,9 +241,8 @@ def unknown_schema(entry: DerivativeEntry, known: Sequence[tuple[str, str, str]]
     hint = ("schemas with this name: " + "; ".join(dict.fromkeys(candidates)) if candidates
             else did_you_mean(entry.op_name, [name for _, name, _ in known])
             or "the schema must match a native_functions.yaml entry exactly")
-    return RuleViolation("derivatives.unknown-schema",
-                         f"no native function has the schema '{entry.name}'", hint,
-                         line_in_entry=0)
+    return RuleViolation(UNKNOWN_SCHEMA, f"no native function has the schema '{entry.name}'",
+                         hint, line_in_entry=0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -56,9 +56,9 @@ class GraphRun:
     def bindings(self) -> dict[str, RenderedBinding]:
         """Each Python binding's generated code, by its Python name."""
         engine = self.result.engine
-        names = [name for name, _ in self.result.index.bindings]
-        made = engine.records([engine.ref(h, RenderedBinding) for _, h in self.result.index.bindings])
-        return dict(zip(names, made))
+        bindings = self.result.index.bindings
+        made = engine.records([engine.ref(h, RenderedBinding) for _, h in bindings])
+        return {name: rendered for (name, _), rendered in zip(bindings, made)}
 
 
 def run_graph(spec_dir: str | Path) -> GraphRun:
