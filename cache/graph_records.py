@@ -80,7 +80,7 @@ class NativeSide(Record):
 class AutogradSide(Record):
     loaded: str  # collection of EntryInfos as loaded: numbered entries, then view copies
     foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones
-    entries: str  # collection of DerivativeEntry: every entry, in file order
+    entries: str  # collection of DerivativeEntry: every entry that parsed, in file order
     matches: str  # collection of FunctionMatch, one per step of the match plan
     failures: tuple[str, ...] = ()
 
