@@ -15,8 +15,9 @@ import xxhash
 # What decides a task's output: every stage, the templates, and the engine's task wiring and
 # encoding (not the store, gc or reporting, whose changes leave outputs alone).
 _SOURCES = (("gradshard.pipeline", None), ("gradshard.templates", None),
-            ("gradshard.cache", ("engine.py", "graph.py", "tasks.py", "bindings_group.py",
-                                 "binding_tasks.py", "manifest.py", "compile_group.py")))
+            ("gradshard.cache", ("engine.py", "split.py", "graph.py", "graph_records.py",
+                                 "tasks.py", "bindings_group.py", "binding_tasks.py",
+                                 "manifest.py", "compile_group.py")))
 _SUFFIXES = (".py", ".j2")
 
 
