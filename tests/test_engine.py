@@ -11,11 +11,7 @@ from gradshard.cache.engine import Engine, Group, StaleCache, Task, Value
 from gradshard.cache.store import DB_FILE, Store, blob_hash
 from gradshard.pipeline.errors import InternalError
 from gradshard.pipeline.records import Record, Text
-
-
-@dataclass(frozen=True, slots=True)
-class Number(Record):
-    value: int
+from support.toy_records import Number
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,9 @@ from gradshard.cache.engine import Engine, Group, Task, Value
 from gradshard.cache.store import Store
 from gradshard.pipeline.errors import Failure, InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
+from support.toy_records import Number
 
 CALLS: list[str] = []
-
-
-@dataclass(frozen=True, slots=True)
-class Number(Record):
-    value: int
 
 
 @dataclass(frozen=True, slots=True)
