@@ -55,6 +55,7 @@ def edited_spec(root: Path) -> Path:
 
 
 @pytest.mark.compiler
+@pytest.mark.slow
 def test_a_build_with_its_compile_runs_the_graph_once(tmp_path, graph_runs):
     session = Session(tmp_path / "cache")
     location = locate_spec(str(MINI_SPEC))
