@@ -8,4 +8,6 @@
 - compile: `gradshard build` with a compile step in this process, restored and crafted caches
 - daemon: a daemon started on a spec copy
 - programs: the Debian packages of the launcher programs
+- graph_run: the build graph run in this process without a store (records, files, code)
+- toy_records: records for the engine's toy tasks
 """
