@@ -6,15 +6,18 @@
 2. Otherwise run the build graph on the engine (cache/graph.py), write the files that
    differ, remove the files an earlier build wrote that this one does not produce, and
    record the manifest.
-3. Unless --codegen-only, compile what was generated (service/compile.py).
+3. Unless --codegen-only, compile what was generated (service/compile.py), from the layout
+   of the same graph run (an up-to-date build runs the graph once, for the layout only).
+4. Apply GRADSHARD_CACHE_MAX, once the build has ended.
 
 The cache is never trusted: a damaged database found by either step is set aside and both
 run again; a value missing behind a group index restarts the graph with every group
 re-entered; a file name from the cache that would leave --out (or the compile directory) is
-damage too. A spec error stops everything before any file is written, and is reported
-through the straight pipeline, which locates every problem at its file and line. From its
-first read to its last compile, a build holds a lease on the cache (gc leaves what it wrote
-and read); a build that fails gives it up.
+damage too. A spec error stops everything before any file is written; the graph reports
+every problem of its first failing phase, each at its file and line, and keeps them as
+task outputs (the next run reports them from the cache). From its first read to its last
+compile, a build holds a lease on the cache (gc leaves what it wrote and read); a build
+that fails gives it up.
 """
 
 from __future__ import annotations
