@@ -314,8 +314,7 @@ class Engine:
             for inputs, _ in calls:
                 for v in inputs:
                     self._check_scope(v, task.name)
-            keys = [task_key(task.name, self.code_version, [v.hash for v in inputs])
-                    for inputs, _ in calls]
+            keys = [self._key(task, inputs) for inputs, _ in calls]
             found = {} if self.verify else self._lookup(keys)
             held = self._held(keys)
             values: list[Value | None] = []
@@ -343,7 +342,7 @@ class Engine:
         with self._stage(group.stage):
             for v in inputs:
                 self._check_scope(v, group.name)
-            key = task_key(group.name, self.code_version, [v.hash for v in inputs])
+            key = self._key(group, inputs)
             recipe = Recipe(group, tuple(inputs), ident, key)
             if not self.force_groups:
                 output = self._lookup([key]).get(key)

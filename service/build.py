@@ -72,8 +72,7 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: OpenCach
     try:
         outcome = generate(build)
         if options is not None:
-            outcome.compiled = _compile(_with_graph(outcome, session), session, options,
-                                        progress)
+            outcome.compiled = compile_outcome(outcome, session, options, progress)
     except BaseException as failure:
         _give_up(session, build, outcome, failure, started)
         raise
@@ -107,11 +106,13 @@ def _generator(location: SpecLocation, out: Path, session: OpenCache, started: f
     return _generation(location, inputs, fingerprint, out, session, started, verify), keys
 
 
-def _compile(built: BuildOutcome, session: OpenCache, options: CompileOptions,
-             progress: Callable[[str], None]) -> CompileReport:
+def compile_outcome(built: BuildOutcome, session: OpenCache, options: CompileOptions,
+                    progress: Callable[[str], None]) -> CompileReport:
+    """Compile what a build generated, from the layout of its graph run (an up-to-date build
+    ran none: one run, answered by the cache's indexes, gives it)."""
     from .compile import compile_generated  # the compile driver: imported only to compile
 
-    return compile_generated(built, session, options, progress)
+    return compile_generated(_with_graph(built, session), session, options, progress)
 
 
 def _with_graph(outcome: BuildOutcome, session: OpenCache) -> BuildOutcome:

@@ -46,9 +46,9 @@ class Session(OpenCache):
     def compile(self, built: BuildOutcome, options: CompileOptions,
                 progress: Callable[[str], None]) -> CompileReport:
         """Compile what a build generated, from the layout of the build's own graph run."""
-        from .compile import compile_generated
+        from .build import compile_outcome
 
-        return compile_generated(built, self, options, progress)
+        return compile_outcome(built, self, options, progress)
 
     def affected(self, location: SpecLocation, against: str | None,
                  since: str | None) -> Affected:
