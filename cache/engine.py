@@ -43,6 +43,11 @@ from . import split
 from .store import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
+# A map hands runs to a child only when it has at least this many left (a fork, a flush
+# and reading the outputs back cost about what a few hundred runs do); it looks for a free
+# processor again after every CHECK_EVERY runs it did itself.
+SPLIT_LEAST = 256
+CHECK_EVERY = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +62,9 @@ class Task:
     """A pure function over records. `inputs` names each argument (for "why it ran");
     `output` is the record type it returns, or of each item when it fans out. A rule the
     inputs break (RuleViolation, SpecError) makes the output a `Failure`; a violation that
-    names no entry blames the task's ident, an entry of the file `blames`."""
+    names no entry blames the task's ident, an entry of the file `blames`. A task that
+    `splits` costs well above reading its output back: a long map of it may hand part of
+    its runs to a forked child while a processor is free."""
 
     name: str
     stage: str
@@ -66,6 +73,7 @@ class Task:
     inputs: tuple[str, ...]
     fan_out: bool = False
     blames: SpecFile | None = None
+    splits: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,6 +265,7 @@ class Engine:
         self._scopes = 0
         self._timing: list[list[Any]] = []   # stack of [stage, started]
         self._begun: list[Begun] = []  # groups running in children, not joined yet
+        self._children: list[split.Child] = []  # every child that may still be running
 
     # -----------------------------------------------------------------------------------------
     # Making values
@@ -423,16 +432,9 @@ class Engine:
         group, inputs, _ = call
         for v in inputs:
             self._check_scope(v, group.name)
-        if (self.store is None or len(self._begun) + 1 >= self.processes
-                or not split.can_fork() or not self._must_run(group, inputs)):
+        if not self._free_processor() or not self._must_run(group, inputs):
             return None
-        store = self.store
-        store.flush(self.generation)
-        store.close()  # SQLite: a connection never crosses a fork; each process opens its own
-        try:
-            child = split.Child.start(partial(self._group_in_child, *call))
-        finally:
-            store.reopen()
+        child = self._fork(partial(self._group_in_child, *call))
         if child is None:
             return None
         begun = Begun(self, call, child, self._scope)
@@ -456,16 +458,51 @@ class Engine:
             begun.child.stop()  # type: ignore[union-attr]
         return left
 
-    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
-        """A forked child's work: the group run on a connection of its own, its rows
-        committed, and a report of what it ran (its stats and warnings) for its parent."""
+    def _free_processor(self) -> bool:
+        """Whether a child may be forked now: a store keeps its work (without one it would
+        be lost with it), forking is safe, and fewer children run than processors are
+        free."""
+        if self.store is None or not split.can_fork():
+            return False
+        self._children = [c for c in self._children if c.running()]
+        return len(self._children) + 1 < self.processes
+
+    def _fork(self, work: Callable[[], bytes]) -> split.Child | None:
+        store = self.store
+        assert store is not None
+        store.flush(self.generation)
+        store.close()  # SQLite: a connection never crosses a fork; each process opens its own
+        try:
+            child = split.Child.start(work)
+        finally:
+            store.reopen()
+        if child is not None:
+            self._children.append(child)
+        return child
+
+    def _become_child(self) -> list[str]:
+        """A forked child's engine: its own connection, its own stats, no children of its
+        own; the list its store's warnings go to."""
         warnings: list[str] = []
         self.processes = 1
         self.stats = EngineStats()
         self._timing = []
         self._begun = []  # its siblings are its parent's
+        self._children = []
         self.store.warn = warnings.append  # type: ignore[union-attr]
         self.store.reopen()  # type: ignore[union-attr]
+        return warnings
+
+    def _take_report(self, told: dict) -> None:
+        """A child's stats and warnings, as the parent's own."""
+        _add_stats(self.stats, told["stats"])
+        for warning in told["warnings"]:
+            self.store.warn(warning)  # type: ignore[union-attr]
+
+    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
+        """A forked child's work: the group run on a connection of its own, its rows
+        committed, and a report of what it ran (its stats and warnings) for its parent."""
+        warnings = self._become_child()
         value = self.group(group, inputs, ident)
         self.store.flush(self.generation)  # type: ignore[union-attr]
         return json.dumps({"output": value.hash, "stats": _stats_json(self.stats),
@@ -480,9 +517,7 @@ class Engine:
         group, inputs, ident = call
         key = self._key(group, inputs)
         recipe = Recipe(group, tuple(inputs), ident, key)
-        _add_stats(self.stats, told["stats"])
-        for warning in told["warnings"]:
-            self.store.warn(warning)  # type: ignore[union-attr]
+        self._take_report(told)
         output = told["output"]
         self._memo[key] = output
         self._recipes[output] = recipe
@@ -524,8 +559,63 @@ class Engine:
 
     def _execute(self, task: Task, misses: list[Recipe]) -> list[Value]:
         self._load([v for r in misses for v in r.inputs if not v.failed])
-        reasons = self._reasons(task, misses)
-        return [self._compute(r, reason) for r, reason in zip(misses, reasons)]
+        work = list(zip(misses, self._reasons(task, misses)))
+        if task.splits and len(work) >= SPLIT_LEAST:
+            return self._execute_split(task, work)
+        return [self._compute(r, reason) for r, reason in work]
+
+    def _execute_split(self, task: Task, work: list[tuple[Recipe, str]]) -> list[Value]:
+        """The runs, in order; whenever a processor is free, the back half of those left
+        goes to a forked child (as a scheduler's work stealing would take it)."""
+        values: list[Value | None] = [None] * len(work)
+        handed: list[tuple[split.Child, int, int]] = []
+        start, end, forking = 0, len(work), True
+        while start < end:
+            if forking and end - start >= SPLIT_LEAST and self._free_processor():
+                middle = (start + end + 1) // 2
+                child = self._fork(partial(self._tasks_in_child, task, work[middle:end]))
+                forking = child is not None
+                if child is not None:
+                    handed.append((child, middle, end))
+                    end = middle
+                    continue
+            stop = min(end, start + CHECK_EVERY)
+            values[start:stop] = [self._compute(r, reason) for r, reason in work[start:stop]]
+            start = stop
+        try:
+            for child, first, last in handed:
+                values[first:last] = self._adopt_tasks(task, work[first:last], child)
+        finally:
+            for child, _, _ in handed:
+                child.stop()  # those not collected: this process is failing
+        return values  # type: ignore[return-value]
+
+    def _tasks_in_child(self, task: Task, work: list[tuple[Recipe, str]]) -> bytes:
+        """A forked child's share of a map: its runs' rows committed, and their outputs and
+        a report of what it ran for its parent."""
+        warnings = self._become_child()
+        with self._stage(task.stage):
+            outputs = [self._compute(r, reason).hash for r, reason in work]
+        self.store.flush(self.generation)  # type: ignore[union-attr]
+        return json.dumps({"outputs": outputs, "stats": _stats_json(self.stats),
+                           "warnings": warnings}).encode()
+
+    def _adopt_tasks(self, task: Task, work: list[tuple[Recipe, str]],
+                     child: split.Child) -> list[Value]:
+        """The values of runs a child did, read back from the store (each blob checked
+        against its hash); runs it gave nothing for are done here."""
+        with self._paused():  # the child's stage counts its own time
+            report = child.collect()
+        told = json.loads(report) if report is not None else None
+        if told is None or len(told["outputs"]) != len(work):
+            return [self._compute(r, reason) for r, reason in work]
+        self._take_report(told)
+        values = []
+        for (recipe, _), output in zip(work, told["outputs"]):
+            self._memo[recipe.key] = output
+            values.append(self._output_value(task, output, recipe))
+        self._load(values)
+        return values
 
     def _held(self, keys: list[str]) -> dict[str, str]:
         """--verify: the outputs the store's rows name, read before the tasks run (running

@@ -39,6 +39,7 @@ class Child:
     def __init__(self, pid: int, file: int) -> None:
         self.pid = pid
         self.file = file
+        self.status: int | None = None  # its exit status, once it is known to be gone
 
     @classmethod
     def start(cls, work: Callable[[], bytes]) -> Child | None:
@@ -56,10 +57,21 @@ class Child:
             _child_main(work, file)  # never returns
         return cls(pid, file)
 
+    def running(self) -> bool:
+        """Whether the child still works (without waiting: it is reaped once done)."""
+        if self.pid and self.status is None:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = self.pid, -1
+            if done:
+                self.status = status
+        return bool(self.pid) and self.status is None
+
     def collect(self) -> bytes | None:
         """Wait for the child: what its work returned, or None if it raised or died."""
         try:
-            status = _wait(self.pid)
+            status = self.status if self.status is not None else _wait(self.pid)
             self.pid = 0
             if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
                 return None
@@ -69,11 +81,11 @@ class Child:
 
     def stop(self) -> None:
         """End the child if it still runs (its parent failed or was interrupted)."""
-        if self.pid:
+        if self.pid and self.status is None:  # a reaped child's pid may be another's now
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
             _wait(self.pid)
-            self.pid = 0
+        self.pid = 0
         if self.file >= 0:
             os.close(self.file)
             self.file = -1

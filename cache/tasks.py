@@ -105,7 +105,7 @@ def plan_view_copies(summaries: tuple[InfoSummary, ...], functions: tuple[Functi
 PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
 TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
 PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"),
-                    blames=NATIVE)
+                    blames=NATIVE, splits=True)
 CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("functions",))
 SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
                         ("functions",))
@@ -189,7 +189,7 @@ def single_template(name: str, template: Text) -> TemplateSet:
 NODE_NAMES = Task("render.node_names", "render", node_names, NodeNames, ("infos",))
 NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos",), fan_out=True)
 RENDER_NODE = Task("render.node", "render", render_pieces, Text, ("node", "templates"),
-                   fan_out=True)
+                   fan_out=True, splits=True)
 FUNCTIONS_FILE = Task("assemble.functions", "assemble", assemble_functions, Text,
                       ("pieces", "template", "layout", "file"))
 PYTHON_FUNCTIONS_HEADER = Task("assemble.python_functions_h", "assemble", assemble_python_header,

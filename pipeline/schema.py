@@ -520,6 +520,8 @@ class FunctionSchema(TextRecord):
     returns: tuple[Return, ...] = ()
     # The canonical text, rendered once: schemas are compared and keyed by it everywhere.
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    # signature() by its flags, made once: five stages group and match functions by it.
+    _signatures: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self._text is None:
@@ -580,6 +582,18 @@ class FunctionSchema(TextRecord):
         model.py: FunctionSchema.signature — mutable inputs not returned become returns,
         outs and TensorOptions are dropped, annotations (and optionally defaults) stripped.
         """
+        flags = (strip_default, strip_view_copy_name, keep_return_names)
+        made = self._signatures
+        if made is None:
+            made = {}
+            object.__setattr__(self, "_signatures", made)
+        found = made.get(flags)
+        if found is None:
+            found = made[flags] = self._signature(*flags)
+        return found
+
+    def _signature(self, strip_default: bool, strip_view_copy_name: bool,
+                   keep_return_names: bool) -> FunctionSchema:
         base = self.name.name.base
         if strip_view_copy_name:
             if base.endswith("_copy"):

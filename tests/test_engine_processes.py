@@ -1,4 +1,5 @@
-"""Groups run in forked children (Engine.groups, Engine.begin): real forks, real SQLite files.
+"""Work done in forked children: groups (Engine.groups, Engine.begin) and the back half of a
+long map of a task that splits. Real forks, real SQLite files.
 
 The toy tasks here say which process computed them (their output holds its pid), so the
 tests see where each group ran; a task that is not pure this way is a test's device only.
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine import Engine, Group, Task, Value
+from gradshard.cache.engine import SPLIT_LEAST, Engine, Group, Task, Value
 from gradshard.cache.store import Store
-from gradshard.pipeline.errors import InternalError
+from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
 
 PARENT = os.getpid()
@@ -185,3 +186,93 @@ def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
     assert sorted((d.task, d.ident) for d in engine.stats.disagreements) == [
         ("toy.second", "second"), ("toy.where", "t0")]
     assert engine.stats.verified == 4  # two groups, a task in each
+
+
+# ---------------------------------------------------------------------------------------------
+# A long map of a task that splits
+
+
+def counted_or_refused(text: Text) -> Where:
+    if text.text.startswith("refused"):
+        raise RuleViolation("toy.refused", f"'{text.text}' is refused", "say something else")
+    return counted_here(text)
+
+
+SPLIT_COUNT = Task("toy.where_split", "parse", counted_or_refused, Where, ("text",),
+                   blames=SpecFile.NATIVE_FUNCTIONS, splits=True)
+MANY = SPLIT_LEAST * 2
+
+
+def map_many(store: Store | None, words: list[str], processes: int = 2
+             ) -> tuple[Engine, list[Value]]:
+    engine = Engine(store, "v1", generation=1, processes=processes)
+    values = engine.map(SPLIT_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
+    engine.finish()
+    return engine, values
+
+
+def many_words(special: dict[int, str] | None = None) -> list[str]:
+    """Texts of 1, 2, 3 … words (each one's output says which it was), some replaced."""
+    words = [" ".join(["w"] * (k % 7 + 1)) + f" {k}" for k in range(MANY)]
+    for at, text in (special or {}).items():
+        words[at] = text
+    return words
+
+
+def test_a_long_map_hands_its_back_half_to_a_child_and_keeps_the_order(store):
+    words = many_words()
+    engine, values = map_many(store, words)
+    found = engine.records(values)
+    assert [w.words for w in found] == [len(w.split()) for w in words]
+    pids = [w.pid for w in found]
+    assert pids[0] == PARENT and pids[-1] != PARENT  # the back half ran in a child
+    assert sum(p == PARENT for p in pids) == MANY // 2
+    assert sorted(r.ident for r in engine.stats.runs) == sorted(f"w{k}" for k in range(MANY))
+    assert engine.stats.run == {"parse": MANY}
+    assert no_child_left()
+    # the child committed its rows: the same map again runs nothing and gives the same values
+    again, values_again = map_many(store, words)
+    assert not again.stats.runs and [v.hash for v in values_again] == [v.hash for v in values]
+
+
+def test_a_short_map_a_single_processor_or_no_store_never_splits(store):
+    short = many_words()[:SPLIT_LEAST - 1]
+    for engine_store, processes, words in ((store, 2, short), (store, 1, many_words()),
+                                           (None, 2, many_words())):
+        engine, values = map_many(engine_store, words, processes)
+        assert {w.pid for w in engine.records(values)} == {PARENT}
+
+
+def test_a_map_whose_child_dies_is_finished_here(store):
+    engine, values = map_many(store, many_words({MANY - 1: "die-in-child now"}))
+    found = engine.records(values)
+    assert {w.pid for w in found} == {PARENT} and found[-1].words == 2
+    assert len(engine.stats.runs) == MANY  # the child's runs died with it
+    assert no_child_left()
+
+
+def test_a_failure_computed_in_the_child_is_the_parents_failure(store):
+    engine, values = map_many(store, many_words({MANY - 2: "refused here"}))
+    assert [k for k, v in enumerate(values) if v.failed] == [MANY - 2]
+    [problem] = engine.problems([values[MANY - 2]])
+    assert problem.rule == "toy.refused" and problem.entry == f"w{MANY - 2}"
+    assert engine.records([values[-1]])[0].pid != PARENT
+
+
+def test_a_map_splits_once_the_group_child_running_beside_it_is_done(store):
+    """A begun group's child holds the second processor while it runs; a map beside it
+    hands runs to a child of its own once that one is done, joined or not."""
+    engine = Engine(store, "v1", generation=1, processes=2)
+    outer = Group("toy.outer_map", "parse", begin_then_map, Index, ("texts", "words"))
+    value = engine.group(outer, [texts(engine, ["x"]), texts(engine, many_words())], "outer")
+    found = results(engine, value)
+    engine.finish()
+    assert found[0].pid == PARENT and found[-1].pid != PARENT
+    assert no_child_left()
+
+
+def begin_then_map(engine: Engine, first: Value, words: Value) -> Index:
+    begun = engine.begin(SECOND, [first], "second")
+    values = engine.map(SPLIT_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
+    begun.join()
+    return Index(engine.collection(values, Where, persist=True).hash)
