@@ -1,7 +1,7 @@
 """The build graph: the pipeline's stages wired as engine tasks, in four groups.
 
-    build ─┬─ native side      native_functions.yaml, tags.yaml
-           ├─ autograd side    derivatives.yaml + native side: parse, match, foreach
+    build ─┬─ native side      native_functions.yaml, tags.yaml: parse, generate
+           ├─ autograd side    derivatives.yaml + native side: views, parse, match, foreach
            ├─ autograd files   autograd side + templates: nodes, render, assemble
            └─ python bindings  native side + deprecated.yaml + templates: bind, render, assemble
                                (cache/bindings_group.py)
@@ -36,7 +36,6 @@ from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
 from gradshard.pipeline.spec import SpecTexts, entry_lines, split_spec
 from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
-from gradshard.pipeline.views import ViewOrder
 
 from . import tasks as t
 from .bindings_group import PYTHON_BINDINGS
@@ -108,7 +107,6 @@ def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value) -> 
     return [derivatives, engine.ref_collection(native.functions, NativeFunction),
             engine.ref(native.names, FunctionNames),
             engine.ref_collection(native.summaries, FunctionSummary),
-            engine.ref(native.view_order, ViewOrder), engine.ref(native.buckets, DerivativeBuckets),
             engine.ref(native.failed, Labels)]
 
 
@@ -193,7 +191,7 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
         tag_entries = entry_values(engine, SpecFile.TAGS, tags)
         entries = entry_values(engine, SpecFile.NATIVE_FUNCTIONS, natives)
     except SpecError as error:
-        return NativeSide("", "", "", "", "", "", "", "", split_failed(engine, error.problems))
+        return NativeSide("", "", "", "", "", "", split_failed(engine, error.problems))
     log = FailureLog(engine)
     tags, tag_names = _tags(engine, tag_entries, log)
     parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names), e.label) for e in entries])
@@ -204,14 +202,11 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
     function_list = engine.collection(functions, NativeFunction, persist=True)
     summaries = engine.map(t.FUNCTION_SUMMARY, [((f,), i) for f, i in zip(functions, idents)])
     names = FunctionNames(tuple(s.name for s in engine.records(summaries)))
-    order = engine.run(t.VIEW_ORDER, [function_list], "native functions")
-    buckets = engine.run(t.BUCKETS, [function_list, order], "native functions")
-    log.add(PARSE, engine.records([buckets])[0].problems)  # the views' and the schemas'
     log.close(PARSE)
     return NativeSide(function_list.hash, engine.literal(names, persist=True).hash,
                       engine.collection(summaries, FunctionSummary, persist=True).hash,
-                      tag_names.hash, order.hash, buckets.hash,
-                      engine.literal(failed, persist=True).hash, tags.hash, log.index())
+                      tag_names.hash, engine.literal(failed, persist=True).hash, tags.hash,
+                      log.index())
 
 
 def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[Value, Value]:
@@ -250,16 +245,22 @@ def _with_generated(engine: Engine, good: list[Parsed], log: FailureLog
 
 
 # ---------------------------------------------------------------------------------------------
-# Autograd side: derivatives entries → numbered infos → matches and foreach infos
+# Autograd side: the functions' views and signature buckets; derivatives entries → numbered
+# infos → matches and foreach infos. (The views are native rules, but only the derivatives
+# read them: the bindings need not wait for them.)
 
 
 def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: Value,
-                  summaries: Value, order: Value, buckets: Value, failed: Value) -> AutogradSide:
+                  summaries: Value, failed: Value) -> AutogradSide:
+    log = FailureLog(engine)
+    order = engine.run(t.VIEW_ORDER, [functions], "native functions")
+    buckets = engine.run(t.BUCKETS, [functions, order], "native functions")
+    log.add(PARSE, engine.records([buckets])[0].problems)  # the views' and the schemas'
     try:
         entries = entry_values(engine, SpecFile.DERIVATIVES, derivatives)
     except SpecError as error:
-        return AutogradSide("", "", "", "", split_failed(engine, error.problems))
-    log = FailureLog(engine)
+        return AutogradSide("", "", "", "", order.hash, buckets.hash,
+                            split_failed(engine, error.problems))
     function_items = engine.items(functions)
     function_names = engine.records([names])[0].names
     good, kept, copies = _derived(engine, entries, function_items, function_names, summaries,
@@ -283,7 +284,7 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
                                           EntryInfos, persist=True).hash,
                         engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
                         engine.collection(matches, FunctionMatch, persist=True).hash,
-                        log.index())
+                        order.hash, buckets.hash, log.index())
 
 
 def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],
@@ -482,8 +483,7 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
 NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
                     ("native_functions.yaml", "tags.yaml"))
 AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
-                      ("derivatives.yaml", "functions", "names", "summaries", "view order",
-                       "buckets", "failed natives"))
+                      ("derivatives.yaml", "functions", "names", "summaries", "failed natives"))
 AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
                        ("loaded infos", "foreach infos", "templates", "spec templates",
                         "layout"))

@@ -69,8 +69,6 @@ class NativeSide(Record):
     names: str  # FunctionNames
     summaries: str  # collection of FunctionSummary
     tag_names: str  # TagNames
-    view_order: str  # ViewOrder
-    buckets: str  # DerivativeBuckets
     failed: str  # Labels of the native entries that failed to parse
     tags: str  # collection of Tag: the tags that parsed
     failures: tuple[str, ...] = ()  # per phase: a Failure, or "" (see FailureLog)
@@ -82,6 +80,8 @@ class AutogradSide(Record):
     foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones
     entries: str  # collection of DerivativeEntry: every entry that parsed, in file order
     matches: str  # collection of FunctionMatch, one per step of the match plan
+    view_order: str  # ViewOrder of the functions
+    buckets: str  # DerivativeBuckets: the functions by signature, for the entries to find
     failures: tuple[str, ...] = ()
 
 
