@@ -12,6 +12,7 @@ from hashes and the cache before anything heavy is loaded.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -20,7 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.store import StoreDamaged, set_aside
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, GradshardError,
@@ -269,15 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(stats, JSON)
     stats.set_defaults(run=run_stats)
 
-    gc = commands.add_parser("gc", help="drop cache entries no recorded build needs")
-    add_option(gc, CACHE)
-    gc.add_argument("--max-size", metavar="SIZE",
-                    help="also forget the oldest builds until the cache fits (500M, 2G…)")
-    gc.add_argument("--all", action="store_true",
-                    help="drop even what the last builds need (without --max-size: all "
-                         "that no running build holds)")
-    add_option(gc, JSON)
-    gc.set_defaults(run=run_gc)
+    collect = commands.add_parser("gc", help="drop cache entries no recorded build needs")
+    add_option(collect, CACHE)
+    collect.add_argument("--max-size", metavar="SIZE",
+                         help="also forget the oldest builds until the cache fits (500M, 2G…)")
+    collect.add_argument("--all", action="store_true",
+                         help="drop even what the last builds need (without --max-size: all "
+                              "that no running build holds)")
+    add_option(collect, JSON)
+    collect.set_defaults(run=run_gc)
     return parser
 
 
@@ -309,17 +310,42 @@ def _daemon_parser(commands) -> None:
                                 help="how many of the last lines (default 50)")
 
 
+# Commands whose process lives on, building again and again.
+LONG_LIVED = frozenset({"watch", "daemon"})
+
+
+@contextlib.contextmanager
+def collector_for(command: str) -> Iterator[None]:
+    """A build allocates millions of small objects (records, values, keys) that form no
+    cycles: the cyclic collector only rescans them (~20% of a cold build at its default
+    thresholds, 5% at these). A one-shot command ends before any garbage it leaves matters,
+    so it runs without; a long-lived one collects, rarely. The caller's settings come back
+    after (tests and tools run commands in their own process)."""
+    enabled, thresholds = gc.isenabled(), gc.get_threshold()
+    if command in LONG_LIVED:
+        gc.set_threshold(200_000, 20, 100)
+    else:
+        gc.disable()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        if enabled:
+            gc.enable()
+
+
 def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
     """`watch` and the daemon's actions, from service/daemon_commands.py."""
     return getattr(daemon_commands, args.daemon_command)(args, loaded)
 
 
 def main(argv: list[str] | None = None) -> int:
-    # A build allocates millions of small, acyclic objects (records, values, keys): with the
-    # default thresholds the cyclic collector rescans them thousands of times, ~20% of a
-    # cold build. Collect far less often.
-    gc.set_threshold(200_000, 20, 100)
     args = build_parser().parse_args(argv)
+    with collector_for(args.command):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     loaded = Loaded()
     try:
         code = args.run(args, loaded)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
-from gradshard.service.cli import main
+from gradshard.service.cli import collector_for, main
 from support.specs import MINI_SPEC
 
 
@@ -101,3 +102,13 @@ def test_build_then_rebuild_leaves_files_untouched(tmp_path, capsys):
     assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == 23
     assert report["status"] == "up to date"
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes
+
+
+def test_a_one_shot_command_runs_without_the_cyclic_collector_and_gives_it_back():
+    before = gc.get_threshold()
+    assert gc.isenabled()
+    with collector_for("build"):
+        assert not gc.isenabled()
+    with collector_for("daemon"):
+        assert gc.isenabled() and gc.get_threshold()[0] == 200_000
+    assert gc.isenabled() and gc.get_threshold() == before
