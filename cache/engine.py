@@ -47,7 +47,7 @@ STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
 # and reading the outputs back cost about what a few hundred runs do); it looks for a free
 # processor again after every CHECK_EVERY runs it did itself.
 SPLIT_LEAST = 256
-CHECK_EVERY = 32
+CHECK_EVERY = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,9 +468,11 @@ class Engine:
         return len(self._children) + 1 < self.processes
 
     def _fork(self, work: Callable[[], bytes]) -> split.Child | None:
+        """A child doing `work`. What this process staged stays staged here: the child
+        reads it from memory, and commits only its own rows (flushing first would cost
+        the parent tens of milliseconds at every fork)."""
         store = self.store
         assert store is not None
-        store.flush(self.generation)
         store.close()  # SQLite: a connection never crosses a fork; each process opens its own
         try:
             child = split.Child.start(work)
@@ -490,7 +492,7 @@ class Engine:
         self._begun = []  # its siblings are its parent's
         self._children = []
         self.store.warn = warnings.append  # type: ignore[union-attr]
-        self.store.reopen()  # type: ignore[union-attr]
+        self.store.reopen_in_child()  # type: ignore[union-attr]
         return warnings
 
     def _take_report(self, told: dict) -> None:

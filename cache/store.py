@@ -263,6 +263,12 @@ class Store:
         with _opening_lock(self.directory):
             self.connection = _open_checked(self.path)
 
+    def reopen_in_child(self) -> None:
+        """A forked child's store: a connection of its own, and none of the rows its parent
+        had staged (the parent commits those itself, with the rest of its own)."""
+        self.pending = _Pending()
+        self.reopen()
+
     @contextlib.contextmanager
     def guarded(self, writing: int | Callable[[], int] = 0) -> Iterator[None]:
         """Translates SQLite errors: damage becomes StoreDamaged, the machine's failures (a
