@@ -421,4 +421,6 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .entry import run
+
+    run()

@@ -4,7 +4,28 @@ every other command goes to the full command line (service/cli.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+
+
+def run() -> None:
+    """The process's whole life: the command, then an exit that skips tearing the heap down
+    (freeing a cold build's millions of records one by one takes ~60 ms; mypy's hard_exit
+    does the same). Every file is closed and the cache committed by then; only the standard
+    streams still hold output. A process whose other threads still run (a daemon stopping)
+    exits the usual way, which waits for them."""
+    code = main()
+    if threading.active_count() > 1:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        from .cli import closed_pipe
+
+        code = closed_pipe()
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,4 +53,4 @@ def _quick_status(words: list[str]) -> int | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
