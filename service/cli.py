@@ -30,6 +30,7 @@ from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, Gradsha
 from . import daemon_commands
 from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, WATCH, add_build_options,
                       add_option, compile_options)
+from .process_end import closed_pipe, end_process
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
 from .session import Session
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from gradshard.cache.build_records import SpecRecords
     from gradshard.pipeline.spec import SpecTexts
 
-EXIT_OK, EXIT_INTERNAL, EXIT_CLOSED_PIPE = 0, 4, 141
+EXIT_OK, EXIT_INTERNAL = 0, 4
 
 
 @dataclass
@@ -402,16 +403,6 @@ def _internal_error(error: Exception) -> int:
     return EXIT_INTERNAL
 
 
-def closed_pipe() -> int:
-    """The reader of our output went away (`gradshard affected | head`): stop quietly, as
-    shell tools do, with the status a SIGPIPE death gives (128 + 13). stdout is pointed at
-    /dev/null so that the interpreter's last flush does not complain again."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, sys.stdout.fileno())
-    os.close(null)
-    return EXIT_CLOSED_PIPE
-
-
 def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loaded) -> None:
     if getattr(args, "json", False):
         print(json.dumps({"ok": False,
@@ -421,6 +412,4 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
 
 
 if __name__ == "__main__":
-    from .entry import run
-
-    run()
+    end_process(main())

@@ -4,28 +4,14 @@ every other command goes to the full command line (service/cli.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
+
+from .process_end import closed_pipe, end_process
 
 
 def run() -> None:
-    """The process's whole life: the command, then an exit that skips tearing the heap down
-    (freeing a cold build's millions of records one by one takes ~60 ms; mypy's hard_exit
-    does the same). Every file is closed and the cache committed by then; only the standard
-    streams still hold output. A process whose other threads still run (a daemon stopping)
-    exits the usual way, which waits for them."""
-    code = main()
-    if threading.active_count() > 1:
-        sys.exit(code)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        from .cli import closed_pipe
-
-        code = closed_pipe()
-    os._exit(code)
+    """The console script: the command, then an exit that skips the heap's teardown."""
+    end_process(main())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,8 +32,6 @@ def _quick_status(words: list[str]) -> int | None:
         answered = quick_status(words)
         sys.stdout.flush()
     except BrokenPipeError:  # `gradshard daemon status | head -c 1`
-        from .cli import closed_pipe
-
         return closed_pipe()
     return answered
 

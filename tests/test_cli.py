@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 
 from gradshard.service.cli import collector_for, main
 from support.specs import MINI_SPEC
@@ -112,3 +114,14 @@ def test_a_one_shot_command_runs_without_the_cyclic_collector_and_gives_it_back(
     with collector_for("daemon"):
         assert gc.isenabled() and gc.get_threshold()[0] == 200_000
     assert gc.isenabled() and gc.get_threshold() == before
+
+
+def test_a_command_process_ends_with_its_output_flushed_and_its_status():
+    """`python -m` and the console script end without tearing the heap down (os._exit):
+    what the command printed must still reach the pipes, and its status the shell."""
+    module = [sys.executable, "-m", "gradshard.service.cli"]
+    missing = subprocess.run([*module, "show", "nosuchop"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no native function" in missing.stderr
+    shown = subprocess.run([*module, "show", "sin", "--json"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0 and "SinBackward0" in json.dumps(json.loads(shown.stdout))
