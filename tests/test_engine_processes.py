@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -273,6 +274,10 @@ def test_a_map_splits_once_the_group_child_running_beside_it_is_done(store):
 
 def begin_then_map(engine: Engine, first: Value, words: Value) -> Index:
     begun = engine.begin(SECOND, [first], "second")
+    assert begun.child is not None
+    deadline = time.monotonic() + 60
+    while begun.child.running() and time.monotonic() < deadline:  # done, not joined
+        time.sleep(0.01)
     values = engine.map(SPLIT_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
     begun.join()
     return Index(engine.collection(values, Where, persist=True).hash)
