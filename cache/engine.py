@@ -43,9 +43,9 @@ from . import split
 from .store import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
-# A map hands runs to a child only when it has at least this many left (a fork, a flush
-# and reading the outputs back cost about what a few hundred runs do); it looks for a free
-# processor again after every CHECK_EVERY runs it did itself.
+# A map hands runs to a child only when it has at least this many left (a fork and reading
+# the outputs back cost about what a few hundred runs do); it looks for a free processor
+# again after every CHECK_EVERY runs it did itself.
 SPLIT_LEAST = 256
 CHECK_EVERY = 4
 
@@ -445,10 +445,10 @@ class Engine:
         if begun.scope != self._scope:
             raise InternalError(f"{begun.call[0].name} is joined outside the group that began it")
         self._begun.remove(begun)
-        with self._paused():  # the child's stages count its own time
-            report = begun.child.collect()  # type: ignore[union-attr]
-        adopted = self._adopt_group(begun.call, report)
-        return adopted if adopted is not None else self.group(*begun.call)
+        told = self._collect(begun.child)  # type: ignore[arg-type]
+        if told is None:
+            return self.group(*begun.call)
+        return self._adopt_group(begun.call, told)
 
     def _stop_begun(self, scope: int) -> list[Begun]:
         """End the children begun in `scope` and not joined (the body failed, or forgot)."""
@@ -495,31 +495,36 @@ class Engine:
         self.store.reopen_in_child()  # type: ignore[union-attr]
         return warnings
 
-    def _take_report(self, told: dict) -> None:
-        """A child's stats and warnings, as the parent's own."""
-        _add_stats(self.stats, told["stats"])
-        for warning in told["warnings"]:
-            self.store.warn(warning)  # type: ignore[union-attr]
-
-    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
-        """A forked child's work: the group run on a connection of its own, its rows
-        committed, and a report of what it ran (its stats and warnings) for its parent."""
-        warnings = self._become_child()
-        value = self.group(group, inputs, ident)
+    def _child_report(self, warnings: list[str], **made: Any) -> bytes:
+        """A child's last act: its rows committed, and for its parent what it made and what
+        it ran (its stats and warnings)."""
         self.store.flush(self.generation)  # type: ignore[union-attr]
-        return json.dumps({"output": value.hash, "stats": _stats_json(self.stats),
+        return json.dumps({**made, "stats": _stats_json(self.stats),
                            "warnings": warnings}).encode()
 
-    def _adopt_group(self, call: tuple[Group, Sequence[Value], str],
-                     report: bytes | None) -> Value | None:
-        """The value of a group a child ran, from its report (None without one)."""
+    def _collect(self, child: split.Child) -> dict | None:
+        """Wait for a child: its report, its stats and warnings taken as this process's
+        own; None if it raised or died."""
+        with self._paused():  # the child's stages count its own time
+            report = child.collect()
         if report is None:
             return None
         told = json.loads(report)
+        _add_stats(self.stats, told["stats"])
+        for warning in told["warnings"]:
+            self.store.warn(warning)  # type: ignore[union-attr]
+        return told
+
+    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
+        """A forked child's work: the group run on a connection of its own."""
+        warnings = self._become_child()
+        return self._child_report(warnings, output=self.group(group, inputs, ident).hash)
+
+    def _adopt_group(self, call: tuple[Group, Sequence[Value], str], told: dict) -> Value:
+        """The value of a group a child ran, from its report."""
         group, inputs, ident = call
         key = self._key(group, inputs)
         recipe = Recipe(group, tuple(inputs), ident, key)
-        self._take_report(told)
         output = told["output"]
         self._memo[key] = output
         self._recipes[output] = recipe
@@ -593,25 +598,19 @@ class Engine:
         return values  # type: ignore[return-value]
 
     def _tasks_in_child(self, task: Task, work: list[tuple[Recipe, str]]) -> bytes:
-        """A forked child's share of a map: its runs' rows committed, and their outputs and
-        a report of what it ran for its parent."""
+        """A forked child's share of a map: its runs, their outputs for its parent."""
         warnings = self._become_child()
         with self._stage(task.stage):
             outputs = [self._compute(r, reason).hash for r, reason in work]
-        self.store.flush(self.generation)  # type: ignore[union-attr]
-        return json.dumps({"outputs": outputs, "stats": _stats_json(self.stats),
-                           "warnings": warnings}).encode()
+        return self._child_report(warnings, outputs=outputs)
 
     def _adopt_tasks(self, task: Task, work: list[tuple[Recipe, str]],
                      child: split.Child) -> list[Value]:
         """The values of runs a child did, read back from the store (each blob checked
         against its hash); runs it gave nothing for are done here."""
-        with self._paused():  # the child's stage counts its own time
-            report = child.collect()
-        told = json.loads(report) if report is not None else None
+        told = self._collect(child)
         if told is None or len(told["outputs"]) != len(work):
             return [self._compute(r, reason) for r, reason in work]
-        self._take_report(told)
         values = []
         for (recipe, _), output in zip(work, told["outputs"]):
             self._memo[recipe.key] = output
