@@ -26,6 +26,7 @@ from typing import Any, Sequence
 from gradshard.pipeline.derivatives import DerivativeEntry
 from gradshard.pipeline.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets, EntryInfos,
                                                   InfoSummary, ViewCopies, duplicate_entry)
+from gradshard.pipeline.kernel_render import DispatchKeys
 from gradshard.pipeline.errors import Failure, InternalError, Problem, SpecError, SpecFile
 from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
 from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
@@ -40,10 +41,11 @@ from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
 from . import tasks as t
 from .bindings_group import PYTHON_BINDINGS
 from .engine import Engine, Group, Value
+from .variable_type_group import VARIABLE_TYPE
 from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
                             AutogradSide, BuildIndex, BuildInputs, EntryValue, FailureLog,
-                            FunctionNames, Labels, NativeSide, Outputs, entry_values, parsed,
-                            pick, split_failed)
+                            FunctionNames, Labels, NativeSide, Outputs, Positions, entry_values,
+                            parsed, pick, split_failed)
 
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
@@ -82,18 +84,22 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
                                         _autograd_inputs(engine, native, derivatives),
                                         "autograd side")
-    autograd_out = None if _failed_at(autograd, SPLIT) else _indexed(
-        engine, AUTOGRAD_FILES, [*_infos(engine, autograd), templates, spec_templates, layout],
-        "autograd files")[1]
+    autograd_out = kernels_out = None
+    if not _failed_at(autograd, SPLIT):
+        autograd_out = _indexed(engine, AUTOGRAD_FILES, [
+            *_infos(engine, autograd), templates, spec_templates, layout], "autograd files")[1]
+        kernels_out = _indexed(engine, VARIABLE_TYPE, _kernel_inputs(
+            engine, native, autograd, templates, spec_templates, layout), "variable type")[1]
     python_value = bindings.join()
     python_out = engine.records([python_value])[0]
-    indexes = [i for i in (native, autograd, autograd_out, python_out) if i is not None]
-    if autograd_out is None or any(i.failures for i in indexes):
+    indexes = [i for i in (native, autograd, autograd_out, kernels_out, python_out)
+               if i is not None]
+    if autograd_out is None or kernels_out is None or any(i.failures for i in indexes):
         return _rejected(engine, texts, indexes, native)
-    return BuildIndex(tuple(sorted(autograd_out.files + python_out.files)), autograd_out.units,
-                      python_out.units, autograd_out.keys, autograd_out.records,
-                      autograd_out.python_nodes, native_value.hash, autograd_value.hash,
-                      python_value.hash)
+    return BuildIndex(tuple(sorted(autograd_out.files + kernels_out.files + python_out.files)),
+                      autograd_out.units, python_out.units, autograd_out.keys,
+                      autograd_out.records, autograd_out.python_nodes, native_value.hash,
+                      autograd_value.hash, python_value.hash, kernels=kernels_out.units)
 
 
 def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str
@@ -113,6 +119,15 @@ def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value) -> 
 def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
     """The infos as loaded and the foreach ones (the autograd files' inputs)."""
     return [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
+
+
+def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
+                   templates: Value, spec_templates: Value, layout: Value) -> list[Value]:
+    return [engine.ref_collection(native.functions, NativeFunction),
+            engine.ref_collection(native.summaries, FunctionSummary),
+            engine.ref_collection(autograd.matches, FunctionMatch),
+            engine.ref(autograd.matched, Positions),
+            engine.ref(autograd.dispatch_keys, DispatchKeys), templates, spec_templates, layout]
 
 
 def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templates: Value,
@@ -267,6 +282,7 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
                                   order, buckets, failed, log)
     info_summaries = [s for _, s, _ in kept]
     summary_list = engine.collection(info_summaries, InfoSummary)
+    keys = engine.run(t.DISPATCH_KEYS, [summary_list], "derivatives")
     op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
     numbered = engine.map(t.NUMBERED_INFOS, [((i, ops), e.label)
                                              for (i, _, e), ops in zip(kept, op_names)])
@@ -279,12 +295,15 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
         info_summaries + copy_summaries, InfoSummary)], "functions"))
     loaded = numbered + copied
     synthesized, matches = _matches(engine, steps, function_items, function_names, loaded, log)
+    matched = Positions(tuple(s.function for s in engine.records(list(steps))))
     return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
                         engine.collection([v for v in synthesized.values() if not v.failed],
                                           EntryInfos, persist=True).hash,
                         engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
                         engine.collection(matches, FunctionMatch, persist=True).hash,
-                        order.hash, buckets.hash, log.index())
+                        order.hash, buckets.hash, engine.literal(matched, persist=True).hash,
+                        engine.literal(engine.records([keys])[0], persist=True).hash,
+                        log.index())
 
 
 def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],

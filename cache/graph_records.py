@@ -59,6 +59,14 @@ class Labels(Record):
     labels: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Positions(Record):
+    """Native functions by position in the function list: those the match plan gave a
+    match, in the order of the matches."""
+
+    positions: tuple[int, ...] = ()
+
+
 # The Labels of a side whose entries all parsed (known without reading it).
 NONE_FAILED = encode_hash(Labels())
 
@@ -82,6 +90,8 @@ class AutogradSide(Record):
     matches: str  # collection of FunctionMatch, one per step of the match plan
     view_order: str  # ViewOrder of the functions
     buckets: str  # DerivativeBuckets: the functions by signature, for the entries to find
+    matched: str = ""  # Positions: the function of each match
+    dispatch_keys: str = ""  # DispatchKeys: the keys derivatives.yaml uses
     failures: tuple[str, ...] = ()
 
 
@@ -115,6 +125,8 @@ class BuildIndex(Record):
     autograd: str = ""  # the AutogradSide index
     python: str = ""  # the python bindings group's Outputs
     failures: str = ""
+    kernels: tuple[tuple[str, str], ...] = ()  # each autograd kernel ("<wrapper> <key> <file>")
+    #                                              by the hash of its code
 
 
 class EntryValue(NamedTuple):

@@ -25,6 +25,7 @@ from gradshard.pipeline.generation import SignatureGroups, generate_for_members,
 from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
                                          match_function, match_plan, summarize_function)
 from gradshard.pipeline.foreach import synthesized_infos
+from gradshard.pipeline.kernel_render import DispatchKeys, dispatch_keys
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.native_checks import cross_function_problems
 from gradshard.pipeline.nodes import BackwardNode, NodeNames, entry_nodes, node_names
@@ -102,6 +103,10 @@ def plan_view_copies(summaries: tuple[InfoSummary, ...], functions: tuple[Functi
     return view_copies(summaries, [f.schema for f in functions], groups)
 
 
+def used_dispatch_keys(summaries: tuple[InfoSummary, ...]) -> DispatchKeys:
+    return dispatch_keys([s.dispatch_keys for s in summaries])
+
+
 PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
 TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
 PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"),
@@ -129,6 +134,8 @@ NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
 VIEW_COPIES = Task("parse.view_copies", "parse", plan_view_copies, ViewCopies,
                    ("summaries", "functions", "view order"))
 VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view infos", "copy"))
+DISPATCH_KEYS = Task("parse.dispatch_keys", "parse", used_dispatch_keys, DispatchKeys,
+                     ("summaries",))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -157,13 +157,14 @@ class InfoSummary(Record):
     has_default: bool
     has_infos: bool
     op_prefixes: tuple[str | None, ...]
+    dispatch_keys: tuple[str, ...] = ()
 
 
 def summarize_infos(entry: EntryInfos) -> InfoSummary:
     return InfoSummary(str(entry.schema), str(entry.schema.signature(strip_default=True)),
                        entry.schema.kind() is SchemaKind.FUNCTIONAL,
                        entry.info_for(DEFAULT_KEY) is not None, bool(entry.infos),
-                       entry.op_prefixes)
+                       entry.op_prefixes, tuple(k.dispatch_key for k in entry.infos))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,13 +63,15 @@ class FunctionSummary(Record):
     generated: bool
     foreach: bool
     origin: str = ""  # a generated function's: the name of the function it comes from
+    abstract: bool = False  # whether it gets an autograd kernel even without formulas
 
 
 def summarize_function(fn: NativeFunction) -> FunctionSummary:
     return FunctionSummary(str(fn.func.name), str(fn.func),
                            str(fn.func.signature(strip_default=True)), cpp_name(fn.func),
                            fn.func.kind().value, "generated" in fn.tags, is_foreach(fn),
-                           "" if fn.generated_from is None else str(fn.generated_from))
+                           "" if fn.generated_from is None else str(fn.generated_from),
+                           fn.is_abstract)
 
 
 @dataclass(frozen=True, slots=True)

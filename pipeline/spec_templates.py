@@ -6,7 +6,8 @@ without importing the pipeline.
 
 from __future__ import annotations
 
-AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp")
+AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp",
+                      "VariableType.h", "VariableType.cpp")
 # gen_python_functions.py: gen, with the module each module file binds.
 MODULE_FILES = (("python_nn_functions.cpp", "nn", "torch.nn"),
                 ("python_fft_functions.cpp", "fft", "torch.fft"),

@@ -23,7 +23,7 @@ from .kernel_lists import (ALL_VIEW_FUNCTIONS, DONT_ENFORCE_SAME_TENSOR_IMPL_OR_
                            DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
                            DONT_ENFORCE_TENSOR_IMPL_USE_COUNT, DONT_REQUIRE_DERIVATIVE,
                            FOREACH_WITH_DIFFERENT_ARITY, FOREACH_WITHOUT_INFO,
-                           GRADIENT_IMPLEMENTED_FOR_COMPLEX, MANUAL_AUTOGRAD, MANUAL_BACKEND,
+                           GRADIENT_IMPLEMENTED_FOR_COMPLEX, MANUAL_AUTOGRAD,
                            RESET_GRAD_ACCUMULATOR, view_info)
 from .matching import FunctionMatch
 from .native import NativeFunction

@@ -19,7 +19,9 @@ BINDING_FILES = ["python_variable_methods.cpp", "python_nn_functions.cpp", "pyth
                  "python_sparse_functions.cpp", "python_special_functions.cpp",
                  "python_return_types.cpp", "python_return_types.h", "python_enum_tag.cpp"] + [
     f"python_torch_functions{s}.cpp" for s in ("_0", "_1", "_2", "Everything")]
-ALL_FILES = AUTOGRAD_FILES + BINDING_FILES
+VARIABLE_TYPE_FILES = ["VariableType.h"] + [
+    f"VariableType{s}.cpp" for s in [f"_{i}" for i in range(10)] + ["Everything"]]
+ALL_FILES = AUTOGRAD_FILES + VARIABLE_TYPE_FILES + BINDING_FILES
 
 MUL_TENSOR = """- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
   self: mul_tensor_backward(grad, other, self.scalar_type())
@@ -29,6 +31,15 @@ MUL_TENSOR = """- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
 MUL_SCALAR = """- name: mul.Scalar(Tensor self, Scalar other) -> Tensor
   self: mul_tensor_backward(grad, other, self.scalar_type())
   result: self_t * other
+"""
+ADDBMM = ('- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n'
+          '  self: maybe_multiply(grad, beta.conj())\n'
+          '  batch1: maybe_multiply(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) }).bmm(batch2.transpose(1, 2).conj()), alpha.conj())\n'
+          '  batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) })), alpha.conj())\n'
+          '  result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)\n')
+ASINH = """- name: asinh(Tensor self) -> Tensor
+  self: grad * (self.pow(2) + 1).rsqrt().conj()
+  result: auto_element_wise
 """
 SINH = """- name: sinh(Tensor self) -> Tensor
   self: grad * self.cosh().conj()
@@ -44,9 +55,10 @@ class Edit:
 
 
 EDITS = {
-    "entry-added": [Edit(DERIVATIVES, "", "\n- name: signbit(Tensor self) -> Tensor\n"
+    "entry-added": [Edit(DERIVATIVES, "", "\n- name: bitwise_not(Tensor self) -> Tensor\n"
                                           "  self: zeros_like(grad)\n  result: auto_element_wise\n")],
-    "entry-removed": [Edit(DERIVATIVES, MUL_TENSOR + "\n", "")],
+    # (an entry foreach ops borrow from cannot go: their in-place kernels need its formulas)
+    "entry-removed": [Edit(DERIVATIVES, ADDBMM + "\n", "")],
     "entries-reordered": [Edit(DERIVATIVES, MUL_TENSOR + "\n" + MUL_SCALAR, MUL_SCALAR + "\n" + MUL_TENSOR)],
     "new-dispatch-key": [Edit(DERIVATIVES, SINH, "- name: sinh(Tensor self) -> Tensor\n  dispatch:\n"
                               "    Default:\n      self: grad * self.cosh().conj()\n"
@@ -61,7 +73,9 @@ EDITS = {
     "templates-edited": [Edit(f"{TEMPLATES}/Functions.h", "using at::Scalar;\n", "using at::Scalar;\n// edited\n"),
                          Edit(f"{TEMPLATES}/python_functions.cpp", "// NOTE: See [Sharded File]",
                               "// Edited: ${generated_comment}\n  // NOTE: See [Sharded File]")],
-    "output-differentiability": [Edit(DERIVATIVES, SINH, SINH.replace(
+    # (on an op no in-place foreach op borrows from: those return nothing, so a condition per
+    # output would not fit them)
+    "output-differentiability": [Edit(DERIVATIVES, ASINH, ASINH.replace(
         "  result: auto_element_wise\n",
         "  result: auto_element_wise\n  output_differentiability: [\"self.is_floating_point()\"]\n"))],
     "not-implemented": [Edit(DERIVATIVES, SINH, SINH.replace("grad * self.cosh().conj()",
@@ -115,10 +129,10 @@ EDITS = {
                          "Device? device=None, bool? pin_memory=None) -> Tensor\n"
                          "  dispatch:\n    CompositeExplicitAutograd: my_ramp\n")],
     "foreach-op-added": [
-        Edit(NATIVE, "", "\n- func: _foreach_signbit(Tensor[] self) -> Tensor[]\n  device_check: NoCheck\n"
-                         "  variants: function\n  dispatch:\n"
-                         "    CompositeExplicitAutograd: foreach_tensor_signbit_slow\n"),
-        Edit(DERIVATIVES, "", "\n- name: signbit(Tensor self) -> Tensor\n"
+        Edit(NATIVE, "", "\n- func: _foreach_bitwise_not(Tensor[] self) -> Tensor[]\n"
+                         "  device_check: NoCheck\n  variants: function\n  dispatch:\n"
+                         "    CompositeExplicitAutograd: foreach_tensor_bitwise_not_slow\n"),
+        Edit(DERIVATIVES, "", "\n- name: bitwise_not(Tensor self) -> Tensor\n"
                               "  self: zeros_like(grad) * self.sym_numel()\n  result: auto_element_wise\n")],
     # foreach-only: a foreach op borrowing an existing entry's formulas adds a node to
     # Functions.* but no Python class (python_functions* bind the infos as loaded)
