@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .cpp import CppFlags, argument_ctype, return_ctype, return_names
-from .differentiability import (DifferentiabilityInfo, EntryInfos, ForwardDerivative,
+from .differentiability import (Derivative, DifferentiabilityInfo, EntryInfos, ForwardDerivative,
                                 SavedAttribute, formula_violation, uses_ident)
 from .errors import RuleViolation
 from .kernel_lists import (ALL_VIEW_FUNCTIONS, DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
@@ -542,15 +542,9 @@ class _KernelBuilder:
             setup=self.setup(inputs, with_derivatives, outputs))
 
     def _condition(self) -> str | None:
+        """The output_differentiability condition (parsing allows one, for one output)."""
         conditions = self.info.output_differentiability_conditions if self.info else None
-        if not conditions:
-            return None
-        if len(conditions) != 1:
-            raise self._violation(
-                "variable_type.output-differentiability-conditions",
-                f"{self.name} has {len(conditions)} output_differentiability conditions",
-                "give at most one condition")
-        return conditions[0]
+        return conditions[0] if conditions else None
 
     def forward_flags(self, inputs: list[_Input], condition: str | None
                       ) -> tuple[ForwardFlag, ...]:
@@ -606,7 +600,7 @@ class _KernelBuilder:
         saved: tuple[SavedValue, ...] = ()
         sizes: tuple[str, ...] = ()
         if derived:
-            guard = _Guards(self.info, with_derivatives, self.inplace_foreach)
+            guard = _Guards(self, with_derivatives)
             saved = self.saved_values(self.info.all_saved_inputs, False, guard)
             if not self.inplace_foreach:
                 sizes = tuple(a.name for a in with_derivatives if a.is_list)
@@ -872,12 +866,12 @@ class _Guards:
     """emit_save_inputs' guard_for: a saved input used by one derivative of several is saved
     only when that derivative's input needs a gradient."""
 
-    def __init__(self, info: DifferentiabilityInfo, with_derivatives: list[_Input],
-                 inplace_foreach: bool) -> None:
-        self.info = info
+    def __init__(self, kernel: _KernelBuilder, with_derivatives: list[_Input]) -> None:
+        assert kernel.info is not None
+        self.kernel, self.info = kernel, kernel.info
         self.positions = {a.name: k for k, a in reversed(list(enumerate(with_derivatives)))}
-        self.off = (any(a.is_list for a in with_derivatives) and not inplace_foreach) \
-            or "backward" in info.name or len(with_derivatives) <= 1
+        self.off = (any(a.is_list for a in with_derivatives) and not kernel.inplace_foreach) \
+            or "backward" in self.info.name or len(with_derivatives) <= 1
 
     def guard_for(self, saved: SavedAttribute) -> str | None:
         if self.off or str(saved.ctype) != "at::Tensor":
@@ -887,23 +881,30 @@ class _Guards:
             return None
         derivative = used_in[0]
         if len(derivative.var_names) != 1:
-            return _wrap_opt_if_condition(derivative.formula, saved.name)
+            return self._wrap_opt_if_condition(derivative, saved.name)
         return f"grad_fn->should_compute_output({self.positions[derivative.var_names[0]]})"
 
 
-def _wrap_opt_if_condition(formula: str, name: str) -> str | None:
-    """The condition of `wrap_opt_if(<name>, <condition>)` up to the first `)`, with the
-    grad_input_mask rewritten. torchgen cuts it one character after the comma (its slice
-    counts a regex backslash), so a condition written without a space loses its first
-    character too; reproduced."""
-    start = formula.find(f"wrap_opt_if({name}")
-    if start == -1:
-        return None
-    m = re.match(rf"wrap_opt_if\({name},(.*?)\)", formula[start:])
-    if m is None:
-        return None
-    condition = m.group(0)[len(name) + 14:-1].strip()
-    return re.sub(r"grad_input_mask\[(\d+)\]", r"grad_fn->should_compute_output(\1)", condition)
+    def _wrap_opt_if_condition(self, derivative: Derivative, name: str) -> str | None:
+        """The condition of `wrap_opt_if(<name>, <condition>)` up to the first `)`, with the
+        grad_input_mask rewritten. torchgen cuts it one character after the comma (its slice
+        counts a regex backslash), so a condition written without a space loses its first
+        character too; reproduced."""
+        formula = derivative.formula
+        start = formula.find(f"wrap_opt_if({name}")
+        if start == -1:
+            return None
+        m = re.match(rf"wrap_opt_if\({name},(.*?)\)", formula[start:])
+        if m is None:
+            raise self.kernel._violation(
+                "variable_type.wrap-opt-if",
+                f"the formula saving {name} has 'wrap_opt_if({name}' that is not a call "
+                f"wrap_opt_if({name}, <condition>)",
+                f"write wrap_opt_if({name}, <condition>) (the guard is read up to the first ')')",
+                derivative.line_in_entry)
+        condition = m.group(0)[len(name) + 14:-1].strip()
+        return re.sub(r"grad_input_mask\[(\d+)\]", r"grad_fn->should_compute_output(\1)",
+                      condition)
 
 
 def _saved_sort_key(saved: SavedAttribute) -> str:
