@@ -1,10 +1,12 @@
-"""`gradshard affected`: what a spec edit changes, down to each node and binding.
+"""`gradshard affected`: what a spec edit changes, down to each node, binding and kernel.
 
 Both sides are built on the engine (so the answer is the build's own, and cheap when
 cached): the current spec, and the baseline, which is the last build of this spec recorded
 in the cache, another spec directory (--against), or the spec files of a git revision
 (--since). The comparison is by content hash: an entry whose text changed, a node or
-binding whose generated code changed, a file whose bytes changed. Nothing is written.
+binding whose generated code changed, a file whose bytes changed, an autograd kernel whose
+code changed (named by the kernel's own record, read only for the kernels that changed).
+Nothing is written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from gradshard.cache.engine import Engine, StaleCache
 from gradshard.cache.graph import BuildIndex
 from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
+from gradshard.pipeline.kernel_render import RenderedKernel, library_key
 from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 
 from .incremental import Generation, new_engine
@@ -40,12 +43,24 @@ class EntryChange:
 
 
 @dataclass(frozen=True)
+class KernelChange:
+    """An autograd kernel whose code changed: its wrapper name, the dispatch key it is
+    registered at, and its file."""
+
+    name: str
+    key: str
+    file: str
+    change: str
+
+
+@dataclass(frozen=True)
 class Affected:
     baseline: str  # what the spec was compared with, in words
     entries: list[EntryChange]
     nodes: dict[str, str]  # name → change
     bindings: dict[str, str]
     files: dict[str, str]
+    kernels: list[KernelChange]
 
     def entries_of(self, file: SpecFile) -> list[EntryChange]:
         return [e for e in self.entries if e.file is file]
@@ -69,7 +84,7 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
         baseline, words = _side(git_inputs(location, since), session), f"git revision {since}"
     else:
         baseline, words = _last_build(location, session)
-    return compare(baseline, current, words)
+    return compare(baseline, current, words, new_engine(session.open(), session.memory))
 
 
 def _side(inputs: InputBytes, session: OpenCache) -> Side:
@@ -142,11 +157,30 @@ def _git(directory: Path, *args: str) -> bytes:
 # The comparison
 
 
-def compare(baseline: Side, current: Side, words: str) -> Affected:
+def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affected:
     return Affected(words, _entry_changes(baseline.entries, current.entries),
                     _changes(baseline.index.nodes, current.index.nodes),
                     _changes(baseline.index.bindings, current.index.bindings),
-                    _changes(baseline.index.files, current.index.files))
+                    _changes(baseline.index.files, current.index.files),
+                    _kernel_changes(baseline.index.kernels, current.index.kernels, engine))
+
+
+def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...],
+                    engine: Engine) -> list[KernelChange]:
+    """Kernels by unit (`<file> <function> <n>`, cache/variable_type_group.py); each changed
+    one named by its RenderedKernel (the baseline's for a removed one)."""
+    old, new = dict(before), dict(after)
+    return [_kernel_change(unit, change, new[unit] if change != REMOVED else old[unit], engine)
+            for unit, change in sorted(_changes(before, after).items())]
+
+
+def _kernel_change(unit: str, change: str, code: str, engine: Engine) -> KernelChange:
+    file, function, _ = unit.split(" ")
+    try:
+        record = engine.records([engine.ref(code, RenderedKernel)])[0]
+    except StaleCache:  # a baseline's kernel collected since: named by its function
+        return KernelChange(function, "", file, change)
+    return KernelChange(record.wrapper, library_key(record.key), file, change)
 
 
 def _changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...]
@@ -210,8 +244,10 @@ def affected_json(result: Affected, location: SpecLocation) -> dict:
                         "change": e.change} for e in result.entries_of(file)]
     report["autograd_nodes"] = sorted(result.nodes)
     report["python_bindings"] = sorted(result.bindings)
+    report["kernels"] = [{"name": k.name, "key": k.key, "file": k.file} for k in result.kernels]
     report["files"] = sorted(result.files)
     report["changes"] = {"autograd_nodes": result.nodes, "python_bindings": result.bindings,
+                         "kernels": {f"{k.name} {k.key}": k.change for k in result.kernels},
                          "files": result.files}
     return report
 
@@ -224,8 +260,9 @@ def affected_text(result: Affected, location: SpecLocation) -> str:
             lines.append(f"  {_TITLES[key]} ({len(entries)})")
             lines.extend(f"    {e.change:8} {e.name}  {location.path_of(file)}:{e.line}"
                          for e in entries)
+    kernels = {f"{k.name} ({k.key}, {k.file})": k.change for k in result.kernels}
     for title, changes in (("autograd nodes", result.nodes), ("python bindings", result.bindings),
-                           ("files", result.files)):
+                           ("autograd kernels", kernels), ("files", result.files)):
         lines.append(f"  {title} ({len(changes)})")
         lines.extend(f"    {change:8} {name}" for name, change in sorted(changes.items()))
     return "\n".join(lines)

@@ -29,7 +29,7 @@ def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
     for e in split_entries(SpecFile.DERIVATIVES, run.generation.texts.derivatives):
         entries[entry_label(e)] = e.text
     return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
-            "derivatives": entries}
+            "kernels": run.kernels(), "derivatives": entries}
 
 
 def diff(before: dict, after: dict) -> dict[str, str]:
@@ -60,6 +60,8 @@ def test_affected_is_exact(name, tmp_path, base):
     assert result.nodes == diff(truth_before["nodes"], truth_after["nodes"])
     assert result.bindings == diff(truth_before["bindings"], truth_after["bindings"])
     assert result.files == diff(truth_before["files"], truth_after["files"])
+    assert {(k.name, k.key, k.file): k.change for k in result.kernels} == \
+        diff(truth_before["kernels"], truth_after["kernels"])
     entries = {e.name: e.change for e in result.entries if e.file is SpecFile.DERIVATIVES}
     assert entries == diff(truth_before["derivatives"], truth_after["derivatives"])
 
@@ -77,6 +79,11 @@ def test_mul_edit_reports_its_node_and_the_foreach_nodes_made_from_it(tmp_path, 
     assert "MulBackward0" in report["autograd_nodes"]
     assert {n for n in report["autograd_nodes"] if n.startswith("ForeachMul")}
     assert report["native_functions"] == [] and report["python_bindings"] == []
+    # the saved variable's kernels: mul, mul_ and the foreach ops borrowing mul's formulas
+    kernels = {(k["name"], k["key"]) for k in report["kernels"]}
+    assert {("mul_Tensor", "Autograd"), ("mul__Tensor", "Autograd")} <= kernels
+    assert {name for name, _ in kernels if name.startswith("_foreach_mul")}
+    assert all(k["file"].startswith("VariableType_") for k in report["kernels"])
     changed = [e for e in report["derivatives"] if e["name"] == "mul.Tensor"]
     assert changed and changed[0]["file"] == str(spec_dir / DERIVATIVES)
     text = (spec_dir / DERIVATIVES).read_text().split("\n")

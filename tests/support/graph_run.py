@@ -11,6 +11,7 @@ from gradshard.cache.build_records import SpecRecords, side_records
 from gradshard.cache.engine import Engine
 from gradshard.cache.graph import spec_sides
 from gradshard.cache.version import code_version
+from gradshard.pipeline.kernel_render import RenderedKernel, library_key
 from gradshard.pipeline.python_files import RenderedBinding
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.spec import decode_spec
@@ -59,6 +60,16 @@ class GraphRun:
         bindings = self.result.index.bindings
         made = engine.records([engine.ref(h, RenderedBinding) for _, h in bindings])
         return {name: rendered for (name, _), rendered in zip(bindings, made)}
+
+
+    def kernels(self) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """Each autograd kernel's definition and registration, by (wrapper, dispatch key,
+        file)."""
+        engine = self.result.engine
+        units = self.result.index.kernels
+        made = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
+        return {(k.wrapper, library_key(k.key), unit.split(" ")[0]): (k.definition, k.registration)
+                for (unit, _), k in zip(units, made)}
 
 
 def run_graph(spec_dir: str | Path) -> GraphRun:
