@@ -20,12 +20,14 @@ def benchmark_args(description: str) -> tuple[SpecLocation, int]:
 def clear_torchgen_caches() -> None:
     """torchgen keeps parse results in module globals; clear them so each run starts cold."""
     import torchgen.gen as gen
+    import torchgen.utils as utils
     from torchgen.packaged.autograd import load_derivatives as ld
 
     gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
     gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
     gen.parse_tags_yaml.cache_clear()
     ld._GLOBAL_LOAD_DERIVATIVE_CACHE.clear()
+    utils._read_template.cache_clear()  # VariableType's first stage is read back by path
 
 
 def compile_gradshard_bytecode() -> None:

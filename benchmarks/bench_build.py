@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The cached build against torchgen, both run as commands in this process's run.
 
-torchgen: a fresh `python` process that generates every file gradshard generates
-(load_derivatives, parse_native_yaml, match_differentiability_info,
-gen_autograd_functions_lib/_python, gen_python_functions.gen) — what a PyTorch build reruns
-on every spec edit. gradshard: `gradshard build --codegen-only` in a fresh process, in four
+torchgen: a fresh `python` process that generates every file gradshard generates, in
+generate_code's order (load_derivatives, gen_autograd_functions_python,
+gen_python_functions.gen, parse_native_yaml, match_differentiability_info, gen_variable_type,
+gen_autograd_functions_lib) — what a PyTorch build reruns on every spec edit. gradshard: `gradshard build --codegen-only` in a fresh process, in four
 situations:
 
   cold        empty cache, empty output directory            goal <= 0.7x
@@ -48,14 +48,16 @@ from torchgen.api import cpp
 from torchgen.api.autograd import match_differentiability_info
 from torchgen.packaged.autograd import gen_autograd_functions as gaf
 from torchgen.packaged.autograd import gen_python_functions as gpf
+from torchgen.packaged.autograd import gen_variable_type as gvt
 from torchgen.packaged.autograd import load_derivatives as ld
 native, tags, derivatives, deprecated, templates, out = sys.argv[1:]
-infos, _ = ld.load_derivatives(derivatives, native, tags)
-functions = gen.parse_native_yaml(native, tags).native_functions
-match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)), infos)
-gaf.gen_autograd_functions_lib(out, infos, templates)
+infos, keys = ld.load_derivatives(derivatives, native, tags)
 gaf.gen_autograd_functions_python(out, infos, templates)
 gpf.gen(out, native, tags, deprecated, templates)
+functions = gen.parse_native_yaml(native, tags).native_functions
+matched = match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)), infos)
+gvt.gen_variable_type(out, native, tags, matched, templates, keys)
+gaf.gen_autograd_functions_lib(out, infos, templates)
 """
 FORMULA = "  self: grad * self.cosh().conj()\n"
 

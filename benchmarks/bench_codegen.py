@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Code generation benchmark against torchgen 2.13, both timed in this process and run.
 
-1. Every file gradshard produces (Functions.*, python_functions*, all of gen_python_functions'
-   files) into a fresh directory. torchgen = load_derivatives + parse_native_yaml +
-   match_differentiability_info + gen_autograd_functions_lib/_python + gen_python_functions.gen;
+1. Every file gradshard produces (Functions.*, python_functions*, VariableType*, all of
+   gen_python_functions' files) into a fresh directory. torchgen = load_derivatives +
+   gen_autograd_functions_python + gen_python_functions.gen + parse_native_yaml +
+   match_differentiability_info + gen_variable_type + gen_autograd_functions_lib
+   (generate_code's order);
    gradshard = read + the build graph without a store (every task runs) + write.
 2. The Python binding files alone: torchgen's gen_python_functions.gen (its native parse
    included) against gradshard's read + the graph's native side and bindings groups (the
@@ -48,17 +50,21 @@ def torchgen_all(location: SpecLocation, out: Path) -> float:
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.packaged.autograd import gen_autograd_functions as gaf
     from torchgen.packaged.autograd import gen_python_functions as gpf
+    from torchgen.packaged.autograd import gen_variable_type as gvt
     from torchgen.packaged.autograd import load_derivatives as ld
 
     clear_torchgen_caches()
     p = paths(location)
     started = time.perf_counter()
-    infos, _ = ld.load_derivatives(p["derivatives"], p["native"], p["tags"])
-    functions = gen.parse_native_yaml(p["native"], p["tags"]).native_functions
-    match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)), infos)
-    gaf.gen_autograd_functions_lib(str(out), infos, p["templates"])
+    # generate_code's order: the Python bindings, then gen_autograd's part
+    infos, keys = ld.load_derivatives(p["derivatives"], p["native"], p["tags"])
     gaf.gen_autograd_functions_python(str(out), infos, p["templates"])
     gpf.gen(str(out), p["native"], p["tags"], p["deprecated"], p["templates"])
+    functions = gen.parse_native_yaml(p["native"], p["tags"]).native_functions
+    matched = match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)),
+                                           infos)
+    gvt.gen_variable_type(str(out), p["native"], p["tags"], matched, p["templates"], keys)
+    gaf.gen_autograd_functions_lib(str(out), infos, p["templates"])
     return time.perf_counter() - started
 
 

@@ -1,9 +1,10 @@
 """The compile layout as engine tasks: from a build's index (its node pieces and files) to the
 sources, headers and units of the compile directory (pipeline/compile_layout.py).
 
-One task per node header, per formula unit, per Functions unit and per python_functions file,
-so an edited formula re-renders one formula unit and a changed struct one header; every other
-text is reused and, unchanged, is not rewritten on disk (so ninja sees nothing to do for it).
+One task per node header, per formula unit, per Functions unit, per VariableType unit and per
+python_functions file, so an edited formula re-renders one formula unit and a changed struct
+one header; every other text is reused and, unchanged, is not rewritten on disk (so ninja sees
+nothing to do for it).
 """
 
 from __future__ import annotations
@@ -12,20 +13,24 @@ from dataclasses import dataclass
 
 from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PCH_KINDS,
                                                PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
-                                               CompileLayout, CompileUnit, ShardSettings,
-                                               ShardSource, binding_unit_source, binding_units,
-                                               formula_shard_source, functions_prelude,
-                                               functions_shards, merged_formula_source,
+                                               VARIABLE_TYPE_PCH, CompileLayout, CompileUnit,
+                                               ShardSettings, ShardSource, binding_unit_source,
+                                               binding_units, formula_shard_source,
+                                               functions_prelude, functions_shards,
+                                               kernel_shard_source, merged_formula_source,
                                                merged_groups, methods_shard_source,
                                                node_header, node_header_path, pch_header,
                                                python_shard_source)
+from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
 
 from .engine import Engine, Group, Task, Value
 from .graph import BuildIndex
+from .graph_records import AutogradSide
 from .tasks import single_template
+from .variable_type_group import TEMPLATE as VARIABLE_TYPE_TEMPLATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +43,13 @@ class NodeList(Record):
 # PyTorch does not compile them).
 def is_binding_file(name: str) -> bool:
     return (name.endswith(".cpp") and not name.endswith("Everything.cpp")
-            and name != "Functions.cpp" and not name.startswith("python_functions"))
+            and name != "Functions.cpp" and not name.startswith("python_functions")
+            and not name.startswith("VariableType"))
 
 
 # Generated headers the units include by their torch path (a copy in the compile directory
 # shadows the installed one); Functions.h is its struct-less prelude.
-COPIED_HEADERS = ("python_functions.h", "python_return_types.h")
+COPIED_HEADERS = ("python_functions.h", "python_return_types.h", "VariableType.h")
 
 
 def make_node_header(name: Text, declaration: Text, templates: TemplateSet) -> Text:
@@ -78,6 +84,12 @@ def make_merged_formula_unit(parts: NodeList, templates: TemplateSet) -> Text:
     return Text(merged_formula_source(parts.names, templates))
 
 
+def make_kernel_shard(kernels: tuple[RenderedKernel, ...], stage_one: Text, keys: DispatchKeys,
+                      layout: Text, templates: TemplateSet, index: Text) -> ShardSource:
+    return kernel_shard_source(kernels, stage_one.text, keys, layout.text, templates,
+                               int(index.text))
+
+
 def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
     return Text(pch_header(kind.text, templates))
 
@@ -95,6 +107,8 @@ BINDING_UNIT = Task("compile.binding_unit", "layout", make_binding_unit, Text,
                     ("members", "templates"))
 MERGED_FORMULA_UNIT = Task("compile.merged_formula_unit", "layout", make_merged_formula_unit,
                            Text, ("parts", "templates"))
+KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
+                    ("kernels", "first stage", "dispatch keys", "layout", "templates", "shard"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
 
 
@@ -121,6 +135,8 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     merged = _merged_formula_units(engine, units, templates, shards.merged_formula_units, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
                             templates, layout, shards, files)
+    units += _kernel_units(engine, built, engine.text(sources.text("VariableType.cpp")),
+                           templates, layout, shards, files)
     units += _python_units(engine, names, built, templates, files)
     units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
@@ -180,6 +196,37 @@ def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
         headers = [node_header_path(n) for n in unit_nodes] if with_headers else []
         units.append(CompileUnit(name, source, False, pch, (PRELUDE_PATH, *headers),
                                  unit_nodes, shard.node_lines, len(shard.text)))
+    return units
+
+
+def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates: Value,
+                  layout: Value, settings: ShardSettings, files: dict[str, Value]
+                  ) -> list[CompileUnit]:
+    """VariableType's kernels cut by function (units src/VariableType_kNN.cpp), each unit
+    with the headers of the nodes its kernels create."""
+    functions = list(dict.fromkeys(unit.split(" ")[1] for unit, _ in built.kernels))
+    of_function: dict[str, list[Value]] = {f: [] for f in functions}
+    for unit, code in built.kernels:
+        of_function[unit.split(" ")[1]].append(engine.ref(code, RenderedKernel))
+    autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
+    keys = engine.ref(autograd.dispatch_keys, DispatchKeys)
+    stage_one = engine.run(VARIABLE_TYPE_TEMPLATE, [template, keys], "templates/VariableType.cpp")
+    shards = functions_shards(functions, settings.kernel_functions, settings.kernel_base)
+    made = engine.map(KERNEL_SHARD, [
+        ((engine.collection([k for i in members for k in of_function[functions[i]]],
+                            RenderedKernel), stage_one, keys, layout, templates,
+          engine.text(str(k))), f"kernels {k}") for k, members in enumerate(shards)])
+    width = len(str(len(shards) - 1))
+    units = []
+    for k, shard in enumerate(engine.records(made)):
+        name = f"VariableType_k{k:0{width}d}"
+        source = f"{SOURCE_DIR}/{name}.cpp"
+        files[source] = engine.literal(Text(shard.text), persist=True)
+        headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h",
+                   *(node_header_path(n) for n in shard.nodes))
+        # (no node lines: a compile error is not yet traced to its kernel's entry)
+        units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, (), (),
+                                 len(shard.text)))
     return units
 
 

@@ -123,11 +123,15 @@ def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
 
 def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
                    templates: Value, spec_templates: Value, layout: Value) -> list[Value]:
+    """Its spec templates only: another template's edit does not enter the group."""
+    sources = engine.records([spec_templates])[0]
     return [engine.ref_collection(native.functions, NativeFunction),
             engine.ref_collection(native.summaries, FunctionSummary),
             engine.ref_collection(autograd.matches, FunctionMatch),
             engine.ref(autograd.matched, Positions),
-            engine.ref(autograd.dispatch_keys, DispatchKeys), templates, spec_templates, layout]
+            engine.ref(autograd.dispatch_keys, DispatchKeys), templates,
+            engine.text(sources.text("VariableType.cpp")),
+            engine.text(sources.text("VariableType.h")), layout]
 
 
 def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templates: Value,

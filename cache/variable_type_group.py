@@ -62,7 +62,7 @@ HEADER = Task("assemble.variable_type_h", "assemble", assemble_header, Text,
 
 
 def variable_type(engine: Engine, functions: Value, summaries: Value, matches: Value,
-                  matched: Value, keys: Value, templates: Value, spec_templates: Value,
+                  matched: Value, keys: Value, templates: Value, source: Value, header: Value,
                   layout: Value) -> Outputs:
     log = FailureLog(engine)
     summary_records = engine.records(list(engine.items(summaries)))
@@ -92,18 +92,15 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
     if log.phases:
         return Outputs((), (), failures=log.index())
     names = [name for name, _ in kept]
-    files = _files(engine, names, rendered, keys, spec_templates, layout)
+    files = _files(engine, names, rendered, keys, source, header, layout)
     return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
                    _kernel_units(names, idents, rendered), failures=log.index())
 
 
 def _files(engine: Engine, names: list[str], rendered: list[list[Value]], keys: Value,
-           spec_templates: Value, layout: Value) -> dict[str, Value]:
-    sources = engine.records([spec_templates])[0]
-    files = {"VariableType.h": engine.run(HEADER, [
-        engine.text(sources.text("VariableType.h")), layout], "VariableType.h")}
-    stage_one = engine.run(TEMPLATE, [engine.text(sources.text("VariableType.cpp")), keys],
-                           "templates/VariableType.cpp")
+           source: Value, header: Value, layout: Value) -> dict[str, Value]:
+    files = {"VariableType.h": engine.run(HEADER, [header, layout], "VariableType.h")}
+    stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
     for shard_id, members in kernel_shards(names).items():
         name = f"VariableType{shard_id}.cpp"
         files[name] = engine.run(FILE, [
@@ -127,4 +124,5 @@ def _kernel_units(names: list[str], idents: list[str], rendered: list[list[Value
 
 VARIABLE_TYPE = Group("group.variable_type", "render", variable_type, Outputs,
                       ("functions", "summaries", "matches", "matched", "dispatch keys",
-                       "templates", "spec templates", "layout"))
+                       "templates", "VariableType.cpp template", "VariableType.h template",
+                       "layout"))

@@ -30,6 +30,7 @@ from typing import Sequence
 
 import xxhash
 
+from .kernel_render import DispatchKeys, RenderedKernel, variable_type_file
 from .nodes import BackwardNode
 from .records import Record
 from .render import (TemplateSet, functions_file, jinja_module, render_node_formula,
@@ -43,7 +44,8 @@ SOURCE_DIR = "src"
 # Which precompiled header a unit starts from (see templates/compile_units.j2).
 AUTOGRAD_PCH = "autograd"
 PYTHON_PCH = "python"
-PCH_KINDS = (AUTOGRAD_PCH, PYTHON_PCH)
+VARIABLE_TYPE_PCH = "variable_type"
+PCH_KINDS = (AUTOGRAD_PCH, PYTHON_PCH, VARIABLE_TYPE_PCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,8 @@ class ShardSettings(Record):
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
     methods_base: int = 3  # and Functions units too: 12 for 2.13
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
+    kernel_functions: int = 64  # functions per VariableType unit: 48 units for 2.13
+    kernel_base: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,7 @@ class ShardSource(Record):
 
     text: str
     node_lines: tuple[int, ...]
+    nodes: tuple[str, ...] = ()  # the nodes it needs the structs of (VariableType units)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +107,7 @@ class CompileLayout(Record):
 
 # What a unit costs before its first line, by PCH, and per byte of code after it: g++ 12 at -O2
 # on torch 2.13's headers (docs/architecture.md). Only the order of compiles depends on them.
-UNIT_FLOOR_SECONDS = {AUTOGRAD_PCH: 1.8, PYTHON_PCH: 6.0}
+UNIT_FLOOR_SECONDS = {AUTOGRAD_PCH: 1.8, PYTHON_PCH: 6.0, VARIABLE_TYPE_PCH: 2.6}
 UNIT_SECONDS_PER_BYTE = 3e-5
 
 
@@ -235,6 +240,17 @@ def binding_unit_source(members: Sequence[str], templates: TemplateSet) -> str:
     """
     macros = jinja_module(templates, "compile_units.j2")
     return str(macros.binding_unit(list(members)))
+
+
+def kernel_shard_source(kernels: Sequence[RenderedKernel], stage_one: str, keys: DispatchKeys,
+                        layout: str, templates: TemplateSet, index: int) -> ShardSource:
+    """VariableType.cpp with only these kernels and their registrations, after the headers
+    of the nodes they create."""
+    nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
+    prefix = _unit_prefix(templates, f"VariableType.cpp, unit {index}", nodes)
+    text = prefix + variable_type_file(stage_one, f"_k{index}", kernels, keys, layout)
+    defined = [k.definition for key in keys.keys for k in kernels if k.key == key and k.definition]
+    return ShardSource(text, piece_lines(text, defined, skip=prefix.count("\n")), nodes)
 
 
 def pch_header(kind: str, templates: TemplateSet) -> str:

@@ -9,12 +9,14 @@ lists for the edit (early cutoff stops the rest).
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from gradshard.cache.engine import EngineStats
 from gradshard.cache.store import Store
+from gradshard.service.cli import main
 from gradshard.service.incremental import Generation
 from gradshard.service.inputs import read_inputs
 from gradshard.service.spec_location import locate_spec
@@ -70,3 +72,26 @@ def test_every_edit_lists_what_it_reruns():
 def test_rebuilding_the_same_spec_runs_nothing(warm_cache, packaged_spec):
     _, stats = engine_build(packaged_spec, warm_cache)
     assert stats.runs == [] and sum(stats.reused.values()) == 1  # the whole build, by its key
+
+
+def test_backward_edit_saving_the_same_values_renders_no_kernel(tmp_path, warm_cache, capsys):
+    """expand's backward formula edited to save what it saved before: its kernels' records
+    are computed again and come out equal, so no kernel is rendered, no VariableType file is
+    assembled, and none is written."""
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    cache = shutil.copytree(warm_cache, tmp_path / "cache")
+    out = tmp_path / "out"
+    build = ["build", "--codegen-only", "--spec", str(spec_dir), "--out", str(out),
+             "--cache", str(cache)]
+    assert main(build) == 0
+    written = {p.name: p.stat().st_mtime_ns for p in out.glob("VariableType*")}
+    assert len(written) == 12
+    apply_edits(spec_dir, ALL_EDITS["view-formula-edited"])
+    _, stats = engine_build(spec_dir, cache)
+    tasks = Counter(run.task for run in stats.runs)
+    assert tasks["variable_type.kernels"] == 2  # expand, expand_copy: their matches changed
+    assert tasks["render.kernel"] == 0 and tasks["assemble.variable_type"] == 0
+    assert tasks["assemble.functions"] == 1  # the edit itself reached Functions.cpp
+    capsys.readouterr()
+    assert main(build) == 0
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("VariableType*")} == written

@@ -134,6 +134,26 @@ EDITS = {
                          "    CompositeExplicitAutograd: foreach_tensor_bitwise_not_slow\n"),
         Edit(DERIVATIVES, "", "\n- name: bitwise_not(Tensor self) -> Tensor\n"
                               "  self: zeros_like(grad) * self.sym_numel()\n  result: auto_element_wise\n")],
+    # VariableType's own inputs: a forward formula (reaches no Functions file), a view's
+    # forward formula, an in-place op's own entry, an op added with its out= variant, and a
+    # formula for a hand-written kernel (detach: none for it, but one for its view copy)
+    "forward-formula-edited": [Edit(DERIVATIVES, "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n",
+                                    "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t) * 1\n")],
+    "view-forward-edited": [Edit(DERIVATIVES, "  self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)\n"
+                                              "  result: auto_linear\n",
+                                 "  self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)\n"
+                                 "  result: self_t.diagonal(offset, dim1, dim2).clone()\n")],
+    "inplace-entry-edited": [Edit(DERIVATIVES, '  self: not_implemented("inplace version of asinh")\n',
+                                  "  self: grad * (self.pow(2) + 1).rsqrt().conj()\n  result: self_t * 1\n")],
+    "out-op-added": [
+        Edit(NATIVE, "", "\n- func: my_neg(Tensor self) -> Tensor\n  variants: function\n"
+                         "  dispatch:\n    CPU: my_neg\n"
+                         "\n- func: my_neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+                         "  variants: function\n  dispatch:\n    CPU: my_neg_out\n"),
+        Edit(DERIVATIVES, "", "\n- name: my_neg(Tensor self) -> Tensor\n  self: grad.neg()\n"
+                              "  result: auto_element_wise\n")],
+    "manual-kernel-entry-added": [Edit(DERIVATIVES, "", "\n- name: detach(Tensor(a) self) -> Tensor(a)\n"
+                                                        "  self: grad\n  result: auto_linear\n")],
     # foreach-only: a foreach op borrowing an existing entry's formulas adds a node to
     # Functions.* but no Python class (python_functions* bind the infos as loaded)
     "foreach-op-only": [
@@ -269,55 +289,68 @@ RETURN_TYPES_FILES = runs("""
 RERUNS: dict[str, Reruns] = {
     "entry-added": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
-        assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
+        assemble.variable_type: VariableType_8.cpp, VariableType_9.cpp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        match.function: signbit, signbit.out
+        group.variable_type: variable type
+        match.function: bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
-        parse.derivative: signbit
-        parse.entry_infos: signbit
-        parse.info_summary: signbit
-        parse.numbered_infos: signbit
+        parse.derivative: bitwise_not
+        parse.dispatch_keys: derivatives
+        parse.entry_infos: bitwise_not
+        parse.info_summary: bitwise_not
+        parse.numbered_infos: bitwise_not
         parse.op_names: derivatives
         parse.view_copies: derivatives
-        render.node: SignbitBackward0
+        render.kernel: bitwise_not 0, bitwise_not.out 0, bitwise_not_ 0
+        render.node: BitwiseNotBackward0
         render.node_names: infos 687
-        render.nodes: SignbitBackward0
+        render.nodes: BitwiseNotBackward0
+        variable_type.kernels: bitwise_not, bitwise_not.out, bitwise_not_
         """, excess=VIEW_COPY_MATCHES),
     "entry-removed": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
-        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
-        foreach.synthesize: _foreach_mul.Scalar, _foreach_mul.ScalarList
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
+        assemble.variable_type: VariableType_7.cpp, VariableType_8.cpp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        match.function: _foreach_mul.Scalar, _foreach_mul.ScalarList, _foreach_mul_.Scalar
-        match.function: _foreach_mul_.ScalarList, mul.Scalar, mul_.Scalar
+        group.variable_type: variable type
         match.plan: functions
-        parse.numbered_infos: mul.Scalar
+        parse.dispatch_keys: derivatives
         parse.op_names: derivatives
         parse.view_copies: derivatives
-        render.node: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList, MulBackward0
-        render.node_names: infos 227, infos 765, infos 766
-        render.nodes: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList, MulBackward0
-        """, more={'match.function': 825, 'foreach.synthesize': 16}),
+        render.kernel: addbmm 0, addbmm.out 0, addbmm_ 0
+        variable_type.kernels: addbmm, addbmm.out, addbmm_
+        """, more={'match.function': 1331, 'foreach.synthesize': 56}),
     "entries-reordered": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
+        assemble.variable_type: VariableType_3.cpp, VariableType_6.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
         foreach.synthesize: _foreach_mul.Tensor
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
         match.function: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
         match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
         match.function: mul.out, mul_.Scalar, mul_.Tensor
         match.plan: functions
+        parse.dispatch_keys: derivatives
         parse.numbered_infos: mul.Scalar, mul.Tensor
         parse.op_names: derivatives
         parse.view_copies: derivatives
+        render.kernel: _foreach_mul.List 0, _foreach_mul.Scalar 0, _foreach_mul.ScalarList 0
+        render.kernel: _foreach_mul.Tensor 0, _foreach_mul_.List 0, _foreach_mul_.Scalar 0
+        render.kernel: _foreach_mul_.ScalarList 0, _foreach_mul_.Tensor 0, mul.Scalar 0
+        render.kernel: mul.Tensor 0, mul_.Scalar 0, mul_.Tensor 0
         render.node: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList
         render.node: ForeachMulBackward1List, ForeachMulBackward1Tensor, MulBackward0
         render.node: MulBackward1
@@ -325,65 +358,88 @@ RERUNS: dict[str, Reruns] = {
         render.nodes: ForeachMulBackward0Scalar, ForeachMulBackward0ScalarList
         render.nodes: ForeachMulBackward1List, ForeachMulBackward1Tensor, MulBackward0
         render.nodes: MulBackward1
+        variable_type.kernels: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
+        variable_type.kernels: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
+        variable_type.kernels: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar
+        variable_type.kernels: mul.Tensor, mul.out, mul_.Scalar, mul_.Tensor
         """),
     "new-dispatch-key": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
+        assemble.variable_type: VariableType_8.cpp
         foreach.synthesize: _foreach_sinh
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
         parse.derivative: sinh
+        parse.dispatch_keys: derivatives
         parse.entry_infos: sinh
         parse.info_summary: sinh
         parse.numbered_infos: sinh
         parse.op_names: derivatives
         parse.view_copies: derivatives
+        render.kernel: sinh 1, sinh.out 1, sinh_ 1
         render.node: SinhBackwardAutogradCUDA0
         render.node_names: infos 300, infos 778
         render.nodes: ForeachSinhBackward0, SinhBackward0
+        variable_type.kernels: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         """),
     "saved-variable-changed": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
+        assemble.variable_type: VariableType_6.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_mul.List, _foreach_mul.Tensor
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
         match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         parse.derivative: mul.Tensor
         parse.entry_infos: mul.Tensor
         parse.info_summary: mul.Tensor
         parse.numbered_infos: mul.Tensor
+        render.kernel: _foreach_mul_.List 0, _foreach_mul_.Tensor 0, mul.Tensor 0, mul_.Tensor 0
         render.node: ForeachMulBackward0List, ForeachMulBackward0Tensor, MulBackward0
         render.node_names: infos 227, infos 767, infos 769
         render.nodes: ForeachMulBackward0List, ForeachMulBackward0Tensor, MulBackward0
+        variable_type.kernels: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
+        variable_type.kernels: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         """),
     "foreach-reference-edited": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
+        assemble.variable_type: VariableType_4.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_add.List, _foreach_add.Tensor
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
         match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         parse.derivative: add.Tensor
         parse.entry_infos: add.Tensor
         parse.info_summary: add.Tensor
         parse.numbered_infos: add.Tensor
+        render.kernel: _foreach_add_.List 0, _foreach_add_.Tensor 0, add.Tensor 0, add_.Tensor 0
         render.node: AddBackward0, ForeachAddBackward0List, ForeachAddBackward0Tensor
         render.node_names: infos 2, infos 727, infos 729
         render.nodes: AddBackward0, ForeachAddBackward0List, ForeachAddBackward0Tensor
+        variable_type.kernels: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
+        variable_type.kernels: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         """),
     "view-formula-edited": Reruns("""
         assemble.functions: Functions.cpp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: expand, expand_copy
         parse.derivative: expand
         parse.entry_infos: expand
@@ -393,6 +449,7 @@ RERUNS: dict[str, Reruns] = {
         render.node: ExpandBackward0, ExpandBackward0_copy
         render.node_names: infos 104, infos 692
         render.nodes: ExpandBackward0, ExpandBackward0_copy
+        variable_type.kernels: expand, expand_copy
         """),
     "templates-edited": Reruns("""
         assemble.functions: Functions.h
@@ -404,33 +461,42 @@ RERUNS: dict[str, Reruns] = {
         group.python_bindings: python bindings
         """),
     "output-differentiability": Reruns("""
-        foreach.synthesize: _foreach_sinh
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_7.cpp
+        assemble.variable_type: VariableType_9.cpp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        match.function: _foreach_sinh_, sinh, sinh.out, sinh_
-        parse.derivative: sinh
-        parse.entry_infos: sinh
-        parse.info_summary: sinh
-        parse.numbered_infos: sinh
-        render.node_names: infos 300
-        render.nodes: SinhBackward0
+        group.variable_type: variable type
+        match.function: asinh, asinh.out
+        parse.derivative: asinh
+        parse.entry_infos: asinh
+        parse.info_summary: asinh
+        parse.numbered_infos: asinh
+        render.kernel: asinh 0, asinh.out 0
+        render.node_names: infos 24
+        render.nodes: AsinhBackward0
+        variable_type.kernels: asinh, asinh.out
         """),
     "not-implemented": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
+        assemble.variable_type: VariableType_4.cpp, VariableType_7.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_sinh
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
         parse.info_summary: sinh
         parse.numbered_infos: sinh
+        render.kernel: _foreach_sinh 0, _foreach_sinh_ 0, sinh 0, sinh.out 0, sinh_ 0
         render.node: ForeachSinhBackward0, SinhBackward0
         render.node_names: infos 300, infos 778
         render.nodes: ForeachSinhBackward0, SinhBackward0
+        variable_type.kernels: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         """),
     "function-and-entry-added": Reruns("""
         assemble.binding_file: python_variable_methods.cpp
@@ -438,6 +504,7 @@ RERUNS: dict[str, Reruns] = {
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
         bindings.bind: Tensor.my_scale, torch.my_scale
         bindings.key: my_scale
         bindings.plan: bindings
@@ -447,10 +514,12 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.function: my_scale
         match.plan: functions
         parse.buckets: native functions
         parse.derivative: my_scale
+        parse.dispatch_keys: derivatives
         parse.entry_infos: my_scale
         parse.function_summary: my_scale
         parse.generate: my_scale
@@ -462,9 +531,11 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_scale 0
         render.node: MyScaleBackward0
         render.node_names: infos 687
         render.nodes: MyScaleBackward0
+        variable_type.kernels: my_scale
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "named-returns-and-lists": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
@@ -473,6 +544,7 @@ RERUNS: dict[str, Reruns] = {
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         bindings.bind: torch.my_split
         bindings.key: my_split
         bindings.plan: bindings
@@ -483,10 +555,12 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.function: my_split
         match.plan: functions
         parse.buckets: native functions
         parse.derivative: my_split
+        parse.dispatch_keys: derivatives
         parse.entry_infos: my_split
         parse.function_summary: my_split
         parse.generate: my_split
@@ -498,15 +572,18 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_split 0
         render.node: MySplitBackward0
         render.node_names: infos 687
         render.nodes: MySplitBackward0
+        variable_type.kernels: my_split
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES),
     "multi-variable-formula": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_8.cpp
         bindings.bind: torch.my_lerp
         bindings.key: my_lerp
         bindings.plan: bindings
@@ -516,10 +593,12 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.function: my_lerp
         match.plan: functions
         parse.buckets: native functions
         parse.derivative: my_lerp
+        parse.dispatch_keys: derivatives
         parse.entry_infos: my_lerp
         parse.function_summary: my_lerp
         parse.generate: my_lerp
@@ -531,14 +610,18 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_lerp 0
         render.node: MyLerpBackward0
         render.node_names: infos 687
         render.nodes: MyLerpBackward0
+        variable_type.kernels: my_lerp
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "op-with-function-and-method": Reruns("""
         assemble.binding_file: python_variable_methods.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_5.cpp
+        assemble.variable_type: VariableType_9.cpp
         bindings.bind: Tensor.my_blend, torch.my_blend
         bindings.key: my_blend, my_blend.out
         bindings.plan: bindings
@@ -547,6 +630,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_blend, my_blend.out
@@ -556,11 +640,14 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_blend 0, my_blend.out 0
+        variable_type.kernels: my_blend, my_blend.out
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "new-overload": Reruns("""
         assemble.binding_file: python_variable_methods.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
         bindings.bind: Tensor.mul, torch.mul
         bindings.key: mul.Dim
         bindings.plan: bindings
@@ -569,6 +656,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: mul.Dim
@@ -578,6 +666,8 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: mul.Dim 0
+        variable_type.kernels: mul.Dim
         """, excess=GENERATED_MATCHES),
     "changed-default": Reruns("""
         assemble.torch_functions: python_torch_functionsEverything.cpp
@@ -589,6 +679,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: pdist
@@ -611,6 +702,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         parse.buckets: native functions
         parse.function_summary: pdist
         parse.generate: pdist
@@ -633,6 +725,7 @@ RERUNS: dict[str, Reruns] = {
         assemble.enum_tag: python_enum_tag.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
         bindings.bind: torch.my_tagged
         bindings.key: my_tagged
         bindings.plan: bindings
@@ -641,6 +734,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_tagged
@@ -652,6 +746,8 @@ RERUNS: dict[str, Reruns] = {
         parse.tag_names: tags
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_tagged 0
+        variable_type.kernels: my_tagged
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES, more={'parse.native': 2584}),
     "op-with-named-returns": Reruns("""
         assemble.binding_file: python_variable_methods.cpp
@@ -659,6 +755,7 @@ RERUNS: dict[str, Reruns] = {
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
         bindings.bind: Tensor.my_minmax, torch.my_minmax
         bindings.key: my_minmax
         bindings.plan: bindings
@@ -668,6 +765,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_minmax
@@ -677,10 +775,13 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_minmax 0
+        variable_type.kernels: my_minmax
         """, excess=GENERATED_MATCHES),
     "factory-with-tensor-options": Reruns("""
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         bindings.bind: torch.my_ramp
         bindings.key: my_ramp
         bindings.plan: bindings
@@ -689,6 +790,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_ramp
@@ -698,45 +800,171 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: my_ramp 0
+        variable_type.kernels: my_ramp
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "foreach-op-added": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
-        assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
-        assemble.torch_functions: python_torch_functions_1.cpp
-        bindings.bind: torch._foreach_signbit
-        bindings.key: _foreach_signbit
+        assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
+        assemble.variable_type: VariableType_8.cpp, VariableType_9.cpp
+        bindings.bind: torch._foreach_bitwise_not
+        bindings.key: _foreach_bitwise_not
         bindings.plan: bindings
-        bindings.render: torch._foreach_signbit
-        foreach.synthesize: _foreach_signbit
+        bindings.render: torch._foreach_bitwise_not
+        foreach.synthesize: _foreach_bitwise_not
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
-        match.function: _foreach_signbit, signbit, signbit.out
+        group.variable_type: variable type
+        match.function: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         parse.buckets: native functions
-        parse.derivative: signbit
-        parse.entry_infos: signbit
-        parse.function_summary: _foreach_signbit
-        parse.generate: _foreach_signbit
-        parse.info_summary: signbit
-        parse.native: _foreach_signbit
+        parse.derivative: bitwise_not
+        parse.dispatch_keys: derivatives
+        parse.entry_infos: bitwise_not
+        parse.function_summary: _foreach_bitwise_not
+        parse.generate: _foreach_bitwise_not
+        parse.info_summary: bitwise_not
+        parse.native: _foreach_bitwise_not
         parse.native_checks: native functions
-        parse.numbered_infos: signbit
+        parse.numbered_infos: bitwise_not
         parse.op_names: derivatives
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
-        render.node: ForeachSignbitBackward0, SignbitBackward0
-        render.node_names: infos 687, infos 778
-        render.nodes: ForeachSignbitBackward0, SignbitBackward0
+        render.kernel: _foreach_bitwise_not 0, bitwise_not 0, bitwise_not.out 0, bitwise_not_ 0
+        render.node: BitwiseNotBackward0, ForeachBitwiseNotBackward0
+        render.node_names: infos 687, infos 737
+        render.nodes: BitwiseNotBackward0, ForeachBitwiseNotBackward0
+        variable_type.kernels: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "forward-formula-edited": Reruns("""
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_8.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.variable_type: variable type
+        match.function: mm, mm.out
+        parse.derivative: mm
+        parse.entry_infos: mm
+        parse.info_summary: mm
+        parse.numbered_infos: mm
+        render.kernel: mm 0
+        render.node_names: infos 224
+        render.nodes: MmBackward0
+        variable_type.kernels: mm, mm.out
+        """),
+    "view-forward-edited": Reruns("""
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
+        assemble.variable_type: VariableType_4.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.variable_type: variable type
+        match.function: diagonal, diagonal_copy
+        parse.derivative: diagonal
+        parse.entry_infos: diagonal
+        parse.info_summary: diagonal, diagonal_copy
+        parse.numbered_infos: diagonal
+        parse.view_copy: diagonal_copy
+        render.kernel: diagonal 0, diagonal_copy 0
+        render.node_names: infos 691, infos 83
+        render.nodes: DiagonalBackward0, DiagonalBackward0_copy
+        variable_type.kernels: diagonal, diagonal_copy
+        """),
+    "inplace-entry-edited": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_7.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.variable_type: variable type
+        match.function: asinh_
+        parse.derivative: asinh_
+        parse.entry_infos: asinh_
+        parse.info_summary: asinh_
+        parse.numbered_infos: asinh_
+        render.kernel: asinh_ 0
+        render.node: AsinhBackward1
+        render.node_names: infos 25
+        render.nodes: AsinhBackward1
+        variable_type.kernels: asinh_
+        """),
+    "out-op-added": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_4.cpp
+        assemble.variable_type: VariableType_6.cpp
+        bindings.bind: torch.my_neg
+        bindings.key: my_neg, my_neg.out
+        bindings.plan: bindings
+        bindings.render: torch.my_neg
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        match.function: my_neg, my_neg.out
+        match.plan: functions
+        parse.buckets: native functions
+        parse.derivative: my_neg
+        parse.dispatch_keys: derivatives
+        parse.entry_infos: my_neg
+        parse.function_summary: my_neg, my_neg.out
+        parse.generate: my_neg
+        parse.info_summary: my_neg
+        parse.native: my_neg, my_neg.out
+        parse.native_checks: native functions
+        parse.numbered_infos: my_neg
+        parse.op_names: derivatives
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.kernel: my_neg 0, my_neg.out 0
+        render.node: MyNegBackward0
+        render.node_names: infos 687
+        render.nodes: MyNegBackward0
+        variable_type.kernels: my_neg, my_neg.out
+        """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
+    "manual-kernel-entry-added": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
+        assemble.python_functions: python_functions_4.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.variable_type: variable type
+        match.function: detach, detach_, detach_copy
+        match.plan: functions
+        parse.derivative: detach
+        parse.dispatch_keys: derivatives
+        parse.entry_infos: detach
+        parse.info_summary: detach, detach_copy
+        parse.numbered_infos: detach
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        parse.view_copy: detach_copy
+        render.kernel: detach_copy 0
+        render.node: DetachBackward0, DetachBackward0_copy
+        render.node_names: infos 687, infos 725
+        render.nodes: DetachBackward0, DetachBackward0_copy
+        variable_type.kernels: detach, detach_, detach_copy
+        """, excess=VIEW_COPY_MATCHES),
     "foreach-op-only": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
         bindings.bind: torch._foreach_sinc
         bindings.key: _foreach_sinc
         bindings.plan: bindings
@@ -747,6 +975,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_side: native side
         group.python_bindings: python bindings
+        group.variable_type: variable type
         match.function: _foreach_sinc
         match.plan: functions
         parse.buckets: native functions
@@ -757,9 +986,11 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        render.kernel: _foreach_sinc 0
         render.node: ForeachSincBackward0
         render.node_names: infos 778
         render.nodes: ForeachSincBackward0
+        variable_type.kernels: _foreach_sinc
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "blank-lines-and-comments": Reruns("""
         group.autograd_side: autograd side
@@ -772,6 +1003,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         match.plan: functions
+        parse.dispatch_keys: derivatives
         parse.op_names: derivatives
         parse.view_copies: derivatives
         """, more={'match.function': 627, 'foreach.synthesize': 8}),
@@ -783,17 +1015,22 @@ RERUNS: dict[str, Reruns] = {
         """),
     "formula-edited-twice": Reruns("""
         assemble.functions: Functions.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_4.cpp
+        assemble.variable_type: VariableType_7.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_sinh
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.variable_type: variable type
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
         parse.info_summary: sinh
         parse.numbered_infos: sinh
+        render.kernel: _foreach_sinh 0, _foreach_sinh_ 0, sinh 0, sinh_ 0
         render.node: ForeachSinhBackward0, SinhBackward0
         render.node_names: infos 300, infos 778
         render.nodes: ForeachSinhBackward0, SinhBackward0
+        variable_type.kernels: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         """),
 }
