@@ -279,7 +279,7 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
         entries = entry_values(engine, SpecFile.DERIVATIVES, derivatives)
     except SpecError as error:
         return AutogradSide("", "", "", "", order.hash, buckets.hash,
-                            split_failed(engine, error.problems))
+                            failures=split_failed(engine, error.problems))
     function_items = engine.items(functions)
     function_names = engine.records([names])[0].names
     good, kept, copies = _derived(engine, entries, function_items, function_names, summaries,

@@ -38,11 +38,11 @@ def test_build_summary_names_the_work(tmp_path, specs, capsys):
     cache, out = tmp_path / "cache", tmp_path / "out"
     first = build(capsys, base, out, cache)
     assert first["status"] == "built" and first["tasks"]["reused"] == 0
-    assert len(first["files"]["written"]) == 23
+    assert len(first["files"]["written"]) == 35
     code, text, _ = run(capsys, "build", "--codegen-only", "--spec", str(edited), "--out",
                         str(out), "--cache", str(cache))
     assert code == 0
-    assert "(1 written, 22 unchanged)" in text
+    assert "(1 written, 34 unchanged)" in text
     assert "parse.derivative expand (changed: entry)" in text
     assert "time:" in text and f"cache: {cache}" in text
     again = build(capsys, edited, out, cache)
@@ -104,7 +104,7 @@ def test_gc_keeps_what_the_latest_builds_need(tmp_path, specs, capsys):
     assert any("last build of each output directory" in w for w in report["warnings"])
     shutil.rmtree(tmp_path / "a")
     again = build(capsys, edited, tmp_path / "a", cache)  # the kept build: nothing reruns
-    assert again["tasks"]["run"] == 0 and len(again["files"]["written"]) == 23
+    assert again["tasks"]["run"] == 0 and len(again["files"]["written"]) == 35
     other = build(capsys, base, tmp_path / "b", cache)  # the dropped one: rebuilt, correct
     assert other["status"] == "built"
 

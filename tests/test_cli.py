@@ -94,14 +94,14 @@ def test_checkout_layout_is_detected(tmp_path, capsys):
 def test_build_then_rebuild_leaves_files_untouched(tmp_path, capsys):
     out = tmp_path / "gen"
     code, stdout, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC), "--out", str(out))
-    assert code == 0 and "23 files" in stdout and "(23 written, 0 unchanged)" in stdout
+    assert code == 0 and "35 files" in stdout and "(35 written, 0 unchanged)" in stdout
     from support.spec_edits import ALL_FILES
     assert sorted(p.name for p in out.iterdir()) == sorted(ALL_FILES)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     code, out_json, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC),
                             "--out", str(out), "--json")
     report = json.loads(out_json)
-    assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == 23
+    assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == 35
     assert report["status"] == "up to date"
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes
 

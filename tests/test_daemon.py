@@ -269,7 +269,7 @@ def test_watch_prints_a_line_per_rebuild_and_the_errors(tmp_path):
                              stdout=subprocess.PIPE, text=True, env=running.env)
     try:
         assert watch.stdout.readline().startswith("gradshard watch: ")
-        assert "(start): 23 file(s) written" in watch.stdout.readline()
+        assert "(start): 35 file(s) written" in watch.stdout.readline()
         running.edit(MUL_OTHER, MUL_OTHER.replace("other:", "othr:"))
         line = watch.stdout.readline()
         assert "autograd/derivatives.yaml: 1 error" in line and "outputs kept" in line
@@ -301,3 +301,19 @@ def test_a_template_edit_is_rebuilt(daemon):
     while "// a template edit" not in (daemon.out / "Functions.cpp").read_text():
         assert time.monotonic() < deadline, "the template edit was not rebuilt"
         time.sleep(0.02)
+
+
+def test_a_forward_formula_edit_regenerates_variable_type(daemon):
+    """A forward formula reaches only VariableType: the daemon rebuilds its files, and
+    Functions.cpp does not hold the formula."""
+    path = daemon.spec / DERIVATIVES
+    forward = "  result: other_t * self_p + self_t * other_p\n"
+    path.write_text(path.read_text().replace(forward, forward.replace("self_t * other_p",
+                                                                      "self_t * other_p * 2")))
+    deadline = time.monotonic() + 30
+    while "self_t * other_p * 2" not in (daemon.out / "VariableTypeEverything.cpp").read_text():
+        assert time.monotonic() < deadline, "the forward formula edit was not rebuilt"
+        time.sleep(0.02)
+    status = daemon.wait()
+    assert status["last"]["ok"]
+    assert "self_t * other_p * 2" not in (daemon.out / "Functions.cpp").read_text()
