@@ -1,5 +1,6 @@
 """The whole generated set of the real 2.13 spec compiles against the installed torch 2.13
-headers: every formula unit, Functions unit, python_functions file and binding file, with the
+headers: every formula unit, Functions unit, VariableType unit, python_functions file and
+binding file, with the
 default toolchain (g++, -std=c++20 -O2), precompiled headers and ninja on every core.
 
 The longest test of the suite (about 4.5 minutes on 2 cores): it is the one that proves the
@@ -49,6 +50,9 @@ def test_the_whole_generated_set_compiles(full_compile):
     assert kinds["Functions_formulas"] == 0
     assert {"Functions_formulas_00-11", "Functions_formulas_12-23"} <= set(names)
     assert "python_variable_methods" in names
+    # VariableType compiles as kernel units (by function), not as torchgen's ten files
+    assert len([n for n in names if n.startswith("VariableType_k")]) == 48
+    assert not [n for n in names if re.fullmatch(r"VariableType_\d", n)]
     # the small binding files share one unit, which includes each of them once
     small = ["python_enum_tag", "python_fft_functions", "python_linalg_functions",
              "python_nested_functions", "python_nn_functions", "python_return_types",
