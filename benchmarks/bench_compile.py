@@ -3,17 +3,24 @@
 
 torchgen's side: its generation in a fresh process (as bench_build.py runs it), then its
 files compiled with the same compiler, flags and torch headers gradshard uses: every file
-gradshard compiles (Functions.cpp, python_functions_0..4.cpp and the binding files) with
-`ninja -j2`, and Functions.cpp and the python_functions files one at a time, alone on the
-machine. gradshard's side: `gradshard build -j 2` in a fresh process, in four situations:
+gradshard compiles (Functions.cpp, VariableType_0..9.cpp, python_functions_0..4.cpp and the
+binding files) with `ninja -j2`, and Functions.cpp and the python_functions files one at a
+time, alone on the machine (a VariableType file's seconds are its -j2 run's: ten of them
+alone would add ~9 minutes). gradshard's side: `gradshard build -j 2` in a fresh process, in
+five situations:
 
   cold           empty cache: generate, build the PCHs, compile every unit
                  goal <= 1.0x  torchgen's files compiled with -j2
-  one formula    a formula of erfinv edited (one node; no foreach op derives from it)
-                 goal <= 0.05x [torchgen + Functions.cpp alone]
+  one formula    a backward formula of erfinv edited (one node; its forward formula is
+                 auto_element_wise, so the kernels of erfinv and erfinv_ change too)
+                 goal <= 0.05x [torchgen + Functions.cpp + their VariableType file]
+  forward formula erfinv's forward formula written out (its kernels only)
+                 goal <= 0.05x [torchgen + their VariableType file]
   saved variable erfinv's formula rewritten on its result instead of self (the struct
-                 changes: one node's formula, Functions and python_functions units)
-                 goal <= 0.1x  [Functions.cpp + every python_functions file, alone]
+                 changes: one node's formula, Functions and python_functions units, the
+                 kernels creating the node)
+                 goal <= 0.1x  [every file including Functions.h: Functions.cpp, the
+                 python_functions files and the VariableType files]
   restored cache empty output directory, the cache of the runs above: zero compiles
 
 Times are wall seconds, interpreter start included. One run of each (a cold compile takes
@@ -39,10 +46,13 @@ from _common import benchmark_args, compile_gradshard_bytecode
 from bench_build import torchgen
 
 GENERATED = "torch/csrc/autograd/generated"
-HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h")
+HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h", "VariableType.h")
 FORMULA = "  self: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad"
 FORMULA_EDIT = FORMULA + " * 2"
+FORWARD = "  result: auto_element_wise"
+FORWARD_EDIT = "  result: (0.5 * sqrt(M_PI) * exp(self_p.erfinv().pow(2)) * self_t.conj()).conj()"
 SAVED_EDIT = "  self: 0.5 * sqrt(M_PI) * exp(result.pow(2)) * grad"
+ERFINV_FILE = "VariableType_9.o"  # erfinv's and erfinv_'s kernels (SHA-1 of the C++ names)
 
 
 def torchgen_units(out: Path) -> list[str]:
@@ -127,10 +137,16 @@ def main() -> None:
         print(f"torchgen, one file at a time: Functions.cpp {functions:.1f} s, "
               f"python_functions_0..4 {python_functions:.1f} s")
 
+        kernels = {o: s for o, s in per_unit.items() if o.startswith("VariableType_")}
+        print(f"torchgen's VariableType files in the -j2 run: {sum(kernels.values()):.1f} s "
+              f"summed, {ERFINV_FILE} {kernels[ERFINV_FILE]:.1f} s")
+
         out, cache = root / "out", root / "cache"
         cold, cold_report = gradshard(spec, out, cache)
         replace_line(spec, FORMULA, FORMULA_EDIT)
         formula, formula_report = gradshard(spec, out, cache)
+        replace_line(spec, f"{FORMULA_EDIT}\n{FORWARD}", f"{FORMULA_EDIT}\n{FORWARD_EDIT}")
+        forward, forward_report = gradshard(spec, out, cache)
         replace_line(spec, FORMULA_EDIT, SAVED_EDIT)
         saved, saved_report = gradshard(spec, out, cache)
         shutil.rmtree(out)
@@ -140,9 +156,12 @@ def main() -> None:
         ratio("cold", cold, layout, 1.0,
               f"compile step {cold_report['seconds']:.1f} s, {len(cold_report['compiled'])} "
               "compiled")
-        ratio("one formula", formula, generation + functions, 0.05, recompiled(formula_report))
-        ratio("saved variable", saved, functions + python_functions, 0.1,
-              recompiled(saved_report))
+        ratio("one formula", formula, generation + functions + kernels[ERFINV_FILE], 0.05,
+              recompiled(formula_report))
+        ratio("forward formula", forward, generation + kernels[ERFINV_FILE], 0.05,
+              recompiled(forward_report))
+        ratio("saved variable", saved, functions + python_functions + sum(kernels.values()),
+              0.1, recompiled(saved_report))
         print(f"  {'restored cache':15} {restored:8.2f} s, {len(restored_report['compiled'])} "
               f"compiles (goal: 0), {len(restored_report['cached'])} objects from the cache")
 

@@ -223,10 +223,11 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
         headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h",
-                   *(node_header_path(n) for n in shard.nodes))
-        # (no node lines: a compile error is not yet traced to its kernel's entry)
-        units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, (), (),
-                                 len(shard.text)))
+                   *(node_header_path(n) for n in shard.headers))
+        # its "nodes" are kernels: a compile error names the kernel, and its entry
+        # (service/compile.py: FailureSource)
+        units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers,
+                                 shard.kernels, shard.node_lines, len(shard.text)))
     return units
 
 

@@ -72,7 +72,8 @@ class ShardSource(Record):
 
     text: str
     node_lines: tuple[int, ...]
-    nodes: tuple[str, ...] = ()  # the nodes it needs the structs of (VariableType units)
+    headers: tuple[str, ...] = ()  # VariableType units: the nodes whose structs they need
+    kernels: tuple[str, ...] = ()  # and the kernels node_lines are of
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +250,10 @@ def kernel_shard_source(kernels: Sequence[RenderedKernel], stage_one: str, keys:
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
     prefix = _unit_prefix(templates, f"VariableType.cpp, unit {index}", nodes)
     text = prefix + variable_type_file(stage_one, f"_k{index}", kernels, keys, layout)
-    defined = [k.definition for key in keys.keys for k in kernels if k.key == key and k.definition]
-    return ShardSource(text, piece_lines(text, defined, skip=prefix.count("\n")), nodes)
+    # the file prints each key's definitions together, the keys in order
+    defined = [k for key in keys.keys for k in kernels if k.key == key and k.definition]
+    lines = piece_lines(text, [k.definition for k in defined], skip=prefix.count("\n"))
+    return ShardSource(text, lines, nodes, tuple(k.wrapper for k in defined))
 
 
 def pch_header(kind: str, templates: TemplateSet) -> str:

@@ -13,18 +13,9 @@ from dataclasses import dataclass
 
 from .differentiability import DifferentiabilityInfo, EntryInfos, SavedAttribute, uses_ident
 from .errors import RuleViolation, SpecError, SpecFile
+from .kernel_lists import VIEW_FUNCTIONS  # ops whose backward cannot be traced
 from .records import Record
 
-# Ops whose backward cannot be traced (PA/gen_inplace_or_view_type.py: VIEW_FUNCTIONS).
-VIEW_FUNCTIONS = frozenset({
-    "_conj", "_indices", "_neg_view", "_nested_get_values", "_nested_view_from_buffer",
-    "_nested_view_from_jagged", "_reshape_alias", "_test_autograd_multiple_dispatch_view",
-    "_values", "alias", "as_strided", "ccol_indices", "col_indices", "crow_indices", "diagonal",
-    "expand", "flatten", "indices", "numpy_T", "permute", "row_indices", "select", "slice",
-    "slice_inverse", "sparse_coo_tensor_with_dims_and_tensors", "split", "split_with_sizes",
-    "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "values", "view",
-    "view_as_complex", "view_as_real",
-})
 
 # C++ argument types that bind a list of tensors (api/types/types.py: TENSOR_LIST_LIKE_CTYPES).
 TENSOR_LIST_LIKE = frozenset({"at::TensorList", "const c10::List<::std::optional<at::Tensor>> &",

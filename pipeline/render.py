@@ -185,13 +185,20 @@ def python_functions_header(spec_templates: TemplateSet, templates: TemplateSet,
     })
 
 
-def python_function_shards(names: Sequence[str]) -> dict[str, list[int]]:
-    """The nodes (positions) of each python_functions file, sharded by node name."""
-    shards: dict[str, list[int]] = {shard_id: [] for shard_id in PYTHON_FUNCTION_SHARD_IDS}
-    for position, name in enumerate(names):
-        shards[f"_{shard_of(name, NUM_PYTHON_FUNCTION_SHARDS)}"].append(position)
+def sharded_positions(keys: Sequence[str], num_shards: int) -> dict[str, list[int]]:
+    """The items (positions) of each file `write_sharded` writes: `_0` … by shard key, and
+    `Everything` with all of them."""
+    shards: dict[str, list[int]] = {f"_{i}": [] for i in range(num_shards)}
+    shards["Everything"] = []
+    for position, key in enumerate(keys):
+        shards[f"_{shard_of(key, num_shards)}"].append(position)
         shards["Everything"].append(position)
     return shards
+
+
+def python_function_shards(names: Sequence[str]) -> dict[str, list[int]]:
+    """The nodes (positions) of each python_functions file, sharded by node name."""
+    return sharded_positions(names, NUM_PYTHON_FUNCTION_SHARDS)
 
 
 def python_functions_shard(shard_id: str, classes: Sequence[str], properties: Sequence[str],

@@ -161,6 +161,7 @@ class VariableKernel(Record):
     op_name: str
     wrapper: str
     key: str
+    entry: str = ""  # the derivatives entry its infos come from (its label), if any
     fallback: bool = False
     return_type: str = ""
     formals: tuple[Formal, ...] = ()
@@ -236,6 +237,7 @@ def variable_kernels(fn: NativeFunction, match: FunctionMatch | None
             return (VariableKernel(str(fn.func.name), type_wrapper_name(fn.func), DEFAULT_KEY,
                                    fallback=True),)
         return (_KernelBuilder(fn, None, (), DEFAULT_KEY).kernel(),)
+    assert match is not None
     forwards = {k.dispatch_key: k.forward_derivatives for k in match.forwards}
     return tuple(_KernelBuilder(fn, infos, forwards.get(k.dispatch_key, ()), k.dispatch_key,
                                 ).kernel() for k in infos.infos)
@@ -446,7 +448,8 @@ class _KernelBuilder:
         bindings = self.bindings()
         fields: dict = dict(
             op_name=str(self.func.name), wrapper=type_wrapper_name(self.func, self.key),
-            key=self.key, return_type=_returns_type(self.func, self.fn.cpp_flags),
+            key=self.key, entry=self.entry.entry_label if self.entry is not None else "",
+            return_type=_returns_type(self.func, self.fn.cpp_flags),
             formals=self.formals(), bindings=bindings, requires_derivative=requires,
             inplace=self.inplace, per_element=self.inplace_foreach,
             api_name=_api_name(self.func), cpp_name=self.name,

@@ -61,10 +61,13 @@ from gradshard.cache.compile_entries import EntryUse
 from gradshard.cache.object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget,
                                          forget_pch, is_key, load, pch_lock, pch_problem,
                                          remove_pch_leftovers, stored_object)
+from gradshard.cache.engine import Engine
+from gradshard.cache.graph_records import BuildIndex
 from gradshard.cache.regular_files import read_regular
 from gradshard.cache.store import StoreDamaged, safe_relative_path
 from gradshard.pipeline.compile_layout import (PCH_KINDS, PRELUDE_PATH, CompileLayout,
                                                CompileUnit, ShardSettings, estimated_seconds)
+from gradshard.pipeline.kernel_render import RenderedKernel
 from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, InternalError,
                                        SpecFile, UsageError)
 
@@ -876,9 +879,17 @@ class FailureSource:
     def of(cls, directory: Path, built: BuildOutcome) -> FailureSource:
         index = built.graph.index
         names = dict(zip((n for n, _ in index.nodes), index.node_keys))
+        names.update(kernel_entries(built.graph.engine, index))
         # the derivatives.yaml text as the build read it, not as it is now
         return cls(directory, built.generation.texts.derivatives, names,
                    str(built.location.path_of(SpecFile.DERIVATIVES)))
+
+
+def kernel_entries(engine: Engine, index: BuildIndex) -> dict[str, str]:
+    """Each autograd kernel (by wrapper name) and the derivatives entry its formulas come
+    from (read only when a compile failed)."""
+    kernels = engine.records([engine.ref(code, RenderedKernel) for _, code in index.kernels])
+    return {k.wrapper: k.entry for k in kernels if k.entry}
 
 
 def compile_failure(report: CompileReport, edges: list[CompileUnit],

@@ -3,7 +3,9 @@
 A formula or Functions unit knows where each node's definitions start, so an error line names
 its node; the node's info name names its derivatives.yaml entry (a view-copy or foreach node, whose
 entry has another name, is found by its formula); and within the entry the formula whose
-identifiers the failing line holds names the variable and the line.
+identifiers the failing line holds names the variable and the line. A VariableType unit's
+"nodes" are its kernels, each named with the entry its formulas come from, so a forward
+formula that does not compile is placed the same way.
 
 The derivatives file is split and its formulas read once (`_formula_index`, kept for the
 last file seen), so placing many errors costs one pass over the file plus a comparison with
@@ -28,7 +30,8 @@ _ERROR = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<column>\d+): "
                     r"(?:fatal )?error: (?P<message>.*)$")
 _FORMULA = re.compile(r"^\s+(?P<vars>[A-Za-z_][\w, ]*):\s*(?P<formula>.+)$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_KEYS = {"name", "dispatch", "output_differentiability", "result"}
+# (forward formulas, `result: …`, are formulas too: VariableType kernels hold them)
+_KEYS = {"name", "dispatch", "output_differentiability"}
 # How a node's definition guards each gradient: `if (needs_input_grad[/*self*/0]) {`
 _GUARD = re.compile(r"needs_input_grad\[/\*(\w+)\*/")
 

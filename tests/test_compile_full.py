@@ -120,6 +120,11 @@ def test_the_daemon_on_the_full_spec(full_compile, tmp_path):
         print(f"\nfull spec, warm daemon: save → Functions.cpp rewritten {generated:.3f} s, "
               f"→ object recompiled {compiled:.2f} s")
         status = running.wait()
-        assert status["last"]["ok"] and len(status["last"]["compile"]["compiled"]) == 1
+        # its formula unit, and the kernel units of erfinv and erfinv_: their forward
+        # formula is auto_element_wise, made from this backward formula
+        recompiled = status["last"]["compile"]["compiled"]
+        assert status["last"]["ok"] and len(recompiled) == 3, recompiled
+        assert sum(u.startswith("Functions_formulas_") for u in recompiled) == 1
+        assert sum(u.startswith("VariableType_k") for u in recompiled) == 2
     finally:
         running.cli("daemon", "stop", *running.where(), check=False)
