@@ -122,71 +122,33 @@ FOREACH_WITH_DIFFERENT_ARITY = frozenset({
     ("_foreach_sub", "ScalarList"),
 })
 
-# View functions by base name → the argument their output aliases
-# (gen_inplace_or_view_type.py: VIEW_FUNCTIONS, VIEW_FUNCTIONS_WITH_METADATA_CHANGE).
-
 # Views whose metadata changes (always get a view func).
 VIEW_FUNCTIONS_WITH_METADATA_CHANGE = frozenset({
     "_conj", "_neg_view", "_nested_get_values", "_nested_view_from_buffer",
     "_nested_view_from_jagged", "view_as_complex", "view_as_real"
 })
-
-VIEW_FUNCTIONS = {
-    "_conj": "self",
-    "_indices": "self",
-    "_neg_view": "self",
-    "_nested_get_values": "self",
-    "_nested_view_from_buffer": "self",
-    "_nested_view_from_jagged": "self",
-    "_reshape_alias": "self",
-    "_test_autograd_multiple_dispatch_view": "self",
-    "_values": "self",
-    "alias": "self",
-    "as_strided": "self",
-    "ccol_indices": "self",
-    "col_indices": "self",
-    "crow_indices": "self",
-    "diagonal": "self",
-    "expand": "self",
-    "flatten": "self",
-    "indices": "self",
-    "numpy_T": "self",
-    "permute": "self",
-    "row_indices": "self",
-    "select": "self",
-    "slice": "self",
-    "slice_inverse": "self",
-    "sparse_coo_tensor_with_dims_and_tensors": "values",
-    "split": "self",
-    "split_with_sizes": "self",
-    "squeeze": "self",
-    "t": "self",
-    "transpose": "self",
-    "unbind": "self",
-    "unfold": "self",
-    "unsqueeze": "self",
-    "values": "self",
-    "view": "self",
-    "view_as_complex": "self",
-    "view_as_real": "self",
-}
-
-# Base names that may return a view of `self` (gen_inplace_or_view_type.py).
-RETURNS_VIEWS_OF_INPUT = frozenset({
-    "_conj", "_indices", "_neg_view", "_nested_get_values", "_nested_view_from_buffer",
-    "_nested_view_from_jagged", "_reshape_alias", "_test_autograd_multiple_dispatch_view",
-    "_values", "adjoint", "alias", "as_strided", "ccol_indices", "chunk", "col_indices",
-    "contiguous", "crow_indices", "detach", "diagonal", "expand", "expand_as", "flatten",
-    "imag", "indices", "mH", "mT", "matrix_H", "movedim", "narrow", "numpy_T", "permute",
-    "real", "reshape", "reshape_as", "row_indices", "select", "slice", "slice_inverse",
-    "sparse_coo_tensor_with_dims_and_tensors", "split", "split_with_sizes", "squeeze",
-    "swapaxes", "swapdims", "t", "tensor_split", "transpose", "unbind", "unfold", "unsqueeze",
-    "values", "view", "view_as", "view_as_complex", "view_as_real"
+# View functions by base name, and the argument their output aliases: `self` for all but the
+# sparse COO constructor, a view of its `values` (gen_inplace_or_view_type.py: VIEW_FUNCTIONS,
+# with the metadata-changing ones; its key lacks the op's leading `_`, so it never matches).
+_VIEWS_OF_SELF = frozenset({
+    "_indices", "_reshape_alias", "_test_autograd_multiple_dispatch_view", "_values",
+    "alias", "as_strided", "ccol_indices", "col_indices", "crow_indices", "diagonal",
+    "expand", "flatten", "indices", "numpy_T", "permute", "row_indices", "select", "slice",
+    "slice_inverse", "split", "split_with_sizes", "squeeze", "t", "transpose", "unbind",
+    "unfold", "unsqueeze", "values", "view"
+}) | VIEW_FUNCTIONS_WITH_METADATA_CHANGE
+VIEW_FUNCTIONS = {**dict.fromkeys(sorted(_VIEWS_OF_SELF), "self"),
+                  "sparse_coo_tensor_with_dims_and_tensors": "values"}
+# Base names that may return a view of `self`: the views, and ops composed of them
+# (gen_inplace_or_view_type.py: RETURNS_VIEWS_OF_INPUT).
+RETURNS_VIEWS_OF_INPUT = frozenset(VIEW_FUNCTIONS) | frozenset({
+    "adjoint", "chunk", "contiguous", "detach", "expand_as", "imag", "mH", "mT", "matrix_H",
+    "movedim", "narrow", "real", "reshape", "reshape_as", "swapaxes", "swapdims",
+    "tensor_split", "view_as"
 })
 
 # Views for the NDEBUG alias check: VIEW_FUNCTIONS and _unsafe_view.
 ALL_VIEW_FUNCTIONS = {**VIEW_FUNCTIONS, "_unsafe_view": "self"}
-
 
 
 def view_info(base: str) -> str | None:
