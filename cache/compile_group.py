@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, PCH_KINDS,
-                                               PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
+from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERNEL_PRELUDE_PATH,
+                                               PCH_KINDS, PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
                                                VARIABLE_TYPE_PCH, CompileLayout, CompileUnit,
                                                ShardSettings, ShardSource, binding_unit_source,
                                                binding_units, formula_shard_source,
                                                functions_prelude, functions_shards,
-                                               kernel_shard_source, merged_formula_source,
-                                               merged_groups, methods_shard_source,
+                                               kernel_op, kernel_prelude, kernel_shard_source,
+                                               merged_formula_source, merged_groups,
+                                               merged_kernel_source, methods_shard_source,
                                                node_header, node_header_path, pch_header,
-                                               python_shard_source)
+                                               python_shard_source, shard_count, shard_name)
 from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
@@ -30,7 +31,7 @@ from .engine import Engine, Group, Task, Value
 from .graph import BuildIndex
 from .graph_records import AutogradSide
 from .tasks import single_template
-from .variable_type_group import TEMPLATE as VARIABLE_TYPE_TEMPLATE
+from .variable_type_group import kernel_unit_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +85,18 @@ def make_merged_formula_unit(parts: NodeList, templates: TemplateSet) -> Text:
     return Text(merged_formula_source(parts.names, templates))
 
 
-def make_kernel_shard(kernels: tuple[RenderedKernel, ...], stage_one: Text, keys: DispatchKeys,
-                      layout: Text, templates: TemplateSet, index: Text) -> ShardSource:
-    return kernel_shard_source(kernels, stage_one.text, keys, layout.text, templates,
-                               int(index.text))
+def make_kernel_prelude(template: Text, templates: TemplateSet) -> Text:
+    return Text(kernel_prelude(single_template("VariableType.cpp", template), templates))
+
+
+def make_kernel_shard(kernels: tuple[RenderedKernel, ...], keys: DispatchKeys,
+                      templates: TemplateSet, index: Text, registers: Text) -> ShardSource:
+    return kernel_shard_source(kernels, keys, templates, int(index.text), bool(registers.text))
+
+
+def make_merged_kernel_unit(parts: NodeList, kernels: tuple[RenderedKernel, ...],
+                            keys: DispatchKeys, templates: TemplateSet) -> Text:
+    return Text(merged_kernel_source(parts.names, kernels, keys, templates))
 
 
 def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
@@ -107,8 +116,12 @@ BINDING_UNIT = Task("compile.binding_unit", "layout", make_binding_unit, Text,
                     ("members", "templates"))
 MERGED_FORMULA_UNIT = Task("compile.merged_formula_unit", "layout", make_merged_formula_unit,
                            Text, ("parts", "templates"))
+KERNEL_PRELUDE = Task("compile.kernel_prelude", "layout", make_kernel_prelude, Text,
+                      ("template", "templates"))
 KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
-                    ("kernels", "first stage", "dispatch keys", "layout", "templates", "shard"))
+                    ("kernels", "dispatch keys", "templates", "shard", "registers"))
+MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
+                          ("parts", "kernels", "dispatch keys", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
 
 
@@ -135,8 +148,10 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     merged = _merged_formula_units(engine, units, templates, shards.merged_formula_units, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
                             templates, layout, shards, files)
-    units += _kernel_units(engine, built, engine.text(sources.text("VariableType.cpp")),
-                           templates, layout, shards, files)
+    kernel_units, merged_kernels = _kernel_units(
+        engine, built, engine.text(sources.text("VariableType.cpp")), templates, shards, files)
+    units += kernel_units
+    merged += merged_kernels
     units += _python_units(engine, names, built, templates, files)
     units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
@@ -146,89 +161,115 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
 def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
                    templates: Value, settings: ShardSettings,
                    files: dict[str, Value]) -> list[CompileUnit]:
+    count = shard_count(len(names), settings.formula_nodes, settings.formula_base)
     shards = functions_shards(names, settings.formula_nodes, settings.formula_base)
     made = engine.map(FORMULA_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
-          engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions_formulas", AUTOGRAD_PCH, names, shards, made, files,
+          engine.text(str(k))), f"formulas {k}") for k, members in shards])
+    return _shard_units(engine, "Functions_formulas_", count, names, shards, made, files,
                         with_headers=False)
 
 
 def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], templates: Value,
                           per_group: int, files: dict[str, Value]) -> list[CompileUnit]:
     """src/<first>-<last>.cpp: runs of formula units compiled as one, each included from its
-    own source (their texts are its headers, so its object's key covers them)."""
+    own source."""
     merged = []
     for group in merged_groups(len(formula_units), per_group):
         parts = [formula_units[k] for k in group]
-        name = f"{parts[0].name}-{parts[-1].name.rsplit('_', 1)[1]}"
-        source = f"{SOURCE_DIR}/{name}.cpp"
-        files[source] = engine.run(MERGED_FORMULA_UNIT, [
-            engine.literal(NodeList(tuple(p.name for p in parts))), templates], name)
-        merged.append(CompileUnit(name, source, False, AUTOGRAD_PCH,
-                                  (PRELUDE_PATH, *(p.source for p in parts)), (), (),
-                                  sum(p.size for p in parts), tuple(p.name for p in parts)))
+        source = engine.run(MERGED_FORMULA_UNIT, [
+            engine.literal(NodeList(tuple(p.name for p in parts))), templates],
+            merged_name(parts))
+        merged.append(merged_unit(parts, source, files))
     return merged
+
+
+def merged_name(parts: list[CompileUnit]) -> str:
+    return f"{parts[0].name}-{parts[-1].name.rsplit('_', 1)[1]}"
+
+
+def merged_unit(parts: list[CompileUnit], source: Value, files: dict[str, Value]) -> CompileUnit:
+    """A merged unit of these parts, its text `source`: its headers are theirs and their
+    sources, so its object's key covers every text it includes."""
+    name = merged_name(parts)
+    path = f"{SOURCE_DIR}/{name}.cpp"
+    files[path] = source
+    headers = tuple(dict.fromkeys(h for p in parts for h in (*p.headers, p.source)))
+    return CompileUnit(name, path, False, parts[0].pch, headers, (), (),
+                       sum(p.size for p in parts), tuple(p.name for p in parts))
 
 
 def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,
                    templates: Value, layout: Value, settings: ShardSettings,
                    files: dict[str, Value]) -> list[CompileUnit]:
+    count = shard_count(len(names), settings.methods_nodes, settings.methods_base)
     shards = functions_shards(names, settings.methods_nodes, settings.methods_base)
     made = engine.map(METHODS_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), template, templates,
-          layout, engine.text(str(k))), f"methods {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions", AUTOGRAD_PCH, names, shards, made, files)
+          layout, engine.text(str(k))), f"methods {k}") for k, members in shards])
+    return _shard_units(engine, "Functions_", count, names, shards, made, files)
 
 
-def _shard_units(engine: Engine, prefix: str, pch: str, names: list[str],
-                 shards: list[list[int]], made: list[Value], files: dict[str, Value],
-                 with_headers: bool = True) -> list[CompileUnit]:
-    """The units of shard sources, written as src/<prefix>_NN.cpp (including the headers of
+def _shard_units(engine: Engine, prefix: str, count: int, names: list[str],
+                 shards: list[tuple[int, list[int]]], made: list[Value],
+                 files: dict[str, Value], with_headers: bool = True) -> list[CompileUnit]:
+    """The units of shard sources, written as src/<prefix>NN.cpp (including the headers of
     their nodes, unless formulas)."""
-    width = len(str(len(shards) - 1))
     units = []
-    for k, (members, shard) in enumerate(zip(shards, engine.records(made))):
-        name = f"{prefix}_{k:0{width}d}"
+    for (number, members), shard in zip(shards, engine.records(made)):
+        name = shard_name(prefix, number, count)
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
         unit_nodes = tuple(names[i] for i in members)
         headers = [node_header_path(n) for n in unit_nodes] if with_headers else []
-        units.append(CompileUnit(name, source, False, pch, (PRELUDE_PATH, *headers),
+        units.append(CompileUnit(name, source, False, AUTOGRAD_PCH, (PRELUDE_PATH, *headers),
                                  unit_nodes, shard.node_lines, len(shard.text)))
     return units
 
 
 def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates: Value,
-                  layout: Value, settings: ShardSettings, files: dict[str, Value]
-                  ) -> list[CompileUnit]:
-    """VariableType's kernels cut by function (units src/VariableType_kNN.cpp), each unit
-    with the headers of the nodes its kernels create."""
-    functions = list(dict.fromkeys(unit.split(" ")[1] for unit, _ in built.kernels))
-    of_function: dict[str, list[Value]] = {f: [] for f in functions}
+                  settings: ShardSettings, files: dict[str, Value]
+                  ) -> tuple[list[CompileUnit], list[CompileUnit]]:
+    """VariableType's kernels cut by op (units src/VariableType_kNNN.cpp), each unit
+    with the headers of the nodes its kernels create, and runs of them merged (their
+    registrations in the merged unit; in each unit when there is none)."""
+    of_op: dict[str, list[Value]] = {}
     for unit, code in built.kernels:
-        of_function[unit.split(" ")[1]].append(engine.ref(code, RenderedKernel))
+        op = kernel_op(kernel_unit_fields(unit)[1])
+        of_op.setdefault(op, []).append(engine.ref(code, RenderedKernel))
+    ops = list(of_op)
     autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
     keys = engine.ref(autograd.dispatch_keys, DispatchKeys)
-    stage_one = engine.run(VARIABLE_TYPE_TEMPLATE, [template, keys], "templates/VariableType.cpp")
-    shards = functions_shards(functions, settings.kernel_functions, settings.kernel_base)
+    files[KERNEL_PRELUDE_PATH] = engine.run(KERNEL_PRELUDE, [template, templates],
+                                            "VariableType head")
+    count = shard_count(len(ops), settings.kernel_ops, settings.kernel_base)
+    shards = functions_shards(ops, settings.kernel_ops, settings.kernel_base)
+    groups = merged_groups(len(shards), settings.merged_kernel_units)
+    kernels = [[k for i in members for k in of_op[ops[i]]] for _, members in shards]
     made = engine.map(KERNEL_SHARD, [
-        ((engine.collection([k for i in members for k in of_function[functions[i]]],
-                            RenderedKernel), stage_one, keys, layout, templates,
-          engine.text(str(k))), f"kernels {k}") for k, members in enumerate(shards)])
-    width = len(str(len(shards) - 1))
+        ((engine.collection(kernels[k], RenderedKernel), keys, templates,
+          engine.text(str(number)), engine.text("" if groups else "registers")),
+         f"kernels {number}") for k, (number, _) in enumerate(shards)])
     units = []
-    for k, shard in enumerate(engine.records(made)):
-        name = f"VariableType_k{k:0{width}d}"
+    for (number, _), shard in zip(shards, engine.records(made)):
+        name = shard_name("VariableType_k", number, count)
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
-        headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h",
+        headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h", KERNEL_PRELUDE_PATH,
                    *(node_header_path(n) for n in shard.headers))
         # its "nodes" are kernels: a compile error names the kernel, and its entry
         # (service/compile.py: FailureSource)
         units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers,
                                  shard.kernels, shard.node_lines, len(shard.text)))
-    return units
+    merged = []
+    for group in groups:
+        parts = [units[k] for k in group]
+        source = engine.run(MERGED_KERNEL_UNIT, [
+            engine.literal(NodeList(tuple(p.name for p in parts))),
+            engine.collection([v for k in group for v in kernels[k]], RenderedKernel), keys,
+            templates], merged_name(parts))
+        merged.append(merged_unit(parts, source, files))
+    return units, merged
 
 
 def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates: Value,

@@ -122,6 +122,12 @@ def _kernel_units(names: list[str], idents: list[str], rendered: list[list[Value
                  for p, values in enumerate(rendered) for n, value in enumerate(values))
 
 
+def kernel_unit_fields(unit: str) -> tuple[str, str]:
+    """The file and function of a kernel unit (`<file> <function> <n>`)."""
+    file, function, _ = unit.split(" ")
+    return file, function
+
+
 VARIABLE_TYPE = Group("group.variable_type", "render", variable_type, Outputs,
                       ("functions", "summaries", "matches", "matched", "dispatch keys",
                        "templates", "VariableType.cpp template", "VariableType.h template",

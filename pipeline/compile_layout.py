@@ -30,7 +30,8 @@ from typing import Sequence
 
 import xxhash
 
-from .kernel_render import DispatchKeys, RenderedKernel, variable_type_file
+from .kernel_render import (DispatchKeys, RenderedKernel, registrations_by_key,
+                            variable_type_head)
 from .nodes import BackwardNode
 from .records import Record
 from .render import (TemplateSet, functions_file, jinja_module, render_node_formula,
@@ -39,6 +40,7 @@ from .render import (TemplateSet, functions_file, jinja_module, render_node_form
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
 PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h every unit sees
+KERNEL_PRELUDE_PATH = "include/gradshard/variable_type_head.h"  # VariableType.cpp's head
 SOURCE_DIR = "src"
 
 # Which precompiled header a unit starts from (see templates/compile_units.j2).
@@ -61,8 +63,9 @@ class ShardSettings(Record):
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
     methods_base: int = 3  # and Functions units too: 12 for 2.13
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
-    kernel_functions: int = 64  # functions per VariableType unit: 48 units for 2.13
+    kernel_ops: int = 4  # ops (with their variants) per VariableType unit: 384 for 2.13
     kernel_base: int = 3
+    merged_kernel_units: int = 16  # VariableType units one merged unit compiles: 24 for 2.13
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +111,13 @@ class CompileLayout(Record):
 
 # What a unit costs before its first line, by PCH, and per byte of code after it: g++ 12 at -O2
 # on torch 2.13's headers (docs/architecture.md). Only the order of compiles depends on them.
-UNIT_FLOOR_SECONDS = {AUTOGRAD_PCH: 1.8, PYTHON_PCH: 6.0, VARIABLE_TYPE_PCH: 2.6}
-UNIT_SECONDS_PER_BYTE = 3e-5
+UNIT_FLOOR_SECONDS = {AUTOGRAD_PCH: 1.8, PYTHON_PCH: 6.0, VARIABLE_TYPE_PCH: 2.7}
+UNIT_SECONDS_PER_BYTE = {AUTOGRAD_PCH: 3e-5, PYTHON_PCH: 3e-5, VARIABLE_TYPE_PCH: 1e-4}
 
 
 def estimated_seconds(unit: CompileUnit) -> float:
-    return UNIT_FLOOR_SECONDS.get(unit.pch, 0.0) + unit.size * UNIT_SECONDS_PER_BYTE
+    return (UNIT_FLOOR_SECONDS.get(unit.pch, 0.0)
+            + unit.size * UNIT_SECONDS_PER_BYTE.get(unit.pch, 3e-5))
 
 
 def shard_count(items: int, per_shard: int, base: int = 1) -> int:
@@ -130,13 +134,28 @@ def compile_shard(name: str, count: int) -> int:
     return xxhash.xxh3_64_intdigest(name.encode()) % count
 
 
-def functions_shards(names: Sequence[str], per_shard: int, base: int = 1) -> list[list[int]]:
-    """The nodes (positions, in Functions.cpp order) of each non-empty shard."""
+def functions_shards(names: Sequence[str], per_shard: int,
+                     base: int = 1) -> list[tuple[int, list[int]]]:
+    """Each non-empty shard's number and nodes (positions, in Functions.cpp order)."""
     count = shard_count(len(names), per_shard, base)
     shards: list[list[int]] = [[] for _ in range(count)]
     for position, name in enumerate(names):
         shards[compile_shard(name, count)].append(position)
-    return [members for members in shards if members]
+    return [(number, members) for number, members in enumerate(shards) if members]
+
+
+def shard_name(prefix: str, number: int, count: int) -> str:
+    """A shard's unit name, by its number among `count`: stable while the count is, even
+    when another shard empties."""
+    return f"{prefix}{number:0{len(str(count - 1))}d}"
+
+
+def kernel_op(function: str) -> str:
+    """What a function's kernels are cut by: its name without overload or in-place
+    underscore, so that an op's functional, in-place and out= kernels, which one formula
+    reaches, share a unit (erfinv, erfinv_, erfinv.out → erfinv)."""
+    name = function.split(".", 1)[0]
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
 
 
 def merged_groups(count: int, per_group: int) -> list[range]:
@@ -172,7 +191,12 @@ def node_header_path(node: str) -> str:
 
 
 def node_include(node: str) -> str:
-    return node_header_path(node).removeprefix("include/")
+    return include_name(node_header_path(node))
+
+
+def include_name(path: str) -> str:
+    """How a unit includes a header of the compile directory's include/."""
+    return path.removeprefix("include/")
 
 
 def piece_lines(text: str, pieces: Sequence[str], skip: int = 0) -> tuple[int, ...]:
@@ -243,17 +267,33 @@ def binding_unit_source(members: Sequence[str], templates: TemplateSet) -> str:
     return str(macros.binding_unit(list(members)))
 
 
-def kernel_shard_source(kernels: Sequence[RenderedKernel], stage_one: str, keys: DispatchKeys,
-                        layout: str, templates: TemplateSet, index: int) -> ShardSource:
-    """VariableType.cpp with only these kernels and their registrations, after the headers
-    of the nodes they create."""
+def kernel_prelude(spec_templates: TemplateSet, templates: TemplateSet) -> str:
+    """VariableType.cpp's head as a header every kernel unit includes (once in a merged one)."""
+    macros = jinja_module(templates, "compile_units.j2")
+    return str(macros.kernel_prelude(variable_type_head(spec_templates)))
+
+
+def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
+                        templates: TemplateSet, index: int, registers: bool) -> ShardSource:
+    """These kernels, after VariableType.cpp's head and the headers of the nodes they create;
+    their registrations too unless a merged unit holds them (`registers`)."""
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
-    prefix = _unit_prefix(templates, f"VariableType.cpp, unit {index}", nodes)
-    text = prefix + variable_type_file(stage_one, f"_k{index}", kernels, keys, layout)
-    # the file prints each key's definitions together, the keys in order
-    defined = [k for key in keys.keys for k in kernels if k.key == key and k.definition]
-    lines = piece_lines(text, [k.definition for k in defined], skip=prefix.count("\n"))
-    return ShardSource(text, lines, nodes, tuple(k.wrapper for k in defined))
+    defined = [k for k in kernels if k.definition]
+    registrations = registrations_by_key(kernels, keys) if registers else []
+    macros = jinja_module(templates, "compile_units.j2")
+    text = str(macros.kernel_unit(
+        f"the kernels of VariableType.cpp, unit {index}", include_name(KERNEL_PRELUDE_PATH),
+        [node_include(n) for n in nodes], [k.definition for k in defined],
+        registrations))
+    return ShardSource(text, piece_lines(text, [k.definition for k in defined]), nodes,
+                       tuple(k.wrapper for k in defined))
+
+
+def merged_kernel_source(parts: Sequence[str], kernels: Sequence[RenderedKernel],
+                         keys: DispatchKeys, templates: TemplateSet) -> str:
+    """Kernel units compiled as one, with every registration of their kernels."""
+    macros = jinja_module(templates, "compile_units.j2")
+    return str(macros.merged_kernel_unit(list(parts), registrations_by_key(kernels, keys)))
 
 
 def pch_header(kind: str, templates: TemplateSet) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.engine import Engine, StaleCache
 from gradshard.cache.graph import BuildIndex
+from gradshard.cache.variable_type_group import kernel_unit_fields
 from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
 from gradshard.pipeline.kernel_render import RenderedKernel, library_key
@@ -175,7 +176,7 @@ def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str,
 
 
 def _kernel_change(unit: str, change: str, code: str, engine: Engine) -> KernelChange:
-    file, function, _ = unit.split(" ")
+    file, function = kernel_unit_fields(unit)
     try:
         record = engine.records([engine.ref(code, RenderedKernel)])[0]
     except StaleCache:  # a baseline's kernel collected since: named by its function

@@ -777,8 +777,9 @@ def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
     units = tuple(u for u in layout.units if u.name in names or _matches(u.name, patterns))
     if not units:
         raise UsageError(f"no compile unit matches {', '.join(patterns)}",
-                         "unit names look like Functions_formulas_07, Functions_3, "
-                         "python_functions_2, python_bindings_0, python_variable_methods "
+                         "unit names look like Functions_formulas_07, Functions_03, "
+                         "VariableType_k042, python_functions_2, python_bindings_0, "
+                         "python_variable_methods "
                          "(OUT/compile/compile_commands.json lists them)")
     return CompileLayout(layout.files, units, merged)
 

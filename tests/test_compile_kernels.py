@@ -1,27 +1,52 @@
-"""VariableType's kernels in the compile layout, on the real 2.13 spec: a kernel unit compiles
-against the installed torch headers, and a forward formula that does not compile is shown
-at its derivatives.yaml line (the kernel unit's kernels are its "nodes", each with the entry
-its formulas come from)."""
+"""VariableType's kernels in the compile layout, on the real 2.13 spec: a cold build compiles
+kernel units merged (their kernels weak, their registrations in the merged unit), a
+forward-formula edit compiles the edited op's unit alone and splices it over the stored
+merged object, and a forward formula that does not compile is shown at its derivatives.yaml
+line (a kernel unit's kernels are its "nodes", each with the entry its formulas come from)."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.compile_layout import compile_shard
+from gradshard.pipeline.compile_layout import (ShardSettings, compile_shard, kernel_op,
+                                               shard_count, shard_name)
+from gradshard.service.cli import main
 from support.compile import run_build
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 
 MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
+SWAPPED = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
 BROKEN = "  result: at::mm(self_t, mat2_p) + no_such_jvp_anywhere(self_p, mat2_t)\n"
-KERNEL_UNITS = 48  # 2.13's kernels: 3·2^4 units of at most 64 functions
+OPS = 1000  # 2.13's ops with kernels lie between 768 and 1536: 384 kernel units of 3·2^k
+_KERNEL_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::(\w+)\(c10::Disp",
+                            re.M)
 
 
 def mm_unit() -> str:
-    return f"VariableType_k{compile_shard('mm', KERNEL_UNITS):02d}"
+    settings = ShardSettings()
+    count = shard_count(OPS, settings.kernel_ops, settings.kernel_base)
+    return shard_name("VariableType_k", compile_shard(kernel_op("mm"), count), count)
+
+
+def merged_of(out: Path, part: str) -> str:
+    """The merged unit holding `part`, from compile_commands.json's sources."""
+    listed = (out / "compile" / "compile_commands.json").read_text()
+    names = re.findall(r"src/(VariableType_k(\d+)-k(\d+))\.cpp", listed)
+    number = int(part.rsplit("k", 1)[1])
+    return next(name for name, first, last in names if int(first) <= number <= int(last))
+
+
+def kernel_symbols(obj: Path) -> dict[str, str]:
+    """Kernel → how the object defines it (nm's letter: W weak, T strong)."""
+    listed = subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True,
+                            text=True, check=True).stdout
+    return {kernel: kind for kind, kernel in _KERNEL_SYMBOL.findall(listed)}
 
 
 @pytest.fixture(scope="module")
@@ -33,28 +58,71 @@ def spec_copy(tmp_path_factory, packaged_spec) -> tuple[Path, Path]:
     return root / "spec", root / "cache"
 
 
-def test_a_kernel_unit_compiles(spec_copy, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def cold(spec_copy, tmp_path_factory) -> Path:
+    """--out of a cold build of the merged unit holding mm's kernel unit."""
     spec, cache = spec_copy
-    code, report, err = run_build(capsys, spec, tmp_path / "out", cache, "--units", mm_unit())
+    out = tmp_path_factory.mktemp("kernels-cold") / "out"
+    code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
+                 "-j", "2", "--units", mm_unit()])
+    assert code == 0
+    return out
+
+
+def linked_objects(out: Path) -> list[str]:
+    return sorted(p.stem for p in (out / "compile" / "obj").glob("*.o"))
+
+
+def test_a_cold_build_compiles_kernel_units_merged(cold):
+    merged = merged_of(cold, mm_unit())
+    assert linked_objects(cold) == [merged]
+    out = cold
+    src = out / "compile" / "src"
+    part = (src / f"{mm_unit()}.cpp").read_text()
+    assert "GRADSHARD_KERNEL_LINKAGE at::Tensor mm(c10::DispatchKeySet ks" in part
+    assert '#include "gradshard/nodes/MmBackward0.h"' in part
+    assert "TORCH_LIBRARY_IMPL" not in part  # the merged unit registers its parts' kernels
+    whole = (src / f"{merged}.cpp").read_text()
+    assert f'#include "{mm_unit()}.cpp"' in whole
+    assert "TORCH_LIBRARY_IMPL(aten, Autograd, m) {" in whole
+    assert 'm.impl("mm",\n       TORCH_FN(VariableType::mm)\n);' in whole
+    symbols = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
+    assert symbols["mm"] == "W" and set(symbols.values()) == {"W"}
+
+
+def test_a_forward_formula_edit_splices_its_kernel_unit(spec_copy, cold, tmp_path, capsys):
+    spec, cache = tmp_path / "spec", spec_copy[1]
+    shutil.copytree(spec_copy[0], spec)
+    out = tmp_path / "out"
+    shutil.copytree(cold, out)
+    merged = merged_of(out, mm_unit())
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    text = derivatives.read_text()
+    assert MM_FORWARD in text
+    derivatives.write_text(text.replace(MM_FORWARD, SWAPPED, 1))
+    code, report, err = run_build(capsys, spec, out, cache, "--units", mm_unit())
     assert code == 0, err
     assert report["compile"]["compiled"] == [mm_unit()]
-    source = (tmp_path / "out" / "compile" / "src" / f"{mm_unit()}.cpp").read_text()
-    assert "at::Tensor mm(c10::DispatchKeySet ks" in source
-    assert '#include "gradshard/nodes/MmBackward0.h"' in source
-    assert 'TORCH_LIBRARY_IMPL(aten, Autograd, m) {' in source
+    assert report["compile"]["spliced"] == [merged]
+    spliced = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
+    part = kernel_symbols(out / "compile" / "obj" / "parts" / f"{mm_unit()}.o")
+    assert part["mm"] == "T" and set(part.values()) == {"T"}
+    # the part's kernels replace the merged unit's, whose registrations now call them
+    before = kernel_symbols(cold / "compile" / "obj" / f"{merged}.o")
+    assert spliced == {k: "T" if k in part else "W" for k in before}
+    assert linked_objects(out) == [merged]  # the part is not linked twice
 
 
-def test_a_forward_formula_error_is_shown_at_its_line(spec_copy, tmp_path, capsys):
+def test_a_forward_formula_error_is_shown_at_its_line(spec_copy, cold, tmp_path, capsys):
     spec, cache = tmp_path / "spec", spec_copy[1]
     shutil.copytree(spec_copy[0], spec)
     derivatives = spec / "autograd" / "derivatives.yaml"
     text = derivatives.read_text()
-    assert MM_FORWARD in text
     derivatives.write_text(text.replace(MM_FORWARD, BROKEN, 1))
     line = derivatives.read_text().splitlines().index(BROKEN.rstrip("\n")) + 1
     code, report, err = run_build(capsys, spec, tmp_path / "out", cache, "--units", mm_unit())
     assert code == 3
     assert f"{derivatives}:{line}: error: generated code for mm (mm)" in err
     assert "no_such_jvp_anywhere" in err
-    assert report["failed"] == [mm_unit()]
+    assert sorted(report["failed"]) == sorted([mm_unit(), merged_of(tmp_path / "out", mm_unit())])
     assert report["errors"][0]["line"] == line

@@ -13,7 +13,8 @@ import xxhash
 
 from gradshard.cache.object_cache import Entry, save
 from gradshard.pipeline.compile_layout import (CompileLayout, CompileUnit, binding_units,
-                                               functions_shards, merged_groups, shard_count)
+                                               functions_shards, kernel_op, merged_groups,
+                                               shard_count, shard_name)
 from gradshard.service.compile import CompilePlan, PreparedUnit, baseline_path, plan_merged
 from gradshard.service.toolchain import Toolchain
 
@@ -25,6 +26,7 @@ def test_shards_are_stable_when_nodes_are_added():
     assert shard_count(100, 8) == shard_count(101, 8) == 16
     changed = [a for a, b in zip(before, after) if a != b]
     assert len(changed) == 1 and len(after) == len(before)
+    assert [n for n, _ in before] == [n for n, _ in after]
 
 
 @pytest.mark.parametrize("base", [1, 3])
@@ -36,11 +38,30 @@ def test_shards_split_in_two_when_the_spec_outgrows_them(base):
     assert (len(small), len(large)) == (8 * base, 16 * base)
     # doubling the count splits each shard: every old pair of co-sharded nodes either stays
     # together or parts, never joins nodes of another shard
-    home = {names[i]: k for k, members in enumerate(small) for i in members}
+    home = {names[i]: k for k, members in small for i in members}
     every = names + extra
-    for members in large:
+    for _, members in large:
         old = {home[every[i]] for i in members if every[i] in home}
         assert len(old) <= 1
+
+
+def test_a_shard_keeps_its_name_when_another_empties():
+    names = [f"Node{k}Backward0" for k in range(40)]
+    count = shard_count(len(names), 8)
+    full = {number: [names[i] for i in members] for number, members in functions_shards(names, 8)}
+    emptied = min(full)
+    kept = [n for n in names if n not in full[emptied]]
+    assert shard_count(len(kept), 8) == count
+    after = {number: [kept[i] for i in members] for number, members in functions_shards(kept, 8)}
+    assert emptied not in after and all(after[k] == full[k] for k in after)
+    assert shard_name("VariableType_k", 7, 384) == "VariableType_k007"
+    assert shard_name("Functions_", 7, 12) == "Functions_07"
+
+
+def test_an_ops_variants_share_its_kernel_unit():
+    assert {kernel_op(f) for f in ("erfinv", "erfinv_", "erfinv.out")} == {"erfinv"}
+    assert kernel_op("_foreach_add_.Scalar") == "_foreach_add"
+    assert kernel_op("__iand__.Tensor") == "__iand__"
 
 
 def test_small_binding_files_share_units_in_name_order():
