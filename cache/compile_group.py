@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERNEL_PRELUDE_PATH,
-                                               PCH_KINDS, PRELUDE_PATH, PYTHON_PCH, SOURCE_DIR,
-                                               VARIABLE_TYPE_PCH, CompileLayout, CompileUnit,
-                                               ShardSettings, ShardSource, binding_unit_source,
-                                               binding_units, formula_shard_source,
-                                               functions_prelude, functions_shards,
-                                               kernel_op, kernel_prelude, kernel_shard_source,
+                                               MERGED_KERNEL_PREFIX, PCH_KINDS, PRELUDE_PATH,
+                                               PYTHON_PCH, SOURCE_DIR, VARIABLE_TYPE_PCH,
+                                               CompileLayout, CompileUnit, ShardSettings,
+                                               ShardSource, binding_unit_source, binding_units,
+                                               formula_shard_source, functions_prelude,
+                                               functions_shards, kernel_op, kernel_prelude,
+                                               kernel_shard_source, kernel_unit_name,
                                                merged_formula_source, merged_groups,
                                                merged_kernel_source, methods_shard_source,
                                                node_header, node_header_path, pch_header,
@@ -90,8 +91,8 @@ def make_kernel_prelude(template: Text, templates: TemplateSet) -> Text:
 
 
 def make_kernel_shard(kernels: tuple[RenderedKernel, ...], keys: DispatchKeys,
-                      templates: TemplateSet, index: Text, registers: Text) -> ShardSource:
-    return kernel_shard_source(kernels, keys, templates, int(index.text), bool(registers.text))
+                      templates: TemplateSet, op: Text, registers: Text) -> ShardSource:
+    return kernel_shard_source(kernels, keys, templates, op.text, bool(registers.text))
 
 
 def make_merged_kernel_unit(parts: NodeList, kernels: tuple[RenderedKernel, ...],
@@ -119,7 +120,7 @@ MERGED_FORMULA_UNIT = Task("compile.merged_formula_unit", "layout", make_merged_
 KERNEL_PRELUDE = Task("compile.kernel_prelude", "layout", make_kernel_prelude, Text,
                       ("template", "templates"))
 KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
-                    ("kernels", "dispatch keys", "templates", "shard", "registers"))
+                    ("kernels", "dispatch keys", "templates", "op", "registers"))
 MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
                           ("parts", "kernels", "dispatch keys", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
@@ -180,7 +181,7 @@ def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], temp
         source = engine.run(MERGED_FORMULA_UNIT, [
             engine.literal(NodeList(tuple(p.name for p in parts))), templates],
             merged_name(parts))
-        merged.append(merged_unit(parts, source, files))
+        merged.append(merged_unit(merged_name(parts), parts, source, files))
     return merged
 
 
@@ -188,10 +189,10 @@ def merged_name(parts: list[CompileUnit]) -> str:
     return f"{parts[0].name}-{parts[-1].name.rsplit('_', 1)[1]}"
 
 
-def merged_unit(parts: list[CompileUnit], source: Value, files: dict[str, Value]) -> CompileUnit:
+def merged_unit(name: str, parts: list[CompileUnit], source: Value,
+                files: dict[str, Value]) -> CompileUnit:
     """A merged unit of these parts, its text `source`: its headers are theirs and their
     sources, so its object's key covers every text it includes."""
-    name = merged_name(parts)
     path = f"{SOURCE_DIR}/{name}.cpp"
     files[path] = source
     headers = tuple(dict.fromkeys(h for p in parts for h in (*p.headers, p.source)))
@@ -230,46 +231,51 @@ def _shard_units(engine: Engine, prefix: str, count: int, names: list[str],
 def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates: Value,
                   settings: ShardSettings, files: dict[str, Value]
                   ) -> tuple[list[CompileUnit], list[CompileUnit]]:
-    """VariableType's kernels cut by op (units src/VariableType_kNNN.cpp), each unit
-    with the headers of the nodes its kernels create, and runs of them merged (their
-    registrations in the merged unit; in each unit when there is none)."""
+    """VariableType's kernels, a unit per op (src/VariableType_<op>.cpp) with the headers of
+    the nodes its kernels create, and units merged by a hash of the op's name
+    (src/VariableType_merged-NN.cpp, which register their kernels; without merged units each
+    unit registers its own)."""
     of_op: dict[str, list[Value]] = {}
     for unit, code in built.kernels:
-        op = kernel_op(kernel_unit_fields(unit)[1])
-        of_op.setdefault(op, []).append(engine.ref(code, RenderedKernel))
-    ops = list(of_op)
+        of_op.setdefault(kernel_op(kernel_unit_fields(unit)[1]), []).append(
+            engine.ref(code, RenderedKernel))
+    ops = sorted(of_op)
     autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
     keys = engine.ref(autograd.dispatch_keys, DispatchKeys)
     files[KERNEL_PRELUDE_PATH] = engine.run(KERNEL_PRELUDE, [template, templates],
                                             "VariableType head")
-    count = shard_count(len(ops), settings.kernel_ops, settings.kernel_base)
-    shards = functions_shards(ops, settings.kernel_ops, settings.kernel_base)
-    groups = merged_groups(len(shards), settings.merged_kernel_units)
-    kernels = [[k for i in members for k in of_op[ops[i]]] for _, members in shards]
+    merging = settings.merged_kernel_base >= 1
     made = engine.map(KERNEL_SHARD, [
-        ((engine.collection(kernels[k], RenderedKernel), keys, templates,
-          engine.text(str(number)), engine.text("" if groups else "registers")),
-         f"kernels {number}") for k, (number, _) in enumerate(shards)])
-    units = []
-    for (number, _), shard in zip(shards, engine.records(made)):
-        name = shard_name("VariableType_k", number, count)
-        source = f"{SOURCE_DIR}/{name}.cpp"
-        files[source] = engine.literal(Text(shard.text), persist=True)
-        headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h", KERNEL_PRELUDE_PATH,
-                   *(node_header_path(n) for n in shard.headers))
-        # its "nodes" are kernels: a compile error names the kernel, and its entry
-        # (service/compile.py: FailureSource)
-        units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers,
-                                 shard.kernels, shard.node_lines, len(shard.text)))
+        ((engine.collection(of_op[op], RenderedKernel), keys, templates, engine.text(op),
+          engine.text("" if merging else "registers")), f"kernels {op}") for op in ops])
+    units = [_kernel_unit(engine, op, shard, files)
+             for op, shard in zip(ops, engine.records(made))]
+    if not merging:
+        return units, []
+    count = shard_count(len(ops), settings.merged_kernel_ops, settings.merged_kernel_base)
     merged = []
-    for group in groups:
-        parts = [units[k] for k in group]
+    for number, members in functions_shards(ops, settings.merged_kernel_ops,
+                                            settings.merged_kernel_base):
+        name = shard_name(MERGED_KERNEL_PREFIX, number, count)
         source = engine.run(MERGED_KERNEL_UNIT, [
-            engine.literal(NodeList(tuple(p.name for p in parts))),
-            engine.collection([v for k in group for v in kernels[k]], RenderedKernel), keys,
-            templates], merged_name(parts))
-        merged.append(merged_unit(parts, source, files))
+            engine.literal(NodeList(tuple(units[i].name for i in members))),
+            engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
+            keys, templates], name)
+        merged.append(merged_unit(name, [units[i] for i in members], source, files))
     return units, merged
+
+
+def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
+                 files: dict[str, Value]) -> CompileUnit:
+    name = kernel_unit_name(op)
+    source = f"{SOURCE_DIR}/{name}.cpp"
+    files[source] = engine.literal(Text(shard.text), persist=True)
+    headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h", KERNEL_PRELUDE_PATH,
+               *(node_header_path(n) for n in shard.headers))
+    # its "nodes" are kernels: a compile error names the kernel, and its entry
+    # (service/compile.py: FailureSource)
+    return CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, shard.kernels,
+                       shard.node_lines, len(shard.text))
 
 
 def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates: Value,

@@ -205,13 +205,23 @@ def path_inside(directory: Path, name: object) -> Path | None:
     """directory / name when `name` is a safe relative path and no symbolic link among its
     directories leads out of `directory` (its last part may be a link: it is replaced or
     removed, never followed); None otherwise."""
-    relative = safe_relative_path(name)
-    if relative is None:
-        return None
-    path = directory.joinpath(*relative.parts)
-    if len(relative.parts) > 1 and not _resolves_inside(path.parent, directory):
-        return None
-    return path
+    return paths_inside(directory, [name])[0]
+
+
+def paths_inside(directory: Path, names: Iterable[object]) -> list[Path | None]:
+    """path_inside of each name, each directory among them resolved once (a compile
+    directory holds thousands of files in a handful of directories)."""
+    inside: dict[Path, bool] = {}
+    paths: list[Path | None] = []
+    for name in names:
+        relative = safe_relative_path(name)
+        path = None if relative is None else directory.joinpath(*relative.parts)
+        if path is not None and len(relative.parts) > 1:
+            if path.parent not in inside:
+                inside[path.parent] = _resolves_inside(path.parent, directory)
+            path = path if inside[path.parent] else None
+        paths.append(path)
+    return paths
 
 
 def _resolves_inside(path: Path, directory: Path) -> bool:

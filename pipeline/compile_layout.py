@@ -63,9 +63,8 @@ class ShardSettings(Record):
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
     methods_base: int = 3  # and Functions units too: 12 for 2.13
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
-    kernel_ops: int = 4  # ops (with their variants) per VariableType unit: 384 for 2.13
-    kernel_base: int = 3
-    merged_kernel_units: int = 16  # VariableType units one merged unit compiles: 24 for 2.13
+    merged_kernel_ops: int = 128  # op units per merged unit (3·2^k merged): 24 for 2.13
+    merged_kernel_base: int = 3  # (below 1: no merged units, each unit registers its kernels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,11 +150,21 @@ def shard_name(prefix: str, number: int, count: int) -> str:
 
 
 def kernel_op(function: str) -> str:
-    """What a function's kernels are cut by: its name without overload or in-place
-    underscore, so that an op's functional, in-place and out= kernels, which one formula
-    reaches, share a unit (erfinv, erfinv_, erfinv.out → erfinv)."""
-    name = function.split(".", 1)[0]
-    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    """What a function's kernels are compiled with: its name without overload or in-place
+    underscore, so that the functional and in-place kernels one formula reaches share a
+    unit (erfinv, erfinv_ → erfinv); out= overloads (`out`, `*_out`), which no formula
+    reaches, apart (erfinv.out → erfinv-out)."""
+    name, _, overload = function.partition(".")
+    op = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    return f"{op}-out" if overload == "out" or overload.endswith("_out") else op
+
+
+def kernel_unit_name(op: str) -> str:
+    return f"VariableType_{op}"
+
+
+# Merged kernel units are named by number, with a `-` that no op's name holds.
+MERGED_KERNEL_PREFIX = "VariableType_merged-"
 
 
 def merged_groups(count: int, per_group: int) -> list[range]:
@@ -274,7 +283,7 @@ def kernel_prelude(spec_templates: TemplateSet, templates: TemplateSet) -> str:
 
 
 def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
-                        templates: TemplateSet, index: int, registers: bool) -> ShardSource:
+                        templates: TemplateSet, op: str, registers: bool) -> ShardSource:
     """These kernels, after VariableType.cpp's head and the headers of the nodes they create;
     their registrations too unless a merged unit holds them (`registers`)."""
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
@@ -282,7 +291,7 @@ def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
     registrations = registrations_by_key(kernels, keys) if registers else []
     macros = jinja_module(templates, "compile_units.j2")
     text = str(macros.kernel_unit(
-        f"the kernels of VariableType.cpp, unit {index}", include_name(KERNEL_PRELUDE_PATH),
+        f"the kernels of {op} in VariableType.cpp", include_name(KERNEL_PRELUDE_PATH),
         [node_include(n) for n in nodes], [k.definition for k in defined],
         registrations))
     return ShardSource(text, piece_lines(text, [k.definition for k in defined]), nodes,

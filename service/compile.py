@@ -778,7 +778,7 @@ def selected(layout: CompileLayout, patterns: tuple[str, ...]) -> CompileLayout:
     if not units:
         raise UsageError(f"no compile unit matches {', '.join(patterns)}",
                          "unit names look like Functions_formulas_07, Functions_03, "
-                         "VariableType_k042, python_functions_2, python_bindings_0, "
+                         "VariableType_mm, python_functions_2, python_bindings_0, "
                          "python_variable_methods "
                          "(OUT/compile/compile_commands.json lists them)")
     return CompileLayout(layout.files, units, merged)

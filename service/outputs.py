@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from gradshard.cache.regular_files import read_regular
-from gradshard.cache.store import NO_SPACE, Store, StoreDamaged, blob_hash, disk_full, path_inside
+from gradshard.cache.store import (NO_SPACE, Store, StoreDamaged, blob_hash, disk_full,
+                                   paths_inside)
 from gradshard.pipeline.errors import EnvironmentFailure, InternalError
 
 # The most of a file on disk read to compare it: far more than any generated file holds.
@@ -125,9 +126,9 @@ def _make_directory(directory: Path) -> None:
 
 def _paths_inside(directory: Path, names: Iterable[str]) -> dict[str, Path]:
     """Each name's path in directory; any name that would leave it stops everything."""
+    names = list(names)
     paths = {}
-    for name in names:
-        path = path_inside(directory, name)
+    for name, path in zip(names, paths_inside(directory, names)):
         if path is None:
             raise UnsafeOutputName(name, directory)
         paths[name] = path
@@ -161,11 +162,9 @@ def file_hash(path: Path) -> str | None:
 
 
 def outputs_match(out_dir: Path, files: dict[str, str]) -> bool:
-    for name, digest in files.items():
-        path = path_inside(out_dir, name)
-        if path is None or file_hash(path) != digest:
-            return False
-    return True
+    names = list(files)
+    return all(path is not None and file_hash(path) == files[name]
+               for name, path in zip(names, paths_inside(out_dir, names)))
 
 
 def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]], dict[str, str]],
@@ -186,7 +185,7 @@ def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]
     report = WriteReport(written=stale, unchanged=sorted(n for n in files if n not in stale))
     previous = set(previous)
     report.removed = _remove_previous(out_dir, sorted(previous - set(files)))
-    earlier = [path for name in previous if (path := path_inside(out_dir, name)) is not None]
+    earlier = [path for path in paths_inside(out_dir, previous) if path is not None]
     _remove_leftovers([*paths.values(), *earlier])
     return report
 
@@ -194,8 +193,7 @@ def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]
 def _remove_previous(out_dir: Path, names: list[str]) -> list[str]:
     """Remove these files of an earlier build; a name outside out_dir is never acted on."""
     removed = []
-    for name in names:
-        path = path_inside(out_dir, name)
+    for name, path in zip(names, paths_inside(out_dir, names)):
         if path is None or not path.is_file():
             continue
         try:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.compile_layout import (ShardSettings, compile_shard, kernel_op,
-                                               shard_count, shard_name)
+from gradshard.pipeline.compile_layout import MERGED_KERNEL_PREFIX, kernel_unit_name
 from gradshard.service.cli import main
 from support.compile import run_build
 
@@ -23,23 +22,17 @@ pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
 SWAPPED = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
 BROKEN = "  result: at::mm(self_t, mat2_p) + no_such_jvp_anywhere(self_p, mat2_t)\n"
-OPS = 1000  # 2.13's ops with kernels lie between 768 and 1536: 384 kernel units of 3·2^k
 _KERNEL_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::(\w+)\(c10::Disp",
                             re.M)
-
-
-def mm_unit() -> str:
-    settings = ShardSettings()
-    count = shard_count(OPS, settings.kernel_ops, settings.kernel_base)
-    return shard_name("VariableType_k", compile_shard(kernel_op("mm"), count), count)
+MM_UNIT = kernel_unit_name("mm")
 
 
 def merged_of(out: Path, part: str) -> str:
-    """The merged unit holding `part`, from compile_commands.json's sources."""
-    listed = (out / "compile" / "compile_commands.json").read_text()
-    names = re.findall(r"src/(VariableType_k(\d+)-k(\d+))\.cpp", listed)
-    number = int(part.rsplit("k", 1)[1])
-    return next(name for name, first, last in names if int(first) <= number <= int(last))
+    """The merged unit that includes `part`."""
+    for source in (out / "compile" / "src").glob(f"{MERGED_KERNEL_PREFIX}*.cpp"):
+        if f'#include "{part}.cpp"' in source.read_text():
+            return source.stem
+    raise AssertionError(f"no merged unit includes {part}")
 
 
 def kernel_symbols(obj: Path) -> dict[str, str]:
@@ -60,11 +53,12 @@ def spec_copy(tmp_path_factory, packaged_spec) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def cold(spec_copy, tmp_path_factory) -> Path:
-    """--out of a cold build of the merged unit holding mm's kernel unit."""
+    """--out of a cold build of the merged unit holding mm's kernel unit (a unit named is
+    compiled through its merged unit)."""
     spec, cache = spec_copy
     out = tmp_path_factory.mktemp("kernels-cold") / "out"
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", "--units", mm_unit()])
+                 "-j", "2", "--units", MM_UNIT])
     assert code == 0
     return out
 
@@ -74,16 +68,16 @@ def linked_objects(out: Path) -> list[str]:
 
 
 def test_a_cold_build_compiles_kernel_units_merged(cold):
-    merged = merged_of(cold, mm_unit())
+    merged = merged_of(cold, MM_UNIT)
     assert linked_objects(cold) == [merged]
     out = cold
     src = out / "compile" / "src"
-    part = (src / f"{mm_unit()}.cpp").read_text()
+    part = (src / f"{MM_UNIT}.cpp").read_text()
     assert "GRADSHARD_KERNEL_LINKAGE at::Tensor mm(c10::DispatchKeySet ks" in part
     assert '#include "gradshard/nodes/MmBackward0.h"' in part
     assert "TORCH_LIBRARY_IMPL" not in part  # the merged unit registers its parts' kernels
     whole = (src / f"{merged}.cpp").read_text()
-    assert f'#include "{mm_unit()}.cpp"' in whole
+    assert f'#include "{MM_UNIT}.cpp"' in whole
     assert "TORCH_LIBRARY_IMPL(aten, Autograd, m) {" in whole
     assert 'm.impl("mm",\n       TORCH_FN(VariableType::mm)\n);' in whole
     symbols = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
@@ -95,17 +89,17 @@ def test_a_forward_formula_edit_splices_its_kernel_unit(spec_copy, cold, tmp_pat
     shutil.copytree(spec_copy[0], spec)
     out = tmp_path / "out"
     shutil.copytree(cold, out)
-    merged = merged_of(out, mm_unit())
+    merged = merged_of(out, MM_UNIT)
     derivatives = spec / "autograd" / "derivatives.yaml"
     text = derivatives.read_text()
     assert MM_FORWARD in text
     derivatives.write_text(text.replace(MM_FORWARD, SWAPPED, 1))
-    code, report, err = run_build(capsys, spec, out, cache, "--units", mm_unit())
+    code, report, err = run_build(capsys, spec, out, cache, "--units", MM_UNIT)
     assert code == 0, err
-    assert report["compile"]["compiled"] == [mm_unit()]
+    assert report["compile"]["compiled"] == [MM_UNIT]
     assert report["compile"]["spliced"] == [merged]
     spliced = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
-    part = kernel_symbols(out / "compile" / "obj" / "parts" / f"{mm_unit()}.o")
+    part = kernel_symbols(out / "compile" / "obj" / "parts" / f"{MM_UNIT}.o")
     assert part["mm"] == "T" and set(part.values()) == {"T"}
     # the part's kernels replace the merged unit's, whose registrations now call them
     before = kernel_symbols(cold / "compile" / "obj" / f"{merged}.o")
@@ -120,9 +114,9 @@ def test_a_forward_formula_error_is_shown_at_its_line(spec_copy, cold, tmp_path,
     text = derivatives.read_text()
     derivatives.write_text(text.replace(MM_FORWARD, BROKEN, 1))
     line = derivatives.read_text().splitlines().index(BROKEN.rstrip("\n")) + 1
-    code, report, err = run_build(capsys, spec, tmp_path / "out", cache, "--units", mm_unit())
+    code, report, err = run_build(capsys, spec, tmp_path / "out", cache, "--units", MM_UNIT)
     assert code == 3
     assert f"{derivatives}:{line}: error: generated code for mm (mm)" in err
     assert "no_such_jvp_anywhere" in err
-    assert sorted(report["failed"]) == sorted([mm_unit(), merged_of(tmp_path / "out", mm_unit())])
+    assert sorted(report["failed"]) == sorted([MM_UNIT, merged_of(tmp_path / "out", MM_UNIT)])
     assert report["errors"][0]["line"] == line

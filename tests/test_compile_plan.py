@@ -58,8 +58,10 @@ def test_a_shard_keeps_its_name_when_another_empties():
     assert shard_name("Functions_", 7, 12) == "Functions_07"
 
 
-def test_an_ops_variants_share_its_kernel_unit():
-    assert {kernel_op(f) for f in ("erfinv", "erfinv_", "erfinv.out")} == {"erfinv"}
+def test_an_ops_functional_and_in_place_kernels_share_its_unit():
+    assert {kernel_op(f) for f in ("erfinv", "erfinv_")} == {"erfinv"}
+    assert (kernel_op("max.values_out"), kernel_op("max.dim")) == ("max-out", "max")
+    assert kernel_op("erfinv.out") == "erfinv-out"
     assert kernel_op("_foreach_add_.Scalar") == "_foreach_add"
     assert kernel_op("__iand__.Tensor") == "__iand__"
 
