@@ -464,6 +464,16 @@ class _KernelBuilder:
             fields.update(history=self.history(modifies), history_outputs=tuple(
                 o.name for o in outputs) if not self.inplace_foreach else ("self",),
                 complex_checks=self.complex_checks(outputs))
+        fields.update(self.after_call_fields(requires, jvp, inputs, outputs))
+        if not returns_void:
+            fields.update(return_value=self.return_value())
+        return VariableKernel(**fields)
+
+    def after_call_fields(self, requires: bool, jvp: bool, inputs: list[_Input],
+                          outputs: list[_Output]) -> dict:
+        """Forward AD (formulas, or the check that forbids it), saved outputs and the grad
+        accumulator's reset: what the kernel does after the call besides the history."""
+        fields: dict = {}
         if self.out_fn:
             fields.update(forbid_forward="out", forbid_tangents=self.all_tangents())
         elif requires and not jvp:
@@ -482,9 +492,7 @@ class _KernelBuilder:
                     f"{self.func.name.name} resets the grad accumulator but is not in-place",
                     "only in-place functions (set_, resize_) may reset it")
             fields.update(resets_grad_accumulator=True)
-        if not returns_void:
-            fields.update(return_value=self.return_value())
-        return VariableKernel(**fields)
+        return fields
 
     def _check_requires(self, requires: bool, outputs: list[_Output]) -> None:
         if self.info is not None and self.info.has_derivatives and not requires \
