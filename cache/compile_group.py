@@ -18,7 +18,8 @@ from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERN
                                                ShardSource, binding_unit_source, binding_units,
                                                formula_shard_source, functions_prelude,
                                                functions_shards, kernel_op, kernel_prelude,
-                                               kernel_shard_source, kernel_unit_name,
+                                               kernel_namespace, kernel_shard_source,
+                                               kernel_unit_name,
                                                merged_formula_source, merged_groups,
                                                merged_kernel_source, methods_shard_source,
                                                node_header, node_header_path, pch_header,
@@ -96,8 +97,9 @@ def make_kernel_shard(kernels: tuple[RenderedKernel, ...], keys: DispatchKeys,
 
 
 def make_merged_kernel_unit(parts: NodeList, kernels: tuple[RenderedKernel, ...],
-                            keys: DispatchKeys, templates: TemplateSet) -> Text:
-    return Text(merged_kernel_source(parts.names, kernels, keys, templates))
+                            defined: NodeList, keys: DispatchKeys,
+                            templates: TemplateSet) -> Text:
+    return Text(merged_kernel_source(parts.names, kernels, defined.names, keys, templates))
 
 
 def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
@@ -122,7 +124,7 @@ KERNEL_PRELUDE = Task("compile.kernel_prelude", "layout", make_kernel_prelude, T
 KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
                     ("kernels", "dispatch keys", "templates", "op", "registers"))
 MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
-                          ("parts", "kernels", "dispatch keys", "templates"))
+                          ("parts", "kernels", "defined", "dispatch keys", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
 
 
@@ -248,8 +250,8 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     made = engine.map(KERNEL_SHARD, [
         ((engine.collection(of_op[op], RenderedKernel), keys, templates, engine.text(op),
           engine.text("" if merging else "registers")), f"kernels {op}") for op in ops])
-    units = [_kernel_unit(engine, op, shard, files)
-             for op, shard in zip(ops, engine.records(made))]
+    shards = engine.records(made)
+    units = [_kernel_unit(engine, op, shard, files) for op, shard in zip(ops, shards)]
     if not merging:
         return units, []
     count = shard_count(len(ops), settings.merged_kernel_ops, settings.merged_kernel_base)
@@ -257,10 +259,12 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     for number, members in functions_shards(ops, settings.merged_kernel_ops,
                                             settings.merged_kernel_base):
         name = shard_name(MERGED_KERNEL_PREFIX, number, count)
+        defined = tuple(f"{kernel_namespace(ops[i])}::{wrapper}" for i in members
+                        for wrapper in shards[i].kernels)
         source = engine.run(MERGED_KERNEL_UNIT, [
             engine.literal(NodeList(tuple(units[i].name for i in members))),
             engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
-            keys, templates], name)
+            engine.literal(NodeList(defined)), keys, templates], name)
         merged.append(merged_unit(name, [units[i] for i in members], source, files))
     return units, merged
 

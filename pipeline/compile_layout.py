@@ -163,6 +163,15 @@ def kernel_unit_name(op: str) -> str:
     return f"VariableType_{op}"
 
 
+def kernel_namespace(op: str) -> str:
+    """The namespace an op's kernels are defined in, inside torch::autograd::VariableType
+    (op_erfinv, out_erfinv): a kernel's unqualified calls then never find another op's
+    kernel, whatever unit it is compiled in (torchgen's see the kernels defined before them
+    in their file, which differs by shard)."""
+    name, _, out = op.partition("-")
+    return f"out_{name}" if out else f"op_{name}"
+
+
 # Merged kernel units are named by number, with a `-` that no op's name holds.
 MERGED_KERNEL_PREFIX = "VariableType_merged-"
 
@@ -284,25 +293,29 @@ def kernel_prelude(spec_templates: TemplateSet, templates: TemplateSet) -> str:
 
 def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
                         templates: TemplateSet, op: str, registers: bool) -> ShardSource:
-    """These kernels, after VariableType.cpp's head and the headers of the nodes they create;
+    """An op's kernels, after VariableType.cpp's head and the headers of the nodes they create;
     their registrations too unless a merged unit holds them (`registers`)."""
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
     defined = [k for k in kernels if k.definition]
-    registrations = registrations_by_key(kernels, keys) if registers else []
+    namespace = kernel_namespace(op)
     macros = jinja_module(templates, "compile_units.j2")
     text = str(macros.kernel_unit(
         f"the kernels of {op} in VariableType.cpp", include_name(KERNEL_PRELUDE_PATH),
-        [node_include(n) for n in nodes], [k.definition for k in defined],
-        registrations))
+        [node_include(n) for n in nodes], namespace, [k.definition for k in defined],
+        [f"{namespace}::{k.wrapper}" for k in defined] if registers else [],
+        registrations_by_key(kernels, keys) if registers else []))
     return ShardSource(text, piece_lines(text, [k.definition for k in defined]), nodes,
                        tuple(k.wrapper for k in defined))
 
 
 def merged_kernel_source(parts: Sequence[str], kernels: Sequence[RenderedKernel],
-                         keys: DispatchKeys, templates: TemplateSet) -> str:
-    """Kernel units compiled as one, with every registration of their kernels."""
+                         defined: Sequence[str], keys: DispatchKeys,
+                         templates: TemplateSet) -> str:
+    """Kernel units compiled as one, with every registration of their kernels (`defined`:
+    their kernels as namespace::wrapper, which the registrations name by wrapper)."""
     macros = jinja_module(templates, "compile_units.j2")
-    return str(macros.merged_kernel_unit(list(parts), registrations_by_key(kernels, keys)))
+    return str(macros.merged_kernel_unit(list(parts), list(defined),
+                                         registrations_by_key(kernels, keys)))
 
 
 def pch_header(kind: str, templates: TemplateSet) -> str:

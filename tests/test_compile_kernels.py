@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
 SWAPPED = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
 BROKEN = "  result: at::mm(self_t, mat2_p) + no_such_jvp_anywhere(self_p, mat2_t)\n"
-_KERNEL_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::(\w+)\(c10::Disp",
+_KERNEL_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::\w+::(\w+)\(c10::Disp",
                             re.M)
 MM_UNIT = kernel_unit_name("mm")
 
@@ -73,12 +73,14 @@ def test_a_cold_build_compiles_kernel_units_merged(cold):
     out = cold
     src = out / "compile" / "src"
     part = (src / f"{MM_UNIT}.cpp").read_text()
+    assert "namespace torch::autograd::VariableType::op_mm {" in part
     assert "GRADSHARD_KERNEL_LINKAGE at::Tensor mm(c10::DispatchKeySet ks" in part
     assert '#include "gradshard/nodes/MmBackward0.h"' in part
     assert "TORCH_LIBRARY_IMPL" not in part  # the merged unit registers its parts' kernels
     whole = (src / f"{merged}.cpp").read_text()
     assert f'#include "{MM_UNIT}.cpp"' in whole
     assert "TORCH_LIBRARY_IMPL(aten, Autograd, m) {" in whole
+    assert "using op_mm::mm;" in whole
     assert 'm.impl("mm",\n       TORCH_FN(VariableType::mm)\n);' in whole
     symbols = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
     assert symbols["mm"] == "W" and set(symbols.values()) == {"W"}
