@@ -50,7 +50,9 @@ HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h", "Variab
 FORMULA = "  self: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad"
 FORMULA_EDIT = FORMULA + " * 2"
 FORWARD = "  result: auto_element_wise"
-FORWARD_EDIT = "  result: (0.5 * sqrt(M_PI) * exp(self_p.erfinv().pow(2)) * self_t.conj()).conj()"
+# a formula no earlier build compiled (auto_element_wise of the original backward formula
+# would give the cold build's kernel back, which the object cache serves)
+FORWARD_EDIT = "  result: (0.5 * sqrt(M_PI) * exp(self_p.erfinv().pow(2)) * self_t.conj() * 3).conj()"
 SAVED_EDIT = "  self: 0.5 * sqrt(M_PI) * exp(result.pow(2)) * grad"
 ERFINV_FILE = "VariableType_9.o"  # erfinv's and erfinv_'s kernels (SHA-1 of the C++ names)
 
