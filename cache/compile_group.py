@@ -164,12 +164,12 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
 def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
                    templates: Value, settings: ShardSettings,
                    files: dict[str, Value]) -> list[CompileUnit]:
-    count = shard_count(len(names), settings.formula_nodes, settings.formula_base)
-    shards = functions_shards(names, settings.formula_nodes, settings.formula_base)
+    shards = [m for _, m in functions_shards(names, settings.formula_nodes,
+                                             settings.formula_base)]
     made = engine.map(FORMULA_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
-          engine.text(str(k))), f"formulas {k}") for k, members in shards])
-    return _shard_units(engine, "Functions_formulas_", count, names, shards, made, files,
+          engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
+    return _shard_units(engine, "Functions_formulas_", names, shards, made, files,
                         with_headers=False)
 
 
@@ -205,22 +205,22 @@ def merged_unit(name: str, parts: list[CompileUnit], source: Value,
 def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], template: Value,
                    templates: Value, layout: Value, settings: ShardSettings,
                    files: dict[str, Value]) -> list[CompileUnit]:
-    count = shard_count(len(names), settings.methods_nodes, settings.methods_base)
-    shards = functions_shards(names, settings.methods_nodes, settings.methods_base)
+    shards = [m for _, m in functions_shards(names, settings.methods_nodes,
+                                             settings.methods_base)]
     made = engine.map(METHODS_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), template, templates,
-          layout, engine.text(str(k))), f"methods {k}") for k, members in shards])
-    return _shard_units(engine, "Functions_", count, names, shards, made, files)
+          layout, engine.text(str(k))), f"methods {k}") for k, members in enumerate(shards)])
+    return _shard_units(engine, "Functions_", names, shards, made, files)
 
 
-def _shard_units(engine: Engine, prefix: str, count: int, names: list[str],
-                 shards: list[tuple[int, list[int]]], made: list[Value],
-                 files: dict[str, Value], with_headers: bool = True) -> list[CompileUnit]:
-    """The units of shard sources, written as src/<prefix>NN.cpp (including the headers of
-    their nodes, unless formulas)."""
+def _shard_units(engine: Engine, prefix: str, names: list[str], shards: list[list[int]],
+                 made: list[Value], files: dict[str, Value],
+                 with_headers: bool = True) -> list[CompileUnit]:
+    """The units of shard sources, written as src/<prefix>NN.cpp, numbered among the
+    non-empty shards (including the headers of their nodes, unless formulas)."""
     units = []
-    for (number, members), shard in zip(shards, engine.records(made)):
-        name = shard_name(prefix, number, count)
+    for k, (members, shard) in enumerate(zip(shards, engine.records(made))):
+        name = shard_name(prefix, k, len(shards))
         source = f"{SOURCE_DIR}/{name}.cpp"
         files[source] = engine.literal(Text(shard.text), persist=True)
         unit_nodes = tuple(names[i] for i in members)
