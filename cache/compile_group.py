@@ -18,12 +18,12 @@ from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERN
                                                ShardSource, binding_unit_source, binding_units,
                                                formula_shard_source, functions_prelude,
                                                functions_shards, kernel_op, kernel_prelude,
-                                               kernel_namespace, kernel_shard_source,
-                                               kernel_unit_name,
+                                               kernel_shard_source, kernel_unit_name,
                                                merged_formula_source, merged_groups,
                                                merged_kernel_source, methods_shard_source,
                                                node_header, node_header_path, pch_header,
-                                               python_shard_source, shard_count, shard_name)
+                                               python_shard_source, qualified_kernel, shard_count,
+                                               shard_name)
 from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
@@ -180,10 +180,10 @@ def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], temp
     merged = []
     for group in merged_groups(len(formula_units), per_group):
         parts = [formula_units[k] for k in group]
+        name = merged_name(parts)
         source = engine.run(MERGED_FORMULA_UNIT, [
-            engine.literal(NodeList(tuple(p.name for p in parts))), templates],
-            merged_name(parts))
-        merged.append(merged_unit(merged_name(parts), parts, source, files))
+            engine.literal(NodeList(tuple(p.name for p in parts))), templates], name)
+        merged.append(merged_unit(name, parts, source, files))
     return merged
 
 
@@ -259,7 +259,7 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     for number, members in functions_shards(ops, settings.merged_kernel_ops,
                                             settings.merged_kernel_base):
         name = shard_name(MERGED_KERNEL_PREFIX, number, count)
-        defined = tuple(f"{kernel_namespace(ops[i])}::{wrapper}" for i in members
+        defined = tuple(qualified_kernel(ops[i], wrapper) for i in members
                         for wrapper in shards[i].kernels)
         source = engine.run(MERGED_KERNEL_UNIT, [
             engine.literal(NodeList(tuple(units[i].name for i in members))),
@@ -275,7 +275,7 @@ def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
     source = f"{SOURCE_DIR}/{name}.cpp"
     files[source] = engine.literal(Text(shard.text), persist=True)
     headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h", KERNEL_PRELUDE_PATH,
-               *(node_header_path(n) for n in shard.headers))
+               *(node_header_path(n) for n in shard.nodes))
     # its "nodes" are kernels: a compile error names the kernel, and its entry
     # (service/compile.py: FailureSource)
     return CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, shard.kernels,

@@ -74,7 +74,7 @@ class ShardSource(Record):
 
     text: str
     node_lines: tuple[int, ...]
-    headers: tuple[str, ...] = ()  # VariableType units: the nodes whose structs they need
+    nodes: tuple[str, ...] = ()  # VariableType units: the nodes whose structs they need
     kernels: tuple[str, ...] = ()  # and the kernels node_lines are of
 
 
@@ -170,6 +170,11 @@ def kernel_namespace(op: str) -> str:
     in their file, which differs by shard)."""
     name, _, out = op.partition("-")
     return f"out_{name}" if out else f"op_{name}"
+
+
+def qualified_kernel(op: str, wrapper: str) -> str:
+    """A kernel's name inside torch::autograd::VariableType (what registrations reach it by)."""
+    return f"{kernel_namespace(op)}::{wrapper}"
 
 
 # Merged kernel units are named by number, with a `-` that no op's name holds.
@@ -297,14 +302,14 @@ def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
     their registrations too unless a merged unit holds them (`registers`)."""
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
     defined = [k for k in kernels if k.definition]
-    namespace = kernel_namespace(op)
+    definitions = [k.definition for k in defined]
     macros = jinja_module(templates, "compile_units.j2")
     text = str(macros.kernel_unit(
         f"the kernels of {op} in VariableType.cpp", include_name(KERNEL_PRELUDE_PATH),
-        [node_include(n) for n in nodes], namespace, [k.definition for k in defined],
-        [f"{namespace}::{k.wrapper}" for k in defined] if registers else [],
+        [node_include(n) for n in nodes], kernel_namespace(op), definitions,
+        [qualified_kernel(op, k.wrapper) for k in defined] if registers else [],
         registrations_by_key(kernels, keys) if registers else []))
-    return ShardSource(text, piece_lines(text, [k.definition for k in defined]), nodes,
+    return ShardSource(text, piece_lines(text, definitions), nodes,
                        tuple(k.wrapper for k in defined))
 
 
