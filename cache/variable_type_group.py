@@ -1,12 +1,15 @@
 """The VariableType group: every function's autograd kernels, rendered, joined per file.
 
-    functions (C++-name order) ─► variable_type.kernels ×function (its match only)
-        ─► render.kernel ×kernel ─► assemble.variable_type ×file (its kernels, the first stage)
+    functions (C++-name order) ─► group.variable_type_file ×file (its functions, by C++ name):
+        variable_type.kernels ×function (its match only) ─► render.kernel ×kernel
+        ─► assemble.variable_type (its kernels, the first stage)
+    every file's kernels, in C++-name order ─► assemble.variable_type (Everything)
     spec VariableType.cpp + the dispatch keys ─► assemble.variable_type_template (first stage)
     spec VariableType.h ─► assemble.variable_type_h
 
 A kernel reads its function and the match the plan gave it (pipeline/variable_type.py), so a
-formula edit reruns the kernels of the functions using that entry; a kernel whose record is
+formula edit reruns the kernels of the functions using that entry, inside the group of their
+file only (the other files' groups answer from their index); a kernel whose record is
 unchanged (a backward formula saving the same values) is not rendered again, and a file whose
 kernels' texts are unchanged is not assembled again. Functions without a match that are not
 abstract get no kernel and no task.
@@ -14,17 +17,20 @@ abstract get no kernel and no task.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from gradshard.pipeline.kernel_render import (DispatchKeys, RenderedKernel, kernel_shards,
                                               render_kernel, variable_type_file,
                                               variable_type_header, variable_type_template)
 from gradshard.pipeline.matching import FunctionMatch, cpp_name_order
 from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.errors import Failure
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.variable_type import VariableKernel, variable_kernels
 
 from .engine import Engine, Group, Task, Value
-from .graph_records import RENDER, FailureLog, Outputs
+from .graph_records import RENDER, FailureLog, Labels, Outputs
 from .tasks import NATIVE, single_template
 
 
@@ -64,62 +70,103 @@ HEADER = Task("assemble.variable_type_h", "assemble", assemble_header, Text,
 def variable_type(engine: Engine, functions: Value, summaries: Value, matches: Value,
                   matched: Value, keys: Value, templates: Value, source: Value, header: Value,
                   layout: Value) -> Outputs:
+    """Each VariableType_N.cpp in a group of its own (`variable_type_file`): an edit
+    reaching one file's functions maps only theirs, not the ~1600 functions' tasks. Then
+    VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
+    functions_of = _kernel_functions(engine, functions, summaries, matches, matched)
+    stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
+    shards = kernel_shards([f.cpp_name for f in functions_of])
+    files = [s for s in shards if s != "Everything"]
+    indexes = engine.records([engine.group(VARIABLE_TYPE_FILE, _file_inputs(
+        engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout, s),
+        f"VariableType{s}.cpp") for s in files])
     log = FailureLog(engine)
+    for index in indexes:
+        log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))
+    if log.phases:
+        return Outputs((), (), failures=log.index())
+    kernels = _kernels_in_order(functions_of, [shards[s] for s in files], indexes)
+    everything = engine.run(FILE, [
+        engine.collection([engine.ref(h, RenderedKernel) for _, h in kernels], RenderedKernel),
+        stage_one, keys, layout, engine.text("Everything")], "VariableTypeEverything.cpp")
+    named = {"VariableType.h": engine.run(HEADER, [header, layout], "VariableType.h"),
+             "VariableTypeEverything.cpp": everything}
+    return Outputs(tuple(sorted([*((n, v.hash) for n, v in named.items()),
+                                 *(f for index in indexes for f in index.files)])),
+                   tuple(kernels))
+
+
+class KernelFunction(NamedTuple):
+    """A function that gets kernels: its record, its match (an empty one for an abstract
+    function without any), its name (tasks' ident) and its C++ name (its shard)."""
+
+    function: Value
+    match: Value
+    name: str
+    cpp_name: str
+
+
+def _kernel_functions(engine: Engine, functions: Value, summaries: Value, matches: Value,
+                      matched: Value) -> list[KernelFunction]:
+    """The functions that get kernels, in C++-name order (the files' order)."""
     summary_records = engine.records(list(engine.items(summaries)))
     function_values = engine.items(functions)
     positions = engine.records([matched])[0].positions
     match_of = dict(zip(positions, engine.items(matches)))
-    calls, names = [], []
+    # an abstract function without a match: kernels_of reads no name from it, so one serves all
+    no_match = engine.literal(FunctionMatch(""))
+    kept = []
     for p in cpp_name_order(summary_records):
         summary = summary_records[p]
         match = match_of.get(p)
         if match is None and not summary.abstract:
             continue  # derives nothing: no kernel (gen_inplace_or_view_type.py: use_derived)
-        calls.append(((function_values[p], match or engine.literal(FunctionMatch(summary.name))),
-                      summary.name))
-        names.append(summary.cpp_name)
-    kernel_lists = engine.map(KERNELS, calls)
-    kept = [(name, kernels) for name, kernels in zip(names, kernel_lists) if not kernels.failed]
-    idents = [ident for (_, ident), kernels in zip(calls, kernel_lists) if not kernels.failed]
-    per_function = engine.items_of([kernels for _, kernels in kept])
-    owners = [(f, n) for f, items in enumerate(per_function) for n in range(len(items))]
-    flat = engine.map(RENDER_KERNEL, [((per_function[f][n], templates), f"{idents[f]} {n}")
-                                      for f, n in owners])
-    rendered: list[list[Value]] = [[] for _ in per_function]
-    for (f, _), value in zip(owners, flat):
-        rendered[f].append(value)
+        kept.append(KernelFunction(function_values[p], match or no_match, summary.name,
+                                   summary.cpp_name))
+    return kept
+
+
+def _file_inputs(engine: Engine, members: list[KernelFunction], templates: Value,
+                 stage_one: Value, keys: Value, layout: Value, shard: str) -> list[Value]:
+    return [engine.collection([m.function for m in members], NativeFunction),
+            engine.collection([m.match for m in members], FunctionMatch),
+            engine.literal(Labels(tuple(m.name for m in members))), templates, stage_one,
+            keys, layout, engine.text(shard)]
+
+
+def _kernels_in_order(functions_of: list[KernelFunction], members: list[list[int]],
+                      indexes: list[Outputs]) -> list[tuple[str, str]]:
+    """Every kernel unit (`<file> <function> <n>`, hash) in C++-name order: Everything's."""
+    by_function: dict[str, list[tuple[str, str]]] = {}
+    for index in indexes:
+        for unit in index.units:
+            by_function.setdefault(kernel_unit_fields(unit[0])[1], []).append(unit)
+    return [unit for f in functions_of for unit in by_function.get(f.name, ())]
+
+
+def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Value,
+                    templates: Value, stage_one: Value, keys: Value, layout: Value,
+                    shard: Value) -> Outputs:
+    """One VariableType_N.cpp: its functions' kernels, each rendered, joined."""
+    log = FailureLog(engine)
+    idents = engine.records([names])[0].labels
+    file = f"VariableType{engine.records([shard])[0].text}.cpp"
+    kernel_lists = engine.map(KERNELS, [((f, m), ident) for f, m, ident in zip(
+        engine.items(functions), engine.items(matches), idents)])
+    built = [(ident, kernels) for ident, kernels in zip(idents, kernel_lists)
+             if not kernels.failed]
+    per_function = engine.items_of([kernels for _, kernels in built])
+    owners = [(ident, n, kernel) for (ident, _), items in zip(built, per_function)
+              for n, kernel in enumerate(items)]
+    rendered = engine.map(RENDER_KERNEL, [((kernel, templates), f"{ident} {n}")
+                                          for ident, n, kernel in owners])
     log.close(RENDER)
     if log.phases:
         return Outputs((), (), failures=log.index())
-    names = [name for name, _ in kept]
-    files = _files(engine, names, rendered, keys, source, header, layout)
-    return Outputs(tuple(sorted((n, v.hash) for n, v in files.items())),
-                   _kernel_units(names, idents, rendered), failures=log.index())
-
-
-def _files(engine: Engine, names: list[str], rendered: list[list[Value]], keys: Value,
-           source: Value, header: Value, layout: Value) -> dict[str, Value]:
-    files = {"VariableType.h": engine.run(HEADER, [header, layout], "VariableType.h")}
-    stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
-    for shard_id, members in kernel_shards(names).items():
-        name = f"VariableType{shard_id}.cpp"
-        files[name] = engine.run(FILE, [
-            engine.collection([k for p in members for k in rendered[p]], RenderedKernel),
-            stage_one, keys, layout, engine.text(shard_id)], name)
-    return files
-
-
-def _kernel_units(names: list[str], idents: list[str], rendered: list[list[Value]]
-                  ) -> tuple[tuple[str, str], ...]:
-    """Each kernel as `<file> <function> <n>` (its n-th kernel) by the hash of its
-    RenderedKernel, which names its wrapper and key: `affected` reads only the records of
-    the kernels that changed."""
-    file_of = {}
-    for shard_id, members in kernel_shards(names).items():
-        if shard_id != "Everything":
-            file_of.update((p, f"VariableType{shard_id}.cpp") for p in members)
-    return tuple((f"{file_of[p]} {idents[p]} {n}", value.hash)
-                 for p, values in enumerate(rendered) for n, value in enumerate(values))
+    text = engine.run(FILE, [engine.collection(rendered, RenderedKernel), stage_one, keys,
+                             layout, shard], file)
+    return Outputs(((file, text.hash),), tuple((f"{file} {ident} {n}", value.hash)
+                                               for (ident, n, _), value in zip(owners, rendered)))
 
 
 def kernel_unit_fields(unit: str) -> tuple[str, str]:
@@ -128,6 +175,9 @@ def kernel_unit_fields(unit: str) -> tuple[str, str]:
     return file, function
 
 
+VARIABLE_TYPE_FILE = Group("group.variable_type_file", "render", kernels_of_file, Outputs,
+                           ("functions", "matches", "names", "templates", "first stage",
+                            "dispatch keys", "layout", "shard"))
 VARIABLE_TYPE = Group("group.variable_type", "render", variable_type, Outputs,
                       ("functions", "summaries", "matches", "matched", "dispatch keys",
                        "templates", "VariableType.cpp template", "VariableType.h template",

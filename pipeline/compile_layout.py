@@ -58,12 +58,12 @@ class ShardSettings(Record):
     files hold, so packing never makes the slowest binding edit slower)."""
 
     formula_nodes: int = 32
-    methods_nodes: int = 64
+    methods_nodes: int = 256
     binding_unit_bytes: int = 600_000
     formula_base: int = 3  # formula units come 3·2^k at a time: 24 for 2.13's ~750 nodes
-    methods_base: int = 3  # and Functions units too: 12 for 2.13
+    methods_base: int = 3  # and Functions units too: 3 for 2.13
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
-    merged_kernel_ops: int = 128  # op units per merged unit (3·2^k merged): 24 for 2.13
+    merged_kernel_ops: int = 256  # op units per merged unit (3·2^k merged): 12 for 2.13
     merged_kernel_base: int = 3  # (below 1: no merged units, each unit registers its kernels)
 
 

@@ -276,6 +276,7 @@ class Daemon:
                 break
             if changed:
                 self._publish(self.build_once(changed))
+                self.session.settle()  # while idle: no full garbage pass in the next build
             else:
                 self._run_jobs()
                 # a directory moved or replaced reports no event

@@ -6,6 +6,7 @@
             ─ build      generate, then compile, as one build of the cache (service/build.py)
             ─ compile    a build's generated C++, from its own graph run (service/compile.py)
             ─ affected   what the spec's edits change (service/affected.py)
+            ─ settle     a long-lived process's housekeeping between builds (garbage)
             ─ close
 
 Shake's RunState has this shape: opened once, run many times. The CLI opens one per command;
@@ -16,6 +17,7 @@ imports this module: it sits above them.
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -57,3 +59,14 @@ class Session(OpenCache):
         from .affected import affected_command
 
         return self.retrying(partial(affected_command, location, self, against, since))
+
+    def settle(self) -> None:
+        """Housekeeping of a long-lived process between builds (the daemon, once a build's
+        result is published): collect garbage now and freeze what survives (gc.freeze), so
+        that the collector's full passes during the next build walk that build's objects only,
+        not the millions the session keeps in memory. Measured on 2.13: such a pass during an
+        edit's build costs ~0.28 s, as much as the rest of the build. Unfreezing first lets
+        this pass reclaim cycles the last build dropped, so nothing piles up frozen."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()

@@ -6,11 +6,13 @@ Real g++ and ninja on the mini spec's Functions units."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,27 @@ def test_a_cached_failing_run_reports_the_same_problems_without_running_a_task(t
     with sqlite3.connect(cache / DB_FILE) as db:
         assert set(db.execute("SELECT key, output, used FROM tasks")) == rows
     assert not (tmp_path / "out").exists()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_settle_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path):
+    """The daemon's housekeeping between builds: survivors are frozen (a full collection
+    pass skips them), and a frozen cycle dropped later is reclaimed by the next settle."""
+    session = Session(tmp_path / "cache")
+    cycle = _Cycle()
+    dropped = weakref.ref(cycle)
+    try:
+        session.settle()
+        assert gc.get_freeze_count() > 0
+        del cycle
+        gc.collect()
+        assert dropped() is not None  # frozen: a full pass does not walk it
+        session.settle()
+        assert dropped() is None
+    finally:
+        gc.unfreeze()
+        session.close()

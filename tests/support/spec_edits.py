@@ -296,6 +296,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp, VariableType_9.cpp
         match.function: bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         parse.derivative: bitwise_not
@@ -320,6 +321,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_6.cpp, VariableType_7.cpp, VariableType_8.cpp
         match.plan: functions
         parse.dispatch_keys: derivatives
         parse.op_names: derivatives
@@ -338,6 +340,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
+        group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
         match.function: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
         match.function: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
         match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
@@ -373,6 +377,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
+        group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
         parse.derivative: sinh
@@ -398,6 +404,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
+        group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
         match.function: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
         match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         parse.derivative: mul.Tensor
@@ -421,6 +429,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_2.cpp, VariableType_4.cpp
+        group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
         match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         parse.derivative: add.Tensor
@@ -440,6 +450,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_3.cpp, VariableType_5.cpp
         match.function: expand, expand_copy
         parse.derivative: expand
         parse.entry_infos: expand
@@ -467,6 +478,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_7.cpp, VariableType_9.cpp
         match.function: asinh, asinh.out
         parse.derivative: asinh
         parse.entry_infos: asinh
@@ -487,6 +499,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
+        group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
@@ -515,6 +529,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_2.cpp
         match.function: my_scale
         match.plan: functions
         parse.buckets: native functions
@@ -556,6 +571,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp
         match.function: my_split
         match.plan: functions
         parse.buckets: native functions
@@ -594,6 +610,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_8.cpp
         match.function: my_lerp
         match.plan: functions
         parse.buckets: native functions
@@ -631,6 +648,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_5.cpp, VariableType_9.cpp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_blend, my_blend.out
@@ -657,6 +675,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: mul.Dim
@@ -735,6 +754,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_9.cpp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_tagged
@@ -766,6 +786,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_9.cpp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_minmax
@@ -791,6 +812,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_ramp
@@ -821,6 +843,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp, VariableType_9.cpp
         match.function: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         parse.buckets: native functions
@@ -849,6 +872,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp
         match.function: mm, mm.out
         parse.derivative: mm
         parse.entry_infos: mm
@@ -866,6 +890,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_3.cpp, VariableType_4.cpp
         match.function: diagonal, diagonal_copy
         parse.derivative: diagonal
         parse.entry_infos: diagonal
@@ -885,6 +910,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_7.cpp
         match.function: asinh_
         parse.derivative: asinh_
         parse.entry_infos: asinh_
@@ -913,6 +939,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_4.cpp, VariableType_6.cpp
         match.function: my_neg, my_neg.out
         match.plan: functions
         parse.buckets: native functions
@@ -944,6 +971,7 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp, VariableType_6.cpp
         match.function: detach, detach_, detach_copy
         match.plan: functions
         parse.derivative: detach
@@ -976,6 +1004,7 @@ RERUNS: dict[str, Reruns] = {
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.variable_type_file: VariableType_3.cpp
         match.function: _foreach_sinc
         match.plan: functions
         parse.buckets: native functions
@@ -1022,6 +1051,8 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_side: autograd side
         group.build: build
         group.variable_type: variable type
+        group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
+        group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
