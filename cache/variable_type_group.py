@@ -70,7 +70,7 @@ HEADER = Task("assemble.variable_type_h", "assemble", assemble_header, Text,
 def variable_type(engine: Engine, functions: Value, summaries: Value, matches: Value,
                   matched: Value, keys: Value, templates: Value, source: Value, header: Value,
                   layout: Value) -> Outputs:
-    """Each VariableType_N.cpp in a group of its own (`variable_type_file`): an edit
+    """Each VariableType_N.cpp in a group of its own (`group.variable_type_file`): an edit
     reaching one file's functions maps only theirs, not the ~1600 functions' tasks. Then
     VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
     functions_of = _kernel_functions(engine, functions, summaries, matches, matched)
@@ -85,7 +85,7 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
         log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))
     if log.phases:
         return Outputs((), (), failures=log.index())
-    kernels = _kernels_in_order(functions_of, [shards[s] for s in files], indexes)
+    kernels = _kernels_in_order(functions_of, indexes)
     everything = engine.run(FILE, [
         engine.collection([engine.ref(h, RenderedKernel) for _, h in kernels], RenderedKernel),
         stage_one, keys, layout, engine.text("Everything")], "VariableTypeEverything.cpp")
@@ -134,8 +134,8 @@ def _file_inputs(engine: Engine, members: list[KernelFunction], templates: Value
             keys, layout, engine.text(shard)]
 
 
-def _kernels_in_order(functions_of: list[KernelFunction], members: list[list[int]],
-                      indexes: list[Outputs]) -> list[tuple[str, str]]:
+def _kernels_in_order(functions_of: list[KernelFunction], indexes: list[Outputs]
+                      ) -> list[tuple[str, str]]:
     """Every kernel unit (`<file> <function> <n>`, hash) in C++-name order: Everything's."""
     by_function: dict[str, list[tuple[str, str]]] = {}
     for index in indexes:
