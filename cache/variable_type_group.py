@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from gradshard.pipeline.errors import Failure
 from gradshard.pipeline.kernel_render import (DispatchKeys, RenderedKernel, kernel_shards,
                                               render_kernel, variable_type_file,
                                               variable_type_header, variable_type_template)
 from gradshard.pipeline.matching import FunctionMatch, cpp_name_order
 from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.errors import Failure
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.variable_type import VariableKernel, variable_kernels
@@ -76,10 +76,10 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
     functions_of = _kernel_functions(engine, functions, summaries, matches, matched)
     stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
     shards = kernel_shards([f.cpp_name for f in functions_of])
-    files = [s for s in shards if s != "Everything"]
+    shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9: a group each
     indexes = engine.records([engine.group(VARIABLE_TYPE_FILE, _file_inputs(
         engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout, s),
-        f"VariableType{s}.cpp") for s in files])
+        f"VariableType{s}.cpp") for s in shard_ids])
     log = FailureLog(engine)
     for index in indexes:
         log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))
