@@ -16,7 +16,8 @@ from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERN
                                                PYTHON_PCH, SOURCE_DIR, VARIABLE_TYPE_PCH,
                                                CompileLayout, CompileUnit, ShardSettings,
                                                ShardSource, binding_unit_source, binding_units,
-                                               formula_shard_source, functions_prelude,
+                                               formula_shard_source, forward_shard_source,
+                                               forward_unit_name, functions_prelude,
                                                functions_shards, kernel_op, kernel_prelude,
                                                kernel_shard_source, kernel_unit_name,
                                                merged_formula_source, merged_groups,
@@ -96,6 +97,11 @@ def make_kernel_shard(kernels: tuple[RenderedKernel, ...], keys: DispatchKeys,
     return kernel_shard_source(kernels, keys, templates, op.text, bool(registers.text))
 
 
+def make_forward_shard(kernels: tuple[RenderedKernel, ...], templates: TemplateSet,
+                       op: Text) -> ShardSource:
+    return forward_shard_source(kernels, templates, op.text)
+
+
 def make_merged_kernel_unit(parts: NodeList, kernels: tuple[RenderedKernel, ...],
                             defined: NodeList, keys: DispatchKeys,
                             templates: TemplateSet) -> Text:
@@ -123,6 +129,8 @@ KERNEL_PRELUDE = Task("compile.kernel_prelude", "layout", make_kernel_prelude, T
                       ("template", "templates"))
 KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
                     ("kernels", "dispatch keys", "templates", "op", "registers"))
+FORWARD_SHARD = Task("compile.forward_shard", "layout", make_forward_shard, ShardSource,
+                     ("kernels", "templates", "op"))
 MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
                           ("parts", "kernels", "defined", "dispatch keys", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
@@ -234,9 +242,10 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
                   settings: ShardSettings, files: dict[str, Value]
                   ) -> tuple[list[CompileUnit], list[CompileUnit]]:
     """VariableType's kernels, a unit per op (src/VariableType_<op>.cpp) with the headers of
-    the nodes its kernels create, and units merged by a hash of the op's name
-    (src/VariableType_merged-NN.cpp, which register their kernels; without merged units each
-    unit registers its own)."""
+    the nodes its kernels create, the op's outlined forward formulas in a unit of their own
+    (src/VariableTypeForward_<op>.cpp), and units merged by a hash of the op's name
+    (src/VariableType_merged-NN.cpp, both kinds of unit of their ops, which register their
+    kernels; without merged units each kernel unit registers its own)."""
     of_op: dict[str, list[Value]] = {}
     for unit, code in built.kernels:
         of_op.setdefault(kernel_op(kernel_unit_fields(unit)[1]), []).append(
@@ -252,8 +261,13 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
           engine.text("" if merging else "registers")), f"kernels {op}") for op in ops])
     shards = engine.records(made)
     units = [_kernel_unit(engine, op, shard, files) for op, shard in zip(ops, shards)]
+    forwards = engine.records(engine.map(FORWARD_SHARD, [
+        ((engine.collection(of_op[op], RenderedKernel), templates, engine.text(op)),
+         f"forward formulas {op}") for op in ops]))
+    forward_units = {op: _forward_unit(engine, op, shard, files)
+                     for op, shard in zip(ops, forwards) if shard.kernels}
     if not merging:
-        return units, []
+        return units + list(forward_units.values()), []
     count = shard_count(len(ops), settings.merged_kernel_ops, settings.merged_kernel_base)
     merged = []
     for number, members in functions_shards(ops, settings.merged_kernel_ops,
@@ -261,12 +275,14 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
         name = shard_name(MERGED_KERNEL_PREFIX, number, count)
         defined = tuple(qualified_kernel(ops[i], wrapper) for i in members
                         for wrapper in shards[i].kernels)
+        parts = [unit for i in members
+                 for unit in (units[i], forward_units.get(ops[i])) if unit is not None]
         source = engine.run(MERGED_KERNEL_UNIT, [
-            engine.literal(NodeList(tuple(units[i].name for i in members))),
+            engine.literal(NodeList(tuple(p.name for p in parts))),
             engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
             engine.literal(NodeList(defined)), keys, templates], name)
-        merged.append(merged_unit(name, [units[i] for i in members], source, files))
-    return units, merged
+        merged.append(merged_unit(name, parts, source, files))
+    return units + list(forward_units.values()), merged
 
 
 def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
@@ -279,6 +295,17 @@ def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
     # its "nodes" are kernels: a compile error names the kernel, and its entry
     # (service/compile.py: FailureSource)
     return CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, shard.kernels,
+                       shard.node_lines, len(shard.text))
+
+
+def _forward_unit(engine: Engine, op: str, shard: ShardSource,
+                  files: dict[str, Value]) -> CompileUnit:
+    """An op's outlined forward formulas: FunctionsManual.h is all they include, so they
+    start from the formula units' PCH."""
+    name = forward_unit_name(op)
+    source = f"{SOURCE_DIR}/{name}.cpp"
+    files[source] = engine.literal(Text(shard.text), persist=True)
+    return CompileUnit(name, source, False, AUTOGRAD_PCH, (PRELUDE_PATH,), shard.kernels,
                        shard.node_lines, len(shard.text))
 
 

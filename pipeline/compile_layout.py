@@ -172,6 +172,16 @@ def kernel_namespace(op: str) -> str:
     return f"out_{name}" if out else f"op_{name}"
 
 
+def forward_namespace(op: str) -> str:
+    """The namespace of an op's outlined forward formulas (fw_erfinv, fw_out_erfinv), beside
+    its kernels' (no op's kernel namespace starts with fw_)."""
+    return f"fw_{kernel_namespace(op).removeprefix('op_')}"
+
+
+def forward_unit_name(op: str) -> str:
+    return f"VariableTypeForward_{op}"
+
+
 def qualified_kernel(op: str, wrapper: str) -> str:
     """A kernel's name inside torch::autograd::VariableType (what registrations reach it by)."""
     return f"{kernel_namespace(op)}::{wrapper}"
@@ -299,18 +309,45 @@ def kernel_prelude(spec_templates: TemplateSet, templates: TemplateSet) -> str:
 def kernel_shard_source(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
                         templates: TemplateSet, op: str, registers: bool) -> ShardSource:
     """An op's kernels, after VariableType.cpp's head and the headers of the nodes they create;
-    their registrations too unless a merged unit holds them (`registers`)."""
+    their registrations too unless a merged unit holds them (`registers`). Their outlined
+    forward formulas are declared before them and called where torchgen's kernels compute
+    them (`forward_shard_source` defines them)."""
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node))
     defined = [k for k in kernels if k.definition]
-    definitions = [k.definition for k in defined]
     macros = jinja_module(templates, "compile_units.j2")
+    forward_ns = forward_namespace(op)
+    definitions = [_calling_definition(k, forward_ns, macros) for k in defined]
     text = str(macros.kernel_unit(
         f"the kernels of {op} in VariableType.cpp", include_name(KERNEL_PRELUDE_PATH),
         [node_include(n) for n in nodes], kernel_namespace(op), definitions,
         [qualified_kernel(op, k.wrapper) for k in defined] if registers else [],
-        registrations_by_key(kernels, keys) if registers else []))
+        registrations_by_key(kernels, keys) if registers else [], forward_ns,
+        [f for k in defined for f in k.forward]))
     return ShardSource(text, piece_lines(text, definitions), nodes,
                        tuple(k.wrapper for k in defined))
+
+
+def _calling_definition(kernel: RenderedKernel, namespace: str, macros) -> str:
+    """The kernel's definition with each outlined formula's assignment a call of its function
+    (an assignment found other than once stays as it is: the function is then unused)."""
+    text = kernel.definition
+    for function in kernel.forward:
+        assignment = f"{function.target} = {function.formula};"
+        if text.count(assignment) == 1:
+            text = text.replace(assignment, str(macros.forward_call(namespace, function)))
+    return text
+
+
+def forward_shard_source(kernels: Sequence[RenderedKernel], templates: TemplateSet,
+                         op: str) -> ShardSource:
+    """An op's outlined forward formulas (pipeline/forward_outline.py), each traced back to
+    its kernel on a compile error."""
+    owners = [(k.wrapper, f) for k in kernels for f in k.forward]
+    macros = jinja_module(templates, "compile_units.j2")
+    functions = [str(macros.forward_function(f)) for _, f in owners]
+    text = str(macros.forward_unit(f"the forward formulas of {op}'s kernels",
+                                   forward_namespace(op), functions))
+    return ShardSource(text, piece_lines(text, functions), (), tuple(w for w, _ in owners))
 
 
 def merged_kernel_source(parts: Sequence[str], kernels: Sequence[RenderedKernel],

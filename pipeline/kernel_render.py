@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .forward_outline import ForwardFunction, outline_forward
 from .records import Record
 from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
                      sharded_positions)
@@ -36,8 +37,9 @@ class DispatchKeys(Record):
 
 @dataclass(frozen=True, slots=True)
 class RenderedKernel(Record):
-    """One kernel's definition (empty for a fallback registration) and registration, and
-    the backward node it creates ("" for none, or a node of torch's own)."""
+    """One kernel's definition (empty for a fallback registration) and registration, the
+    backward node it creates ("" for none, or a node of torch's own), and the forward
+    formulas the compile layout compiles out of it."""
 
     wrapper: str
     key: str
@@ -45,6 +47,7 @@ class RenderedKernel(Record):
     registration: str
     node: str = ""
     entry: str = ""  # the derivatives entry label the kernel's formulas come from
+    forward: tuple[ForwardFunction, ...] = ()
 
 
 def render_kernel(kernel: VariableKernel, templates: TemplateSet) -> RenderedKernel:
@@ -55,7 +58,8 @@ def render_kernel(kernel: VariableKernel, templates: TemplateSet) -> RenderedKer
     # frozen, so a template cannot change one)
     return RenderedKernel(kernel.wrapper, kernel.key, str(macros.definition(kernel)),
                           str(macros.registration(kernel)),
-                          "" if node in TORCH_NODES else node, kernel.entry)
+                          "" if node in TORCH_NODES else node, kernel.entry,
+                          outline_forward(kernel))
 
 
 def dispatch_keys(keys: Sequence[Sequence[str]]) -> DispatchKeys:

@@ -184,6 +184,7 @@ class VariableKernel(Record):
     cpp_name: str = ""
     overload: str = ""
     ties: tuple[str, ...] = ()
+    tie_types: tuple[str, ...] = ()  # the ties' C++ types (pipeline/forward_outline.py)
     moves_result: bool = False
     ndebug_before: tuple[NdebugCheck, ...] = ()
     ndebug_after: tuple[NdebugCheck, ...] = ()
@@ -688,7 +689,9 @@ class _KernelBuilder:
         if modifies or returns_void:
             return dict(call_shape="statement")
         fields: dict = dict(call_shape="jvp" if jvp else "value",
-                            ties=self._ties(),
+                            ties=self._ties(), tie_types=tuple(
+                                str(return_ctype(r, self.fn.cpp_flags).without_const_ref())
+                                for r in self.func.returns),
                             moves_result=any(r.type.is_tensor_like() for r in self.func.returns))
         if jvp:
             types = [str(return_ctype(r, CppFlags())) for r in self.func.returns]

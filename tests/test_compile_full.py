@@ -64,10 +64,12 @@ def test_the_whole_generated_set_compiles(full_compile):
     shared = (out / "compile" / "src" / "python_bindings_0.cpp").read_text()
     assert re.findall(r'#include "bindings/(\w+)\.cpp"', shared) == small
     commands = json.loads((out / "compile" / "compile_commands.json").read_text())
-    # the formula units and kernel units, compiled or not
+    # the formula units, kernel units and forward units, compiled or not
     parts = len([p for p in (out / "compile" / "src").glob("VariableType_*.cpp")
                  if "merged-" not in p.name])
-    assert len(commands) == report["units"] + 24 + parts and parts > 800
+    forward = len(list((out / "compile" / "src").glob("VariableTypeForward_*.cpp")))
+    assert len(commands) == report["units"] + 24 + parts + forward and parts > 800
+    assert forward > 300
 
     # Every node's methods are defined exactly once across the objects, as in Functions.o.
     objects = sorted((out / "compile" / "obj").glob("*.o"))
@@ -133,11 +135,12 @@ def test_the_daemon_on_the_full_spec(full_compile, tmp_path):
         print(f"\nfull spec, warm daemon: save → Functions.cpp rewritten {generated:.3f} s, "
               f"→ object recompiled {compiled:.2f} s")
         status = running.wait()
-        # its formula unit, and the kernel unit of erfinv and erfinv_: their forward
-        # formula is auto_element_wise, made from this backward formula
+        # its formula unit, and the forward unit of erfinv's and erfinv_'s kernels: their
+        # forward formula is auto_element_wise, made from this backward formula (the kernels
+        # call it, unchanged)
         recompiled = status["last"]["compile"]["compiled"]
         assert status["last"]["ok"] and len(recompiled) == 2, recompiled
         assert sum(u.startswith("Functions_formulas_") for u in recompiled) == 1
-        assert "VariableType_erfinv" in recompiled
+        assert "VariableTypeForward_erfinv" in recompiled
     finally:
         running.cli("daemon", "stop", *running.where(), check=False)

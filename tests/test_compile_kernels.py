@@ -1,8 +1,9 @@
 """VariableType's kernels in the compile layout, on the real 2.13 spec: a cold build compiles
 kernel units merged (their kernels weak, their registrations in the merged unit), a
-forward-formula edit compiles the edited op's unit alone and splices it over the stored
-merged object, and a forward formula that does not compile is shown at its derivatives.yaml
-line (a kernel unit's kernels are its "nodes", each with the entry its formulas come from)."""
+forward-formula edit compiles the edited op's forward unit alone (its kernels call the
+formula there) and splices it over the stored merged object, and a forward formula that does
+not compile is shown at its derivatives.yaml line (a kernel or forward unit's kernels are its
+"nodes", each with the entry its formulas come from)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.compile_layout import MERGED_KERNEL_PREFIX, kernel_unit_name
+from gradshard.pipeline.compile_layout import (MERGED_KERNEL_PREFIX, forward_unit_name,
+                                               kernel_unit_name)
 from gradshard.service.cli import main
 from support.compile import run_build
 
@@ -24,7 +26,10 @@ SWAPPED = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
 BROKEN = "  result: at::mm(self_t, mat2_p) + no_such_jvp_anywhere(self_p, mat2_t)\n"
 _KERNEL_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::\w+::(\w+)\(c10::Disp",
                             re.M)
+_FORWARD_SYMBOL = re.compile(r"^\S+ ([A-Z]) torch::autograd::VariableType::fw_\w+::(\w+)\(", re.M)
 MM_UNIT = kernel_unit_name("mm")
+MM_FORWARD_UNIT = forward_unit_name("mm")
+MM_UNITS = ("--units", MM_UNIT, "--units", MM_FORWARD_UNIT)
 
 
 def merged_of(out: Path, part: str) -> str:
@@ -35,11 +40,12 @@ def merged_of(out: Path, part: str) -> str:
     raise AssertionError(f"no merged unit includes {part}")
 
 
-def kernel_symbols(obj: Path) -> dict[str, str]:
-    """Kernel → how the object defines it (nm's letter: W weak, T strong)."""
+def kernel_symbols(obj: Path, pattern: re.Pattern = _KERNEL_SYMBOL) -> dict[str, str]:
+    """Kernel (or forward formula) → how the object defines it (nm's letter: W weak, T
+    strong)."""
     listed = subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True,
                             text=True, check=True).stdout
-    return {kernel: kind for kind, kernel in _KERNEL_SYMBOL.findall(listed)}
+    return {kernel: kind for kind, kernel in pattern.findall(listed)}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +64,7 @@ def cold(spec_copy, tmp_path_factory) -> Path:
     spec, cache = spec_copy
     out = tmp_path_factory.mktemp("kernels-cold") / "out"
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", "--units", MM_UNIT])
+                 "-j", "2", *MM_UNITS])
     assert code == 0
     return out
 
@@ -77,16 +83,24 @@ def test_a_cold_build_compiles_kernel_units_merged(cold):
     assert "GRADSHARD_KERNEL_LINKAGE at::Tensor mm(c10::DispatchKeySet ks" in part
     assert '#include "gradshard/nodes/MmBackward0.h"' in part
     assert "TORCH_LIBRARY_IMPL" not in part  # the merged unit registers its parts' kernels
+    call = ("::torch::autograd::VariableType::fw_mm::mm_forward_0(result_new_fw_grad_opt, "
+            "self_t, self_p, mat2_t, mat2_p);")
+    assert call in part and "at::mm(self_t, mat2_p)" not in part
+    forward = (src / f"{MM_FORWARD_UNIT}.cpp").read_text()
+    assert "result_new_fw_grad_opt = at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t);" in forward
     whole = (src / f"{merged}.cpp").read_text()
     assert f'#include "{MM_UNIT}.cpp"' in whole
+    assert f'#include "{MM_FORWARD_UNIT}.cpp"' in whole
     assert "TORCH_LIBRARY_IMPL(aten, Autograd, m) {" in whole
     assert "using op_mm::mm;" in whole
     assert 'm.impl("mm",\n       TORCH_FN(VariableType::mm)\n);' in whole
     symbols = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
     assert symbols["mm"] == "W" and set(symbols.values()) == {"W"}
+    forward = kernel_symbols(out / "compile" / "obj" / f"{merged}.o", _FORWARD_SYMBOL)
+    assert forward["mm_forward_0"] == "W" and set(forward.values()) == {"W"}
 
 
-def test_a_forward_formula_edit_splices_its_kernel_unit(spec_copy, cold, tmp_path, capsys):
+def test_a_forward_formula_edit_splices_its_forward_unit(spec_copy, cold, tmp_path, capsys):
     spec, cache = tmp_path / "spec", spec_copy[1]
     shutil.copytree(spec_copy[0], spec)
     out = tmp_path / "out"
@@ -96,16 +110,18 @@ def test_a_forward_formula_edit_splices_its_kernel_unit(spec_copy, cold, tmp_pat
     text = derivatives.read_text()
     assert MM_FORWARD in text
     derivatives.write_text(text.replace(MM_FORWARD, SWAPPED, 1))
-    code, report, err = run_build(capsys, spec, out, cache, "--units", MM_UNIT)
+    code, report, err = run_build(capsys, spec, out, cache, *MM_UNITS)
     assert code == 0, err
-    assert report["compile"]["compiled"] == [MM_UNIT]
+    assert report["compile"]["compiled"] == [MM_FORWARD_UNIT]  # not the kernels' unit
     assert report["compile"]["spliced"] == [merged]
-    spliced = kernel_symbols(out / "compile" / "obj" / f"{merged}.o")
-    part = kernel_symbols(out / "compile" / "obj" / "parts" / f"{MM_UNIT}.o")
-    assert part["mm"] == "T" and set(part.values()) == {"T"}
-    # the part's kernels replace the merged unit's, whose registrations now call them
-    before = kernel_symbols(cold / "compile" / "obj" / f"{merged}.o")
+    obj = out / "compile" / "obj"
+    part = kernel_symbols(obj / "parts" / f"{MM_FORWARD_UNIT}.o", _FORWARD_SYMBOL)
+    assert part["mm_forward_0"] == "T" and set(part.values()) == {"T"}
+    # the part's formulas replace the merged unit's, which its kernels call; kernels stay weak
+    before = kernel_symbols(cold / "compile" / "obj" / f"{merged}.o", _FORWARD_SYMBOL)
+    spliced = kernel_symbols(obj / f"{merged}.o", _FORWARD_SYMBOL)
     assert spliced == {k: "T" if k in part else "W" for k in before}
+    assert set(kernel_symbols(obj / f"{merged}.o").values()) == {"W"}
     assert linked_objects(out) == [merged]  # the part is not linked twice
 
 
@@ -116,9 +132,10 @@ def test_a_forward_formula_error_is_shown_at_its_line(spec_copy, cold, tmp_path,
     text = derivatives.read_text()
     derivatives.write_text(text.replace(MM_FORWARD, BROKEN, 1))
     line = derivatives.read_text().splitlines().index(BROKEN.rstrip("\n")) + 1
-    code, report, err = run_build(capsys, spec, tmp_path / "out", cache, "--units", MM_UNIT)
+    code, report, err = run_build(capsys, spec, tmp_path / "out", cache, *MM_UNITS)
     assert code == 3
     assert f"{derivatives}:{line}: error: generated code for mm (mm)" in err
     assert "no_such_jvp_anywhere" in err
-    assert sorted(report["failed"]) == sorted([MM_UNIT, merged_of(tmp_path / "out", MM_UNIT)])
+    assert sorted(report["failed"]) == sorted([MM_FORWARD_UNIT,
+                                               merged_of(tmp_path / "out", MM_UNIT)])
     assert report["errors"][0]["line"] == line
