@@ -196,23 +196,40 @@ def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
     return header
 
 
-def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path]) -> None:
+def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path],
+               sound: dict[str, tuple[int, ...]]) -> None:
     """Once per build, before ninja: a PCH that does not match the sum recorded when it was
     built (a restored cache, a disk error) is removed, so its edge builds it again; the
     temporaries of killed PCH builds are removed. Under the PCH's lock: a build building it
-    holds the lock, so its temporary is never taken for a leftover."""
+    holds the lock, so its temporary is never taken for a leftover. `sound` is the session's
+    memory of the PCHs it found matching (by their stat signature, which holds the change
+    time no write can leave as it was): a daemon's builds do not hash ~1.4 GB again each."""
     for header in pch_headers.values():
         gch = Path(f"{header}.gch")
         with pch_lock(gch):
             leftovers = remove_pch_leftovers(gch)
-            problem = pch_problem(gch)
-            if problem not in (None, PCH_MISSING):
-                forget_pch(gch)
-                plan.warnings.append(f"the precompiled header {gch} {problem}: removed, "
-                                     "and rebuilt")
+            signature = stat_signature(gch)
+            if signature is None or sound.get(str(gch)) != signature:
+                sound.pop(str(gch), None)
+                problem = pch_problem(gch)
+                if problem is None and signature is not None:
+                    sound[str(gch)] = signature
+                elif problem != PCH_MISSING:
+                    forget_pch(gch)
+                    plan.warnings.append(f"the precompiled header {gch} {problem}: removed, "
+                                         "and rebuilt")
         if leftovers:
             plan.warnings.append(f"removed {len(leftovers)} temporary file(s) a killed "
                                  f"build of {gch} left")
+
+
+def stat_signature(path: Path) -> tuple[int, ...] | None:
+    """What any write to the file changes (its change time among them); None without one."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
 def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
@@ -850,7 +867,7 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
     units, merged, pch_headers = prepare_units(plan, layout, graph.files, out, fingerprint)
-    check_pchs(plan, pch_headers)
+    check_pchs(plan, pch_headers, session.sound_pchs)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,
                          parts=frozenset(n for m in whole.merged for n in m.parts))

@@ -27,12 +27,14 @@ T = TypeVar("T")
 @dataclass
 class OpenCache:
     """One command's (or the daemon's) view of the cache: the store (if any), the engine
-    memory and the warnings given."""
+    memory, the warnings given and the precompiled headers found sound (gch path → stat
+    signature, service/compile.py: check_pchs)."""
 
     directory: Path | None
     warnings: list[str] = field(default_factory=list)
     store: Store | None = None
     _memory: Memory | None = None
+    sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def open(self) -> Store | None:
         if self.directory is not None and self.store is None:

@@ -7,6 +7,7 @@ Real g++ and ninja on the mini spec's Functions units."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import sqlite3
@@ -194,3 +195,30 @@ def test_settle_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path
     finally:
         gc.unfreeze()
         session.close()
+
+
+def test_a_session_hashes_a_sound_pch_once_and_a_changed_one_again(tmp_path, monkeypatch):
+    """check_pchs: a PCH found sound is not hashed again by the same session while its stat
+    signature holds; a write (here: same size, other bytes) is hashed again and removed."""
+    from gradshard.cache import object_cache
+    from gradshard.service import compile as compile_module
+
+    header = tmp_path / "pch" / "key" / "autograd.h"
+    header.parent.mkdir(parents=True)
+    gch = Path(f"{header}.gch")
+    gch.write_bytes(b"a precompiled header")
+    Path(f"{gch}.sum").write_text(json.dumps(
+        {"size": gch.stat().st_size, "xxh3_128": object_cache.content_sum(gch.read_bytes())}))
+    hashed = []
+    checked = object_cache.pch_problem
+    monkeypatch.setattr(compile_module, "pch_problem", lambda p: hashed.append(p) or checked(p))
+    plan = compile_module.CompilePlan(tmp_path / "compile", tmp_path, None, 1)
+    session = Session(tmp_path / "cache")
+    for _ in range(2):
+        compile_module.check_pchs(plan, {"autograd": header}, session.sound_pchs)
+    assert hashed == [gch] and gch.exists() and plan.warnings == []
+    gch.write_bytes(b"a damaged  header!!!")  # the same size
+    compile_module.check_pchs(plan, {"autograd": header}, session.sound_pchs)
+    assert hashed == [gch, gch] and not gch.exists()
+    assert "does not match its recorded sum" in plan.warnings[0]
+    assert session.sound_pchs == {}
