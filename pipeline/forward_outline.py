@@ -29,9 +29,11 @@ _TENSOR = "at::Tensor &"
 # precedes it: a member (`.x`, `->x`) or qualified name (`::x`) is no local.
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _NAME = re.compile(r"(\.|->|::)?\s*\b([A-Za-z_]\w*)")
-# Locals of every kernel (templates/variable_type.j2) a formula cannot be given.
-_KERNEL_LOCALS = frozenset({"ks", "grad_fn", "grad_fns", "original_self", "original_selfs"})
-_KERNEL_LOCAL_PATTERN = re.compile(r"_.*|.*_|.*_new_fw_grad_opts?|.*__(storage|impl)_saved")
+# Locals of every kernel (templates/variable_type.j2) a formula cannot be given: the unpacked
+# arguments (`self_`) and the kernel's own. (`_trilinear(…)` is at::_trilinear: no local.)
+_KERNEL_LOCALS = frozenset({"ks", "grad_fn", "grad_fns", "original_self", "original_selfs",
+                            "_tmp"})
+_KERNEL_LOCAL_PATTERN = re.compile(r"_any_.*|.*_|.*_new_fw_grad_opts?|.*__(storage|impl)_saved")
 
 
 @dataclass(frozen=True, slots=True)

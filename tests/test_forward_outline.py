@@ -75,6 +75,12 @@ def test_a_formula_naming_another_kernel_local_stays_inline(text: str) -> None:
     assert outline_forward(kernel(formula(text))) == ()
 
 
+def test_an_unqualified_aten_name_is_no_local() -> None:
+    [function] = outline_forward(kernel(formula("_trilinear(self_t, self_p) + _tmp_like(self_t)")))
+    assert function.params == (Formal(LOCAL, "self_t"), Formal(LOCAL, "self_p"))
+    assert outline_forward(kernel(formula("_tmp * self_t"))) == ()
+
+
 def test_members_qualified_names_and_literals_are_no_locals() -> None:
     assert formula_names('at::grad_fn(self_t.grad_fn(), "ks _tmp", \'_\') -> x') == [
         "at", "self_t"]
