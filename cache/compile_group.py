@@ -256,14 +256,16 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     files[KERNEL_PRELUDE_PATH] = engine.run(KERNEL_PRELUDE, [template, templates],
                                             "VariableType head")
     merging = settings.merged_kernel_base >= 1
+    # each op's kernels and name, as both its kernel and its forward unit read them
+    inputs = [(engine.collection(of_op[op], RenderedKernel), engine.text(op)) for op in ops]
     made = engine.map(KERNEL_SHARD, [
-        ((engine.collection(of_op[op], RenderedKernel), keys, templates, engine.text(op),
-          engine.text("" if merging else "registers")), f"kernels {op}") for op in ops])
+        ((kernels, keys, templates, name, engine.text("" if merging else "registers")),
+         f"kernels {op}") for op, (kernels, name) in zip(ops, inputs)])
     shards = engine.records(made)
     units = [_kernel_unit(engine, op, shard, files) for op, shard in zip(ops, shards)]
     forwards = engine.records(engine.map(FORWARD_SHARD, [
-        ((engine.collection(of_op[op], RenderedKernel), templates, engine.text(op)),
-         f"forward formulas {op}") for op in ops]))
+        ((kernels, templates, name), f"forward formulas {op}")
+        for op, (kernels, name) in zip(ops, inputs)]))
     forward_units = {op: _forward_unit(engine, op, shard, files)
                      for op, shard in zip(ops, forwards) if shard.kernels}
     if not merging:
