@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from gradshard.pipeline.errors import SpecFile
+from gradshard.service.cli import collector_for
 from gradshard.service.session import Session
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
@@ -97,10 +98,12 @@ def torchgen_in_process(location: SpecLocation, out: Path) -> float:
 
 
 def gradshard_in_process(session: Session, spec: Path, out: Path) -> float:
-    """One build on a session kept open between builds, as the daemon keeps its own."""
-    started = time.perf_counter()
-    session.build(locate_spec(str(spec)), out)
-    return time.perf_counter() - started
+    """One build on a session kept open between builds, as the daemon keeps its own, with
+    the daemon's collector settings (service/cli.py: collector_for)."""
+    with collector_for("daemon"):
+        started = time.perf_counter()
+        session.build(locate_spec(str(spec)), out)
+        return time.perf_counter() - started
 
 
 def report(label: str, goal: float, ours: list[float], theirs: float) -> None:

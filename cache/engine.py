@@ -47,6 +47,9 @@ STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
 # the outputs back cost about what a few hundred runs do); it looks for a free processor
 # again after every CHECK_EVERY runs it did itself.
 SPLIT_LEAST = 256
+# `groups` hands groups to a child only when at least this many must run: a fork and the
+# parent's reading back cost ~40 ms, more than the one or two groups an edit reaches.
+GROUPS_LEAST = 6
 CHECK_EVERY = 4
 
 
@@ -381,12 +384,50 @@ class Engine:
         return begun
 
     def groups(self, calls: Sequence[tuple[Group, Sequence[Value], str]]) -> list[Value]:
-        """Run groups none of which reads another's output, as `group` runs each: the later
-        ones begun (`begin`), the first run here meanwhile."""
-        later = [self._begin_child((g, tuple(inputs), ident)) for g, inputs, ident in calls[1:]]
-        values = [self.group(*calls[0])] if calls else []
-        for begun, call in zip(later, calls[1:]):
-            values.append(begun.join() if begun is not None else self.group(*call))
+        """Run groups none of which reads another's output, as `group` runs each, in order:
+        when a processor is free, the back half of those whose body must run goes to one
+        forked child (run there one after another), the front half runs here meanwhile."""
+        ordered = [(g, tuple(inputs), ident) for g, inputs, ident in calls]
+        handed = self._handed_groups(ordered)
+        child = self._fork(partial(self._groups_in_child, handed)) if handed else None
+        try:
+            return self._run_groups(ordered, handed if child is not None else [], child)
+        finally:
+            if child is not None:
+                child.stop()  # collected already, unless this process is failing
+
+    def _handed_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]]
+                       ) -> list[tuple[Group, tuple[Value, ...], str]]:
+        """The groups a child may run: the back half of those whose body must run, when a
+        processor is free for it."""
+        for group, inputs, _ in calls:
+            for v in inputs:
+                self._check_scope(v, group.name)
+        if not self._free_processor():
+            return []
+        running = [call for call in calls if self._must_run(call[0], call[1])]
+        if len(running) < GROUPS_LEAST:
+            return []
+        return running[(len(running) + 1) // 2:]
+
+    def _run_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]],
+                    handed: list[tuple[Group, tuple[Value, ...], str]],
+                    child: split.Child | None) -> list[Value]:
+        """Each group's value in order; the child's are read when the first of them is
+        reached (every group run here comes before it)."""
+        outputs: list[str] | None = None
+        values = []
+        for call in calls:
+            if call not in handed:
+                values.append(self.group(*call))
+                continue
+            if outputs is None:
+                told = self._collect(child)  # type: ignore[arg-type]
+                fits = told is not None and len(told["output"]) == len(handed)
+                outputs = told["output"] if fits else []  # type: ignore[index]
+            at = handed.index(call)
+            values.append(self._adopt_group(call, outputs[at]) if outputs
+                          else self.group(*call))
         return values
 
     def records(self, values: Sequence[Value]) -> list[Any]:
@@ -448,7 +489,7 @@ class Engine:
         told = self._collect(begun.child)  # type: ignore[arg-type]
         if told is None:
             return self.group(*begun.call)
-        return self._adopt_group(begun.call, told)
+        return self._adopt_group(begun.call, told["output"])
 
     def _stop_begun(self, scope: int) -> list[Begun]:
         """End the children begun in `scope` and not joined (the body failed, or forgot)."""
@@ -520,12 +561,16 @@ class Engine:
         warnings = self._become_child()
         return self._child_report(warnings, output=self.group(group, inputs, ident).hash)
 
-    def _adopt_group(self, call: tuple[Group, Sequence[Value], str], told: dict) -> Value:
+    def _groups_in_child(self, calls: list[tuple[Group, tuple[Value, ...], str]]) -> bytes:
+        """A forked child's share of `groups`: each run on a connection of its own."""
+        warnings = self._become_child()
+        return self._child_report(warnings, output=[self.group(*call).hash for call in calls])
+
+    def _adopt_group(self, call: tuple[Group, Sequence[Value], str], output: str) -> Value:
         """The value of a group a child ran, from its report."""
         group, inputs, ident = call
         key = self._key(group, inputs)
         recipe = Recipe(group, tuple(inputs), ident, key)
-        output = told["output"]
         self._memo[key] = output
         self._recipes[output] = recipe
         self._note(output)

@@ -115,9 +115,9 @@ CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("fu
 SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
                         ("functions",))
 GENERATE = Task("parse.generate", "parse", generate_for_members, NativeFunction, ("group",),
-                fan_out=True, blames=NATIVE)
+                fan_out=True, blames=NATIVE, splits=True)
 FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, FunctionSummary,
-                        ("function",))
+                        ("function",), splits=True)
 VIEW_ORDER = Task("parse.view_order", "parse", view_order, ViewOrder, ("functions",))
 BUCKETS = Task("parse.buckets", "parse", view_ordered_buckets, DerivativeBuckets,
                ("functions", "view order"))

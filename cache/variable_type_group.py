@@ -71,15 +71,16 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
                   matched: Value, keys: Value, templates: Value, source: Value, header: Value,
                   layout: Value) -> Outputs:
     """Each VariableType_N.cpp in a group of its own (`group.variable_type_file`): an edit
-    reaching one file's functions maps only theirs, not the ~1600 functions' tasks. Then
+    reaching one file's functions maps only theirs, not the ~1600 functions' tasks; a cold
+    build runs half of the files' groups in a forked child (`Engine.groups`). Then
     VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
     functions_of = _kernel_functions(engine, functions, summaries, matches, matched)
     stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
     shards = kernel_shards([f.cpp_name for f in functions_of])
     shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9: a group each
-    indexes = engine.records([engine.group(VARIABLE_TYPE_FILE, _file_inputs(
+    indexes = engine.records(engine.groups([(VARIABLE_TYPE_FILE, _file_inputs(
         engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout, s),
-        f"VariableType{s}.cpp") for s in shard_ids])
+        f"VariableType{s}.cpp") for s in shard_ids]))
     log = FailureLog(engine)
     for index in indexes:
         log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))

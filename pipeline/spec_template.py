@@ -26,10 +26,25 @@ def block(value: Value, indent: str) -> str:
     """A value printed as a block at `indent` (code_template.py: indent_lines): each item's
     lines, right-stripped, non-blank ones indented (`indent` is only whitespace)."""
     items = [value] if isinstance(value, str) else value
+    if not indent and all(isinstance(item, str) for item in items):
+        # the common case, and the largest (a whole file's kernels): nothing to split or strip
+        text = "\n".join([item[:-1] if item.endswith("\n") else item for item in items if item])
+        if _lines_kept(text):
+            return text.rstrip()
     lines = [line for item in items for line in str(item).splitlines()]
     if not indent:
         return "\n".join([line.rstrip() for line in lines]).rstrip()
     return "\n".join([indent + text if (text := line.rstrip()) else "" for line in lines]).rstrip()
+
+
+# What makes splitlines() split, or rstrip() strip, anywhere but at a plain "\n" (ASCII only).
+_NOT_PLAIN = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x1f", " \n", "\t\n")
+
+
+def _lines_kept(text: str) -> bool:
+    """Whether splitting `text` into lines and right-stripping each changes none of them
+    (its very end aside, which block() strips anyway)."""
+    return text.isascii() and not any(mark in text for mark in _NOT_PLAIN)
 
 
 def inline(value: Value, comma_before: bool = False, comma_after: bool = False) -> str:

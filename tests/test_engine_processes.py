@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from gradshard.cache import engine as engine_module
 from gradshard.cache.engine import SPLIT_LEAST, Engine, Group, Task, Value
 from gradshard.cache.store import Store
 from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
@@ -73,6 +74,12 @@ def results(engine: Engine, index: Value) -> list[Where]:
     return engine.records(list(engine.items(listing)))
 
 
+@pytest.fixture(autouse=True)
+def two_groups_fork(monkeypatch):
+    """Most tests here run two groups: let two be enough for `groups` to fork."""
+    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 2)
+
+
 def run_both(store: Store | None, first: list[str], second: list[str], processes: int = 2
              ) -> tuple[Engine, list[list[Where]]]:
     engine = Engine(store, "v1", generation=1, processes=processes)
@@ -105,6 +112,30 @@ def test_the_second_group_runs_in_a_child_and_commits_its_rows(store):
     # the child committed its rows: a later build answers everything from the store
     again, (first_again, second_again) = run_both(store, ["a b", "c"], ["d e f", "g h"])
     assert not again.stats.runs and second_again == second and first_again == first
+
+
+def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
+    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 4)
+    calls = [(FIRST if k % 2 else SECOND, [f"w{k} " * (k + 1)], f"g{k}") for k in range(5)]
+    engine = Engine(store, "v1", generation=1, processes=2)
+    values = engine.groups([(g, [texts(engine, words)], ident) for g, words, ident in calls])
+    found = [results(engine, v) for v in values]
+    engine.finish()
+    assert [w.words for ws in found for w in ws] == [1, 2, 3, 4, 5]  # each group's, in order
+    pids = [ws[0].pid for ws in found]
+    assert pids[:3] == [PARENT] * 3  # the front half (rounded up) here
+    assert pids[3] == pids[4] != PARENT  # the back half in one child
+    assert no_child_left()
+    # the second time every index is known: nothing runs, nothing forks
+    again = Engine(store, "v1", generation=2, processes=2)
+    again.groups([(g, [texts(again, words)], ident) for g, words, ident in calls])
+    assert not again.stats.runs and no_child_left()
+
+
+def test_fewer_groups_than_worth_a_fork_run_here(store, monkeypatch):
+    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 3)
+    _, (first, second) = run_both(store, ["a"], ["b c"])
+    assert {w.pid for w in first + second} == {PARENT}
 
 
 def test_without_a_store_or_a_second_processor_nothing_forks(store):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gradshard.pipeline.errors import RuleViolation
 from gradshard.pipeline.spec_template import block, expand_template
@@ -44,3 +45,23 @@ def test_unknown_placeholder_names_its_line():
         expand_template("one\ntwo ${missing}\n", {"x": "y"}, "T.h")
     assert caught.value.rule == "templates.unknown-placeholder"
     assert caught.value.line_in_entry == 1 and "$x" in caught.value.hint
+
+
+def lines_of(value, indent: str) -> str:
+    """block's rule written out line by line (code_template.py: indent_lines)."""
+    items = [value] if isinstance(value, str) else value
+    lines = [line.rstrip() for item in items for line in item.splitlines()]
+    return "\n".join(indent + line if line else "" for line in lines).rstrip()
+
+
+PIECES = st.sampled_from(["a", "b;", " ", "\t", "\n", "\n\n", "\r", "\r\n", "\x0b", "\x1f",
+                          "\xa0", "\u2028", "x\n", "  y  \n"])
+ITEMS = st.lists(st.lists(PIECES, max_size=8).map("".join), max_size=5)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(ITEMS, st.sampled_from(["", "  "]))
+def test_block_is_each_line_stripped_and_indented_whatever_the_text(items, indent):
+    """The quick path for text already in lines (most kernels) gives the rule's result."""
+    assert block(items, indent) == lines_of(items, indent)
+    assert block("".join(items), indent) == lines_of("".join(items), indent)
