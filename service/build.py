@@ -178,7 +178,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     previous = _previous_files(store, out_key)
     writing = time.perf_counter()
     try:
-        writes = sync_outputs(out, result.files, result.load, previous)
+        writes = sync_outputs(out, result.files, result.load, previous, session.known_hashes)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
     result.seconds["write"] = time.perf_counter() - writing

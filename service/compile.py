@@ -40,6 +40,7 @@ replace its weak ones (`plan_merged`). Linking obj/*.o gives the same program ei
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 import json
 import os
 import re
@@ -75,7 +76,8 @@ from .outcome import BuildOutcome
 from .compile_report import (CompileReport, PchFailure, environment_failure,
                              pch_failure_diagnostic, union, unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .outputs import UnsafeOutputName, cache_damage, sync_outputs, write_atomic
+from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, holds, stat_signature,
+                      sync_outputs, write_atomic)
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
 if TYPE_CHECKING:
@@ -101,7 +103,8 @@ class CompilePlan:
 
 
 def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
-                     load: Callable[[list[str]], dict[str, str]], store: Store | None) -> int:
+                     load: Callable[[list[str]], dict[str, str]], store: Store | None,
+                     known: KnownHashes | None = None) -> int:
     """Make the compile directory hold the layout's files; returns how many were written.
     The layout's names come from the cache: sync_outputs checks each before making its
     directory or writing it."""
@@ -109,7 +112,7 @@ def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
     listing = plan.directory / FILE_LIST
     previous = read_file_list(listing, plan.warnings)
     try:
-        report = sync_outputs(plan.directory, files, load, previous)
+        report = sync_outputs(plan.directory, files, load, previous, known)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
     write_atomic(listing, json.dumps(sorted(files)).encode())
@@ -221,15 +224,6 @@ def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path],
         if leftovers:
             plan.warnings.append(f"removed {len(leftovers)} temporary file(s) a killed "
                                  f"build of {gch} left")
-
-
-def stat_signature(path: Path) -> tuple[int, ...] | None:
-    """What any write to the file changes (its change time among them); None without one."""
-    try:
-        found = path.stat()
-    except OSError:
-        return None
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
 def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
@@ -448,11 +442,16 @@ def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
 def write_compile_commands(plan: CompilePlan, units: list[PreparedUnit]) -> None:
     """How each source compiles, whether or not this build compiles it (a merged unit's
     parts are compiled on their own only once edited): what clangd needs to open any file."""
-    entries = [{"directory": str(plan.directory.resolve()), "file": p.source,
-                "arguments": compile_command(plan, p.source, p.output, p.pch),
-                "output": p.output} for p in units]
-    write_atomic(plan.directory / "compile_commands.json",
-                 (json.dumps(entries, indent=2) + "\n").encode())
+    directory = str(plan.directory.resolve())
+    entries = [json.dumps({"directory": directory, "file": p.source,
+                           "arguments": compile_command(plan, p.source, p.output, p.pch),
+                           "output": p.output}) for p in units]
+    # one entry a line: the C encoder (indent= takes the pure-Python one, 2x slower); the
+    # file is left alone when it holds this already (a daemon's edits rarely change it)
+    text = ("[\n" + ",\n".join(entries) + "\n]\n").encode()
+    path = plan.directory / "compile_commands.json"
+    if not holds(path, text):
+        write_atomic(path, text)
 
 
 @dataclass(frozen=True)
@@ -685,8 +684,8 @@ def record_types_hold(unit: CompileUnit) -> bool:
 def shared_problem(layout: CompileLayout, files: dict[str, str]) -> str | None:
     """Names given twice (one object file for two units), and the files every PCH key
     hashes."""
-    names = [u.name for u in (*layout.units, *layout.merged)]
-    twice = next((name for name in names if names.count(name) > 1), None)
+    names = Counter(u.name for u in (*layout.units, *layout.merged))
+    twice = next((name for name, count in names.items() if count > 1), None)
     if twice is not None:
         return f"names the unit {twice} twice"
     needed = [PRELUDE_PATH, *(f"pch/{u.pch}.h" for u in (*layout.units, *layout.merged))]
@@ -863,7 +862,8 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
     files = dict(whole.files)
     written = sync_compile_dir(plan, whole,
-                               lambda names: graph.texts({n: files[n] for n in names}), store)
+                               lambda names: graph.texts({n: files[n] for n in names}), store,
+                               session.known_hashes)
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
     units, merged, pch_headers = prepare_units(plan, layout, graph.files, out, fingerprint)

@@ -70,7 +70,9 @@ class DaemonConfig:
     cache: Path
     codegen_only: bool
     compile: CompileOptions
-    settle: float = 0.1  # seconds without events before a burst is built
+    # seconds without events before a burst is built: an editor's save (write, or write and
+    # rename) takes a few milliseconds; 50 ms is also watchexec's default debounce
+    settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
 
 

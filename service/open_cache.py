@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from gradshard.cache.store import Store, StoreDamaged, set_aside
 
+from .outputs import KnownHashes
+
 if TYPE_CHECKING:
     from gradshard.cache.engine import Memory
 
@@ -35,6 +37,8 @@ class OpenCache:
     store: Store | None = None
     _memory: Memory | None = None
     sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the files its builds wrote or read, by stat signature (service/outputs.py)
+    known_hashes: KnownHashes = field(default_factory=KnownHashes)
 
     def open(self) -> Store | None:
         if self.directory is not None and self.store is None:

@@ -150,7 +150,7 @@ BUILD_OPTIONS: tuple[Option, ...] = (
            frozenset({BUILD}), action="store_true"),
     JSON,
     Option(("--settle",), "settle", "quiet time before a burst of saves is built (default "
-           "100 ms)", SERVING, metavar="MS", parse=float, default=100, forward=NUMBER),
+           "50 ms)", SERVING, metavar="MS", parse=float, default=50, forward=NUMBER),
 )
 
 

@@ -135,7 +135,8 @@ def _paths_inside(directory: Path, names: Iterable[str]) -> dict[str, Path]:
     return paths
 
 
-def _holds(path: Path, data: bytes) -> bool:
+def holds(path: Path, data: bytes) -> bool:
+    """Whether the file holds exactly `data` (a file that cannot be read does not)."""
     try:
         return read_regular(path, len(data)) == data
     except OSError:
@@ -147,9 +148,49 @@ def write_outputs(out_dir: Path, files: dict[str, str]) -> WriteReport:
     _make_directory(out_dir)
     paths = _paths_inside(out_dir, files)
     contents = {name: files[name].encode("utf-8") for name in sorted(files)}
-    changed = [name for name, data in contents.items() if not _holds(paths[name], data)]
+    changed = [name for name, data in contents.items() if not holds(paths[name], data)]
     write_all(out_dir, {paths[name]: contents[name] for name in changed})
     return WriteReport(written=changed, unchanged=[n for n in contents if n not in changed])
+
+
+def stat_signature(path: Path) -> tuple[int, ...] | None:
+    """What any write to the file changes (its change time among them); None without one.
+    The path's own (a symbolic link is not followed)."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+class KnownHashes:
+    """The content hashes of files a long-lived session wrote or read, each with the stat
+    signature the file had then: a file whose signature is unchanged still holds what was
+    hashed (a write changes its change time at least), so a daemon's build does not read and
+    hash its whole output and compile directory again (~20 MB and ~2000 files) to find the
+    few files an edit changed. What it cannot see: a write keeping the size within the same
+    timestamp tick (a few milliseconds) as the one recorded."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, tuple[tuple[int, ...], str]] = {}
+
+    def hash_of(self, path: Path) -> str | None:
+        signature = stat_signature(path)
+        known = self._known.get(path)
+        if signature is not None and known is not None and known[0] == signature:
+            return known[1]
+        digest = file_hash(path)
+        self.note(path, digest, signature)
+        return digest
+
+    def note(self, path: Path, digest: str | None,
+             signature: tuple[int, ...] | None = None) -> None:
+        """Remember what `path` holds now (its signature read again unless given)."""
+        signature = signature if signature is not None else stat_signature(path)
+        if digest is None or signature is None:
+            self._known.pop(path, None)
+        else:
+            self._known[path] = (signature, digest)
 
 
 def file_hash(path: Path) -> str | None:
@@ -168,24 +209,28 @@ def outputs_match(out_dir: Path, files: dict[str, str]) -> bool:
 
 
 def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]], dict[str, str]],
-                 previous: Iterable[str] = ()) -> WriteReport:
+                 previous: Iterable[str] = (), known: KnownHashes | None = None) -> WriteReport:
     """Make out_dir hold exactly these files (name → content hash): a file already holding
     its content is left alone, the others are loaded (`load`) and written, all or none;
     files an earlier build wrote that this one does not produce are removed, as are
     temporary files a killed build left behind. A name that would leave out_dir raises
     UnsafeOutputName before anything is written (in `files`) or is ignored (in `previous`).
-    Names may have directories (`pch/formulas.h`): they are created inside out_dir."""
+    Names may have directories (`pch/formulas.h`): they are created inside out_dir.
+    `known`: the session's hashes of files it wrote or read (a one-shot build reads each)."""
+    known = known if known is not None else KnownHashes()
     _make_directory(out_dir)
     paths = _paths_inside(out_dir, files)
     for parent in sorted({path.parent for path in paths.values()} - {out_dir}):
         _make_directory(parent)
-    stale = sorted(n for n in files if file_hash(paths[n]) != files[n])
+    stale = sorted(n for n in files if known.hash_of(paths[n]) != files[n])
     texts = load(stale) if stale else {}
     write_all(out_dir, {paths[name]: texts[name].encode("utf-8") for name in stale})
+    for name in stale:
+        known.note(paths[name], files[name])
     report = WriteReport(written=stale, unchanged=sorted(n for n in files if n not in stale))
-    previous = set(previous)
-    report.removed = _remove_previous(out_dir, sorted(previous - set(files)))
-    earlier = [path for path in paths_inside(out_dir, previous) if path is not None]
+    gone = set(previous) - set(files)
+    report.removed = _remove_previous(out_dir, sorted(gone))
+    earlier = [path for path in paths_inside(out_dir, gone) if path is not None]
     _remove_leftovers([*paths.values(), *earlier])
     return report
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 
-from gradshard.service.outputs import write_outputs
+from gradshard.cache.store import blob_hash
+from gradshard.service import outputs
+from gradshard.service.outputs import KnownHashes, sync_outputs, write_outputs
 
 
 def test_unchanged_files_keep_their_mtime(tmp_path):
@@ -27,3 +30,46 @@ def test_replacement_is_a_new_inode(tmp_path):
     before = (tmp_path / "a.h").stat().st_ino
     write_outputs(tmp_path, {"a.h": "changed\n"})
     assert (tmp_path / "a.h").stat().st_ino != before  # renamed into place, never rewritten in place
+
+
+# ---------------------------------------------------------------------------------------------
+# A long-lived session's known hashes (sync_outputs with KnownHashes)
+
+def synced(out, texts: dict[str, str], known, loaded: list[str]):
+    """sync_outputs of these texts, noting which names it had to load (write)."""
+    files = {name: blob_hash("text", text.encode()) for name, text in texts.items()}
+
+    def load(names):
+        loaded.extend(names)
+        return {n: texts[n] for n in names}
+
+    return sync_outputs(out, files, load, previous=list(files), known=known)
+
+
+def test_known_hashes_spare_reading_files_the_session_wrote(tmp_path, monkeypatch):
+    out, known, loaded = tmp_path / "out", KnownHashes(), []
+    synced(out, {"a.cpp": "int a;\n", "b.cpp": "int b;\n"}, known, loaded)
+    assert sorted(loaded) == ["a.cpp", "b.cpp"]
+    reads = []
+    real = outputs.file_hash
+    monkeypatch.setattr(outputs, "file_hash", lambda path: reads.append(path.name) or real(path))
+    loaded.clear()
+    synced(out, {"a.cpp": "int a;\n", "b.cpp": "int c;\n"}, known, loaded)
+    assert loaded == ["b.cpp"] and reads == []  # both known by their stat signature
+    assert (out / "b.cpp").read_text() == "int c;\n"
+
+
+def test_a_file_changed_behind_the_session_is_read_and_written_again(tmp_path):
+    out, known, loaded = tmp_path / "out", KnownHashes(), []
+    texts = {"a.cpp": "int a;\n"}
+    synced(out, texts, known, loaded)
+    time.sleep(0.02)  # past the file system's timestamp tick (see KnownHashes)
+    (out / "a.cpp").write_text("int x;\n")  # same size, same inode: its change time moved
+    loaded.clear()
+    synced(out, texts, known, loaded)
+    assert loaded == ["a.cpp"] and (out / "a.cpp").read_text() == "int a;\n"
+    (out / "a.cpp").unlink()
+    (out / "a.cpp").symlink_to(tmp_path / "elsewhere")  # a link where a file was
+    loaded.clear()
+    synced(out, texts, known, loaded)
+    assert loaded == ["a.cpp"] and not (out / "a.cpp").is_symlink()
