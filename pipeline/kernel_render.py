@@ -16,7 +16,7 @@ from .forward_outline import ForwardFunction, outline_forward
 from .records import Record
 from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
                      sharded_positions)
-from .spec_template import expand_template
+from .spec_template import BlockLines, block_lines, expand_template
 from .variable_type import VariableKernel
 
 NUM_VARIABLE_TYPE_SHARDS = 10  # gen_variable_type.py: write_sharded(num_shards=10)
@@ -43,7 +43,7 @@ class RenderedKernel(Record):
 
     wrapper: str
     key: str
-    definition: str
+    definition: str  # its lines, right-stripped, each followed by "\n" (spec_template.block_lines)
     registration: str
     node: str = ""
     entry: str = ""  # the derivatives entry label the kernel's formulas come from
@@ -56,7 +56,7 @@ def render_kernel(kernel: VariableKernel, templates: TemplateSet) -> RenderedKer
     node = kernel.setup.op if kernel.setup is not None else ""
     # the template reads the record's fields as they are (no JSON round trip: records are
     # frozen, so a template cannot change one)
-    return RenderedKernel(kernel.wrapper, kernel.key, str(macros.definition(kernel)),
+    return RenderedKernel(kernel.wrapper, kernel.key, block_lines(str(macros.definition(kernel))),
                           str(macros.registration(kernel)),
                           "" if node in TORCH_NODES else node, kernel.entry,
                           outline_forward(kernel))
@@ -108,8 +108,9 @@ def variable_type_file(stage_one: str, shard_id: str, kernels: Sequence[Rendered
         "generated_comment": generated_comment(layout, "VariableType.cpp"),
         "shard_id": shard_id}
     for key in keys.keys:
+        # each definition is in block form (render_kernel): a file of 2000 is joined as is
         env[f"type_derived_method_definitions_{key}"] = [
-            k.definition for k in kernels if k.key == key]
+            BlockLines(k.definition) for k in kernels if k.key == key]
         env[f"wrapper_registrations_{key}"] = [k.registration for k in kernels if k.key == key]
     return expand_template(stage_one, env, "templates/VariableType.cpp")
 

@@ -22,10 +22,27 @@ _PLACEHOLDER = re.compile(r"(^[^\n\S]*)?\$([^\d\W]\w*|\{,?[^\d\W]\w*,?\})", re.M
 Value = str | Sequence[str]
 
 
+class BlockLines(str):
+    """Text already in the form block() prints an item in at no indent: its lines, each
+    right-stripped, joined by "\n", with a "\n" after the last (none when it has no lines).
+    Made by `block_lines` (or read back from a record field holding what it made); block()
+    joins these as they are."""
+
+    __slots__ = ()
+
+
+def block_lines(text: str) -> BlockLines:
+    """`text` in the form of BlockLines (its lines as splitlines() cuts them)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    return BlockLines("".join(line + "\n" for line in lines))
+
+
 def block(value: Value, indent: str) -> str:
     """A value printed as a block at `indent` (code_template.py: indent_lines): each item's
     lines, right-stripped, non-blank ones indented (`indent` is only whitespace)."""
     items = [value] if isinstance(value, str) else value
+    if not indent and all(type(item) is BlockLines for item in items):
+        return "".join(items).rstrip()  # each is its lines already, "\n" after each
     if not indent and all(isinstance(item, str) for item in items):
         # the common case, and the largest (a whole file's kernels): nothing to split or strip
         text = "\n".join([item[:-1] if item.endswith("\n") else item for item in items if item])

@@ -61,7 +61,7 @@ from gradshard.cache.cache_files import (BASELINES, HEADER_MEMO, OBJECTS, PCHS, 
 from gradshard.cache.compile_entries import EntryUse
 from gradshard.cache.object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget,
                                          forget_pch, is_key, load, pch_lock, pch_problem,
-                                         remove_pch_leftovers, stored_object)
+                                         remove_pch_leftovers, stored, stored_object)
 from gradshard.cache.engine import Engine
 from gradshard.cache.graph_records import BuildIndex
 from gradshard.cache.regular_files import read_regular
@@ -96,6 +96,9 @@ class CompilePlan:
     jobs: int
     # what this build found damaged in the cache and made again, for the build's report
     warnings: list[str] = field(default_factory=list, compare=False)
+    # the session's stored objects found matching their sums, by the stat signatures of
+    # their two files then (sound_object)
+    sound_objects: dict[str, tuple] = field(default_factory=dict, compare=False)
 
     @property
     def objects(self) -> Path:
@@ -262,7 +265,8 @@ def baseline_path(plan: CompilePlan, layout: CompileLayout, unit: CompileUnit,
     return plan.cache / BASELINES / f"{identity}.json"
 
 
-def read_baseline(path: Path, objects: Path, warnings: list[str]) -> MergedBaseline | None:
+def read_baseline(path: Path, objects: Path, warnings: list[str],
+                  sound: dict[str, tuple]) -> MergedBaseline | None:
     """The record, if it is whole and its object is stored and matches its sum. A record
     that is not (a restored cache is input: its keys name files) is removed, with a
     warning: the merged unit compiles whole."""
@@ -277,12 +281,31 @@ def read_baseline(path: Path, objects: Path, warnings: list[str]) -> MergedBasel
         path.unlink(missing_ok=True)
         return None
     try:
-        return baseline if load(objects, baseline.object_key) is not None else None
+        return baseline if sound_object(objects, baseline.object_key, sound) else None
     except DamagedEntry as damage:
         warnings.append(f"the stored object {damage}: removed, and its merged unit compiled "
                         "whole")
         forget(objects, baseline.object_key)
         return None
+
+
+def sound_object(objects: Path, key: str, sound: dict[str, tuple]) -> bool:
+    """Whether the stored object is there and matches its sums (object_cache.load, which
+    raises DamagedEntry when it does not). A session checks an object once while its two
+    files keep their stat signatures (no write leaves the change time as it was), so a
+    daemon's builds do not read and hash the ~60 MB of merged objects the splices start
+    from, each time."""
+    entry = stored(objects, key)
+    signature = (stat_signature(entry.with_suffix(".sum")),
+                 stat_signature(entry.with_suffix(".o")))
+    if None not in signature and sound.get(key) == signature:
+        return True
+    sound.pop(key, None)
+    if load(objects, key) is None:
+        return False
+    if None not in signature:
+        sound[key] = signature
+    return True
 
 
 def parse_baseline(record: object) -> MergedBaseline | None:
@@ -323,7 +346,7 @@ def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[Prepare
     for whole in merged:
         parts = [by_name[name] for name in whole.unit.parts]
         baseline = read_baseline(baseline_path(plan, layout, whole.unit, whole.pch),
-                                 plan.objects, plan.warnings)
+                                 plan.objects, plan.warnings, plan.sound_objects)
         changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
         cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
         # a node that left would keep its weak formula here, beside its new unit's
@@ -859,7 +882,8 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     check_layout(whole, graph.files, store)
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
-    plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1)
+    plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1,
+                       sound_objects=session.sound_objects)
     files = dict(whole.files)
     written = sync_compile_dir(plan, whole,
                                lambda names: graph.texts({n: files[n] for n in names}), store,

@@ -37,6 +37,8 @@ class OpenCache:
     store: Store | None = None
     _memory: Memory | None = None
     sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the stored objects found matching their sums (service/compile.py: sound_object)
+    sound_objects: dict[str, tuple] = field(default_factory=dict)
     # the files its builds wrote or read, by stat signature (service/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
 

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 import weakref
 from pathlib import Path
 
@@ -222,3 +223,26 @@ def test_a_session_hashes_a_sound_pch_once_and_a_changed_one_again(tmp_path, mon
     assert hashed == [gch, gch] and not gch.exists()
     assert "does not match its recorded sum" in plan.warnings[0]
     assert session.sound_pchs == {}
+
+
+def test_a_session_checks_a_stored_object_once_and_a_changed_one_again(tmp_path, monkeypatch):
+    """sound_object (a merged unit's baseline object): checked against its sums once while
+    the stat signatures of its two files hold; a write (same size, other bytes) is found."""
+    from gradshard.cache import object_cache
+    from gradshard.service import compile as compile_module
+
+    objects, key = tmp_path / "objects", "0123456789abcdef0123456789abcdef"
+    object_cache.save(objects, key, object_cache.Entry(b"an object file", None))
+    loads = []
+    real = object_cache.load
+    monkeypatch.setattr(compile_module, "load", lambda *a: loads.append(a[1]) or real(*a))
+    sound = Session(tmp_path / "cache").sound_objects
+    assert compile_module.sound_object(objects, key, sound)
+    assert compile_module.sound_object(objects, key, sound)
+    assert loads == [key]
+    time.sleep(0.02)  # past the file system's timestamp tick
+    object_cache.stored(objects, key).with_suffix(".o").write_bytes(b"a damaged  file")
+    with pytest.raises(object_cache.DamagedEntry):
+        compile_module.sound_object(objects, key, sound)
+    assert loads == [key, key] and sound == {}
+    assert not compile_module.sound_object(objects, "f" * 32, sound)  # never stored

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.spec_template import block, expand_template
+from gradshard.pipeline.spec_template import block, block_lines, expand_template
 
 
 def test_block_placeholders_indent_each_line_and_strip_trailing_space():
@@ -65,3 +65,10 @@ def test_block_is_each_line_stripped_and_indented_whatever_the_text(items, inden
     """The quick path for text already in lines (most kernels) gives the rule's result."""
     assert block(items, indent) == lines_of(items, indent)
     assert block("".join(items), indent) == lines_of("".join(items), indent)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(ITEMS)
+def test_items_in_block_form_join_as_the_rule_prints_them(items):
+    """Kernels are stored in block form (block_lines) and joined without a scan."""
+    assert block([block_lines(item) for item in items], "") == lines_of(items, "")
