@@ -211,15 +211,16 @@ def path_inside(directory: Path, name: object) -> Path | None:
 def paths_inside(directory: Path, names: Iterable[object]) -> list[Path | None]:
     """path_inside of each name, each directory among them resolved once (a compile
     directory holds thousands of files in a handful of directories)."""
-    inside: dict[Path, bool] = {}
+    inside: dict[tuple[str, ...], bool] = {}  # by the folder's parts: Paths hash slowly
     paths: list[Path | None] = []
     for name in names:
         relative = safe_relative_path(name)
         path = None if relative is None else directory.joinpath(*relative.parts)
         if path is not None and len(relative.parts) > 1:
-            if path.parent not in inside:
-                inside[path.parent] = _resolves_inside(path.parent, directory)
-            path = path if inside[path.parent] else None
+            folder = relative.parts[:-1]
+            if folder not in inside:
+                inside[folder] = _resolves_inside(path.parent, directory)
+            path = path if inside[folder] else None
         paths.append(path)
     return paths
 

@@ -118,7 +118,9 @@ def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
         report = sync_outputs(plan.directory, files, load, previous, known)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
-    write_atomic(listing, json.dumps(sorted(files)).encode())
+    names = json.dumps(sorted(files)).encode()
+    if not holds(listing, names):
+        write_atomic(listing, names)
     return len(report.written)
 
 

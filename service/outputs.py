@@ -172,11 +172,11 @@ class KnownHashes:
     timestamp tick (a few milliseconds) as the one recorded."""
 
     def __init__(self) -> None:
-        self._known: dict[Path, tuple[tuple[int, ...], str]] = {}
+        self._known: dict[str, tuple[tuple[int, ...], str]] = {}  # by str(path): hashed fast
 
     def hash_of(self, path: Path) -> str | None:
         signature = stat_signature(path)
-        known = self._known.get(path)
+        known = self._known.get(str(path))
         if signature is not None and known is not None and known[0] == signature:
             return known[1]
         digest = file_hash(path)
@@ -188,9 +188,9 @@ class KnownHashes:
         """Remember what `path` holds now (its signature read again unless given)."""
         signature = signature if signature is not None else stat_signature(path)
         if digest is None or signature is None:
-            self._known.pop(path, None)
+            self._known.pop(str(path), None)
         else:
-            self._known[path] = (signature, digest)
+            self._known[str(path)] = (signature, digest)
 
 
 def file_hash(path: Path) -> str | None:
@@ -220,8 +220,9 @@ def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]
     known = known if known is not None else KnownHashes()
     _make_directory(out_dir)
     paths = _paths_inside(out_dir, files)
-    for parent in sorted({path.parent for path in paths.values()} - {out_dir}):
-        _make_directory(parent)
+    top = str(out_dir)
+    for parent in sorted({os.path.dirname(path) for path in map(str, paths.values())} - {top}):
+        _make_directory(Path(parent))
     stale = sorted(n for n in files if known.hash_of(paths[n]) != files[n])
     texts = load(stale) if stale else {}
     write_all(out_dir, {paths[name]: texts[name].encode("utf-8") for name in stale})
@@ -257,11 +258,11 @@ def _remove_leftovers(owners: list[Path]) -> None:
     any older than a minute, since a live write takes well under that and may belong to a
     concurrent build."""
     horizon = time.time() - 60
-    known = set(owners)
-    for directory in {owner.parent for owner in known}:
-        for leftover in directory.glob(".*.tmp"):
+    known = {str(owner) for owner in owners}  # strings: hashing thousands of Paths is slow
+    for directory in {os.path.dirname(owner) for owner in known}:
+        for leftover in Path(directory).glob(".*.tmp"):
             try:
-                if (directory / leftover.name[1:].rsplit(".", 2)[0] in known
+                if (os.path.join(directory, leftover.name[1:].rsplit(".", 2)[0]) in known
                         and leftover.stat().st_mtime < horizon):
                     leftover.unlink()
             except OSError:
