@@ -245,7 +245,9 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     the nodes its kernels create, the op's outlined forward formulas in a unit of their own
     (src/VariableTypeForward_<op>.cpp), and units merged by a hash of the op's name
     (src/VariableType_merged-NN.cpp, both kinds of unit of their ops, which register their
-    kernels; without merged units each kernel unit registers its own)."""
+    kernels; without merged units each kernel unit registers its own). The ops of each
+    merged unit are a group of their own (`group.compile_kernels`): an edit reaching one op
+    runs one group's tasks, not the ~3300 of every op."""
     of_op: dict[str, list[Value]] = {}
     for unit, code in built.kernels:
         of_op.setdefault(kernel_op(kernel_unit_fields(unit)[1]), []).append(
@@ -256,35 +258,87 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     files[KERNEL_PRELUDE_PATH] = engine.run(KERNEL_PRELUDE, [template, templates],
                                             "VariableType head")
     merging = settings.merged_kernel_base >= 1
-    # each op's kernels and name, as both its kernel and its forward unit read them
-    inputs = [(engine.collection(of_op[op], RenderedKernel), engine.text(op)) for op in ops]
-    made = engine.map(KERNEL_SHARD, [
-        ((kernels, keys, templates, name, engine.text("" if merging else "registers")),
-         f"kernels {op}") for op, (kernels, name) in zip(ops, inputs)])
-    shards = engine.records(made)
-    units = [_kernel_unit(engine, op, shard, files) for op, shard in zip(ops, shards)]
+    base = max(settings.merged_kernel_base, 1)  # unmerged: the same groups, no merged unit
+    count = shard_count(len(ops), settings.merged_kernel_ops, base)
+    groups = functions_shards(ops, settings.merged_kernel_ops, base)
+    names = [shard_name(MERGED_KERNEL_PREFIX, number, count) for number, _ in groups]
+    made = engine.records([engine.group(KERNEL_GROUP, [
+        engine.literal(OpKernels(tuple(ops[i] for i in members),
+                                 tuple(len(of_op[ops[i]]) for i in members))),
+        engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
+        keys, templates, engine.text(name if merging else "")], name)
+        for (_, members), name in zip(groups, names)])
+    position = {op: k for k, op in enumerate(ops)}
+    # as without groups: every kernel unit in op order, then every forward unit
+    ordered = sorted((u for group in made for u in group.units),
+                     key=lambda u: (u.forward, position[u.op]))
+    for group in made:
+        files.update((path, engine.ref(digest, Text)) for path, digest in group.files)
+    return [u.unit for u in ordered], [m for group in made for m in group.merged]
+
+
+@dataclass(frozen=True, slots=True)
+class OpKernels(Record):
+    """The ops of one group of kernel units, and how many kernels each has (the group's
+    kernel collection holds them in this order)."""
+
+    ops: tuple[str, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpUnit(Record):
+    """A kernel or forward unit with its op (units are put in op order across groups)."""
+
+    op: str
+    forward: bool
+    unit: CompileUnit
+
+
+@dataclass(frozen=True, slots=True)
+class KernelUnits(Record):
+    """What one group of ops adds to the layout: their kernel and forward units, the merged
+    unit of them (none when units are not merged), and the files these compile."""
+
+    units: tuple[OpUnit, ...]
+    merged: tuple[CompileUnit, ...]
+    files: tuple[tuple[str, str], ...]
+
+
+def kernel_group(engine: Engine, ops: Value, kernels: Value, keys: Value, templates: Value,
+                 merged_name: Value) -> KernelUnits:
+    members: OpKernels = engine.records([ops])[0]
+    name = engine.records([merged_name])[0].text
+    items, start, inputs = engine.items(kernels), 0, []
+    for op, count in zip(members.ops, members.counts):
+        inputs.append((engine.collection(items[start:start + count], RenderedKernel),
+                       engine.text(op)))
+        start += count
+    files: dict[str, Value] = {}
+    registers = engine.text("" if name else "registers")
+    shards = engine.records(engine.map(KERNEL_SHARD, [
+        ((op_kernels, keys, templates, op_name, registers), f"kernels {op}")
+        for op, (op_kernels, op_name) in zip(members.ops, inputs)]))
+    units = [_kernel_unit(engine, op, shard, files) for op, shard in zip(members.ops, shards)]
     forwards = engine.records(engine.map(FORWARD_SHARD, [
-        ((kernels, templates, name), f"forward formulas {op}")
-        for op, (kernels, name) in zip(ops, inputs)]))
+        ((op_kernels, templates, op_name), f"forward formulas {op}")
+        for op, (op_kernels, op_name) in zip(members.ops, inputs)]))
     forward_units = {op: _forward_unit(engine, op, shard, files)
-                     for op, shard in zip(ops, forwards) if shard.kernels}
-    if not merging:
-        return units + list(forward_units.values()), []
-    count = shard_count(len(ops), settings.merged_kernel_ops, settings.merged_kernel_base)
+                     for op, shard in zip(members.ops, forwards) if shard.kernels}
     merged = []
-    for number, members in functions_shards(ops, settings.merged_kernel_ops,
-                                            settings.merged_kernel_base):
-        name = shard_name(MERGED_KERNEL_PREFIX, number, count)
-        defined = tuple(qualified_kernel(ops[i], wrapper) for i in members
-                        for wrapper in shards[i].kernels)
-        parts = [unit for i in members
-                 for unit in (units[i], forward_units.get(ops[i])) if unit is not None]
+    if name:
+        defined = tuple(qualified_kernel(op, wrapper) for op, shard in zip(members.ops, shards)
+                        for wrapper in shard.kernels)
+        parts = [unit for op, kernel_unit in zip(members.ops, units)
+                 for unit in (kernel_unit, forward_units.get(op)) if unit is not None]
         source = engine.run(MERGED_KERNEL_UNIT, [
-            engine.literal(NodeList(tuple(p.name for p in parts))),
-            engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
+            engine.literal(NodeList(tuple(p.name for p in parts))), kernels,
             engine.literal(NodeList(defined)), keys, templates], name)
         merged.append(merged_unit(name, parts, source, files))
-    return units + list(forward_units.values()), merged
+    return KernelUnits(
+        tuple([*(OpUnit(op, False, u) for op, u in zip(members.ops, units)),
+               *(OpUnit(op, True, u) for op, u in forward_units.items())]),
+        tuple(merged), tuple(sorted((path, v.hash) for path, v in files.items())))
 
 
 def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
@@ -358,5 +412,7 @@ def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, 
     return units
 
 
+KERNEL_GROUP = Group("group.compile_kernels", "layout", kernel_group, KernelUnits,
+                     ("ops", "kernels", "dispatch keys", "templates", "merged unit"))
 COMPILE_LAYOUT = Group("group.compile_layout", "layout", compile_layout, CompileLayout,
                        ("index", "spec templates", "templates", "layout", "settings"))

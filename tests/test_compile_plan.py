@@ -5,6 +5,7 @@ its changed parts alone (tests/test_compile.py compiles them with g++)."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,11 +13,16 @@ import pytest
 import xxhash
 
 from gradshard.cache.object_cache import Entry, save
-from gradshard.pipeline.compile_layout import (CompileLayout, CompileUnit, binding_units,
-                                               functions_shards, kernel_op, merged_groups,
-                                               shard_count, shard_name)
+from gradshard.pipeline.compile_layout import (CompileLayout, CompileUnit, ShardSettings,
+                                               binding_units, functions_shards, kernel_op,
+                                               merged_groups, shard_count, shard_name)
 from gradshard.service.compile import CompilePlan, PreparedUnit, baseline_path, plan_merged
+from gradshard.service.session import Session
+from gradshard.service.spec_location import locate_spec
 from gradshard.service.toolchain import Toolchain
+
+MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
+MM_FORWARD_EDIT = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
 
 
 def test_shards_are_stable_when_nodes_are_added():
@@ -132,3 +138,33 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
     record.write_text(json.dumps({"object": whole.key, "nodes": [*nodes, "Left"],
                                   "parts": {p.unit.name: p.key for p in parts}}))
     assert edges(1) == ["obj/python_functions_0.o", "obj/f_0-3.o"]  # a node left it
+
+
+def test_an_edited_forward_formula_runs_the_layout_tasks_of_its_group_of_ops(tmp_path):
+    """cache/compile_group.py: the ops of each merged kernel unit are a group of their own,
+    so a forward-formula edit (one op's kernels) re-renders that op's two units and the
+    merged unit of its group; every other group answers from its index."""
+    spec = shutil.copytree(locate_spec(None).root, tmp_path / "spec",
+                           ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    session = Session(tmp_path / "cache")
+    try:
+        layouts = []
+        for edit in (None, "* 3"):
+            if edit is not None:
+                path = spec / "autograd" / "derivatives.yaml"
+                path.write_text(path.read_text().replace(MM_FORWARD, MM_FORWARD_EDIT, 1))
+            built = session.build(locate_spec(str(spec)), tmp_path / "out")
+            layouts.append(built.graph.layout(ShardSettings()))
+            runs = [r for r in built.graph.engine.stats.runs if r.stage == "layout"]
+        ran = sorted(r.task for r in runs)
+        assert ran == ["compile.forward_shard", "compile.kernel_shard",
+                       "compile.merged_kernel_unit", "group.compile_kernels",
+                       "group.compile_layout"], ran
+        assert {r.ident for r in runs if r.task.endswith("_shard")} == {
+            "kernels mm", "forward formulas mm"}
+        before, after = (dict(layout.files) for layout in layouts)
+        changed = sorted(path for path in after if before.get(path) != after[path])
+        # the kernel calls the formula's function, the merged unit includes the parts
+        assert changed == ["src/VariableTypeForward_mm.cpp"]
+    finally:
+        session.close()
