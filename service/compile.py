@@ -146,8 +146,8 @@ def pch_key(plan: CompilePlan, layout: CompileLayout, fingerprint: str, kind: st
     the installed headers."""
     files = dict(layout.files)
     return xxhash.xxh3_128_hexdigest("\0".join((
-        plan.toolchain.identity(), fingerprint, files[f"pch/{kind}.h"],
-        files[PRELUDE_PATH])).encode())
+        plan.toolchain.identity(), *plan.toolchain.pch_flags(), fingerprint,
+        files[f"pch/{kind}.h"], files[PRELUDE_PATH])).encode())
 
 
 def unit_key(plan: CompilePlan, files: dict[str, str], unit: CompileUnit, source_hash: str,
@@ -387,7 +387,8 @@ def pch_command(plan: CompilePlan, header: Path) -> list[str]:
     """Through object_cache, which builds it beside, renames it into place (another build
     may be reading the PCH) and records its sum; no shell: the cache path is any text."""
     tool = plan.toolchain
-    compile = [tool.cxx, *tool.flags, *tool.include_flags(), "-x", "c++-header", str(header)]
+    compile = [tool.cxx, *tool.flags, *tool.pch_flags(), *tool.include_flags(), "-x",
+               "c++-header", str(header)]
     return [sys.executable, "-m", "gradshard.cache.object_cache", "--pch",
             f"{header}.gch", pch_report(header), "--", *compile]
 

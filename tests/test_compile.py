@@ -488,3 +488,26 @@ def test_a_damaged_base_object_is_compiled_again(compiled, capsys, tmp_path):
     assert report["compile"]["spliced"] == [] and report["compile"]["failed"] == []
     assert json.loads(record.read_text())["object"] != damaged
     assert set(formula_symbols(out / "compile/obj" / f"{MERGED_UNIT}.o").values()) == {"W"}
+
+
+@pytest.mark.slow
+def test_clang_builds_its_pchs_with_the_templates_instantiated(tmp_path, capsys):
+    """With clang as the compiler, a PCH holds the templates its headers leave pending
+    (-fpch-instantiate-templates), so each unit does not instantiate them again; GCC's
+    PCH commands have no such flag (Toolchain.pch_flags)."""
+    install_programs("clang++")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    code, report, err = run_build(capsys, MINI_SPEC, out, cache, *SHARDS, "--cxx", "clang++",
+                                  "--units", "Functions_formulas_*")
+    assert code == 0, err
+    assert report["compile"]["failed"] == [] and len(report["compile"]["compiled"]) == 3
+    ninja = (out / "compile" / "build.ninja").read_text()
+    pch = [line for line in ninja.splitlines() if "c++-header" in line]
+    assert pch and all("-fpch-instantiate-templates" in line and "clang" in line for line in pch)
+    for log in (out / "compile" / "obj").glob("*.log"):
+        assert "pch" not in log.read_text().lower(), log  # every unit used its PCH
+    gcc = tmp_path / "gcc"
+    code, _, err = run_build(capsys, MINI_SPEC, gcc / "out", gcc / "cache", *SHARDS,
+                             "--units", "Functions_formulas_*")
+    assert code == 0, err
+    assert "-fpch-instantiate-templates" not in (gcc / "out" / "compile" / "build.ninja").read_text()

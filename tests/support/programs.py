@@ -1,4 +1,4 @@
-"""The programs the launcher tests run, installed by the suite when missing."""
+"""The programs the launcher and compiler tests run, installed by the suite when missing."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 # Debian packages of the programs the launcher tests run.
-APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc"}
+APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang"}
 
 
 def install_programs(*programs: str) -> None:
