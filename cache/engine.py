@@ -389,43 +389,43 @@ class Engine:
         forked child (run there one after another), the front half runs here meanwhile."""
         ordered = [(g, tuple(inputs), ident) for g, inputs, ident in calls]
         handed = self._handed_groups(ordered)
-        child = self._fork(partial(self._groups_in_child, handed)) if handed else None
+        child = (self._fork(partial(self._groups_in_child, [ordered[p] for p in handed]))
+                 if handed else None)
         try:
             return self._run_groups(ordered, handed if child is not None else [], child)
         finally:
             if child is not None:
                 child.stop()  # collected already, unless this process is failing
 
-    def _handed_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]]
-                       ) -> list[tuple[Group, tuple[Value, ...], str]]:
-        """The groups a child may run: the back half of those whose body must run, when a
-        processor is free for it."""
+    def _handed_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]]) -> list[int]:
+        """The positions of the groups a child may run: the back half of those whose body
+        must run, when a processor is free for it."""
         for group, inputs, _ in calls:
             for v in inputs:
                 self._check_scope(v, group.name)
         if not self._free_processor():
             return []
-        running = [call for call in calls if self._must_run(call[0], call[1])]
+        running = [p for p, (group, inputs, _) in enumerate(calls)
+                   if self._must_run(group, inputs)]
         if len(running) < GROUPS_LEAST:
             return []
         return running[(len(running) + 1) // 2:]
 
     def _run_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]],
-                    handed: list[tuple[Group, tuple[Value, ...], str]],
-                    child: split.Child | None) -> list[Value]:
-        """Each group's value in order; the child's are read when the first of them is
-        reached (every group run here comes before it)."""
+                    handed: list[int], child: split.Child | None) -> list[Value]:
+        """Each group's value in order; the child's (at the positions `handed`) are read when
+        the first of them is reached (every group run here comes before it)."""
         outputs: list[str] | None = None
         values = []
-        for call in calls:
-            if call not in handed:
+        for position, call in enumerate(calls):
+            if position not in handed:
                 values.append(self.group(*call))
                 continue
             if outputs is None:
                 told = self._collect(child)  # type: ignore[arg-type]
                 fits = told is not None and len(told["output"]) == len(handed)
                 outputs = told["output"] if fits else []  # type: ignore[index]
-            at = handed.index(call)
+            at = handed.index(position)
             values.append(self._adopt_group(call, outputs[at]) if outputs
                           else self.group(*call))
         return values

@@ -76,8 +76,8 @@ from .outcome import BuildOutcome
 from .compile_report import (CompileReport, PchFailure, environment_failure,
                              pch_failure_diagnostic, union, unit_failure_diagnostic)
 from .diagnostics import diagnose
-from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, holds, stat_signature,
-                      sync_outputs, write_atomic)
+from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, stat_signature, sync_outputs,
+                      write_atomic, write_changed)
 from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
 
 if TYPE_CHECKING:
@@ -118,9 +118,7 @@ def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
         report = sync_outputs(plan.directory, files, load, previous, known)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
-    names = json.dumps(sorted(files)).encode()
-    if not holds(listing, names):
-        write_atomic(listing, names)
+    write_changed(listing, json.dumps(sorted(files)).encode())
     return len(report.written)
 
 
@@ -474,10 +472,8 @@ def write_compile_commands(plan: CompilePlan, units: list[PreparedUnit]) -> None
                            "output": p.output}) for p in units]
     # one entry a line: the C encoder (indent= takes the pure-Python one, 2x slower); the
     # file is left alone when it holds this already (a daemon's edits rarely change it)
-    text = ("[\n" + ",\n".join(entries) + "\n]\n").encode()
-    path = plan.directory / "compile_commands.json"
-    if not holds(path, text):
-        write_atomic(path, text)
+    write_changed(plan.directory / "compile_commands.json",
+                  ("[\n" + ",\n".join(entries) + "\n]\n").encode())
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,12 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def write_changed(path: Path, data: bytes) -> None:
+    """write_atomic, unless the file holds `data` already (its mtime then stays as it was)."""
+    if not holds(path, data):
+        write_atomic(path, data)
+
+
 def write_all(directory: Path, contents: dict[Path, bytes]) -> None:
     """Write every file or none: all temporaries first, then the renames. A failure while
     writing (a full disk, the usual one) removes the temporaries and leaves the old files as
