@@ -18,6 +18,7 @@ from gradshard.pipeline.compile_layout import (MERGED_KERNEL_PREFIX, forward_uni
                                                kernel_unit_name)
 from gradshard.service.cli import main
 from support.compile import run_build
+from support.programs import install_programs
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 
@@ -139,3 +140,33 @@ def test_a_forward_formula_error_is_shown_at_its_line(spec_copy, cold, tmp_path,
     assert sorted(report["failed"]) == sorted([MM_FORWARD_UNIT,
                                                merged_of(tmp_path / "out", MM_UNIT)])
     assert report["errors"][0]["line"] == line
+
+
+def test_clang_compiles_a_merged_kernel_unit_and_splices_a_forward_edit(spec_copy, tmp_path,
+                                                                        capsys):
+    """Clang rejects a weak kernel in TORCH_FN's static_assert, so the merged unit registers
+    its kernels through their addresses at run time under clang: the merged unit compiles,
+    its kernels and forward formulas stay weak, and a forward edit is spliced as with GCC."""
+    install_programs("clang++")
+    spec, cache = tmp_path / "spec", tmp_path / "cache"
+    shutil.copytree(spec_copy[0], spec)
+    out = tmp_path / "out"
+    clang = ("--cxx", "clang++", *MM_UNITS)
+    code, report, err = run_build(capsys, spec, out, cache, *clang)
+    assert code == 0, err
+    merged = merged_of(out, MM_UNIT)
+    assert report["compile"]["compiled"] == [merged]
+    obj = out / "compile" / "obj"
+    assert set(kernel_symbols(obj / f"{merged}.o").values()) == {"W"}
+    assert "WrapFunctionIntoRuntimeFunctor_" in subprocess.run(
+        ["nm", "-C", str(obj / f"{merged}.o")], capture_output=True, text=True,
+        check=True).stdout  # registered by address: the runtime-function wrapper
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text().replace(MM_FORWARD, SWAPPED, 1))
+    code, report, err = run_build(capsys, spec, out, cache, *clang)
+    assert code == 0, err
+    assert report["compile"]["compiled"] == [MM_FORWARD_UNIT]
+    assert report["compile"]["spliced"] == [merged]
+    spliced = kernel_symbols(obj / f"{merged}.o", _FORWARD_SYMBOL)
+    assert spliced["mm_forward_0"] == "T"
+    assert set(kernel_symbols(obj / f"{merged}.o").values()) == {"W"}
