@@ -376,7 +376,7 @@ def splice_command(cxx: str, output: str, parts: tuple[str, ...], base: str) -> 
 
 def compile_command(plan: CompilePlan, source: str, output: str, pch: str | None) -> list[str]:
     tool = plan.toolchain
-    forced = ["-include", pch, "-Winvalid-pch"] if pch else []
+    forced = ["-include", pch, "-Winvalid-pch", *tool.pch_use_flags()] if pch else []
     return [*tool.launcher, tool.cxx, *tool.flags, *forced, *tool.include_flags(),
             "-MD", "-MF", f"{output}.d", "-c", source, "-o", output]
 

@@ -7,6 +7,7 @@ not compile is shown at its derivatives.yaml line (a kernel or forward unit's ke
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -146,7 +147,8 @@ def test_clang_compiles_a_merged_kernel_unit_and_splices_a_forward_edit(spec_cop
                                                                         capsys):
     """Clang rejects a weak kernel in TORCH_FN's static_assert, so the merged unit registers
     its kernels through their addresses at run time under clang: the merged unit compiles,
-    its kernels and forward formulas stay weak, and a forward edit is spliced as with GCC."""
+    its kernels and forward formulas stay weak, and a forward edit is spliced as with GCC,
+    its PCH accepted though a header it holds was written again (the same text)."""
     install_programs("clang++")
     spec, cache = tmp_path / "spec", tmp_path / "cache"
     shutil.copytree(spec_copy[0], spec)
@@ -161,6 +163,10 @@ def test_clang_compiles_a_merged_kernel_unit_and_splices_a_forward_edit(spec_cop
     assert "WrapFunctionIntoRuntimeFunctor_" in subprocess.run(
         ["nm", "-C", str(obj / f"{merged}.o")], capture_output=True, text=True,
         check=True).stdout  # registered by address: the runtime-function wrapper
+    # --out made anew writes the Functions.h prelude the PCHs hold again: same text, new mtime
+    prelude = out / "compile" / "include" / "torch/csrc/autograd/generated/Functions.h"
+    later = prelude.stat().st_mtime + 100
+    os.utime(prelude, (later, later))
     derivatives = spec / "autograd" / "derivatives.yaml"
     derivatives.write_text(derivatives.read_text().replace(MM_FORWARD, SWAPPED, 1))
     code, report, err = run_build(capsys, spec, out, cache, *clang)
