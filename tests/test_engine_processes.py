@@ -258,7 +258,8 @@ def test_a_long_map_hands_its_back_to_a_child_and_keeps_the_order(store):
     assert [w.words for w in found] == [len(w.split()) for w in words]
     pids = [w.pid for w in found]
     assert pids[0] == PARENT and pids[-1] != PARENT  # the back ran in a child
-    assert sum(p != PARENT for p in pids) == int(MANY * CHILD_SHARE) < MANY // 2
+    handed = int(MANY * CHILD_SHARE)  # the first child's share (a slow parent may fork again)
+    assert handed < MANY // 2 and len(set(pids[-handed:])) == 1
     assert pids == sorted(pids, key=lambda p: p != PARENT)  # the parent's runs come first
     assert sorted(r.ident for r in engine.stats.runs) == sorted(f"w{k}" for k in range(MANY))
     assert engine.stats.run == {"parse": MANY}
