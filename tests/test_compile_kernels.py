@@ -42,12 +42,16 @@ def merged_of(out: Path, part: str) -> str:
     raise AssertionError(f"no merged unit includes {part}")
 
 
+def defined_symbols(obj: Path) -> str:
+    """What the object defines, as `nm -C --defined-only` lists it."""
+    return subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True,
+                          text=True, check=True).stdout
+
+
 def kernel_symbols(obj: Path, pattern: re.Pattern = _KERNEL_SYMBOL) -> dict[str, str]:
     """Kernel (or forward formula) → how the object defines it (nm's letter: W weak, T
     strong)."""
-    listed = subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True,
-                            text=True, check=True).stdout
-    return {kernel: kind for kind, kernel in pattern.findall(listed)}
+    return {kernel: kind for kind, kernel in pattern.findall(defined_symbols(obj))}
 
 
 @pytest.fixture(scope="module")
@@ -160,9 +164,8 @@ def test_clang_compiles_a_merged_kernel_unit_and_splices_a_forward_edit(spec_cop
     assert report["compile"]["compiled"] == [merged]
     obj = out / "compile" / "obj"
     assert set(kernel_symbols(obj / f"{merged}.o").values()) == {"W"}
-    assert "WrapFunctionIntoRuntimeFunctor_" in subprocess.run(
-        ["nm", "-C", str(obj / f"{merged}.o")], capture_output=True, text=True,
-        check=True).stdout  # registered by address: the runtime-function wrapper
+    # registered by address: the runtime-function wrapper
+    assert "WrapFunctionIntoRuntimeFunctor_" in defined_symbols(obj / f"{merged}.o")
     # --out made anew writes the Functions.h prelude the PCHs hold again: same text, new mtime
     prelude = out / "compile" / "include" / "torch/csrc/autograd/generated/Functions.h"
     later = prelude.stat().st_mtime + 100
