@@ -77,18 +77,19 @@ class Side:
 
 def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
                      since: str | None) -> Affected:
-    current = _side(read_inputs(location), session)
+    current = build_side(read_inputs(location), session)
     if against is not None:
         other = locate_spec(against)
-        baseline, words = _side(read_inputs(other), session), f"the spec at {other.root}"
+        baseline, words = build_side(read_inputs(other), session), f"the spec at {other.root}"
     elif since is not None:
-        baseline, words = _side(git_inputs(location, since), session), f"git revision {since}"
+        baseline, words = build_side(git_inputs(location, since), session), f"git revision {since}"
     else:
         baseline, words = _last_build(location, session)
     return compare(baseline, current, words, new_engine(session.open(), session.memory))
 
 
-def _side(inputs: InputBytes, session: OpenCache) -> Side:
+def build_side(inputs: InputBytes, session: OpenCache) -> Side:
+    """A spec's entries and its build's index (the session's graph run: cached like a build)."""
     generation = Generation.prepare(inputs)
     result = session.run_graph(generation)
     manifest = generation.manifest(result, str(inputs.location.root.resolve()),

@@ -1,0 +1,106 @@
+"""ELF symbol tables for `gradshard try`: which symbols a patch's objects need, which torch's
+libraries export, and where torch's own copy of a function it does not export lives.
+
+libtorch_cpu.so exports neither the FunctionsManual helpers formulas call (mul_tensor_backward
+…) nor VariableType::unpack, which every kernel calls: they are in its `.symtab` (as local,
+hidden functions), not its `.dynsym`. A patch reaches them through a trampoline whose slot
+holds the address of torch's copy: the library's load address (that of an exported symbol,
+less its value) plus the symbol's value (pipeline/patch.py: trampoline_source).
+
+pyelftools reads the headers and the small tables; libtorch_cpu's `.symtab` (~530,000
+symbols, a 76 MB `.strtab`) is scanned as one numpy array, which takes ~0.2 s where
+iterating it in pyelftools takes ~20 s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from gradshard.pipeline.errors import EnvironmentFailure
+
+# symbols a trampoline may be written for: what the assembler takes as a name, nothing else
+SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*\Z")
+
+_STT_FUNC = 2
+_STV_HIDDEN = 2
+_SHN_UNDEF = 0
+_ELF64_SYM = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
+              ("value", "<u8"), ("size", "<u8")]
+
+
+@dataclass(frozen=True)
+class HiddenFunction:
+    """A function of a library that its `.dynsym` does not export: its value (address less
+    the load address), and an exported symbol with its value to find the load address by."""
+
+    library: Path
+    name: str
+    value: int
+    anchor: str
+    anchor_value: int
+
+
+def undefined_symbols(objects: Iterable[Path]) -> set[str]:
+    """The global symbols the objects reference and none of them defines."""
+    undefined, defined = set(), set()
+    for path in objects:
+        with path.open("rb") as stream:
+            from elftools.elf.elffile import ELFFile
+
+            table = ELFFile(stream).get_section_by_name(".symtab")
+            for symbol in table.iter_symbols() if table is not None else ():
+                if symbol["st_info"]["bind"] not in ("STB_GLOBAL", "STB_WEAK") or not symbol.name:
+                    continue
+                if symbol["st_shndx"] == "SHN_UNDEF":
+                    undefined.add(symbol.name)
+                else:
+                    defined.add(symbol.name)
+    return undefined - defined
+
+
+def load_anchor(library: Path) -> tuple[str, int]:
+    """An exported function of the library (name and value), whose address in a process,
+    less its value, is where the library is loaded."""
+    import numpy as np  # the `try` extra
+
+    symbols, text = _table(library, ".dynsym", ".dynstr")
+    exported = np.nonzero(((symbols["info"] & 0xF) == _STT_FUNC) & ((symbols["info"] >> 4) == 1)
+                          & (symbols["shndx"] != _SHN_UNDEF) & (symbols["value"] != 0))[0]
+    if not len(exported):
+        raise EnvironmentFailure(f"{library} exports no function",
+                                 "`gradshard try` needs the installed torch's libraries")
+    first = symbols[exported[0]]
+    start = int(first["name"])
+    return text[start:text.index(b"\0", start)].decode(), int(first["value"])
+
+
+def _table(library: Path, table_name: str, strings_name: str):
+    """A symbol table as a numpy array of Elf64_Sym, and its string table's bytes (both
+    empty when the library has none: stripped)."""
+    import numpy as np
+
+    with library.open("rb") as stream:
+        from elftools.elf.elffile import ELFFile
+
+        elf = ELFFile(stream)
+        table, strings = elf.get_section_by_name(table_name), elf.get_section_by_name(strings_name)
+        data = table.data() if table is not None and strings is not None else b""
+        text = strings.data() if table is not None and strings is not None else b""
+    return np.frombuffer(data, dtype=_ELF64_SYM), text
+
+
+def hidden_functions(library: Path, names: set[str]) -> dict[str, int]:
+    """The value of each named hidden function in the library's `.symtab` (a name defined
+    twice at different values is left out: which copy would be meant is unknown)."""
+    symbols, text = _table(library, ".symtab", ".strtab")
+    wanted = (((symbols["info"] & 0xF) == _STT_FUNC) & ((symbols["other"] & 3) == _STV_HIDDEN)
+              & (symbols["shndx"] != _SHN_UNDEF))
+    values: dict[bytes, set[int]] = {}
+    for start, value in zip(symbols["name"][wanted].tolist(), symbols["value"][wanted].tolist()):
+        end = text.find(b"\0", start)
+        values.setdefault(text[start:end if end >= 0 else len(text)], set()).add(value)
+    found = {name: values.get(name.encode(), set()) for name in names}
+    return {name: v.pop() for name, v in found.items() if len(v) == 1}

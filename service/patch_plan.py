@@ -1,0 +1,203 @@
+"""What a `gradshard try` patches: the ops whose kernels or nodes a spec generates differently
+from the installed torch's own spec (or the ops named), each with its autograd kernels and
+the backward nodes they create, read from the spec's build (the session's graph run, cached
+like any build's).
+
+An op here is what a formula reaches together: a function's name without overload or in-place
+underscore (sin covers sin, sin_ and sin.out; pipeline/compile_layout.py: kernel_op without its
+out= split). Ops that cannot be patched are kept with the reason, for the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from gradshard.cache.engine import Engine
+from gradshard.cache.graph import BuildIndex
+from gradshard.cache.graph_records import AutogradSide, NativeSide
+from gradshard.pipeline.errors import SpecFile, UsageError
+from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
+from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.patch import PatchNode, PatchSources, patch_includes, patch_sources
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.render import TemplateSet
+
+from .affected import build_side
+from .codegen import gradshard_templates, spec_templates
+from .incremental import new_engine
+from .inputs import read_inputs
+from .spec_location import SpecLocation, _installed_spec
+
+if TYPE_CHECKING:
+    from .open_cache import OpenCache
+
+
+@dataclass(frozen=True)
+class PatchOp:
+    """An op `try` checks: its kernels' wrapper names, the nodes they create, and where its
+    formulas are (the derivatives entry and its line), or why it cannot be patched."""
+
+    name: str
+    functions: tuple[str, ...]
+    nodes: tuple[str, ...]
+    entry: str = ""
+    line: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PatchPlan:
+    """The ops, and the patch's sources when there is anything to patch."""
+
+    spec: SpecLocation
+    baseline: str
+    ops: tuple[PatchOp, ...]
+    sources: PatchSources | None
+    includes: tuple[tuple[str, str], ...]
+    derivatives: Path
+
+    @property
+    def patched(self) -> tuple[PatchOp, ...]:
+        return tuple(op for op in self.ops if not op.reason)
+
+
+def patch_op(function: str) -> str:
+    """The op of a function: sin.out, sin_ and sin are all sin."""
+    name = function.partition(".")[0]
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
+@dataclass(frozen=True)
+class _Built:
+    """One spec's build, read for a patch: every kernel (by its unit), every node's code."""
+
+    index: BuildIndex
+    engine: Engine
+    kernels: dict[str, RenderedKernel]  # "<function> <n>" → kernel
+    nodes: dict[str, str]  # node name → hash of its four pieces
+    functions: dict[str, NativeFunction]
+    entry_lines: dict[str, int]  # derivatives entry label → its first line
+
+
+def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str]) -> PatchPlan:
+    current = _read_build(location, session)
+    if names:
+        ops, baseline = _named_ops(current, names), "the ops named"
+    else:
+        installed = _installed_spec()
+        if installed.root.resolve() == location.root.resolve():
+            ops, baseline = (), f"the installed torch's own spec ({installed.root})"
+        else:
+            ops = _changed_ops(current, _read_build(installed, session))
+            baseline = f"the installed torch's own spec ({installed.root})"
+    ops = tuple(_placed(op, current) for op in ops)
+    return _with_sources(location, current, ops, baseline)
+
+
+def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
+    side = build_side(read_inputs(location), session)
+    engine = new_engine(session.open(), session.memory)
+    units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
+    records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
+    native = engine.records([engine.ref(side.index.native, NativeSide)])[0]
+    functions = engine.records(engine.items(engine.ref_collection(native.functions,
+                                                                  NativeFunction)))
+    lines = {stamp.label: stamp.line for file, stamp in side.entries
+             if file is SpecFile.DERIVATIVES}
+    return _Built(side.index, engine, dict(zip((u for u, _ in units), records)),
+                  dict(side.index.nodes), {str(f.name): f for f in functions}, lines)
+
+
+def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
+    changed_nodes = {n for n, h in current.nodes.items() if baseline.nodes.get(n) != h}
+    reached = {patch_op(_function(u)) for u, k in current.kernels.items()
+               if k.node in changed_nodes or baseline.kernels.get(u) != k}
+    schema_changed = {patch_op(name) for name, f in current.functions.items()
+                      if name in baseline.functions
+                      and str(f.func) != str(baseline.functions[name].func)}
+    ops = [_op(current, name, "the op's schema differs from the installed torch's"
+               if name in schema_changed else "") for name in sorted(reached)]
+    return ops
+
+
+def _named_ops(current: _Built, names: Sequence[str]) -> list[PatchOp]:
+    by_node = {k.node: patch_op(_function(u)) for u, k in current.kernels.items() if k.node}
+    ops: dict[str, PatchOp] = {}
+    for name in names:
+        op = by_node.get(name) or patch_op(name.split("(", 1)[0].strip())
+        ops.setdefault(op, _op(current, op, "" if _functions_of(current, op) else
+                               f"{name}: no autograd kernel of its own in VariableType (a "
+                               "CompositeImplicitAutograd function, or not an op of this spec)"))
+    return list(ops.values())
+
+
+def _function(unit: str) -> str:
+    return unit.rsplit(" ", 1)[0]
+
+
+def _functions_of(current: _Built, op: str) -> list[str]:
+    return [u for u, k in current.kernels.items() if patch_op(_function(u)) == op and k.definition]
+
+
+def _op(current: _Built, op: str, reason: str) -> PatchOp:
+    units = _functions_of(current, op)
+    kernels = [current.kernels[u] for u in units]
+    nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node in current.nodes))
+    if not units and not reason:
+        reason = "no autograd kernel of its own (only a fallback registration)"
+    return PatchOp(op, tuple(dict.fromkeys(_function(u) for u in units)), nodes, reason=reason)
+
+
+def _placed(op: PatchOp, current: _Built) -> PatchOp:
+    """The op with its derivatives entry and that entry's line."""
+    entries = [k.entry for u, k in current.kernels.items()
+               if patch_op(_function(u)) == op.name and k.entry]
+    if not entries:
+        return op
+    return PatchOp(op.name, op.functions, op.nodes, entries[0],
+                   current.entry_lines.get(entries[0], 0), op.reason)
+
+
+def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp],
+                  baseline: str) -> PatchPlan:
+    patched = [op for op in ops if not op.reason]
+    derivatives = location.path_of(SpecFile.DERIVATIVES)
+    if not patched:
+        return PatchPlan(location, baseline, tuple(ops), None, (), derivatives)
+    engine, index = current.engine, current.index
+    wanted = {f for op in patched for f in op.functions}
+    kernels = [k for u, k in current.kernels.items() if _function(u) in wanted]
+    node_names = list(dict.fromkeys(n for op in patched for n in op.nodes))
+    nodes = _patch_nodes(engine, index, node_names)
+    templates, spec = _templates(location)
+    autograd = engine.records([engine.ref(index.autograd, AutogradSide)])[0]
+    keys = engine.records([engine.ref(autograd.dispatch_keys, DispatchKeys)])[0]
+    layout = location.layout
+    sources = patch_sources(nodes, kernels, keys, spec, templates, layout)
+    files = dict(index.files)
+    texts = engine.records([engine.ref(files[n], Text)
+                            for n in ("VariableType.h", "python_functions.h")])
+    includes = patch_includes(spec, layout, texts[0].text, texts[1].text)
+    return PatchPlan(location, baseline, tuple(ops), sources, includes, derivatives)
+
+
+def _patch_nodes(engine: Engine, index: BuildIndex, names: Sequence[str]) -> list[PatchNode]:
+    code = dict(index.nodes)
+    python = set(n for n, _ in index.nodes[:index.python_nodes])
+    pieces = engine.items_of([engine.ref_collection(code[n], Text) for n in names])
+    nodes = []
+    for name, items in zip(names, pieces):
+        # render.node's pieces: declaration, definition, Python class, Python properties
+        texts = [t.text for t in engine.records(list(items))]
+        nodes.append(PatchNode(name, *texts, python=name in python))
+    return nodes
+
+
+def _templates(location: SpecLocation) -> tuple[TemplateSet, TemplateSet]:
+    return gradshard_templates(), spec_templates(location, (
+        "Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp",
+        "VariableType.cpp", "VariableType.h"))
+
+
