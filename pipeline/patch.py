@@ -63,7 +63,7 @@ class PatchSources(Record):
 
     def units(self) -> tuple[tuple[str, str], ...]:
         """(file name, text) of each unit to compile."""
-        return (("nodes.cpp", self.nodes_unit.text), ("python.cpp", self.python_unit),
+        return (("nodes.cpp", self.nodes_unit.text), ("python_classes.cpp", self.python_unit),
                 ("kernels.cpp", self.kernels_unit.text))
 
 

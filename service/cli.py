@@ -181,6 +181,25 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
+def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
+    from .defaults import default_cache_dir
+    from .try_command import TryOptions, try_json, try_patch, try_text
+
+    session = Session(_cache_dir(args, default_cache_dir))
+    try:
+        loaded.location = locate_spec(args.spec)
+        outcome = try_patch(loaded.location, session, TryOptions(
+            tuple(args.names), tuple(args.dtype or ("float64", "complex128")), args.samples,
+            args.cxx, args.jobs))
+    finally:
+        session.close()
+    if args.json:
+        print(json.dumps(try_json(outcome), indent=2))
+    else:
+        print(try_text(outcome))
+    return outcome.exit_code()
+
+
 def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import store_stats
 
@@ -264,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(affected, JSON)
     affected.set_defaults(run=run_affected)
 
+    _try_parser(commands)
+
     stats = commands.add_parser("stats", help="what the cache holds and how the last builds went")
     add_option(stats, CACHE)
     stats.add_argument("--last", type=int, default=10, metavar="N",
@@ -281,6 +302,26 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(collect, JSON)
     collect.set_defaults(run=run_gc)
     return parser
+
+
+def _try_parser(commands) -> None:
+    attempt = commands.add_parser(
+        "try", help="patch edited formulas into the installed torch and gradcheck them")
+    attempt.add_argument("names", nargs="*", metavar="NAME",
+                         help="ops to try: a derivatives entry, native function or node (default: "
+                              "every op whose generated code differs from the installed torch's)")
+    add_option(attempt, SPEC)
+    add_option(attempt, CACHE)
+    attempt.add_argument("--samples", metavar="FILE",
+                         help="a Python file giving samples for ops without an OpInfo: "
+                              "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}")
+    attempt.add_argument("--dtype", action="append", choices=("float64", "complex128"),
+                         help="dtypes to check (default: both, where the op supports them)")
+    attempt.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++)")
+    attempt.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
+                         help="parallel compiles (default 2)")
+    add_option(attempt, JSON)
+    attempt.set_defaults(run=run_try)
 
 
 def _spec_and_json(parser: argparse.ArgumentParser) -> None:

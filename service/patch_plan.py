@@ -57,6 +57,8 @@ class PatchPlan:
     sources: PatchSources | None
     includes: tuple[tuple[str, str], ...]
     derivatives: Path
+    derivatives_text: str = ""  # as the build read it: compile errors are placed in it
+    node_entries: tuple[tuple[str, str], ...] = ()  # node or kernel wrapper → its entry
 
     @property
     def patched(self) -> tuple[PatchOp, ...]:
@@ -79,6 +81,7 @@ class _Built:
     nodes: dict[str, str]  # node name → hash of its four pieces
     functions: dict[str, NativeFunction]
     entry_lines: dict[str, int]  # derivatives entry label → its first line
+    derivatives: str  # derivatives.yaml's text as the build read it
 
 
 def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str]) -> PatchPlan:
@@ -97,7 +100,8 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str])
 
 
 def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
-    side = build_side(read_inputs(location), session)
+    inputs = read_inputs(location)
+    side = build_side(inputs, session)
     engine = new_engine(session.open(), session.memory)
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
@@ -107,7 +111,8 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
     lines = {stamp.label: stamp.line for file, stamp in side.entries
              if file is SpecFile.DERIVATIVES}
     return _Built(side.index, engine, dict(zip((u for u, _ in units), records)),
-                  dict(side.index.nodes), {str(f.name): f for f in functions}, lines)
+                  dict(side.index.nodes), {str(f.name): f for f in functions}, lines,
+                  inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace"))
 
 
 def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
@@ -180,7 +185,10 @@ def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp
     texts = engine.records([engine.ref(files[n], Text)
                             for n in ("VariableType.h", "python_functions.h")])
     includes = patch_includes(spec, layout, texts[0].text, texts[1].text)
-    return PatchPlan(location, baseline, tuple(ops), sources, includes, derivatives)
+    entries = dict(zip((n for n, _ in index.nodes), index.node_keys))
+    entries.update((k.wrapper, k.entry) for k in kernels if k.entry)
+    return PatchPlan(location, baseline, tuple(ops), sources, includes, derivatives,
+                     current.derivatives, tuple(entries.items()))
 
 
 def _patch_nodes(engine: Engine, index: BuildIndex, names: Sequence[str]) -> list[PatchNode]:

@@ -1,0 +1,186 @@
+"""`gradshard try`: an edited formula compiled, loaded into the installed torch and
+gradchecked on OpInfo samples (service/patch_plan.py → service/patch_build.py →
+service/try_worker.py), without rebuilding PyTorch.
+
+Exit codes: 0 every verdict passes, 5 one fails, 2 nothing could be checked (each op's
+reason is printed); the others as `build` has them (1 spec errors, 3 a patch that does not
+compile, 4 internal error).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from gradshard.pipeline.errors import EnvironmentFailure, UsageError
+
+from .patch_plan import PatchOp, PatchPlan
+from .spec_location import SpecLocation
+
+EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
+TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
+DEFAULT_DTYPES = ("float64", "complex128")
+
+
+@dataclass
+class TryOutcome:
+    plan: PatchPlan
+    answers: dict[str, dict] = field(default_factory=dict)  # op → the worker's answer
+    seconds: float = 0.0
+
+    def verdicts(self) -> list[dict]:
+        return [v for a in self.answers.values() for v in a.get("verdicts", [])]
+
+    def exit_code(self) -> int:
+        verdicts = self.verdicts()
+        if not verdicts:
+            return EXIT_NOTHING
+        return EXIT_FAIL if any(v["verdict"] == "FAIL" for v in verdicts) else EXIT_PASS
+
+
+def check_extra() -> None:
+    """The modules `try` needs that `build` does not (the `try` extra)."""
+    import importlib.util
+
+    missing = [package for module, package in TRY_EXTRA_MODULES
+               if importlib.util.find_spec(module) is None]
+    if importlib.util.find_spec("torch") is None:
+        missing.insert(0, "torch==2.13.0")
+    if missing:
+        raise UsageError(f"`gradshard try` needs {', '.join(missing)}, which are not installed",
+                         "pip install 'gradshard[try]'")
+
+
+def check_version(location: SpecLocation, names: Sequence[str]) -> None:
+    """A checkout's spec is compared with the installed torch only when it is that version:
+    otherwise every op whose code moved between versions would look edited."""
+    if location.layout != "checkout" or names:
+        return
+    version_file = location.root / "version.txt"
+    try:
+        theirs = version_file.read_text().strip()
+    except OSError:
+        return
+    ours = importlib.metadata.version("torch").split("+")[0]
+    if theirs.split("a")[0].split("+")[0] != ours:
+        raise UsageError(f"the checkout at {location.root} is torch {theirs}, the installed torch "
+                         f"is {ours}: its ops cannot be compared with the installed ones",
+                         "name the ops to try (gradshard try sin mul.Tensor …)")
+
+
+def torch_library_dir() -> Path:
+    import importlib.util
+
+    found = importlib.util.find_spec("torch")
+    if found is None or found.origin is None:
+        raise UsageError("torch is not installed", "pip install 'gradshard[try]'")
+    return Path(found.origin).parent / "lib"
+
+
+def run_worker(requests: list[dict]) -> list[dict]:
+    """A fresh worker process for one command: each request's answer."""
+    process = subprocess.run([sys.executable, "-m", "gradshard.service.try_worker"],
+                             input="".join(json.dumps(r) + "\n" for r in requests),
+                             capture_output=True, text=True)
+    answers = [json.loads(line) for line in process.stdout.splitlines() if line.startswith("{")]
+    if process.returncode != 0 or len(answers) != len(requests):
+        raise EnvironmentFailure(_worker_death(process.returncode, process.stderr),
+                                 "the patched code crashed the process it was loaded in, or "
+                                 "torch could not be imported; see the message above")
+    for answer in answers:
+        if not answer.get("ok"):
+            raise EnvironmentFailure(f"the try worker failed: {answer.get('error')}",
+                                     "GRADSHARD_DEBUG=1 shows its traceback")
+    return answers
+
+
+def _worker_death(code: int, stderr: str) -> str:
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
+    tail = "\n".join(stderr.strip().splitlines()[-5:])
+    return f"the try worker {how}" + (f":\n{tail}" if tail else "")
+
+
+def request_of(plan: PatchPlan, library, ops: Sequence[PatchOp], dtypes: Sequence[str],
+               samples: str | None) -> dict:
+    return {"library": str(library.path), "slots": library.slots, "sum": library.sum,
+            "ops": [{"name": op.name} for op in ops], "dtypes": list(dtypes),
+            "samples": str(Path(samples).resolve()) if samples else None}
+
+
+@dataclass(frozen=True)
+class TryOptions:
+    names: tuple[str, ...]
+    dtypes: tuple[str, ...] = DEFAULT_DTYPES
+    samples: str | None = None
+    cxx: str | None = None
+    jobs: int = 2
+
+
+def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
+    """Plan, build, check: the outcome with every op's verdicts (or why it has none)."""
+    import time
+
+    from .patch_build import build_patch
+    from .patch_plan import plan_patch
+    from .toolchain import find_toolchain
+
+    started = time.perf_counter()
+    check_extra()
+    check_version(location, options.names)
+    plan = plan_patch(location, session, options.names)
+    outcome = TryOutcome(plan)
+    if plan.sources is not None:
+        toolchain = find_toolchain(location, options.cxx, (), (), "")
+        library = build_patch(plan, toolchain, torch_library_dir(), options.jobs)
+        answer = run_worker([request_of(plan, library, plan.patched, options.dtypes,
+                                        options.samples)])[0]
+        outcome.answers = {a["op"]: a for a in answer["ops"]}
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def try_json(outcome: TryOutcome) -> dict:
+    """Per op: its formula's place and reason, and per sample its verdict and error."""
+    plan = outcome.plan
+    ops = []
+    for op in plan.ops:
+        answer = outcome.answers.get(op.name, {})
+        ops.append({"op": op.name, "functions": list(op.functions), "nodes": list(op.nodes),
+                    "entry": op.entry, "file": str(plan.derivatives), "line": op.line,
+                    "reason": op.reason or answer.get("reason", ""),
+                    "samples": answer.get("verdicts", [])})
+    return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline, "ops": ops,
+            "seconds": round(outcome.seconds, 3)}
+
+
+def try_text(outcome: TryOutcome) -> str:
+    report = try_json(outcome)
+    lines = [f"gradshard try: compared with {report['against']}"]
+    if not report["ops"]:
+        lines.append("  no op's generated code differs: nothing to try")
+    for op in report["ops"]:
+        where = f"{op['file']}:{op['line']}" if op["line"] else op["file"]
+        samples = op["samples"]
+        if not samples:
+            lines.append(f"  SKIP {op['op']}  ({where}): {op['reason'] or 'no samples'}")
+            continue
+        failed = [s for s in samples if s["verdict"] == "FAIL"]
+        verdict = "FAIL" if failed else "PASS"
+        seconds = sum(s["seconds"] for s in samples)
+        lines.append(f"  {verdict} {op['op']}  {len(samples) - len(failed)}/{len(samples)} "
+                     f"samples pass, {seconds:.1f} s  ({where}, {op['entry']})")
+        lines += [f"    {_sample_text(s)}" for s in failed]
+    return "\n".join(lines)
+
+
+def _sample_text(sample: dict) -> str:
+    where = sample.get("where") or {}
+    place = (f"; largest error {sample['error']:.3g} at input {where['input']} element "
+             f"{where['element']} (output {where['output']})" if sample.get("error") else "")
+    return (f"FAIL {sample['opinfo']} {sample['variant']} {sample['dtype']} sample "
+            f"{sample['sample']}: {sample['check']}: {sample['message']}{place}")

@@ -1,0 +1,403 @@
+"""The process `gradshard try` checks a patch in: the installed torch, the patch library loaded
+and installed, and torch's own gradient checks run on OpInfo samples.
+
+    python -m gradshard.service.try_worker      one request per line on stdin (JSON),
+                                                one answer per line on stdout
+
+A request names the library (with its slots and sum), the ops, the dtypes and an optional
+samples file; the answer holds a verdict per op and sample. The patch is installed for the
+request and removed after it, so a warm worker (the daemon's) serves edit after edit; a
+library, once loaded, stays in the process (each is at a path of its own, named by its
+content: service/patch_build.py).
+
+The checks are those of PyTorch's gradient tests (torch/testing/_internal/common_utils.py:
+TestGradients._check_helper, as test_ops_gradients runs it): for every OpInfo of the op
+(by name, aten_name, variant or alias) and every sample it gives, common_utils.gradcheck
+with the OpInfo's settings (fast mode, batched grad, nondet_tol, forward-mode AD where the op
+supports it), then gradgradcheck where it supports second derivatives. A failing sample is
+checked again in slow mode for the largest error and where it is.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+import time
+import traceback
+import types
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+PASS, FAIL = "PASS", "FAIL"
+# a failing sample's error is located element by element (two calls per input element, one
+# backward per output element) only up to this many input elements: beyond, the message of
+# the check is the answer
+LOCATE_ELEMENTS = 400
+OP_DBS = ("op_db", "foreach_unary_op_db", "foreach_binary_op_db", "foreach_pointwise_op_db",
+          "foreach_reduce_op_db", "foreach_other_op_db")
+
+
+@dataclass
+class Verdict:
+    op: str
+    opinfo: str
+    variant: str
+    dtype: str
+    sample: int
+    verdict: str
+    check: str = ""  # gradcheck, gradgradcheck
+    error: float | None = None  # the largest |analytical - numerical|
+    where: dict | None = None  # input, element, output of that error
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class OpResult:
+    op: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    reason: str = ""  # why nothing was checked
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            answer = serve(json.loads(line))
+        except Exception as e:  # the worker's own failure: reported, not a traceback
+            answer = {"ok": False, "error": f"{type(e).__name__}: {e}",
+                      "trace": traceback.format_exc()}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+def serve(request: dict) -> dict:
+    if request.get("ping"):
+        import torch  # noqa: F401  (a warm worker's imports, made before the first patch)
+        _op_db()
+        return {"ok": True}
+    started = time.perf_counter()
+    library = load_library(Path(request["library"]), request["slots"], request["sum"])
+    handle = install(library)
+    try:
+        results = [check_op(op, request["dtypes"], request.get("samples"))
+                   for op in request["ops"]]
+    finally:
+        library.gradshard_patch_uninstall(handle)
+    return {"ok": True, "ops": [_result_json(r) for r in results],
+            "seconds": time.perf_counter() - started}
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and installing
+
+
+_loaded: dict[str, Any] = {}
+
+
+def load_library(path: Path, slots: dict, expected_sum: str):
+    """The library, checked against its sum, loaded once per process, its trampolines bound
+    to torch's own copies of the hidden functions it calls."""
+    if str(path) in _loaded:
+        return _loaded[str(path)]
+    import torch
+    import xxhash
+
+    if xxhash.xxh3_128_hexdigest(path.read_bytes()) != expected_sum:
+        raise RuntimeError(f"{path} does not match its sum: rebuild it (gradshard try)")
+    torch_lib = Path(torch.__file__).parent / "lib"
+    bases = {name: _load_base(torch_lib / name, anchor, value)
+             for name, (anchor, value) in slots["anchors"].items()}
+    library = ctypes.PyDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    addresses = [bases[owner] + value for _, owner, value in slots["symbols"]]
+    library.gradshard_patch_bind((ctypes.c_uint64 * max(1, len(addresses)))(*addresses))
+    library.gradshard_patch_install.restype = ctypes.c_char_p
+    library.gradshard_patch_python.argtypes = [ctypes.py_object]
+    _loaded[str(path)] = library
+    return library
+
+
+def _load_base(library: Path, anchor: str, value: int) -> int:
+    """Where a torch library is loaded: its exported anchor's address less its value."""
+    handle = ctypes.CDLL(str(library), mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+    return ctypes.cast(getattr(handle, anchor), ctypes.c_void_p).value - value
+
+
+def install(library) -> ctypes.c_void_p:
+    """The nodes' Python classes (into a module of the patch's: torch's own stay where they
+    are), then the kernels' registrations."""
+    library.gradshard_patch_python(types.ModuleType("gradshard_patch_functions"))
+    handle = ctypes.c_void_p()
+    error = library.gradshard_patch_install(ctypes.byref(handle))
+    if error is not None:
+        raise RuntimeError(f"the dispatcher refused the patch's kernels: {error.decode()}")
+    return handle
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking
+
+
+def check_op(op: dict, dtypes: list[str], samples_file: str | None) -> OpResult:
+    import torch
+
+    result = OpResult(op["name"])
+    infos = opinfos_of(op["name"])
+    if not infos and samples_file:
+        result.verdicts = list(_file_samples(op["name"], samples_file, dtypes))
+    for info in infos:
+        for dtype in _dtypes(info, dtypes, torch):
+            result.verdicts += check_opinfo(op["name"], info, dtype)
+    if not result.verdicts:
+        result.reason = (f"no OpInfo in torch.testing._internal's op_db names {op['name']}, and "
+                         "no --samples file gives it samples" if not infos else
+                         "its OpInfos support none of the dtypes asked for")
+    return result
+
+
+def _op_db() -> list:
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    return [info for name in OP_DBS for info in getattr(cmi, name, [])]
+
+
+def opinfos_of(op: str) -> list:
+    """The OpInfos whose op is `op`: by name, aten_name, a variant's name or an alias."""
+    from .patch_plan import patch_op
+
+    return [info for info in _op_db() if op in {patch_op(n) for n in _names(info)}]
+
+
+def _names(info) -> set[str]:
+    names = {info.name, getattr(info, "aten_name", None) or info.name}
+    names |= {a.name for a in getattr(info, "aliases", ()) or ()}
+    for variant in (info.op, info.method_variant, info.inplace_variant):
+        name = getattr(variant, "__name__", None)
+        if name:
+            names.add(name)
+    return {n.split(".")[-1] for n in names if n}
+
+
+def _dtypes(info, wanted: list[str], torch) -> list:
+    supported = info.supported_backward_dtypes("cpu")
+    return [getattr(torch, d) for d in wanted if getattr(torch, d) in supported]
+
+
+def check_opinfo(op: str, info, dtype) -> list[Verdict]:
+    """Every sample of the OpInfo at this dtype, through each variant the patch reaches."""
+    import torch
+
+    verdicts = []
+    variants = [("function", info.get_op())]
+    if info.get_inplace() is not None:
+        variants.append(("inplace", info.get_inplace()))
+    conjugated = info.test_conjugated_samples and dtype.is_complex
+    for variant, call in variants:
+        samples = info.sample_inputs("cpu", dtype, requires_grad=True,
+                                     include_conjugated_inputs=conjugated)
+        for number, sample in enumerate(samples):
+            if variant == "inplace" and sample.broadcasts_input:
+                continue
+            verdicts.append(check_sample(op, info, variant, call, dtype, number, sample, torch))
+    return verdicts
+
+
+def check_sample(op: str, info, variant: str, call: Callable, dtype, number: int, sample,
+                 torch) -> Verdict:
+    from torch.testing._internal.common_utils import gradcheck, gradgradcheck
+
+    started = time.perf_counter()
+    function, inputs = _gradcheck_function(info, variant, call, sample, torch)
+    verdict = Verdict(op, info.name, variant, str(dtype).removeprefix("torch."), number, PASS)
+    settings = dict(check_grad_dtypes=True, nondet_tol=info.gradcheck_nondet_tol,
+                    fast_mode=info.gradcheck_fast_mode)
+    checks = [("gradcheck", lambda: gradcheck(
+        function, inputs, check_batched_grad=info.check_batched_grad,
+        check_forward_ad=info.supports_forward_ad, check_backward_ad=True,
+        check_undefined_grad=True,
+        check_batched_forward_grad=info.check_batched_forward_grad and info.supports_forward_ad,
+        **settings))]
+    if info.supports_gradgrad:
+        checks += [("gradgradcheck", lambda non_contig=n: gradgradcheck(
+            function, inputs, gen_non_contig_grad_outputs=non_contig,
+            check_batched_grad=info.check_batched_gradgrad, **settings)) for n in (False, True)]
+    for name, run in checks:
+        failure = _failure(run)
+        if failure is not None:
+            verdict.verdict, verdict.check, verdict.message = FAIL, name, failure
+            verdict.error, verdict.where = _located(function, inputs, torch)
+            break
+    verdict.seconds = time.perf_counter() - started
+    return verdict
+
+
+def _failure(run: Callable) -> str | None:
+    """None when the check passes, else its message's first line."""
+    try:
+        passed = run()
+    except Exception as e:  # GradcheckError, or the op raising under the patch
+        text = str(e).strip() or type(e).__name__
+        return text.splitlines()[0].rstrip(",")
+    return None if passed else "the check returned False"
+
+
+def _gradcheck_function(info, variant: str, call: Callable, sample, torch):
+    """TestGradients._check_helper's function of the tensors that require grad (the sample's
+    input, args and kwargs recomposed around them); an in-place variant gets a clone."""
+    if variant == "inplace":
+        call = _OnCopy(call)
+    tensors = [x for x in _flat(sample) if isinstance(x, torch.Tensor) and x.requires_grad]
+    return _Recomposed(info, call, sample, torch), tuple(tensors)
+
+
+class _OnCopy:
+    """An in-place variant applied to a copy of its first argument (a tensor or a list of
+    them), as TestGradients._get_safe_inplace does: a leaf that requires grad is left alone."""
+
+    def __init__(self, call: Callable) -> None:
+        self.call = call
+
+    def __call__(self, first, *args, **kwargs):
+        copy = [t.clone() for t in first] if isinstance(first, (list, tuple)) else first.clone()
+        return self.call(copy, *args, **kwargs)
+
+
+def _flat(sample) -> list:
+    parts = [sample.input, *sample.args, *sample.kwargs.values()]
+    return [x for part in parts for x in (part if isinstance(part, (list, tuple)) else [part])]
+
+
+class _Recomposed:
+    """Calls the variant with the given tensors put back where the sample had them."""
+
+    def __init__(self, info, call: Callable, sample, torch) -> None:
+        self.info, self.call, self.sample, self.torch = info, call, sample, torch
+
+    def __call__(self, *tensors):
+        supply = iter(tensors)
+        put = lambda x: self._put(x, supply)  # noqa: E731
+        args = [put(self.sample.input), *(put(a) for a in self.sample.args)]
+        kwargs = {k: put(v) for k, v in self.sample.kwargs.items()}
+        output = self.info.gradcheck_wrapper(self.call, *args, **kwargs)
+        process = self.sample.output_process_fn_grad
+        return process(output) if process is not None else output
+
+    def _put(self, value, supply):
+        if isinstance(value, (list, tuple)) and all(isinstance(x, self.torch.Tensor) for x in value):
+            return [next(supply) if x.requires_grad else x for x in value]
+        if isinstance(value, self.torch.Tensor) and value.requires_grad:
+            return next(supply)
+        return value
+
+
+def _located(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
+    """largest_error, or nothing when the sample cannot be differentiated element by element
+    (the failing op raises: the check's message says why)."""
+    try:
+        return largest_error(function, inputs, torch)
+    except Exception:
+        return None, None
+
+
+def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
+    """The slow-mode comparison of a failing sample: the analytical Jacobian (autograd) against
+    central differences, per input and output element; the largest difference and where."""
+    if not inputs or any(t.is_complex() for t in inputs) \
+            or sum(t.numel() for t in inputs) > LOCATE_ELEMENTS:
+        return None, None
+    eps = 1e-6
+    with torch.no_grad():
+        outputs = _as_tuple(function(*inputs), torch)
+    analytical = _analytical(function, inputs, torch)
+    worst = (0.0, None)
+    for i, tensor in enumerate(inputs):
+        flat = tensor.detach().reshape(-1)
+        for element in range(flat.numel()):
+            numerical = _difference(function, inputs, i, element, eps, torch)
+            for o, (column, rows) in enumerate(zip(numerical, analytical[i])):
+                gap = (column - rows[:, element]).abs().max().item() if column.numel() else 0.0
+                if gap > worst[0]:
+                    worst = (gap, {"input": i, "element": _index(tensor, element),
+                                   "output": o})
+    del outputs
+    return worst
+
+
+def _analytical(function: Callable, inputs: tuple, torch) -> list[list]:
+    """analytical[i][o]: d output o (flattened) / d input i (flattened)."""
+    detached = tuple(t.detach().requires_grad_(True) for t in inputs)
+    outputs = _as_tuple(function(*detached), torch)
+    per_input = [[torch.zeros(o.numel(), t.numel(), dtype=t.dtype) for o in outputs]
+                 for t in detached]
+    for o, output in enumerate(outputs):
+        flat = output.reshape(-1)
+        for k in range(flat.numel()):
+            grads = torch.autograd.grad(flat[k], detached, retain_graph=True, allow_unused=True)
+            for i, grad in enumerate(grads):
+                if grad is not None:
+                    per_input[i][o][k] = grad.reshape(-1)
+    return per_input
+
+
+def _difference(function: Callable, inputs: tuple, i: int, element: int, eps: float,
+                torch) -> list:
+    """Central differences of every output for one input element."""
+    values = []
+    for step in (eps, -eps):
+        shifted = [t.detach().clone() for t in inputs]
+        shifted[i].reshape(-1)[element] += step
+        with torch.no_grad():
+            values.append(_as_tuple(function(*shifted), torch))
+    return [((a - b) / (2 * eps)).reshape(-1) for a, b in zip(*values)]
+
+
+def _as_tuple(output, torch) -> tuple:
+    items = output if isinstance(output, (list, tuple)) else (output,)
+    return tuple(x for x in items if isinstance(x, torch.Tensor) and x.is_floating_point())
+
+
+def _index(tensor, element: int) -> list[int]:
+    index = []
+    for size in reversed(tensor.shape):
+        index.append(element % size)
+        element //= size
+    return list(reversed(index))
+
+
+def _file_samples(op: str, path: str, dtypes: list[str]) -> Iterable[Verdict]:
+    """Samples from a --samples file: `SAMPLES = {op: function(dtype) -> [args tuple, …]}`,
+    checked through torch.<op> with gradcheck's default settings."""
+    import torch
+    from torch.testing._internal.common_utils import gradcheck
+
+    namespace: dict = {"__file__": path}
+    exec(compile(Path(path).read_text(), path, "exec"), namespace)  # the user's own file
+    make = (namespace.get("SAMPLES") or {}).get(op)
+    call = getattr(torch, op, None)
+    if make is None or call is None:
+        return
+    for dtype_name in dtypes:
+        for number, args in enumerate(make(getattr(torch, dtype_name))):
+            inputs = tuple(a for a in args if isinstance(a, torch.Tensor) and a.requires_grad)
+            started = time.perf_counter()
+            failure = _failure(lambda: gradcheck(call, tuple(args)))
+            verdict = Verdict(op, "--samples", "function", dtype_name, number,
+                              PASS if failure is None else FAIL, "gradcheck" if failure else "",
+                              message=failure or "")
+            if failure is not None:
+                verdict.error, verdict.where = _located(call, inputs, torch)
+            verdict.seconds = time.perf_counter() - started
+            yield verdict
+
+
+def _result_json(result: OpResult) -> dict:
+    return {"op": result.op, "reason": result.reason,
+            "verdicts": [asdict(v) for v in result.verdicts]}
+
+
+if __name__ == "__main__":
+    main()
