@@ -181,18 +181,24 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
+def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
+    """command(location, session): the spec located, in a session on the command's cache."""
+    session = Session(_cache_dir(args, default))
+    try:
+        loaded.location = locate_spec(args.spec)
+        return command(loaded.location, session)
+    finally:
+        session.close()
+
+
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     from .defaults import default_cache_dir
     from .try_command import TryOptions, try_json, try_patch, try_text
 
-    session = Session(_cache_dir(args, default_cache_dir))
-    try:
-        loaded.location = locate_spec(args.spec)
-        outcome = try_patch(loaded.location, session, TryOptions(
-            tuple(args.names), tuple(args.dtype or ("float64", "complex128")), args.samples,
-            args.cxx, args.jobs))
-    finally:
-        session.close()
+    options = TryOptions(tuple(args.names), tuple(args.dtype or ("float64", "complex128")),
+                         args.samples, args.cxx, args.jobs)
+    outcome = _in_session(args, loaded, default_cache_dir,
+                          lambda location, session: try_patch(location, session, options))
     if args.json:
         print(json.dumps(try_json(outcome), indent=2))
     else:

@@ -26,6 +26,7 @@ SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*\Z")
 
 _STT_FUNC = 2
 _STV_HIDDEN = 2
+_STB_LOCAL = 0
 _SHN_UNDEF = 0
 _ELF64_SYM = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
               ("value", "<u8"), ("size", "<u8")]
@@ -93,11 +94,15 @@ def _table(library: Path, table_name: str, strings_name: str):
 
 
 def hidden_functions(library: Path, names: set[str]) -> dict[str, int]:
-    """The value of each named hidden function in the library's `.symtab` (a name defined
-    twice at different values is left out: which copy would be meant is unknown)."""
+    """The value of each named function the library defines without exporting it, from its
+    `.symtab` (a name defined twice at different values is left out: which copy would be
+    meant is unknown)."""
     symbols, text = _table(library, ".symtab", ".strtab")
-    wanted = (((symbols["info"] & 0xF) == _STT_FUNC) & ((symbols["other"] & 3) == _STV_HIDDEN)
-              & (symbols["shndx"] != _SHN_UNDEF))
+    # the linker makes a hidden function local (GNU ld also clears its visibility, lld keeps
+    # it): a local symbol under a function's external mangled name is such a function (a
+    # static or anonymous-namespace one is mangled otherwise: _ZL…, _GLOBAL__N_)
+    wanted = (((symbols["info"] & 0xF) == _STT_FUNC) & (symbols["shndx"] != _SHN_UNDEF)
+              & (((symbols["info"] >> 4) == _STB_LOCAL) | ((symbols["other"] & 3) == _STV_HIDDEN)))
     values: dict[bytes, set[int]] = {}
     for start, value in zip(symbols["name"][wanted].tolist(), symbols["value"][wanted].tolist()):
         end = text.find(b"\0", start)

@@ -1,0 +1,64 @@
+"""The Python API of `gradshard try`: a spec's edited kernels installed in the current process.
+
+    from gradshard.service import patching
+    with patching.patch(spec="~/pytorch"):
+        ...  # torch runs the edited formulas here
+    # and torch's own kernels again here
+
+The patch is planned and built as `gradshard try` builds it (service/patch_plan.py,
+service/patch_build.py), then loaded and installed in this process (service/try_worker.py)
+instead of a worker's. A library stays loaded after the block (a process cannot unload code
+that nodes still alive may run); its kernels and Python classes are what the block removes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from .patch_plan import PatchPlan
+
+
+@contextlib.contextmanager
+def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None = None,
+          cxx: str | None = None, jobs: int = 2) -> Iterator[PatchPlan]:
+    """Install the kernels of the ops `spec` changes (or of the ops named) for the block;
+    yields the plan (its `patched` ops, and the others with their reasons)."""
+    plan, library = build(spec, names, cache, cxx, jobs)
+    if library is None:
+        yield plan
+        return
+    from .try_worker import install, load_library
+
+    loaded = load_library(library.path, library.slots, library.sum)
+    handle = install(loaded)
+    try:
+        yield plan
+    finally:
+        loaded.gradshard_patch_uninstall(handle)
+
+
+def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | None,
+          jobs: int):
+    """The plan and its built library (None when there is nothing to patch)."""
+    from .defaults import default_cache_dir
+    from .patch_build import build_patch
+    from .patch_plan import plan_patch
+    from .session import Session
+    from .spec_location import locate_spec
+    from .toolchain import find_toolchain
+    from .try_command import check_extra, check_version, torch_library_dir
+
+    check_extra()
+    location = locate_spec(str(Path(spec).expanduser()) if spec else None)
+    check_version(location, names)
+    session = Session(Path(cache) if cache else default_cache_dir())
+    try:
+        plan = plan_patch(location, session, tuple(names))
+        if plan.sources is None:
+            return plan, None
+        toolchain = find_toolchain(location, cxx, (), (), "")
+        return plan, build_patch(plan, toolchain, torch_library_dir(), jobs)
+    finally:
+        session.close()

@@ -1,0 +1,242 @@
+"""`gradshard try` end to end on the real 2.13 spec and the installed torch: real compiles,
+the patch loaded into a worker process, torch's gradcheck on OpInfo samples.
+
+One module-wide try directory (its PCHs are built once, ~45 s) and one cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.pipeline.patch import PatchNode, patch_namespace, trampoline_source
+from gradshard.service.cli import main
+from gradshard.service.codegen import gradshard_templates
+from gradshard.service.elf_symbols import hidden_functions, load_anchor, undefined_symbols
+from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE, try_directory
+
+SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+MUL_SELF = ("- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"
+            "  self: mul_tensor_backward(grad, other, self.scalar_type())\n")
+
+
+def node(declaration: str, definition: str = "") -> PatchNode:
+    return PatchNode("SinBackward0", declaration, definition, "", "", True)
+
+
+def test_namespace_follows_the_structs_only():
+    """A formula edit keeps the namespace (so the Python and kernel units keep their text and
+    objects); a changed struct gets a namespace of its own."""
+    one = patch_namespace([node("struct A { int x; };", "formula 1")])
+    assert one == patch_namespace([node("struct A { int x; };", "formula 2")])
+    assert one != patch_namespace([node("struct A { int y; };", "formula 1")])
+    assert one.startswith("gradshard_patch_")
+
+
+def test_trampolines_jump_through_their_slots():
+    text = trampoline_source(["_ZN1a1fEv", "_ZN1a1gEv"], gradshard_templates())
+    assert "jmp *gradshard_patch_slots+0(%rip)" in text
+    assert "jmp *gradshard_patch_slots+8(%rip)" in text
+    assert ".hidden _ZN1a1gEv" in text
+
+
+def test_try_directory_is_private(tmp_path, monkeypatch):
+    private = tmp_path / "mine"
+    monkeypatch.setenv(TRY_DIRECTORY_VARIABLE, str(private))
+    assert try_directory() == private
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    private.chmod(0o777)
+    with pytest.raises(EnvironmentFailure, match="not a private directory"):
+        try_directory()
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    monkeypatch.setenv(TRY_DIRECTORY_VARIABLE, str(link))
+    with pytest.raises(EnvironmentFailure, match="not a private directory"):
+        try_directory()
+
+
+@pytest.mark.compiler
+def test_hidden_functions_are_found_in_the_symbol_table(tmp_path):
+    """A library's hidden function is in its .symtab, not its .dynsym: found with its value;
+    an object's undefined reference to it is listed; a stripped library has none."""
+    source = tmp_path / "lib.cpp"
+    source.write_text('__attribute__((visibility("hidden"))) int helper(int x) { return x + 1; }\n'
+                      'int exported(int x) { return helper(x) * 2; }\n')
+    library = tmp_path / "libhelper.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "-O0", str(source), "-o", str(library)], check=True)
+    user = tmp_path / "user.cpp"
+    user.write_text("int helper(int x);\nint use() { return helper(3); }\n")
+    subprocess.run(["g++", "-c", "-fPIC", str(user), "-o", str(tmp_path / "user.o")], check=True)
+    needed = undefined_symbols([tmp_path / "user.o"])
+    assert "_Z6helperi" in needed
+    found = hidden_functions(library, needed)
+    listed = subprocess.run(["nm", str(library)], capture_output=True, text=True).stdout
+    value = next(int(line.split()[0], 16) for line in listed.splitlines()
+                 if line.endswith(" _Z6helperi"))
+    assert found == {"_Z6helperi": value}
+    assert load_anchor(library)[0] == "_Z8exportedi"
+    subprocess.run(["strip", str(library)], check=True)
+    assert hidden_functions(library, needed) == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, packaged_spec):
+    """A spec copy, a cache and a try directory shared by the module's tests."""
+    root = tmp_path_factory.mktemp("try")
+    shutil.copytree(packaged_spec, root / "spec", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    directory = root / "try"
+    old = os.environ.get(TRY_DIRECTORY_VARIABLE)
+    os.environ[TRY_DIRECTORY_VARIABLE] = str(directory)
+    yield root / "spec", root / "cache"
+    if old is None:
+        os.environ.pop(TRY_DIRECTORY_VARIABLE, None)
+    else:
+        os.environ[TRY_DIRECTORY_VARIABLE] = old
+
+
+def run_try(capsys, *args: str) -> tuple[int, dict, str]:
+    code = main(["try", *args, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def edited(spec: Path, old: str, new: str) -> int:
+    """Replace old by new in derivatives.yaml; the line where new starts."""
+    path = spec / "autograd" / "derivatives.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    return text[:text.index(old)].count("\n") + 1
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_wrong_sin_formula_fails_and_the_stock_one_passes(workspace, capsys):
+    spec, cache = workspace
+    line = edited(spec, SIN, SIN.replace("conj()\n", "conj() * 2\n"))
+    code, report, _ = run_try(capsys, "--spec", str(spec), "--cache", str(cache))
+    assert code == 5, report
+    ops = {op["op"]: op for op in report["ops"]}
+    assert set(ops) == {"sin", "_foreach_sin"}  # the foreach op's node comes from sin's entry
+    sin = ops["sin"]
+    assert sin["line"] == line and sin["file"].endswith("derivatives.yaml")
+    assert sin["functions"] == ["sin", "sin_", "sin.out"] and sin["nodes"] == ["SinBackward0"]
+    verdicts = {(s["variant"], s["dtype"]) for s in sin["samples"] if s["verdict"] == "FAIL"}
+    assert ("function", "float64") in verdicts and ("inplace", "float64") in verdicts
+    located = next(s for s in sin["samples"] if s["dtype"] == "float64")
+    assert located["error"] > 0.1 and set(located["where"]) == {"input", "element", "output"}
+    # the stock formula, named: every sample passes
+    edited(spec, SIN.replace("conj()\n", "conj() * 2\n"), SIN)
+    code, report, _ = run_try(capsys, "sin", "--spec", str(spec), "--cache", str(cache))
+    assert code == 0, report
+    (sin,) = report["ops"]
+    assert sin["samples"] and all(s["verdict"] == "PASS" for s in sin["samples"])
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_a_formula_calling_a_hidden_helper_is_patched(workspace, capsys):
+    """mul.Tensor's formula calls mul_tensor_backward, which libtorch_cpu does not export:
+    the patch reaches torch's own copy; the stock formula passes, a wrong one fails."""
+    spec, cache = workspace
+    code, report, _ = run_try(capsys, "mul.Tensor", "--spec", str(spec), "--cache", str(cache),
+                              "--dtype", "float64")
+    assert code == 0, report
+    wrong = MUL_SELF.replace("(grad, other", "(grad * 2, other")
+    edited(spec, MUL_SELF, wrong)
+    try:
+        code, report, _ = run_try(capsys, "mul", "--spec", str(spec), "--cache", str(cache),
+                                  "--dtype", "float64")
+    finally:
+        edited(spec, wrong, MUL_SELF)
+    assert code == 5, report
+    assert any(s["verdict"] == "FAIL" for s in report["ops"][0]["samples"])
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_a_formula_that_does_not_compile_is_shown_at_its_line(workspace, capsys):
+    spec, cache = workspace
+    broken = SIN.replace("self.cos().conj()", "self.cos().conj() * no_such_helper_anywhere(self)")
+    line = edited(spec, SIN, broken)
+    try:
+        code = main(["try", "sin", "--spec", str(spec), "--cache", str(cache)])
+    finally:
+        edited(spec, broken, SIN)
+    err = capsys.readouterr().err
+    assert code == 3
+    assert f"derivatives.yaml:{line + 1}: error: generated code for sin (SinBackward0)" in err
+    assert "no_such_helper_anywhere" in err
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_an_op_without_a_kernel_of_its_own_says_why(workspace, capsys):
+    """dropout is CompositeImplicitAutograd: VariableType has no kernel for it."""
+    spec, cache = workspace
+    code, report, err = run_try(capsys, "dropout", "--spec", str(spec), "--cache", str(cache))
+    assert code == 2
+    (op,) = report["ops"]
+    assert "no autograd kernel of its own" in op["reason"] and not op["samples"]
+    code, report, _ = run_try(capsys, "--spec", str(spec), "--cache", str(cache))
+    assert code == 2 and report["ops"] == []  # the spec is the installed one's: nothing changed
+
+
+GRADIENT_TESTS = '''
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_utils import gradcheck
+
+SIN = next(info for info in op_db if info.name == "sin")
+
+
+def test_sin_gradients():
+    for sample in SIN.sample_inputs("cpu", torch.float64, requires_grad=True):
+        assert gradcheck(SIN.get_op(), (sample.input,), fast_mode=SIN.gradcheck_fast_mode)
+
+
+def test_grad_fn_is_the_patched_node():
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    y = torch.sin(x)
+    assert type(y.grad_fn).__name__ == "SinBackward0"
+    assert torch.equal(y.grad_fn._saved_self, x)
+'''
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_the_pytest_plugin_runs_a_suite_against_the_patch(workspace, tmp_path):
+    """`pytest --gradshard-spec` (the pytest11 entry point): an OpInfo gradient test fails
+    under a wrong formula and passes under the stock one; grad_fn keeps its name and saved
+    values either way."""
+    spec, cache = workspace
+    tests = tmp_path / "test_gradients.py"
+    tests.write_text(GRADIENT_TESTS)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tests),
+               "--gradshard-spec", str(spec), "--gradshard-cache", str(cache),
+               "--gradshard-op", "sin"]
+    wrong = SIN.replace("conj()\n", "conj() * 2\n")
+    edited(spec, SIN, wrong)
+    try:
+        failing = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    finally:
+        edited(spec, wrong, SIN)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "gradshard: patched ops: sin" in failing.stdout
+    assert "1 failed, 1 passed" in failing.stdout
+    passing = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "2 passed" in passing.stdout
