@@ -149,13 +149,19 @@ def shard_name(prefix: str, number: int, count: int) -> str:
     return f"{prefix}{number:0{len(str(count - 1))}d}"
 
 
+def function_op(function: str) -> str:
+    """A function's name without overload or in-place underscore: what one formula reaches
+    together (erfinv, erfinv_, erfinv.out → erfinv; __iand__ stays)."""
+    name = function.partition(".")[0]
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
 def kernel_op(function: str) -> str:
-    """What a function's kernels are compiled with: its name without overload or in-place
-    underscore, so that the functional and in-place kernels one formula reaches share a
-    unit (erfinv, erfinv_ → erfinv); out= overloads (`out`, `*_out`), which no formula
-    reaches, apart (erfinv.out → erfinv-out)."""
-    name, _, overload = function.partition(".")
-    op = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    """What a function's kernels are compiled with: its op (`function_op`), so that the
+    functional and in-place kernels one formula reaches share a unit; out= overloads (`out`,
+    `*_out`), which no formula reaches, apart (erfinv.out → erfinv-out)."""
+    overload = function.partition(".")[2]
+    op = function_op(function)
     return f"{op}-out" if overload == "out" or overload.endswith("_out") else op
 
 

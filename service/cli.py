@@ -166,29 +166,27 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
-    session = Session(_cache_dir(args, default_cache_dir))
-    try:
-        loaded.location = locate_spec(args.spec)
-        result = session.affected(loaded.location, args.against, args.since)
-    finally:
-        session.close()
+    result = _in_session(args, loaded, default_cache_dir,
+                         lambda location, session: session.affected(location, args.against,
+                                                                      args.since))
     if args.json:
         print(json.dumps(affected_json(result, loaded.location), indent=2))
     else:
         print(affected_text(result, loaded.location))
-    for warning in session.warnings:
-        print(f"gradshard: warning: {warning}", file=sys.stderr)
     return EXIT_OK
 
 
 def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
-    """command(location, session): the spec located, in a session on the command's cache."""
+    """command(location, session): the spec located, in a session on the command's cache;
+    the damage the session found and set aside is reported after it."""
     session = Session(_cache_dir(args, default))
     try:
         loaded.location = locate_spec(args.spec)
         return command(loaded.location, session)
     finally:
         session.close()
+        for warning in session.warnings:
+            print(f"gradshard: warning: {warning}", file=sys.stderr)
 
 
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:

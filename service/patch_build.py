@@ -99,7 +99,7 @@ def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: in
 
 @dataclass(frozen=True)
 class _Unit:
-    name: str  # nodes.cpp, python.cpp, kernels.cpp
+    name: str  # nodes.cpp, python_classes.cpp, kernels.cpp
     source: Path
     object: Path
     pch: Path  # the PCH's header (its .gch beside it)

@@ -3,9 +3,9 @@ from the installed torch's own spec (or the ops named), each with its autograd k
 the backward nodes they create, read from the spec's build (the session's graph run, cached
 like any build's).
 
-An op here is what a formula reaches together: a function's name without overload or in-place
-underscore (sin covers sin, sin_ and sin.out; pipeline/compile_layout.py: kernel_op without its
-out= split). Ops that cannot be patched are kept with the reason, for the report.
+An op here is what a formula reaches together (pipeline/compile_layout.py: function_op): sin
+covers sin, sin_ and sin.out. Ops that cannot be patched are kept with the reason, for the
+report.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Sequence
 from gradshard.cache.engine import Engine
 from gradshard.cache.graph import BuildIndex
 from gradshard.cache.graph_records import AutogradSide, NativeSide
-from gradshard.pipeline.errors import SpecFile, UsageError
+from gradshard.pipeline.compile_layout import function_op
+from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.patch import PatchNode, PatchSources, patch_includes, patch_sources
@@ -28,7 +29,7 @@ from .affected import build_side
 from .codegen import gradshard_templates, spec_templates
 from .incremental import new_engine
 from .inputs import read_inputs
-from .spec_location import SpecLocation, _installed_spec
+from .spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
     from .open_cache import OpenCache
@@ -65,12 +66,6 @@ class PatchPlan:
         return tuple(op for op in self.ops if not op.reason)
 
 
-def patch_op(function: str) -> str:
-    """The op of a function: sin.out, sin_ and sin are all sin."""
-    name = function.partition(".")[0]
-    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
-
-
 @dataclass(frozen=True)
 class _Built:
     """One spec's build, read for a patch: every kernel (by its unit), every node's code."""
@@ -89,7 +84,7 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str])
     if names:
         ops, baseline = _named_ops(current, names), "the ops named"
     else:
-        installed = _installed_spec()
+        installed = locate_spec(None)  # the installed torchgen's packaged spec
         if installed.root.resolve() == location.root.resolve():
             ops, baseline = (), f"the installed torch's own spec ({installed.root})"
         else:
@@ -117,9 +112,9 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
 
 def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
     changed_nodes = {n for n, h in current.nodes.items() if baseline.nodes.get(n) != h}
-    reached = {patch_op(_function(u)) for u, k in current.kernels.items()
+    reached = {function_op(_function(u)) for u, k in current.kernels.items()
                if k.node in changed_nodes or baseline.kernels.get(u) != k}
-    schema_changed = {patch_op(name) for name, f in current.functions.items()
+    schema_changed = {function_op(name) for name, f in current.functions.items()
                       if name in baseline.functions
                       and str(f.func) != str(baseline.functions[name].func)}
     ops = [_op(current, name, "the op's schema differs from the installed torch's"
@@ -128,13 +123,11 @@ def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
 
 
 def _named_ops(current: _Built, names: Sequence[str]) -> list[PatchOp]:
-    by_node = {k.node: patch_op(_function(u)) for u, k in current.kernels.items() if k.node}
+    by_node = {k.node: function_op(_function(u)) for u, k in current.kernels.items() if k.node}
     ops: dict[str, PatchOp] = {}
     for name in names:
-        op = by_node.get(name) or patch_op(name.split("(", 1)[0].strip())
-        ops.setdefault(op, _op(current, op, "" if _functions_of(current, op) else
-                               f"{name}: no autograd kernel of its own in VariableType (a "
-                               "CompositeImplicitAutograd function, or not an op of this spec)"))
+        op = by_node.get(name) or function_op(name.split("(", 1)[0].strip())
+        ops.setdefault(op, _op(current, op, ""))
     return list(ops.values())
 
 
@@ -143,7 +136,7 @@ def _function(unit: str) -> str:
 
 
 def _functions_of(current: _Built, op: str) -> list[str]:
-    return [u for u, k in current.kernels.items() if patch_op(_function(u)) == op and k.definition]
+    return [u for u, k in current.kernels.items() if function_op(_function(u)) == op and k.definition]
 
 
 def _op(current: _Built, op: str, reason: str) -> PatchOp:
@@ -151,14 +144,15 @@ def _op(current: _Built, op: str, reason: str) -> PatchOp:
     kernels = [current.kernels[u] for u in units]
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node in current.nodes))
     if not units and not reason:
-        reason = "no autograd kernel of its own (only a fallback registration)"
+        reason = ("no autograd kernel of its own in VariableType (a CompositeImplicitAutograd "
+                  "function, one with only a fallback registration, or not an op of this spec)")
     return PatchOp(op, tuple(dict.fromkeys(_function(u) for u in units)), nodes, reason=reason)
 
 
 def _placed(op: PatchOp, current: _Built) -> PatchOp:
     """The op with its derivatives entry and that entry's line."""
     entries = [k.entry for u, k in current.kernels.items()
-               if patch_op(_function(u)) == op.name and k.entry]
+               if function_op(_function(u)) == op.name and k.entry]
     if not entries:
         return op
     return PatchOp(op.name, op.functions, op.nodes, entries[0],

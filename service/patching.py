@@ -41,24 +41,16 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
 
 def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | None,
           jobs: int):
-    """The plan and its built library (None when there is nothing to patch)."""
+    """The plan and its built library (None when there is nothing to patch), in a session of
+    its own on the cache."""
     from .defaults import default_cache_dir
-    from .patch_build import build_patch
-    from .patch_plan import plan_patch
     from .session import Session
     from .spec_location import locate_spec
-    from .toolchain import find_toolchain
-    from .try_command import check_extra, check_version, torch_library_dir
+    from .try_command import plan_and_build
 
-    check_extra()
     location = locate_spec(str(Path(spec).expanduser()) if spec else None)
-    check_version(location, names)
     session = Session(Path(cache) if cache else default_cache_dir())
     try:
-        plan = plan_patch(location, session, tuple(names))
-        if plan.sources is None:
-            return plan, None
-        toolchain = find_toolchain(location, cxx, (), (), "")
-        return plan, build_patch(plan, toolchain, torch_library_dir(), jobs)
+        return plan_and_build(location, session, tuple(names), cxx, jobs)
     finally:
         session.close()

@@ -105,7 +105,7 @@ def _worker_death(code: int, stderr: str) -> str:
     return f"the try worker {how}" + (f":\n{tail}" if tail else "")
 
 
-def request_of(plan: PatchPlan, library, ops: Sequence[PatchOp], dtypes: Sequence[str],
+def request_of(library, ops: Sequence[PatchOp], dtypes: Sequence[str],
                samples: str | None) -> dict:
     return {"library": str(library.path), "slots": library.slots, "sum": library.sum,
             "ops": [{"name": op.name} for op in ops], "dtypes": list(dtypes),
@@ -121,23 +121,32 @@ class TryOptions:
     jobs: int = 2
 
 
-def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
-    """Plan, build, check: the outcome with every op's verdicts (or why it has none)."""
-    import time
-
+def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: str | None,
+                   jobs: int):
+    """The plan, and its library built (None when there is nothing to patch): what both
+    `try` and the Python API (service/patching.py) load."""
     from .patch_build import build_patch
     from .patch_plan import plan_patch
     from .toolchain import find_toolchain
 
-    started = time.perf_counter()
     check_extra()
-    check_version(location, options.names)
-    plan = plan_patch(location, session, options.names)
+    check_version(location, names)
+    plan = plan_patch(location, session, names)
+    if plan.sources is None:
+        return plan, None
+    toolchain = find_toolchain(location, cxx, (), (), "")
+    return plan, build_patch(plan, toolchain, torch_library_dir(), jobs)
+
+
+def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
+    """Plan, build, check: the outcome with every op's verdicts (or why it has none)."""
+    import time
+
+    started = time.perf_counter()
+    plan, library = plan_and_build(location, session, options.names, options.cxx, options.jobs)
     outcome = TryOutcome(plan)
-    if plan.sources is not None:
-        toolchain = find_toolchain(location, options.cxx, (), (), "")
-        library = build_patch(plan, toolchain, torch_library_dir(), options.jobs)
-        answer = run_worker([request_of(plan, library, plan.patched, options.dtypes,
+    if library is not None:
+        answer = run_worker([request_of(library, plan.patched, options.dtypes,
                                         options.samples)])[0]
         outcome.answers = {a["op"]: a for a in answer["ops"]}
     outcome.seconds = time.perf_counter() - started

@@ -167,9 +167,9 @@ def _op_db() -> list:
 
 def opinfos_of(op: str) -> list:
     """The OpInfos whose op is `op`: by name, aten_name, a variant's name or an alias."""
-    from .patch_plan import patch_op
+    from gradshard.pipeline.compile_layout import function_op
 
-    return [info for info in _op_db() if op in {patch_op(n) for n in _names(info)}]
+    return [info for info in _op_db() if op in {function_op(n) for n in _names(info)}]
 
 
 def _names(info) -> set[str]:
@@ -310,8 +310,6 @@ def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | Non
             or sum(t.numel() for t in inputs) > LOCATE_ELEMENTS:
         return None, None
     eps = 1e-6
-    with torch.no_grad():
-        outputs = _as_tuple(function(*inputs), torch)
     analytical = _analytical(function, inputs, torch)
     worst = (0.0, None)
     for i, tensor in enumerate(inputs):
@@ -323,7 +321,6 @@ def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | Non
                 if gap > worst[0]:
                     worst = (gap, {"input": i, "element": _index(tensor, element),
                                    "output": o})
-    del outputs
     return worst
 
 
