@@ -46,15 +46,17 @@ if TYPE_CHECKING:
 
 def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
                       options: CompileOptions | None, progress: Callable[[str], None],
-                      verify: bool = False) -> BuildOutcome:
+                      verify: bool = False,
+                      generated: Callable[[], None] | None = None) -> BuildOutcome:
     """The build, then the compile of what it generated (none when `options` is None:
     --codegen-only), as one build of the cache: one lease from the first read to the last
     object, one run of the graph (the compile reads its layout from the build's own run),
     and a cache found damaged in either step set aside and both run again. A spec error or a
     compile error is reported, never retried. `verify` runs every task and compares it with
-    the cache (never "up to date")."""
+    the cache (never "up to date"). `generated` runs between a successful generation and the
+    compile (the daemon's --try checks: service/daemon_try.py)."""
     return session.retrying(partial(_build_and_compile_once, location, out, session, options,
-                                    progress, verify))
+                                    progress, verify, generated))
 
 
 def ignore_progress(line: str) -> None:
@@ -63,7 +65,7 @@ def ignore_progress(line: str) -> None:
 
 def _build_and_compile_once(location: SpecLocation, out: Path, session: OpenCache,
                             options: CompileOptions | None, progress: Callable[[str], None],
-                            verify: bool) -> BuildOutcome:
+                            verify: bool, generated: Callable[[], None] | None) -> BuildOutcome:
     started = time.perf_counter()
     generate, keys = _generator(location, out, session, started, verify)
     store = session.store
@@ -71,6 +73,8 @@ def _build_and_compile_once(location: SpecLocation, out: Path, session: OpenCach
     outcome = None
     try:
         outcome = generate(build)
+        if generated is not None:
+            generated()
         if options is not None:
             outcome.compiled = compile_outcome(outcome, session, options, progress)
     except BaseException as failure:

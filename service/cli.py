@@ -28,13 +28,14 @@ from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, Gradsha
                                        SpecError, UsageError, VerifyMismatch)
 
 from . import daemon_commands
-from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, WATCH, add_build_options,
-                      add_option, compile_options)
+from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, TRY_DTYPES, WATCH,
+                      add_build_options, add_option, compile_options)
 from .process_end import closed_pipe, end_process
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
 from .session import Session
 from .spec_location import SpecLocation, locate_spec
+from .try_process import CHECK_TIMEOUT
 
 if TYPE_CHECKING:
     from gradshard.cache.build_records import SpecRecords
@@ -191,10 +192,13 @@ def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
 
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     from .defaults import default_cache_dir
-    from .try_command import TryOptions, try_json, try_patch, try_text
+    from .try_command import DEFAULT_DTYPES, TryOptions, try_json, try_patch, try_text
 
-    options = TryOptions(tuple(args.names), tuple(args.dtype or ("float64", "complex128")),
-                         args.samples, args.cxx, args.jobs)
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout}: the checks need some time",
+                         "pass seconds, such as --timeout 300")
+    options = TryOptions(tuple(args.names), tuple(args.dtype or DEFAULT_DTYPES), args.samples,
+                         args.cxx, args.jobs, args.timeout)
     outcome = _in_session(args, loaded, default_cache_dir,
                           lambda location, session: try_patch(location, session, options))
     if args.json:
@@ -319,11 +323,14 @@ def _try_parser(commands) -> None:
     attempt.add_argument("--samples", metavar="FILE",
                          help="a Python file giving samples for ops without an OpInfo: "
                               "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}")
-    attempt.add_argument("--dtype", action="append", choices=("float64", "complex128"),
+    attempt.add_argument("--dtype", action="append", choices=TRY_DTYPES,
                          help="dtypes to check (default: both, where the op supports them)")
     attempt.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++)")
     attempt.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                          help="parallel compiles (default 2)")
+    attempt.add_argument("--timeout", type=float, default=CHECK_TIMEOUT, metavar="SECONDS",
+                         help=f"time for the checks (default {CHECK_TIMEOUT:.0f} s): a wrong "
+                              "formula may loop")
     add_option(attempt, JSON)
     attempt.set_defaults(run=run_try)
 

@@ -45,8 +45,10 @@ from .build_report import build_json, build_text
 from .compile import CompileOptions
 from .compile_report import diagnostic_text
 from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
+from .daemon_try import TryChecks
 from .report import problem_json, spec_error_lines, spec_texts_of
 from .spec_location import SpecLocation
+from .try_command import TryOptions
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
@@ -74,6 +76,7 @@ class DaemonConfig:
     # rename) takes a few milliseconds; 50 ms is also watchexec's default debounce
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
+    checks: TryOptions | None = None  # --try: gradcheck the edited ops after each generation
 
 
 @dataclass
@@ -177,6 +180,8 @@ class Daemon:
         self._signature: tuple = ()
         self._observer: Observer | None = None
         self._server: socketserver.UnixStreamServer | None = None
+        self.checks = (TryChecks(config.location, config.checks, announce)
+                       if config.checks is not None else None)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -185,6 +190,7 @@ class Daemon:
         return {"pid": os.getpid(), "spec": str(self.config.location.root),
                 "out": str(self.config.out), "cache": str(self.config.cache),
                 "codegen_only": self.config.codegen_only, "options": list(self.config.options),
+                "try": self.checks is not None,
                 "socket": str(self.paths.socket), "log": str(self.paths.log)}
 
     def run(self) -> None:
@@ -195,9 +201,13 @@ class Daemon:
                              f"(pid {running.get('pid', '?')}, socket {self.paths.socket})",
                              "gradshard daemon status shows it; gradshard daemon stop ends it")
         try:
+            if self.checks is not None:
+                self.checks.start()
             self._serve(description)
         finally:
             self._stop_services()
+            if self.checks is not None:
+                self.checks.close()
             self.session.close()
             self.lock.release()
             self.log.info("stopped")
@@ -381,7 +391,10 @@ class Daemon:
         copy (status answers read it after later builds have begun)."""
         self.session.warnings.clear()  # in place: the open store reports into this list
         options = None if self.config.codegen_only else self.config.compile
-        outcome = self.session.build(self.config.location, self.config.out, options)
+        checks = self.checks
+        generated = partial(checks.after_generation, self.session) if checks else None
+        outcome = self.session.build(self.config.location, self.config.out, options,
+                                     generated=generated)
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 
@@ -423,8 +436,9 @@ class Daemon:
         return "pending" if self.state == "idle" and self.changes.paths else self.state
 
     def status(self) -> dict:
+        checks = {"checks": self.checks.status()} if self.checks is not None else {}
         return {"ok": True, "state": self.activity(), "builds": self.builds,
-                **self.description(), "last": self.result}
+                **self.description(), "last": self.result, **checks}
 
     def _wait_for_build(self) -> dict:
         with self.finished:

@@ -71,7 +71,19 @@ def daemon_config(args: argparse.Namespace, location: SpecLocation):
     from .daemon import DaemonConfig
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
-                        compile_options(args), args.settle / 1000, tuple(match_words(args)))
+                        compile_options(args), args.settle / 1000, tuple(match_words(args)),
+                        try_options(args))
+
+
+def try_options(args: argparse.Namespace):
+    """--try's checks (None without it): every op the spec changes, compiled with the build's
+    compiler."""
+    if not args.try_checks:
+        return None
+    from .try_command import DEFAULT_DTYPES, TryOptions
+
+    jobs = args.jobs or os.cpu_count() or 2
+    return TryOptions((), tuple(args.try_dtype) or DEFAULT_DTYPES, None, args.cxx, jobs)
 
 
 def _print_line(line: str) -> None:

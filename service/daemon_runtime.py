@@ -190,7 +190,20 @@ def status_text(answer: dict) -> str:
     if last:
         lines.append(f"  last: {last.get('line', '')}")
         lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
+    checks = answer.get("checks")
+    if checks is not None:
+        lines.append(f"  try:  {_checks_head(checks)}")
+        lines += [f"    {line}" for line in checks.get("lines", [])]
     return "\n".join(lines)
+
+
+def _checks_head(checks: dict) -> str:
+    if "finished" not in checks:
+        return "no check yet"
+    if checks.get("error"):
+        return checks["error"].split("\n")[0]
+    return ("the last verdicts" if checks.get("lines") else
+            "no op's code differs from the installed torch's")
 
 
 def quick_status(words: list[str]) -> int | None:

@@ -14,8 +14,8 @@ iterating it in pyelftools takes ~20 s.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -30,18 +30,6 @@ _STB_LOCAL = 0
 _SHN_UNDEF = 0
 _ELF64_SYM = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
               ("value", "<u8"), ("size", "<u8")]
-
-
-@dataclass(frozen=True)
-class HiddenFunction:
-    """A function of a library that its `.dynsym` does not export: its value (address less
-    the load address), and an exported symbol with its value to find the load address by."""
-
-    library: Path
-    name: str
-    value: int
-    anchor: str
-    anchor_value: int
 
 
 def undefined_symbols(objects: Iterable[Path]) -> set[str]:
@@ -97,6 +85,16 @@ def hidden_functions(library: Path, names: set[str]) -> dict[str, int]:
     """The value of each named function the library defines without exporting it, from its
     `.symtab` (a name defined twice at different values is left out: which copy would be
     meant is unknown)."""
+    status = library.stat()
+    values = _hidden_table(library, status.st_size, status.st_mtime_ns)
+    found = {name: values.get(name.encode(), ()) for name in names}
+    return {name: v[0] for name, v in found.items() if len(v) == 1}
+
+
+@functools.lru_cache(maxsize=len(("libtorch_cpu", "libtorch_python")))
+def _hidden_table(library: Path, size: int, mtime_ns: int) -> dict[bytes, tuple[int, ...]]:
+    """Every hidden function's values, by name: scanned once per library file in a process
+    (the daemon's next patch finds them in memory; size and time tell a reinstalled torch)."""
     symbols, text = _table(library, ".symtab", ".strtab")
     # the linker makes a hidden function local (GNU ld also clears its visibility, lld keeps
     # it): a local symbol under a function's external mangled name is such a function (a
@@ -107,5 +105,4 @@ def hidden_functions(library: Path, names: set[str]) -> dict[str, int]:
     for start, value in zip(symbols["name"][wanted].tolist(), symbols["value"][wanted].tolist()):
         end = text.find(b"\0", start)
         values.setdefault(text[start:end if end >= 0 else len(text)], set()).add(value)
-    found = {name: values.get(name.encode(), set()) for name in names}
-    return {name: v.pop() for name, v in found.items() if len(v) == 1}
+    return {name: tuple(v) for name, v in values.items()}

@@ -73,6 +73,15 @@ def _compiler_flags(value: str | None) -> tuple[str, ...]:
     return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
 
 
+TRY_DTYPES = ("float64", "complex128")  # gradcheck's precision: torch's gradient tests' two
+
+
+def _try_dtype(value: str) -> str:
+    if value not in TRY_DTYPES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(TRY_DTYPES)}")
+    return value
+
+
 class Option(NamedTuple):
     flags: tuple[str, ...]
     dest: str
@@ -151,6 +160,15 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     JSON,
     Option(("--settle",), "settle", "quiet time before a burst of saves is built (default "
            "50 ms)", SERVING, metavar="MS", parse=float, default=50, forward=NUMBER),
+    # what the daemon checks after a build changes no output: a daemon with other --try
+    # options serves the build
+    Option(("--try",), "try_checks", "after each save, patch the ops whose code differs from "
+           "the installed torch's into a warm worker and gradcheck the changed ones (one line "
+           "per op; needs gradshard[try])", SERVING, action="store_true", group="checking",
+           forward=FLAG),
+    Option(("--try-dtype",), "try_dtype", "dtypes --try checks (repeatable; float64, "
+           "complex128; default: both)", SERVING, metavar="DTYPE", action="append", default=[],
+           parse=_try_dtype, group="checking", forward=TEXT),
 )
 
 

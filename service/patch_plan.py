@@ -10,7 +10,7 @@ report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -22,7 +22,7 @@ from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.patch import PatchNode, PatchSources, patch_includes, patch_sources
-from gradshard.pipeline.records import Text
+from gradshard.pipeline.records import Text, canonical_json, content_hash
 from gradshard.pipeline.render import TemplateSet
 
 from .affected import build_side
@@ -46,6 +46,7 @@ class PatchOp:
     entry: str = ""
     line: int = 0
     reason: str = ""
+    code: str = ""  # the hash of its kernels' and nodes' code: what a warm checker compares
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class _Built:
     index: BuildIndex
     engine: Engine
     kernels: dict[str, RenderedKernel]  # "<function> <n>" → kernel
+    kernel_hashes: dict[str, str]  # "<function> <n>" → the kernel record's hash
     nodes: dict[str, str]  # node name → hash of its four pieces
     functions: dict[str, NativeFunction]
     entry_lines: dict[str, int]  # derivatives entry label → its first line
@@ -105,7 +107,7 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
                                                                   NativeFunction)))
     lines = {stamp.label: stamp.line for file, stamp in side.entries
              if file is SpecFile.DERIVATIVES}
-    return _Built(side.index, engine, dict(zip((u for u, _ in units), records)),
+    return _Built(side.index, engine, dict(zip((u for u, _ in units), records)), dict(units),
                   dict(side.index.nodes), {str(f.name): f for f in functions}, lines,
                   inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace"))
 
@@ -146,7 +148,10 @@ def _op(current: _Built, op: str, reason: str) -> PatchOp:
     if not units and not reason:
         reason = ("no autograd kernel of its own in VariableType (a CompositeImplicitAutograd "
                   "function, one with only a fallback registration, or not an op of this spec)")
-    return PatchOp(op, tuple(dict.fromkeys(_function(u) for u in units)), nodes, reason=reason)
+    code = content_hash(canonical_json([[(u, current.kernel_hashes[u]) for u in units],
+                                        [(n, current.nodes[n]) for n in nodes]]))
+    return PatchOp(op, tuple(dict.fromkeys(_function(u) for u in units)), nodes, reason=reason,
+                   code=code)
 
 
 def _placed(op: PatchOp, current: _Built) -> PatchOp:
@@ -155,8 +160,7 @@ def _placed(op: PatchOp, current: _Built) -> PatchOp:
                if function_op(_function(u)) == op.name and k.entry]
     if not entries:
         return op
-    return PatchOp(op.name, op.functions, op.nodes, entries[0],
-                   current.entry_lines.get(entries[0], 0), op.reason)
+    return replace(op, entry=entries[0], line=current.entry_lines.get(entries[0], 0))
 
 
 def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp],

@@ -36,14 +36,15 @@ class Session(OpenCache):
     """The cache, opened once, and what is done with it (the CLI and the daemon call these)."""
 
     def build(self, location: SpecLocation, out: Path, options: CompileOptions | None = None,
-              progress: Callable[[str], None] | None = None,
-              verify: bool = False) -> BuildOutcome:
+              progress: Callable[[str], None] | None = None, verify: bool = False,
+              generated: Callable[[], None] | None = None) -> BuildOutcome:
         """Generate the spec's files into `out`, then compile them (unless `options` is None:
-        --codegen-only), as one build of the cache: one lease, one graph run, one retry."""
+        --codegen-only), as one build of the cache: one lease, one graph run, one retry;
+        `generated` runs between the two."""
         from .build import build_and_compile, ignore_progress
 
         return build_and_compile(location, out, self, options, progress or ignore_progress,
-                                 verify)
+                                 verify, generated)
 
     def compile(self, built: BuildOutcome, options: CompileOptions,
                 progress: Callable[[str], None]) -> CompileReport:

@@ -10,21 +10,20 @@ compile, 4 internal error).
 from __future__ import annotations
 
 import importlib.metadata
-import json
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from gradshard.pipeline.errors import EnvironmentFailure, UsageError
+from gradshard.pipeline.errors import UsageError
 
+from .options import TRY_DTYPES
 from .patch_plan import PatchOp, PatchPlan
 from .spec_location import SpecLocation
+from .try_process import CHECK_TIMEOUT, TryProcess
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
-DEFAULT_DTYPES = ("float64", "complex128")
+DEFAULT_DTYPES = TRY_DTYPES
 
 
 @dataclass
@@ -82,29 +81,6 @@ def torch_library_dir() -> Path:
     return Path(found.origin).parent / "lib"
 
 
-def run_worker(requests: list[dict]) -> list[dict]:
-    """A fresh worker process for one command: each request's answer."""
-    process = subprocess.run([sys.executable, "-m", "gradshard.service.try_worker"],
-                             input="".join(json.dumps(r) + "\n" for r in requests),
-                             capture_output=True, text=True)
-    answers = [json.loads(line) for line in process.stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or len(answers) != len(requests):
-        raise EnvironmentFailure(_worker_death(process.returncode, process.stderr),
-                                 "the patched code crashed the process it was loaded in, or "
-                                 "torch could not be imported; see the message above")
-    for answer in answers:
-        if not answer.get("ok"):
-            raise EnvironmentFailure(f"the try worker failed: {answer.get('error')}",
-                                     "GRADSHARD_DEBUG=1 shows its traceback")
-    return answers
-
-
-def _worker_death(code: int, stderr: str) -> str:
-    how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
-    tail = "\n".join(stderr.strip().splitlines()[-5:])
-    return f"the try worker {how}" + (f":\n{tail}" if tail else "")
-
-
 def request_of(library, ops: Sequence[PatchOp], dtypes: Sequence[str],
                samples: str | None) -> dict:
     return {"library": str(library.path), "slots": library.slots, "sum": library.sum,
@@ -119,6 +95,7 @@ class TryOptions:
     samples: str | None = None
     cxx: str | None = None
     jobs: int = 2
+    timeout: float = CHECK_TIMEOUT  # seconds for the checks of one patch
 
 
 def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: str | None,
@@ -146,25 +123,37 @@ def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcom
     plan, library = plan_and_build(location, session, options.names, options.cxx, options.jobs)
     outcome = TryOutcome(plan)
     if library is not None:
-        answer = run_worker([request_of(library, plan.patched, options.dtypes,
-                                        options.samples)])[0]
-        outcome.answers = {a["op"]: a for a in answer["ops"]}
+        outcome.answers = check_ops(library, plan.patched, options)
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def check_ops(library, ops: Sequence[PatchOp], options: TryOptions,
+              worker: TryProcess | None = None) -> dict[str, dict]:
+    """Each op's answer from a worker with the library installed: the warm worker given (the
+    daemon's), else a fresh one for this call."""
+    request = request_of(library, ops, options.dtypes, options.samples)
+    if worker is not None:
+        answer = worker.ask(request)
+    else:
+        with TryProcess(options.timeout) as fresh:
+            answer = fresh.ask(request)
+    return {a["op"]: a for a in answer["ops"]}
 
 
 def try_json(outcome: TryOutcome) -> dict:
     """Per op: its formula's place and reason, and per sample its verdict and error."""
     plan = outcome.plan
-    ops = []
-    for op in plan.ops:
-        answer = outcome.answers.get(op.name, {})
-        ops.append({"op": op.name, "functions": list(op.functions), "nodes": list(op.nodes),
-                    "entry": op.entry, "file": str(plan.derivatives), "line": op.line,
-                    "reason": op.reason or answer.get("reason", ""),
-                    "samples": answer.get("verdicts", [])})
+    ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
     return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline, "ops": ops,
             "seconds": round(outcome.seconds, 3)}
+
+
+def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
+    return {"op": op.name, "functions": list(op.functions), "nodes": list(op.nodes),
+            "entry": op.entry, "file": str(plan.derivatives), "line": op.line,
+            "reason": op.reason or answer.get("reason", ""),
+            "samples": answer.get("verdicts", [])}
 
 
 def try_text(outcome: TryOutcome) -> str:
@@ -173,18 +162,23 @@ def try_text(outcome: TryOutcome) -> str:
     if not report["ops"]:
         lines.append("  no op's generated code differs: nothing to try")
     for op in report["ops"]:
-        where = f"{op['file']}:{op['line']}" if op["line"] else op["file"]
-        samples = op["samples"]
-        if not samples:
-            lines.append(f"  SKIP {op['op']}  ({where}): {op['reason'] or 'no samples'}")
-            continue
-        failed = [s for s in samples if s["verdict"] == "FAIL"]
-        verdict = "FAIL" if failed else "PASS"
-        seconds = sum(s["seconds"] for s in samples)
-        lines.append(f"  {verdict} {op['op']}  {len(samples) - len(failed)}/{len(samples)} "
-                     f"samples pass, {seconds:.1f} s  ({where}, {op['entry']})")
-        lines += [f"    {_sample_text(s)}" for s in failed]
+        lines += ["  " + line for line in op_lines(op)]
     return "\n".join(lines)
+
+
+def op_lines(op: dict) -> list[str]:
+    """One op of try_json: its verdict line (PASS, FAIL or SKIP with the reason), then one
+    line per failing sample."""
+    where = f"{op['file']}:{op['line']}" if op["line"] else op["file"]
+    samples = op["samples"]
+    if not samples:
+        return [f"SKIP {op['op']}  ({where}): {op['reason'] or 'no samples'}"]
+    failed = [s for s in samples if s["verdict"] == "FAIL"]
+    verdict = "FAIL" if failed else "PASS"
+    seconds = sum(s["seconds"] for s in samples)
+    return [f"{verdict} {op['op']}  {len(samples) - len(failed)}/{len(samples)} samples pass, "
+            f"{seconds:.1f} s  ({where}, {op['entry']})",
+            *(f"  {_sample_text(s)}" for s in failed)]
 
 
 def _sample_text(sample: dict) -> str:

@@ -14,8 +14,11 @@ The checks are those of PyTorch's gradient tests (torch/testing/_internal/common
 TestGradients._check_helper, as test_ops_gradients runs it): for every OpInfo of the op
 (by name, aten_name, variant or alias) and every sample it gives, common_utils.gradcheck
 with the OpInfo's settings (fast mode, batched grad, nondet_tol, forward-mode AD where the op
-supports it), then gradgradcheck where it supports second derivatives. A failing sample is
-checked again in slow mode for the largest error and where it is.
+supports it), then gradgradcheck where it supports second derivatives. The foreach ops'
+OpInfos, which test_ops_gradients does not run, get test_foreach.py's (TestForeach.
+test_autodiff): five tensors per list, gradcheck with forward-mode AD, no batched grads and
+no gradgradcheck. A failing sample is checked again in slow mode for the largest error and
+where it is.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import time
 import traceback
 import types
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -63,6 +67,7 @@ class OpResult:
 
 
 def main() -> None:
+    answers = _answer_channel()
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -71,8 +76,17 @@ def main() -> None:
         except Exception as e:  # the worker's own failure: reported, not a traceback
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}",
                       "trace": traceback.format_exc()}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
+def _answer_channel():
+    """The answers' own copy of stdout; stdout itself (file descriptor 1, where torch's C++
+    and the checked code print) goes to stderr, so that nothing printed breaks an answer."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return answers
 
 
 def serve(request: dict) -> dict:
@@ -187,6 +201,13 @@ def _dtypes(info, wanted: list[str], torch) -> list:
     return [getattr(torch, d) for d in wanted if getattr(torch, d) in supported]
 
 
+# test_foreach.py (TestForeach.test_autodiff): its ops whose float64 samples must stay in
+# their domain get values in [0.5, 1]
+FOREACH_DOMAIN = {"_foreach_acos", "_foreach_asin", "_foreach_log10", "_foreach_log1p",
+                  "_foreach_log2", "_foreach_log", "_foreach_pow", "_foreach_sqrt",
+                  "_foreach_rsqrt"}
+
+
 def check_opinfo(op: str, info, dtype) -> list[Verdict]:
     """Every sample of the OpInfo at this dtype, through each variant the patch reaches."""
     import torch
@@ -195,10 +216,9 @@ def check_opinfo(op: str, info, dtype) -> list[Verdict]:
     variants = [("function", info.get_op())]
     if info.get_inplace() is not None:
         variants.append(("inplace", info.get_inplace()))
-    conjugated = info.test_conjugated_samples and dtype.is_complex
     for variant, call in variants:
         samples = info.sample_inputs("cpu", dtype, requires_grad=True,
-                                     include_conjugated_inputs=conjugated)
+                                     **_sample_settings(info, dtype))
         for number, sample in enumerate(samples):
             if variant == "inplace" and sample.broadcasts_input:
                 continue
@@ -206,26 +226,53 @@ def check_opinfo(op: str, info, dtype) -> list[Verdict]:
     return verdicts
 
 
-def check_sample(op: str, info, variant: str, call: Callable, dtype, number: int, sample,
-                 torch) -> Verdict:
+def _is_foreach(info) -> bool:
+    return info.name.startswith("_foreach_")
+
+
+def _sample_settings(info, dtype) -> dict:
+    """What the OpInfo's test asks its samples for: TestGradients conjugated inputs where the
+    OpInfo tests them, TestForeach.test_autodiff five tensors per list."""
+    if not _is_foreach(info):
+        return {"include_conjugated_inputs": info.test_conjugated_samples and dtype.is_complex}
+    settings: dict[str, Any] = {"num_input_tensors": [5]}
+    if info.name in FOREACH_DOMAIN and not dtype.is_complex:
+        settings.update(low=0.5, high=1.0)
+    return settings
+
+
+def _checks(info, function: Callable, inputs: tuple) -> list[tuple[str, Callable]]:
+    """The checks of the OpInfo's gradient test, in its order: TestGradients' gradcheck then
+    gradgradcheck (contiguous and not); TestForeach.test_autodiff's gradcheck."""
     from torch.testing._internal.common_utils import gradcheck, gradgradcheck
 
-    started = time.perf_counter()
-    function, inputs = _gradcheck_function(info, variant, call, sample, torch)
-    verdict = Verdict(op, info.name, variant, str(dtype).removeprefix("torch."), number, PASS)
+    if _is_foreach(info):
+        return [("gradcheck", partial(
+            gradcheck, function, inputs, check_forward_ad=info.supports_forward_ad,
+            check_batched_forward_grad=False, check_backward_ad=info.supports_autograd,
+            check_batched_grad=False))]
     settings = dict(check_grad_dtypes=True, nondet_tol=info.gradcheck_nondet_tol,
                     fast_mode=info.gradcheck_fast_mode)
-    checks = [("gradcheck", lambda: gradcheck(
-        function, inputs, check_batched_grad=info.check_batched_grad,
+    checks = [("gradcheck", partial(
+        gradcheck, function, inputs, check_batched_grad=info.check_batched_grad,
         check_forward_ad=info.supports_forward_ad, check_backward_ad=True,
         check_undefined_grad=True,
         check_batched_forward_grad=info.check_batched_forward_grad and info.supports_forward_ad,
         **settings))]
     if info.supports_gradgrad:
-        checks += [("gradgradcheck", lambda non_contig=n: gradgradcheck(
-            function, inputs, gen_non_contig_grad_outputs=non_contig,
-            check_batched_grad=info.check_batched_gradgrad, **settings)) for n in (False, True)]
-    for name, run in checks:
+        checks += [("gradgradcheck", partial(
+            gradgradcheck, function, inputs, gen_non_contig_grad_outputs=non_contiguous,
+            check_batched_grad=info.check_batched_gradgrad, **settings))
+            for non_contiguous in (False, True)]
+    return checks
+
+
+def check_sample(op: str, info, variant: str, call: Callable, dtype, number: int, sample,
+                 torch) -> Verdict:
+    started = time.perf_counter()
+    function, inputs = _gradcheck_function(info, variant, call, sample, torch)
+    verdict = Verdict(op, info.name, variant, str(dtype).removeprefix("torch."), number, PASS)
+    for name, run in _checks(info, function, inputs):
         failure = _failure(run)
         if failure is not None:
             verdict.verdict, verdict.check, verdict.message = FAIL, name, failure

@@ -57,6 +57,8 @@ def samples(root: Path) -> dict[str, Sample]:
         "verify": Sample(["--verify"], True),
         "json": Sample(["--json"], True),
         "settle": Sample(["--settle", "250"], 250.0),
+        "try_checks": Sample(["--try"], True),
+        "try_dtype": Sample(["--try-dtype", "float64"], ["float64"]),
     }
 
 
@@ -111,7 +113,8 @@ def test_what_a_daemon_need_not_match(root):
     """How many compiles run at once, how a failure is printed, how long saves settle and
     the options that never reach a daemon: a daemon serves a build differing only in them."""
     unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
-    assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json"}
+    assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "try_checks",
+                         "try_dtype"}
 
 
 def test_every_option_has_a_sample(root):

@@ -1,0 +1,97 @@
+"""The daemon's `--try` (`watch --try`, `daemon start --try`): after each build's generation,
+the ops whose generated code differs from the installed torch's are patched, and those whose
+code this save changed are gradchecked by a warm worker; one line per op.
+
+    save ─► build: generate ─► TryChecks.after_generation ─► compile ─► published result
+                                 plan (the session's engine, warm) ─► patch library
+                                 ─► warm worker (torch and op_db already imported)
+
+It runs between generation and compile, so that the verdict comes first. Every op that
+differs is installed (the process runs the whole edited spec), but only the ops whose code
+changed since the last check (their PatchOp.code) are checked again; the verdicts of the
+others stay as they were. Nothing here ends a build: a patch that does not compile, or a
+worker that dies, is a line of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from gradshard.pipeline.errors import CompileError, GradshardError
+
+from .compile_report import diagnostic_text
+from .patch_plan import PatchOp, PatchPlan
+from .spec_location import SpecLocation
+from .try_command import (TryOptions, check_extra, check_ops, check_version, op_json, op_lines,
+                          plan_and_build)
+from .try_process import TryProcess
+
+
+class TryChecks:
+    """What a daemon with --try keeps: its warm worker, and per op the code last checked and
+    its verdict (for `daemon status`)."""
+
+    def __init__(self, location: SpecLocation, options: TryOptions,
+                 announce: Callable[[str], None]) -> None:
+        self.location, self.options, self.announce = location, options, announce
+        self.worker = TryProcess(options.timeout)
+        self.checked: dict[str, str] = {}  # op → the code its verdict is for
+        self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
+        self.last: dict = {}  # the last check: seconds, finished, error
+
+    def start(self) -> None:
+        """Refuse what cannot work before serving (no try extra, a checkout of another torch
+        version); then warm the worker while the first build runs."""
+        check_extra()
+        check_version(self.location, ())
+        self.worker.warm()
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def status(self) -> dict:
+        """`daemon status`'s "checks": the last check, every op's last verdicts, and their
+        lines as `try` prints them (status_text prints these without importing anything)."""
+        return {**self.last, "ops": list(self.ops.values()),
+                "lines": [line for report in self.ops.values() for line in op_lines(report)]}
+
+    def after_generation(self, session) -> None:
+        """The build's hook (service/build.py: build_and_compile's `generated`): never
+        raises, so that the build goes on to compile whatever happens here."""
+        started = time.perf_counter()
+        try:
+            lines, error = self._check(session), ""
+        except CompileError as failure:
+            error = "\n".join(diagnostic_text(d, failure.source) for d in failure.diagnostics)
+            lines = [f"try: the patch does not compile\n{error}"]
+        except GradshardError as failure:
+            error = str(failure)
+            lines = [f"try: {failure}"]
+        seconds = time.perf_counter() - started
+        self.last = {"seconds": round(seconds, 3), "finished": time.time(), "error": error}
+        if lines:
+            self.announce("\n".join(lines))
+
+    def _check(self, session) -> list[str]:
+        plan, library = plan_and_build(self.location, session, (), self.options.cxx,
+                                       self.options.jobs)
+        current = {op.name: op for op in plan.ops}
+        lines = [f"try: {name}: back to the installed torch's code"
+                 for name in self.ops if name not in current]
+        self.ops = {name: self.ops[name] for name in self.ops if name in current}
+        self.checked = {name: code for name, code in self.checked.items() if name in current}
+        due = [op for op in plan.ops if self.checked.get(op.name) != op.code]
+        answers = {}
+        if library is not None and any(not op.reason for op in due):
+            answers = check_ops(library, [op for op in due if not op.reason], self.options,
+                                self.worker)
+        for op in due:
+            lines += self._record(plan, op, answers.get(op.name, {}))
+        return lines
+
+    def _record(self, plan: PatchPlan, op: PatchOp, answer: dict) -> list[str]:
+        report = op_json(plan, op, answer)
+        self.ops[op.name] = report
+        self.checked[op.name] = op.code
+        return ["try: " + line for line in op_lines(report)]

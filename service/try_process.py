@@ -1,0 +1,158 @@
+"""The try worker's process, seen from the side that asks: started once, asked request after
+request, each answer awaited with a time limit.
+
+`gradshard try` starts one per command; the daemon keeps one warm for its life (torch and the
+OpInfo database imported by a ping sent at start, answered while the first build runs), so a
+save's verdicts cost the checks only. A worker that dies (patched code can crash the process
+it is loaded in) or overruns its time is killed and reported; the next request starts a new
+one. A long-lived worker is replaced after RECYCLE_AFTER patches: each patch's library stays
+loaded in it (service/try_worker.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from typing import IO
+
+from gradshard.pipeline.errors import EnvironmentFailure
+
+# seconds one request may take: a wrong formula can loop forever, and gradgradcheck on an
+# OpInfo's largest samples takes a minute or two
+CHECK_TIMEOUT = 600.0
+RECYCLE_AFTER = 50
+WORKER_MODULE = "gradshard.service.try_worker"
+
+
+class TryProcess:
+    def __init__(self, timeout: float = CHECK_TIMEOUT,
+                 command: tuple[str, ...] = (sys.executable, "-m", WORKER_MODULE)) -> None:
+        self.timeout, self.command = timeout, command
+        self._process: subprocess.Popen | None = None
+        self._stderr: IO[bytes] | None = None
+        self._buffer = b""
+        self._pending = 0  # pings sent whose answers are still to be read
+        self._served = 0
+
+    def __enter__(self) -> TryProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def warm(self) -> None:
+        """Start the worker and have it import torch and the OpInfos now, without waiting."""
+        self._started()
+        self._send({"ping": True})
+        self._pending += 1
+
+    def ask(self, request: dict) -> dict:
+        """The worker's answer to one request; EnvironmentFailure when it dies, overruns or
+        fails in itself."""
+        if self._served >= RECYCLE_AFTER:
+            self.close()
+        self._started()
+        self._served += 1
+        deadline = time.monotonic() + self.timeout
+        try:
+            self._send(request)
+            while self._pending:
+                self._answer(deadline)
+                self._pending -= 1
+            answer = self._answer(deadline)
+        except EnvironmentFailure:
+            self.close(kill=True)  # dead, or overrunning: nothing of it is worth waiting for
+            raise
+        if not answer.get("ok"):
+            raise EnvironmentFailure(f"the try worker failed: {answer.get('error')}",
+                                     "GRADSHARD_DEBUG=1 shows its traceback")
+        return answer
+
+    def close(self, kill: bool = False) -> None:
+        """End the worker: its input closed and a few seconds to leave, or killed."""
+        process, self._process = self._process, None
+        if process is not None and (kill or not _left(process)):
+            process.kill()
+            process.wait()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        self._buffer, self._pending, self._served = b"", 0, 0
+
+    # -- the pipe -------------------------------------------------------------------------
+
+    def _started(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            self.close()
+            self._stderr = tempfile.TemporaryFile()
+            self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=self._stderr,
+                                             bufsize=0)
+        return self._process
+
+    def _send(self, message: dict) -> None:
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+        except OSError:
+            raise self._death() from None
+
+    def _answer(self, deadline: float) -> dict:
+        """The next answer line (lines that are not JSON objects are output of the checked
+        code's own, and skipped)."""
+        while True:
+            line, newline, rest = self._buffer.partition(b"\n")
+            if newline:
+                self._buffer = rest
+                if line.startswith(b"{"):
+                    return json.loads(line)
+                continue
+            self._read(deadline)
+
+    def _read(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._process.stdout, selectors.EVENT_READ)
+            ready = selector.select(max(0.0, left))
+        if not ready:
+            raise EnvironmentFailure(
+                f"the try worker gave no answer within {self.timeout:.0f} s and was stopped",
+                "a patched formula may loop; --timeout SECONDS allows more")
+        chunk = os.read(self._process.stdout.fileno(), 1 << 16)
+        if not chunk:
+            raise self._death()
+        self._buffer += chunk
+
+    def _death(self) -> EnvironmentFailure:
+        try:
+            code = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            code = self._process.wait()
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
+        return EnvironmentFailure(f"the try worker {how}{self._stderr_tail()}",
+                                  "the patched code crashed the process it was loaded in, or "
+                                  "torch could not be imported; see the message above")
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - 4096))
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()[-5:]
+        return ":\n" + "\n".join(lines) if lines else ""
+
+
+def _left(process: subprocess.Popen) -> bool:
+    """Whether the worker ended within a few seconds of its input closing."""
+    try:
+        process.stdin.close()
+        process.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return True

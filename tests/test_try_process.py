@@ -1,0 +1,70 @@
+"""The try worker's process as the CLI and the daemon ask it (service/try_process.py): answers
+among other output, a worker that dies, one that overruns its time, and the warm ping."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.service.try_process import TryProcess
+
+# A stand-in worker: answers each line with {"ok": true, "echo": …}, after printing a line of
+# its own; "die" exits with 3 after a message on stderr, "hang" sleeps, "fail" answers not ok.
+FAKE_WORKER = r'''
+import json, sys, time
+for line in sys.stdin:
+    request = json.loads(line)
+    print("torch says hello", flush=True)
+    if request.get("do") == "die":
+        print("segmentation fault in the patch", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if request.get("do") == "hang":
+        time.sleep(60)
+    if request.get("do") == "fail":
+        print(json.dumps({"ok": False, "error": "ValueError: no such op"}), flush=True)
+        continue
+    print(json.dumps({"ok": True, "echo": request}), flush=True)
+'''
+
+
+def fake(timeout: float = 30.0) -> TryProcess:
+    return TryProcess(timeout, (sys.executable, "-c", FAKE_WORKER))
+
+
+def test_answers_are_read_among_other_output():
+    with fake() as worker:
+        worker.warm()  # the ping's answer is read before the next request's
+        assert worker.ask({"n": 1})["echo"] == {"n": 1}
+        assert worker.ask({"n": 2})["echo"] == {"n": 2}
+
+
+def test_a_worker_that_dies_is_reported_and_replaced():
+    with fake() as worker:
+        with pytest.raises(EnvironmentFailure, match="exited with 3") as failure:
+            worker.ask({"do": "die"})
+        assert "segmentation fault in the patch" in str(failure.value)
+        assert worker.ask({"n": 3})["echo"] == {"n": 3}  # a new worker
+
+
+def test_a_worker_that_overruns_is_stopped():
+    with fake(timeout=1.0) as worker:
+        started = time.monotonic()
+        with pytest.raises(EnvironmentFailure, match="no answer within 1 s"):
+            worker.ask({"do": "hang"})
+        assert time.monotonic() - started < 10
+        assert worker.ask({"n": 4})["echo"] == {"n": 4}
+
+
+def test_a_failure_of_the_worker_itself_is_an_error():
+    with fake() as worker:
+        with pytest.raises(EnvironmentFailure, match="no such op"):
+            worker.ask({"do": "fail"})
+
+
+def test_a_worker_that_cannot_start_is_reported():
+    worker = TryProcess(5.0, (sys.executable, "-c", "import sys; sys.exit('no torch here')"))
+    with worker, pytest.raises(EnvironmentFailure, match="no torch here"):
+        worker.ask({"n": 5})
