@@ -49,9 +49,12 @@ TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
 # the libraries whose hidden functions a patch may call, searched in this order
 TORCH_LIBRARIES = ("libtorch_cpu.so", "libtorch_python.so")
 LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
+# a checkout's FunctionsManual.cpp (service/patch_plan.py: checkout_manual): its object is
+# named by its text like the others, so it compiles once, and again when it is edited
+MANUAL_UNIT = "FunctionsManual.cpp"
 # which PCH each unit starts from (the compile layout's: templates/compile_units.j2)
 UNIT_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
-             "kernels.cpp": VARIABLE_TYPE_PCH}
+             "kernels.cpp": VARIABLE_TYPE_PCH, MANUAL_UNIT: AUTOGRAD_PCH}
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,8 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
     pch_dir = root / "pch" / _hash([str(include), toolchain.identity(),
                                     *(pch_header(k, templates) for k in UNIT_PCHS.values())])
     units = []
-    for name, text in sources.units():
+    manual = ((MANUAL_UNIT, plan.manual),) if plan.manual else ()
+    for name, text in (*sources.units(), *manual):
         pch = pch_dir / f"{UNIT_PCHS[name]}.h"
         if not pch.exists():
             _write(pch, pch_header(UNIT_PCHS[name], templates).encode())

@@ -29,10 +29,15 @@ from .affected import build_side
 from .codegen import gradshard_templates, spec_templates
 from .incremental import new_engine
 from .inputs import read_inputs
-from .spec_location import SpecLocation, locate_spec
+from .spec_location import SpecLocation, locate_spec, read_spec_file
 
 if TYPE_CHECKING:
     from .open_cache import OpenCache
+
+
+# where a checkout keeps the helpers formulas call (torch's own FunctionsManual)
+MANUAL_HEADER = "torch/csrc/autograd/FunctionsManual.h"
+MANUAL_SOURCE = "torch/csrc/autograd/FunctionsManual.cpp"
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class PatchPlan:
     derivatives: Path
     derivatives_text: str = ""  # as the build read it: compile errors are placed in it
     node_entries: tuple[tuple[str, str], ...] = ()  # node or kernel wrapper → its entry
+    manual: str = ""  # a checkout's FunctionsManual.cpp, compiled into the patch
 
     @property
     def patched(self) -> tuple[PatchOp, ...]:
@@ -183,10 +189,26 @@ def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp
     texts = engine.records([engine.ref(files[n], Text)
                             for n in ("VariableType.h", "python_functions.h")])
     includes = patch_includes(spec, layout, texts[0].text, texts[1].text)
+    header, manual = checkout_manual(location)
     entries = dict(zip((n for n, _ in index.nodes), index.node_keys))
     entries.update((k.wrapper, k.entry) for k in kernels if k.entry)
-    return PatchPlan(location, baseline, tuple(ops), sources, includes, derivatives,
-                     current.derivatives, tuple(entries.items()))
+    return PatchPlan(location, baseline, tuple(ops), sources, includes + header, derivatives,
+                     current.derivatives, tuple(entries.items()), manual)
+
+
+def checkout_manual(location: SpecLocation) -> tuple[tuple[tuple[str, str], ...], str]:
+    """A checkout's FunctionsManual.h (an include, ahead of the installed torch's) and
+    FunctionsManual.cpp (a unit of the patch), so that a formula may call a helper written
+    there; nothing for a packaged spec, whose helpers are the installed torch's."""
+    if location.layout != "checkout":
+        return (), ""
+    texts = []
+    for name in (MANUAL_HEADER, MANUAL_SOURCE):
+        data = read_spec_file(location.root / name, missing_ok=True)
+        texts.append(data.decode(errors="replace") if data is not None else "")
+    if not texts[0] or not texts[1]:
+        return (), ""
+    return ((MANUAL_HEADER, texts[0]),), texts[1]
 
 
 def _patch_nodes(engine: Engine, index: BuildIndex, names: Sequence[str]) -> list[PatchNode]:
