@@ -54,7 +54,9 @@ class Verdict:
     verdict: str
     check: str = ""  # gradcheck, gradgradcheck
     error: float | None = None  # the largest |analytical - numerical|
-    where: dict | None = None  # input, element, output of that error
+    # input, element, output of that error (a complex input's element ends with its part:
+    # 0 real, 1 imaginary)
+    where: dict | None = None
     message: str = ""
     seconds: float = 0.0
 
@@ -352,10 +354,16 @@ def _located(function: Callable, inputs: tuple, torch) -> tuple[float | None, di
 
 def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
     """The slow-mode comparison of a failing sample: the analytical Jacobian (autograd) against
-    central differences, per input and output element; the largest difference and where."""
-    if not inputs or any(t.is_complex() for t in inputs) \
-            or sum(t.numel() for t in inputs) > LOCATE_ELEMENTS:
+    central differences, per input and output element; the largest difference and where.
+    Complex tensors are compared as their real views (a trailing dimension of 2: the real
+    and imaginary parts), whose Jacobian is a real one."""
+    if not inputs or sum(t.numel() for t in inputs) > LOCATE_ELEMENTS:
         return None, None
+    if any(t.is_complex() for t in inputs):
+        complex_inputs = tuple(t.is_complex() for t in inputs)
+        function = _RealView(function, complex_inputs, torch)
+        inputs = tuple(torch.view_as_real(t.detach()).clone() if c else t
+                       for t, c in zip(inputs, complex_inputs))
     eps = 1e-6
     analytical = _analytical(function, inputs, torch)
     worst = (0.0, None)
@@ -402,6 +410,23 @@ def _difference(function: Callable, inputs: tuple, i: int, element: int, eps: fl
 def _as_tuple(output, torch) -> tuple:
     items = output if isinstance(output, (list, tuple)) else (output,)
     return tuple(x for x in items if isinstance(x, torch.Tensor) and x.is_floating_point())
+
+
+class _RealView:
+    """A function of complex tensors as one of their real views, its complex outputs as
+    theirs: autograd differentiates through view_as_complex and view_as_real, so the
+    Jacobian largest_error compares is the real one of the real and imaginary parts."""
+
+    def __init__(self, function: Callable, complex_inputs: tuple[bool, ...], torch) -> None:
+        self.function, self.complex_inputs, self.torch = function, complex_inputs, torch
+
+    def __call__(self, *tensors):
+        view_as_complex, view_as_real = self.torch.view_as_complex, self.torch.view_as_real
+        args = [view_as_complex(t) if c else t for t, c in zip(tensors, self.complex_inputs)]
+        output = self.function(*args)
+        items = output if isinstance(output, (list, tuple)) else (output,)
+        return tuple(view_as_real(x) if isinstance(x, self.torch.Tensor) and x.is_complex()
+                     else x for x in items)
 
 
 def _index(tensor, element: int) -> list[int]:
