@@ -40,6 +40,10 @@ MANUAL_HEADER = "torch/csrc/autograd/FunctionsManual.h"
 MANUAL_SOURCE = "torch/csrc/autograd/FunctionsManual.cpp"
 
 
+PYTHON_ONLY = ("only its Python binding differs from the installed torch's: try patches "
+               "autograd kernels and nodes, not torch._C's bindings (rebuild PyTorch for these)")
+
+
 @dataclass(frozen=True)
 class PatchOp:
     """An op `try` checks: its kernels' wrapper names, the nodes they create, and where its
@@ -84,6 +88,7 @@ class _Built:
     nodes: dict[str, str]  # node name → hash of its four pieces
     functions: dict[str, NativeFunction]
     entry_lines: dict[str, int]  # derivatives entry label → its first line
+    bindings: dict[str, str]  # Python binding (torch.sin, Tensor.sin_) → its code's hash
     derivatives: str  # derivatives.yaml's text as the build read it
 
 
@@ -115,6 +120,7 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
              if file is SpecFile.DERIVATIVES}
     return _Built(side.index, engine, dict(zip((u for u, _ in units), records)), dict(units),
                   dict(side.index.nodes), {str(f.name): f for f in functions}, lines,
+                  dict(side.index.bindings),
                   inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace"))
 
 
@@ -127,7 +133,10 @@ def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
                       and str(f.func) != str(baseline.functions[name].func)}
     ops = [_op(current, name, "the op's schema differs from the installed torch's"
                if name in schema_changed else "") for name in sorted(reached)]
-    return ops
+    bindings = set(current.bindings) | set(baseline.bindings)
+    python_only = sorted(b for b in bindings if current.bindings.get(b) != baseline.bindings.get(b)
+                         and function_op(b.rsplit(".", 1)[-1]) not in reached)
+    return ops + [PatchOp(b, (), (), reason=PYTHON_ONLY) for b in python_only]
 
 
 def _named_ops(current: _Built, names: Sequence[str]) -> list[PatchOp]:
