@@ -40,6 +40,9 @@ PASS, FAIL = "PASS", "FAIL"
 # backward per output element) only up to this many input elements: beyond, the message of
 # the check is the answer
 LOCATE_ELEMENTS = 400
+# a located difference at most this large is central differences' own noise (gradcheck's
+# default atol), not the failure
+LOCATED_TOLERANCE = 1e-5
 OP_DBS = ("op_db", "foreach_unary_op_db", "foreach_binary_op_db", "foreach_pointwise_op_db",
           "foreach_reduce_op_db", "foreach_other_op_db")
 
@@ -163,15 +166,18 @@ def check_op(op: dict, dtypes: list[str], samples_file: str | None) -> OpResult:
 
     result = OpResult(op["name"])
     infos = opinfos_of(op["name"])
+    refused: list[str] = []
     if not infos and samples_file:
-        result.verdicts = list(_file_samples(op["name"], samples_file, dtypes))
+        result.verdicts, refused = _file_samples(op["name"], samples_file, dtypes)
     for info in infos:
         for dtype in _dtypes(info, dtypes, torch):
             result.verdicts += check_opinfo(op["name"], info, dtype)
     if not result.verdicts:
-        result.reason = (f"no OpInfo in torch.testing._internal's op_db names {op['name']}, and "
-                         "no --samples file gives it samples" if not infos else
-                         "its OpInfos support none of the dtypes asked for")
+        result.reason = ("its OpInfos support none of the dtypes asked for" if infos else
+                         "the op refused every sample of --samples: " + "; ".join(refused)
+                         if refused else
+                         f"no OpInfo in torch.testing._internal's op_db names {op['name']}, and "
+                         "no --samples file gives it samples")
     return result
 
 
@@ -216,7 +222,8 @@ def check_opinfo(op: str, info, dtype) -> list[Verdict]:
 
     verdicts = []
     variants = [("function", info.get_op())]
-    if info.get_inplace() is not None:
+    # test_inplace_grad's condition (test_ops_gradients.py)
+    if info.get_inplace() is not None and info.supports_inplace_autograd:
         variants.append(("inplace", info.get_inplace()))
     for variant, call in variants:
         samples = info.sample_inputs("cpu", dtype, requires_grad=True,
@@ -243,9 +250,12 @@ def _sample_settings(info, dtype) -> dict:
     return settings
 
 
-def _checks(info, function: Callable, inputs: tuple) -> list[tuple[str, Callable]]:
+def _checks(info, variant: str, function: Callable,
+            inputs: tuple) -> list[tuple[str, Callable]]:
     """The checks of the OpInfo's gradient test, in its order: TestGradients' gradcheck then
-    gradgradcheck (contiguous and not); TestForeach.test_autodiff's gradcheck."""
+    gradgradcheck (contiguous and not); TestForeach.test_autodiff's gradcheck. An in-place
+    variant's batched forward grads follow check_inplace_batched_forward_grad
+    (TestFwdGradients._forward_grad_helper)."""
     from torch.testing._internal.common_utils import gradcheck, gradgradcheck
 
     if _is_foreach(info):
@@ -255,12 +265,13 @@ def _checks(info, function: Callable, inputs: tuple) -> list[tuple[str, Callable
             check_batched_grad=False))]
     settings = dict(check_grad_dtypes=True, nondet_tol=info.gradcheck_nondet_tol,
                     fast_mode=info.gradcheck_fast_mode)
+    batched_forward = (info.check_inplace_batched_forward_grad if variant == "inplace"
+                       else info.check_batched_forward_grad)
     checks = [("gradcheck", partial(
         gradcheck, function, inputs, check_batched_grad=info.check_batched_grad,
         check_forward_ad=info.supports_forward_ad, check_backward_ad=True,
         check_undefined_grad=True,
-        check_batched_forward_grad=info.check_batched_forward_grad and info.supports_forward_ad,
-        **settings))]
+        check_batched_forward_grad=batched_forward and info.supports_forward_ad, **settings))]
     if info.supports_gradgrad:
         checks += [("gradgradcheck", partial(
             gradgradcheck, function, inputs, gen_non_contig_grad_outputs=non_contiguous,
@@ -274,11 +285,11 @@ def check_sample(op: str, info, variant: str, call: Callable, dtype, number: int
     started = time.perf_counter()
     function, inputs = _gradcheck_function(info, variant, call, sample, torch)
     verdict = Verdict(op, info.name, variant, str(dtype).removeprefix("torch."), number, PASS)
-    for name, run in _checks(info, function, inputs):
+    for name, run in _checks(info, variant, function, inputs):
         failure = _failure(run)
         if failure is not None:
             verdict.verdict, verdict.check, verdict.message = FAIL, name, failure
-            verdict.error, verdict.where = _located(function, inputs, torch)
+            verdict.error, verdict.where = _located(name, failure, function, inputs, torch)
             break
     verdict.seconds = time.perf_counter() - started
     return verdict
@@ -343,13 +354,19 @@ class _Recomposed:
         return value
 
 
-def _located(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
-    """largest_error, or nothing when the sample cannot be differentiated element by element
-    (the failing op raises: the check's message says why)."""
+def _located(check: str, message: str, function: Callable, inputs: tuple,
+             torch) -> tuple[float | None, dict | None]:
+    """largest_error for a failure of the backward Jacobian (gradcheck's, not its forward-mode
+    or gradgradcheck's part, which largest_error does not compare); nothing when the error
+    found is within gradcheck's tolerance (it was not the failure), or when the sample cannot
+    be differentiated element by element (the op raises: the message says why)."""
+    if check != "gradcheck" or "forward mode" in message:
+        return None, None
     try:
-        return largest_error(function, inputs, torch)
+        error, where = largest_error(function, inputs, torch)
     except Exception:
         return None, None
+    return (error, where) if error is not None and error > LOCATED_TOLERANCE else (None, None)
 
 
 def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
@@ -437,30 +454,68 @@ def _index(tensor, element: int) -> list[int]:
     return list(reversed(index))
 
 
-def _file_samples(op: str, path: str, dtypes: list[str]) -> Iterable[Verdict]:
+def _file_samples(op: str, path: str, dtypes: list[str]) -> tuple[list[Verdict], list[str]]:
     """Samples from a --samples file: `SAMPLES = {op: function(dtype) -> [args tuple, …]}`,
-    checked through torch.<op> with gradcheck's default settings."""
+    checked through torch.<op> with gradcheck's default settings; and a note for each sample
+    the op itself refuses (a dtype it does not support: no verdict, not a FAIL)."""
     import torch
-    from torch.testing._internal.common_utils import gradcheck
 
     namespace: dict = {"__file__": path}
     exec(compile(Path(path).read_text(), path, "exec"), namespace)  # the user's own file
     make = (namespace.get("SAMPLES") or {}).get(op)
     call = getattr(torch, op, None)
+    verdicts: list[Verdict] = []
+    refused: list[str] = []
     if make is None or call is None:
-        return
+        return verdicts, refused
     for dtype_name in dtypes:
         for number, args in enumerate(make(getattr(torch, dtype_name))):
-            inputs = tuple(a for a in args if isinstance(a, torch.Tensor) and a.requires_grad)
-            started = time.perf_counter()
-            failure = _failure(lambda: gradcheck(call, tuple(args)))
-            verdict = Verdict(op, "--samples", "function", dtype_name, number,
-                              PASS if failure is None else FAIL, "gradcheck" if failure else "",
-                              message=failure or "")
-            if failure is not None:
-                verdict.error, verdict.where = _located(call, inputs, torch)
-            verdict.seconds = time.perf_counter() - started
-            yield verdict
+            refusal = _refusal(call, args, torch)
+            if refusal:
+                refused.append(f"{dtype_name} sample {number}: torch.{op} raised {refusal}")
+                continue
+            verdicts.append(_check_file_sample(op, call, tuple(args), dtype_name, number, torch))
+    return verdicts, refused
+
+
+def _refusal(call: Callable, args, torch) -> str:
+    """What the op raises on the sample without gradients (nothing when it runs)."""
+    try:
+        with torch.no_grad():
+            call(*args)
+    except Exception as e:  # the op's own refusal: the sample cannot be checked
+        return (str(e).strip() or type(e).__name__).splitlines()[0]
+    return ""
+
+
+def _check_file_sample(op: str, call: Callable, args: tuple, dtype_name: str, number: int,
+                       torch) -> Verdict:
+    from torch.testing._internal.common_utils import gradcheck
+
+    started = time.perf_counter()
+    function = _Positional(call, args, torch)
+    inputs = tuple(a for a in args if isinstance(a, torch.Tensor) and a.requires_grad)
+    failure = _failure(partial(gradcheck, function, inputs))
+    verdict = Verdict(op, "--samples", "function", dtype_name, number,
+                      PASS if failure is None else FAIL, "gradcheck" if failure else "",
+                      message=failure or "")
+    if failure is not None:
+        verdict.error, verdict.where = _located("gradcheck", failure, function, inputs, torch)
+    verdict.seconds = time.perf_counter() - started
+    return verdict
+
+
+class _Positional:
+    """Calls the op with the given tensors in the places of the sample's arguments that
+    require grad, its other arguments as they are."""
+
+    def __init__(self, call: Callable, args: tuple, torch) -> None:
+        self.call, self.args, self.torch = call, args, torch
+
+    def __call__(self, *tensors):
+        supply = iter(tensors)
+        return self.call(*(next(supply) if isinstance(a, self.torch.Tensor) and a.requires_grad
+                           else a for a in self.args))
 
 
 def _result_json(result: OpResult) -> dict:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE
 from gradshard.service.spec_location import locate_spec
 
 
@@ -22,3 +24,19 @@ def packaged_spec() -> Path:
     """The real 2.13 spec shipped inside the installed torchgen (the dev extra installs it)."""
     return locate_spec(None).root
 
+
+@pytest.fixture(scope="session")
+def try_workspace(tmp_path_factory, packaged_spec):
+    """For the `gradshard try` tests of every module: a copy of the packaged spec and a cache
+    (yielded), and one private try directory ($GRADSHARD_TRY_DIR for the session, restored
+    after), so that its PCHs (~45 s) and the objects of unchanged units are built once per
+    session. A test that edits the spec copy restores it (try/finally): it is shared."""
+    root = tmp_path_factory.mktemp("try")
+    shutil.copytree(packaged_spec, root / "spec",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    directory = root / "try"
+    directory.mkdir(mode=0o700)
+    directory.chmod(0o700)  # whatever the umask: try refuses a directory others may write
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
+        yield root / "spec", root / "cache"

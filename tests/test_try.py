@@ -1,14 +1,13 @@
 """`gradshard try` end to end on the real 2.13 spec and the installed torch: real compiles,
 the patch loaded into a worker process, torch's gradcheck on OpInfo samples.
 
-One module-wide try directory (its PCHs are built once, ~45 s) and one cache.
+The end-to-end tests share the session's try directory (its PCHs are built once, ~45 s), spec
+copy and cache: conftest.py's try_workspace (tests/test_try_semantics.py uses them too).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -92,21 +91,6 @@ def test_hidden_functions_are_found_in_the_symbol_table(tmp_path):
 # End to end
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory, packaged_spec):
-    """A spec copy, a cache and a try directory shared by the module's tests."""
-    root = tmp_path_factory.mktemp("try")
-    shutil.copytree(packaged_spec, root / "spec", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    directory = root / "try"
-    old = os.environ.get(TRY_DIRECTORY_VARIABLE)
-    os.environ[TRY_DIRECTORY_VARIABLE] = str(directory)
-    yield root / "spec", root / "cache"
-    if old is None:
-        os.environ.pop(TRY_DIRECTORY_VARIABLE, None)
-    else:
-        os.environ[TRY_DIRECTORY_VARIABLE] = old
-
-
 def run_try(capsys, *args: str) -> tuple[int, dict, str]:
     code = main(["try", *args, "--json"])
     captured = capsys.readouterr()
@@ -124,12 +108,16 @@ def edited(spec: Path, old: str, new: str) -> int:
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_wrong_sin_formula_fails_and_the_stock_one_passes(workspace, capsys):
-    spec, cache = workspace
-    line = edited(spec, SIN, SIN.replace("conj()\n", "conj() * 2\n"))
-    # float64 only: _foreach_sin's samples at both dtypes take a minute
-    code, report, _ = run_try(capsys, "--spec", str(spec), "--cache", str(cache),
-                              "--dtype", "float64")
+def test_wrong_sin_formula_fails_and_the_stock_one_passes(try_workspace, capsys):
+    spec, cache = try_workspace
+    wrong = SIN.replace("conj()\n", "conj() * 2\n")
+    line = edited(spec, SIN, wrong)
+    try:  # the spec copy is the session's: restored whatever happens
+        # float64 only: _foreach_sin's samples at both dtypes take a minute
+        code, report, _ = run_try(capsys, "--spec", str(spec), "--cache", str(cache),
+                                  "--dtype", "float64")
+    finally:
+        edited(spec, wrong, SIN)
     assert code == 5, report
     ops = {op["op"]: op for op in report["ops"]}
     assert set(ops) == {"sin", "_foreach_sin"}  # the foreach op's node comes from sin's entry
@@ -141,7 +129,6 @@ def test_wrong_sin_formula_fails_and_the_stock_one_passes(workspace, capsys):
     located = next(s for s in sin["samples"] if s["dtype"] == "float64")
     assert located["error"] > 0.1 and set(located["where"]) == {"input", "element", "output"}
     # the stock formula, named: every sample passes
-    edited(spec, SIN.replace("conj()\n", "conj() * 2\n"), SIN)
     code, report, _ = run_try(capsys, "sin", "--spec", str(spec), "--cache", str(cache))
     assert code == 0, report
     (sin,) = report["ops"]
@@ -150,10 +137,10 @@ def test_wrong_sin_formula_fails_and_the_stock_one_passes(workspace, capsys):
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_a_formula_calling_a_hidden_helper_is_patched(workspace, capsys):
+def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
     """mul.Tensor's formula calls mul_tensor_backward, which libtorch_cpu does not export:
     the patch reaches torch's own copy; the stock formula passes, a wrong one fails."""
-    spec, cache = workspace
+    spec, cache = try_workspace
     code, report, _ = run_try(capsys, "mul.Tensor", "--spec", str(spec), "--cache", str(cache),
                               "--dtype", "float64")
     assert code == 0, report
@@ -170,8 +157,8 @@ def test_a_formula_calling_a_hidden_helper_is_patched(workspace, capsys):
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_a_formula_that_does_not_compile_is_shown_at_its_line(workspace, capsys):
-    spec, cache = workspace
+def test_a_formula_that_does_not_compile_is_shown_at_its_line(try_workspace, capsys):
+    spec, cache = try_workspace
     broken = SIN.replace("self.cos().conj()", "self.cos().conj() * no_such_helper_anywhere(self)")
     line = edited(spec, SIN, broken)
     try:
@@ -186,9 +173,9 @@ def test_a_formula_that_does_not_compile_is_shown_at_its_line(workspace, capsys)
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_an_op_without_a_kernel_of_its_own_says_why(workspace, capsys):
+def test_an_op_without_a_kernel_of_its_own_says_why(try_workspace, capsys):
     """dropout is CompositeImplicitAutograd: VariableType has no kernel for it."""
-    spec, cache = workspace
+    spec, cache = try_workspace
     code, report, err = run_try(capsys, "dropout", "--spec", str(spec), "--cache", str(cache))
     assert code == 2
     (op,) = report["ops"]
@@ -220,11 +207,11 @@ def test_grad_fn_is_the_patched_node():
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_the_pytest_plugin_runs_a_suite_against_the_patch(workspace, tmp_path):
+def test_the_pytest_plugin_runs_a_suite_against_the_patch(try_workspace, tmp_path):
     """`pytest --gradshard-spec` (the pytest11 entry point): an OpInfo gradient test fails
     under a wrong formula and passes under the stock one; grad_fn keeps its name and saved
     values either way."""
-    spec, cache = workspace
+    spec, cache = try_workspace
     tests = tmp_path / "test_gradients.py"
     tests.write_text(GRADIENT_TESTS)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tests),

@@ -1,0 +1,31 @@
+"""What `gradshard try` plans to patch when an edit reaches no kernel or node: an edit that
+changes only Python bindings gets a reason per binding, not "nothing differs"."""
+
+from __future__ import annotations
+
+from gradshard.service.patch_plan import PYTHON_ONLY, plan_patch
+from gradshard.service.session import Session
+from gradshard.service.spec_location import locate_spec
+
+# a deprecated signature: it makes Python bindings only (gen_python_functions' deprecated
+# overloads), nothing in VariableType or Functions
+DEPRECATED = ("- name: addbmm(Scalar beta, Tensor self, Scalar alpha, Tensor batch1, "
+              "Tensor batch2) -> Tensor\n  aten: addbmm(self, batch1, batch2, beta, alpha)\n")
+DROPPED_ALPHA = DEPRECATED.replace("beta, alpha)", "beta)")
+
+
+def test_an_edit_of_python_bindings_only_is_named_with_its_reason(try_workspace):
+    spec, cache = try_workspace
+    path = spec / "autograd" / "deprecated.yaml"
+    text = path.read_text()
+    assert text.count(DEPRECATED) == 1
+    path.write_text(text.replace(DEPRECATED, DROPPED_ALPHA))
+    session = Session(cache)
+    try:
+        plan = plan_patch(locate_spec(str(spec)), session, ())
+    finally:
+        session.close()
+        path.write_text(text)
+    assert plan.sources is None and plan.patched == ()
+    assert plan.ops and all(op.reason == PYTHON_ONLY for op in plan.ops)
+    assert {op.name.rsplit(".", 1)[-1] for op in plan.ops} == {"addbmm"}, plan.ops
