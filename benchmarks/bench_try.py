@@ -119,7 +119,7 @@ def wait_for_check(paths, after: float) -> dict:
 
 def ratio(label: str, ours: float, theirs: float, goal: float, note: str) -> None:
     print(f"  {label:8} {ours:7.2f} s / {theirs:7.2f} s = {ours / theirs:6.3f}x "
-          f"(goal <= {goal:.3f}x = 1/{round(1 / goal)})  {note}")
+          f"(goal <= {goal:.3f}x = 1/{round(1 / goal)})  {note}", flush=True)
 
 
 def main() -> None:
@@ -133,21 +133,23 @@ def main() -> None:
         spec = root / "spec"
         shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
         functions = anchor(spec, root, toolchain)
-        print(f"anchor: torchgen's Functions.cpp compiled alone {functions:.1f} s")
+        print(f"anchor: torchgen's Functions.cpp compiled alone {functions:.1f} s", flush=True)
         private = root / "try"
         private.mkdir(mode=0o700)
         (root / "run").mkdir(mode=0o700)
-        env = {**os.environ, "GRADSHARD_TRY_DIR": str(private), "XDG_RUNTIME_DIR": str(root / "run")}
+        # this process finds the daemon's socket under the same runtime directory
+        os.environ.update(GRADSHARD_TRY_DIR=str(private), XDG_RUNTIME_DIR=str(root / "run"))
+        env = dict(os.environ)
         cache = root / "cache"
         replace_line(spec, FORMULA, f"{FORMULA} * 2")
         first = cli_try(spec, cache, env)
         replace_line(spec, f"{FORMULA} * 2", FORMULA)
-        print(f"first try (three PCHs built): {first:.1f} s")
+        print(f"first try (three PCHs built): {first:.1f} s", flush=True)
+        print(f"gradshard try, sin's formula edited ({count} edits each, median):", flush=True)
         cli = through_cli(spec, cache, env, count)
-        daemon = through_daemon(spec, cache, root / "out", env, count)
-        print(f"gradshard try, sin's formula edited ({count} edits each, median):")
         ratio("CLI", statistics.median(cli), functions, 1 / 8,
               f"save → verdicts, fresh process ({' '.join(f'{s:.2f}' for s in cli)} s)")
+        daemon = through_daemon(spec, cache, root / "out", env, count)
         ratio("daemon", statistics.median(s for s, _ in daemon), functions, 1 / 17,
               "save → verdicts, warm daemon (" + " ".join(f"{s:.2f}" for s, _ in daemon)
               + " s; its check " + " ".join(f"{c:.2f}" for _, c in daemon) + " s)")

@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -78,7 +77,8 @@ from .compile_report import (CompileReport, PchFailure, environment_failure,
 from .diagnostics import diagnose
 from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, stat_signature, sync_outputs,
                       write_atomic, write_changed)
-from .toolchain import Toolchain, find_toolchain, header_fingerprint, launcher_environment
+from .toolchain import (Toolchain, find_toolchain, header_fingerprint, launcher_environment,
+                        ninja_binary)
 
 if TYPE_CHECKING:
     from gradshard.cache.store import Store
@@ -501,21 +501,6 @@ def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit],
 def remove_object(path: Path) -> None:
     for suffix in ("", ".d", ".log", ".how"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def ninja_binary() -> str:
-    try:
-        import ninja  # the PyPI package ships the binary
-
-        candidate = Path(ninja.BIN_DIR) / "ninja"
-        if candidate.is_file():
-            return str(candidate)
-    except ImportError:
-        pass
-    found = shutil.which("ninja")
-    if found is None:
-        raise UsageError("ninja is not installed", "pip install ninja")
-    return found
 
 
 def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[str, Path],

@@ -26,7 +26,7 @@ SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*\Z")
 
 _STT_FUNC = 2
 _STV_HIDDEN = 2
-_STB_LOCAL = 0
+_STB_LOCAL, _STB_GLOBAL, _STB_WEAK = 0, 1, 2
 _SHN_UNDEF = 0
 _ELF64_SYM = [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
               ("value", "<u8"), ("size", "<u8")]
@@ -36,27 +36,33 @@ def undefined_symbols(objects: Iterable[Path]) -> set[str]:
     """The global symbols the objects reference and none of them defines."""
     undefined, defined = set(), set()
     for path in objects:
-        with path.open("rb") as stream:
-            from elftools.elf.elffile import ELFFile
-
-            table = ELFFile(stream).get_section_by_name(".symtab")
-            for symbol in table.iter_symbols() if table is not None else ():
-                if symbol["st_info"]["bind"] not in ("STB_GLOBAL", "STB_WEAK") or not symbol.name:
-                    continue
-                if symbol["st_shndx"] == "SHN_UNDEF":
-                    undefined.add(symbol.name)
-                else:
-                    defined.add(symbol.name)
+        symbols, text = _table(path, ".symtab", ".strtab")
+        bind = symbols["info"] >> 4
+        public = ((bind == _STB_GLOBAL) | (bind == _STB_WEAK)) & (symbols["name"] != 0)
+        missing = symbols["shndx"] == _SHN_UNDEF
+        undefined.update(_names(text, symbols["name"][public & missing]))
+        defined.update(_names(text, symbols["name"][public & ~missing]))
     return undefined - defined
+
+
+def _names(text: bytes, offsets) -> list[str]:
+    return [text[start:text.index(b"\0", start)].decode() for start in offsets.tolist()]
 
 
 def load_anchor(library: Path) -> tuple[str, int]:
     """An exported function of the library (name and value), whose address in a process,
     less its value, is where the library is loaded."""
+    status = library.stat()
+    return _anchor(library, status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=len(("libtorch_cpu", "libtorch_python")))
+def _anchor(library: Path, size: int, mtime_ns: int) -> tuple[str, int]:
     import numpy as np  # the `try` extra
 
     symbols, text = _table(library, ".dynsym", ".dynstr")
-    exported = np.nonzero(((symbols["info"] & 0xF) == _STT_FUNC) & ((symbols["info"] >> 4) == 1)
+    exported = np.nonzero(((symbols["info"] & 0xF) == _STT_FUNC)
+                          & ((symbols["info"] >> 4) == _STB_GLOBAL)
                           & (symbols["shndx"] != _SHN_UNDEF) & (symbols["value"] != 0))[0]
     if not len(exported):
         raise EnvironmentFailure(f"{library} exports no function",

@@ -26,7 +26,6 @@ import fcntl
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -43,7 +42,7 @@ from .diagnostics import diagnose
 from .elf_symbols import SYMBOL_NAME, hidden_functions, load_anchor, undefined_symbols
 from .outputs import write_atomic
 from .patch_plan import PatchPlan
-from .toolchain import Toolchain
+from .toolchain import Toolchain, ninja_binary
 
 TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
 # the libraries whose hidden functions a patch may call, searched in this order
@@ -187,7 +186,7 @@ def _run_ninja(root: Path, units: list[_Unit], include: Path, toolchain: Toolcha
                   f"  pch = {unit.pch}", f"  own = {unit.own_include}"]
     ninja_file = root / "build.ninja"
     _write(ninja_file, ("\n".join(lines) + "\n").encode())
-    done = subprocess.run([sys.executable, "-m", "ninja", "-f", str(ninja_file), "-k", "0",
+    done = subprocess.run([ninja_binary(), "-f", str(ninja_file), "-k", "0",
                            "-j", str(max(1, jobs))], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise _compile_error(units, done.stdout + done.stderr, plan)
@@ -227,17 +226,27 @@ def _link(root: Path, objects: list[Path], toolchain: Toolchain, torch_lib: Path
     library = directory / "patch.so"
     slots = {"anchors": anchors, "symbols": symbols}
     if not (library.exists() and (directory / "sum").exists()):
-        trampolines = directory / "trampolines.cpp"
-        _write(trampolines, trampoline_source([s[0] for s in symbols],
-                                                    gradshard_templates()).encode())
-        _run([toolchain.cxx, "-O2", "-fPIC", "-c", str(trampolines), "-o",
-              str(directory / "trampolines.o")])
+        trampolines = _trampolines(root, [s[0] for s in symbols], toolchain)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _run([toolchain.cxx, "-shared", "-o", f"{library}.tmp", *map(str, objects),
-              str(directory / "trampolines.o"), f"-L{torch_lib}", *LINK_LIBRARIES,
+              str(trampolines), f"-L{torch_lib}", *LINK_LIBRARIES,
               f"-Wl,-rpath,{torch_lib}", "-Wl,-Bsymbolic"])
         os.replace(f"{library}.tmp", library)
         _write(directory / "sum", xxhash.xxh3_128_hexdigest(library.read_bytes()).encode())
     return PatchLibrary(library, slots, (directory / "sum").read_text())
+
+
+def _trampolines(root: Path, symbols: list[str], toolchain: Toolchain) -> Path:
+    """The trampolines' object, named by its text: the next patch calling the same hidden
+    functions links it again without compiling it."""
+    text = trampoline_source(symbols, gradshard_templates())
+    source = root / "obj" / f"{_hash([text, toolchain.identity()])}.trampolines.cpp"
+    target = source.with_suffix(".o")
+    if not target.exists():
+        _write(source, text.encode())
+        _run([toolchain.cxx, "-O2", "-fPIC", "-c", str(source), "-o", f"{target}.tmp"])
+        os.replace(f"{target}.tmp", target)
+    return target
 
 
 def _run(command: list[str]) -> None:

@@ -226,3 +226,18 @@ def _header_bytes(path: str) -> bytes:
         return read_regular(path, HEADER_BYTES)
     except (FileNotFoundError, RefusedFile):
         return b"\0not a regular file\0"
+
+
+def ninja_binary() -> str:
+    try:
+        import ninja  # the PyPI package ships the binary
+
+        candidate = Path(ninja.BIN_DIR) / "ninja"
+        if candidate.is_file():
+            return str(candidate)
+    except ImportError:
+        pass
+    found = shutil.which("ninja")
+    if found is None:
+        raise UsageError("ninja is not installed", "pip install ninja")
+    return found

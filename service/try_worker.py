@@ -24,6 +24,7 @@ where it is.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import sys
@@ -97,7 +98,7 @@ def _answer_channel():
 def serve(request: dict) -> dict:
     if request.get("ping"):
         import torch  # noqa: F401  (a warm worker's imports, made before the first patch)
-        _op_db()
+        _opinfo_index()
         return {"ok": True}
     started = time.perf_counter()
     library = load_library(Path(request["library"]), request["slots"], request["sum"])
@@ -189,9 +190,19 @@ def _op_db() -> list:
 
 def opinfos_of(op: str) -> list:
     """The OpInfos whose op is `op`: by name, aten_name, a variant's name or an alias."""
+    return _opinfo_index().get(op, [])
+
+
+@functools.lru_cache(maxsize=1)
+def _opinfo_index() -> dict[str, list]:
+    """Every op → its OpInfos, made once per process (a warm worker serves many patches)."""
     from gradshard.pipeline.compile_layout import function_op
 
-    return [info for info in _op_db() if op in {function_op(n) for n in _names(info)}]
+    index: dict[str, list] = {}
+    for info in _op_db():
+        for op in {function_op(n) for n in _names(info)}:
+            index.setdefault(op, []).append(info)
+    return index
 
 
 def _names(info) -> set[str]:
