@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import compileall
 import importlib
+import shutil
+from pathlib import Path
 
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
@@ -15,6 +17,13 @@ def benchmark_args(description: str) -> tuple[SpecLocation, int]:
     ap.add_argument("--repeat", type=int, default=5, help="runs per tool; the median is printed")
     args = ap.parse_args()
     return locate_spec(args.spec), args.repeat
+
+
+def copy_spec(location: SpecLocation, root: Path) -> Path:
+    """The spec copied to root/spec, its Python files left out: the benchmarks edit the copy."""
+    spec = root / "spec"
+    shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    return spec
 
 
 def clear_torchgen_caches() -> None:
@@ -36,3 +45,15 @@ def compile_gradshard_bytecode() -> None:
     for package in ("pipeline", "cache", "service"):
         for directory in importlib.import_module(f"gradshard.{package}").__path__:
             compileall.compile_dir(directory, quiet=1)
+
+
+def compiler_benchmark(description: str):
+    """A compiling benchmark's start: its arguments (spec, repeat), gradshard's bytecode, and
+    the toolchain both sides compile with, printed."""
+    from gradshard.service.toolchain import find_toolchain
+
+    location, repeat = benchmark_args(description)
+    compile_gradshard_bytecode()
+    toolchain = find_toolchain(location, None, (), (), "")
+    print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
+    return location, repeat, toolchain

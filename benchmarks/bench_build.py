@@ -40,7 +40,7 @@ from gradshard.service.cli import collector_for
 from gradshard.service.session import Session
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
-from _common import benchmark_args, compile_gradshard_bytecode
+from _common import benchmark_args, compile_gradshard_bytecode, copy_spec
 
 TORCHGEN = """
 import sys
@@ -116,8 +116,7 @@ def main() -> None:
     compile_gradshard_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        spec = root / "spec"
-        shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+        spec = copy_spec(location, root)
         theirs, cold, noop, formula, warm = [], [], [], [], []
         for i in range(repeat):
             theirs.append(torchgen(location, root / f"torchgen{i}"))

@@ -48,9 +48,8 @@ import time
 from pathlib import Path
 
 from gradshard.service.spec_location import locate_spec
-from gradshard.service.toolchain import find_toolchain
 
-from _common import benchmark_args, compile_gradshard_bytecode
+from _common import compiler_benchmark, copy_spec
 from bench_build import torchgen
 
 GENERATED = "torch/csrc/autograd/generated"
@@ -128,14 +127,10 @@ def ratio(label: str, ours: float, theirs: float, goal: float, note: str) -> Non
 
 
 def main() -> None:
-    location, _ = benchmark_args(__doc__.split("\n")[0])
-    compile_gradshard_bytecode()
-    toolchain = find_toolchain(location, None, (), (), "")
-    print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
+    location, _, toolchain = compiler_benchmark(__doc__.split("\n")[0])
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        spec = root / "spec"
-        shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+        spec = copy_spec(location, root)
         generation = torchgen(locate_spec(str(spec)), root / "torchgen")
         units = torchgen_units(root / "torchgen")
         write_torchgen_ninja(root / "torchgen", root / "tg-j2", toolchain, units)

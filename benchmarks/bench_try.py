@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,9 +34,8 @@ from pathlib import Path
 
 from gradshard.service.daemon_runtime import daemon_paths, request
 from gradshard.service.spec_location import locate_spec
-from gradshard.service.toolchain import find_toolchain
 
-from _common import benchmark_args, compile_gradshard_bytecode
+from _common import compiler_benchmark, copy_spec
 from bench_build import torchgen
 from bench_compile import ninja, replace_line, write_torchgen_ninja
 
@@ -123,15 +121,11 @@ def ratio(label: str, ours: float, theirs: float, goal: float, note: str) -> Non
 
 
 def main() -> None:
-    location, repeat = benchmark_args(__doc__.split("\n")[0])
+    location, repeat, toolchain = compiler_benchmark(__doc__.split("\n")[0])
     count = max(1, repeat)
-    compile_gradshard_bytecode()
-    toolchain = find_toolchain(location, None, (), (), "")
-    print(f"compiler: {toolchain.cxx} ({toolchain.version})")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        spec = root / "spec"
-        shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+        spec = copy_spec(location, root)
         functions = anchor(spec, root, toolchain)
         print(f"anchor: torchgen's Functions.cpp compiled alone {functions:.1f} s", flush=True)
         private = root / "try"
