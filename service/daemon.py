@@ -180,7 +180,7 @@ class Daemon:
         self._signature: tuple = ()
         self._observer: Observer | None = None
         self._server: socketserver.UnixStreamServer | None = None
-        self.checks = (TryChecks(config.location, config.checks, announce)
+        self.checks = (TryChecks(config.location, config.checks, announce, self.log)
                        if config.checks is not None else None)
 
     # -- lifetime -------------------------------------------------------------------------

@@ -15,13 +15,14 @@ worker that dies, is a line of its own.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Callable
 
-from gradshard.pipeline.errors import CompileError, GradshardError
+from gradshard.cache.store import StoreDamaged
+from gradshard.pipeline.errors import CompileError, EnvironmentFailure, GradshardError
 
 from .compile_report import diagnostic_text
-from .patch_plan import PatchOp, PatchPlan
 from .spec_location import SpecLocation
 from .try_command import (TryOptions, check_extra, check_ops, check_version, op_json, op_lines,
                           plan_and_build)
@@ -33,8 +34,8 @@ class TryChecks:
     its verdict (for `daemon status`)."""
 
     def __init__(self, location: SpecLocation, options: TryOptions,
-                 announce: Callable[[str], None]) -> None:
-        self.location, self.options, self.announce = location, options, announce
+                 announce: Callable[[str], None], log: logging.Logger) -> None:
+        self.location, self.options, self.announce, self.log = location, options, announce, log
         self.worker = TryProcess(options.timeout)
         self.checked: dict[str, str] = {}  # op → the code its verdict is for
         self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
@@ -68,30 +69,37 @@ class TryChecks:
         except GradshardError as failure:
             error = str(failure)
             lines = [f"try: {failure}"]
+        except StoreDamaged:
+            raise  # the build's own retry sets the store aside and runs again
+        except OSError as failure:  # the machine's (a full disk under the try directory)
+            error = str(EnvironmentFailure.from_os_error(failure) or failure)
+            lines = [f"try: {error}"]
+        except Exception as failure:  # a bug: reported and logged, the build goes on
+            self.log.exception("failure in the --try checks")
+            error = f"internal error: {type(failure).__name__}: {failure}"
+            lines = [f"try: {error} (a bug in gradshard; the daemon's log has the traceback)"]
         seconds = time.perf_counter() - started
         self.last = {"seconds": round(seconds, 3), "finished": time.time(), "error": error}
         if lines:
             self.announce("\n".join(lines))
 
     def _check(self, session) -> list[str]:
+        """Plan, build, check; the lines to print. The verdicts are replaced as a whole at the
+        end: `status` reads them from the socket's threads."""
         plan, library = plan_and_build(self.location, session, (), self.options.cxx,
                                        self.options.jobs)
         current = {op.name: op for op in plan.ops}
         lines = [f"try: {name}: back to the installed torch's code"
                  for name in self.ops if name not in current]
-        self.ops = {name: self.ops[name] for name in self.ops if name in current}
-        self.checked = {name: code for name, code in self.checked.items() if name in current}
         due = [op for op in plan.ops if self.checked.get(op.name) != op.code]
         answers = {}
         if library is not None and any(not op.reason for op in due):
             answers = check_ops(library, [op for op in due if not op.reason], self.options,
                                 self.worker)
+        ops = {name: report for name, report in self.ops.items() if name in current}
         for op in due:
-            lines += self._record(plan, op, answers.get(op.name, {}))
+            ops[op.name] = op_json(plan, op, answers.get(op.name, {}))
+            lines += ["try: " + line for line in op_lines(ops[op.name])]
+        self.checked = {name: current[name].code for name in ops}
+        self.ops = dict(sorted(ops.items()))
         return lines
-
-    def _record(self, plan: PatchPlan, op: PatchOp, answer: dict) -> list[str]:
-        report = op_json(plan, op, answer)
-        self.ops[op.name] = report
-        self.checked[op.name] = op.code
-        return ["try: " + line for line in op_lines(report)]
