@@ -16,7 +16,11 @@ dtypes (float64 and complex128):
                   clock: save → every changed op's verdicts (the daemon's own record of when
                   its check finished); goal <= 1/17 of the anchor
 
-Each gradshard figure is the median of EDITS edits, each a formula no earlier run compiled.
+Each gradshard figure is the median of --repeat edits (default 5), each a formula no earlier
+run compiled, and wrong (sin's derivative times 3, 4, …: every check fails, which is the
+slower verdict: gradcheck reruns a failing sample in slow mode, and try locates the error).
+gradshard's side runs with the compiler `try` uses by default (the build's: $CXX, else g++),
+then, when clang++ is installed, with clang++ too (CXX=clang++), against the same anchor.
 
     python benchmarks/bench_try.py [--spec DIR] [--repeat N]
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -67,9 +72,10 @@ def cli_try(spec: Path, cache: Path, env: dict[str, str]) -> float:
     return seconds
 
 
-def through_cli(spec: Path, cache: Path, env: dict[str, str], count: int) -> list[float]:
+def through_cli(spec: Path, cache: Path, env: dict[str, str], count: int,
+                first_edit: int) -> list[float]:
     seconds, line = [], FORMULA
-    for edit in edits(3, count):
+    for edit in edits(first_edit, count):
         replace_line(spec, line, edit)
         line = edit
         seconds.append(cli_try(spec, cache, env))
@@ -77,8 +83,8 @@ def through_cli(spec: Path, cache: Path, env: dict[str, str], count: int) -> lis
     return seconds
 
 
-def through_daemon(spec: Path, cache: Path, out: Path, env: dict[str, str],
-                   count: int) -> list[tuple[float, float]]:
+def through_daemon(spec: Path, cache: Path, out: Path, env: dict[str, str], count: int,
+                   first_edit: int) -> list[tuple[float, float]]:
     """Per edit: save → the daemon's check finished, and the check's own seconds."""
     where = ["--spec", str(spec), "--cache", str(cache)]
     subprocess.run([*CLI, "daemon", "start", *where, "--out", str(out), "--codegen-only",
@@ -87,7 +93,7 @@ def through_daemon(spec: Path, cache: Path, out: Path, env: dict[str, str],
     try:
         status = wait_for_check(paths, 0.0)
         seconds, line = [], FORMULA
-        for edit in edits(3 + count, count):
+        for edit in edits(first_edit, count):
             time.sleep(1.0)  # the daemon settles its memory once idle (Session.settle)
             saved = time.time()
             replace_line(spec, line, edit)
@@ -128,25 +134,44 @@ def main() -> None:
         spec = copy_spec(location, root)
         functions = anchor(spec, root, toolchain)
         print(f"anchor: torchgen's Functions.cpp compiled alone {functions:.1f} s", flush=True)
-        private = root / "try"
-        private.mkdir(mode=0o700)
         (root / "run").mkdir(mode=0o700)
-        # this process finds the daemon's socket under the same runtime directory
-        os.environ.update(GRADSHARD_TRY_DIR=str(private), XDG_RUNTIME_DIR=str(root / "run"))
-        env = dict(os.environ)
-        cache = root / "cache"
-        replace_line(spec, FORMULA, f"{FORMULA} * 2")
-        first = cli_try(spec, cache, env)
-        replace_line(spec, f"{FORMULA} * 2", FORMULA)
-        print(f"first try (three PCHs built): {first:.1f} s", flush=True)
-        print(f"gradshard try, sin's formula edited ({count} edits each, median):", flush=True)
-        cli = through_cli(spec, cache, env, count)
-        ratio("CLI", statistics.median(cli), functions, 1 / 8,
-              f"save → verdicts, fresh process ({' '.join(f'{s:.2f}' for s in cli)} s)")
-        daemon = through_daemon(spec, cache, root / "out", env, count)
-        ratio("daemon", statistics.median(s for s, _ in daemon), functions, 1 / 17,
-              "save → verdicts, warm daemon (" + " ".join(f"{s:.2f}" for s, _ in daemon)
-              + " s; its check " + " ".join(f"{c:.2f}" for _, c in daemon) + " s)")
+        for number, compiler in enumerate(patch_compilers(toolchain.cxx)):
+            measure(spec, root, compiler, functions, count, first_edit=3 + 20 * number)
+
+
+def patch_compilers(default: str) -> list[str]:
+    """The compiler `try` uses by default, then clang++ when it is installed and not that one:
+    g++ 12 repeats the PCH's pending template instantiations in every unit, clang does them
+    once in the PCH (issue 17's measurements), so the two are printed side by side."""
+    clang = shutil.which("clang++")
+    return [default] + ([clang] if clang and Path(clang).resolve() != Path(default).resolve()
+                        else [])
+
+
+def measure(spec: Path, root: Path, compiler: str, functions: float, count: int,
+            first_edit: int) -> None:
+    """The first try, the CLI and the daemon with this compiler (its own try directory and
+    cache; edits no earlier run made)."""
+    name = Path(compiler).name
+    private = root / f"try-{name}"
+    private.mkdir(mode=0o700)
+    # this process finds the daemon's socket under the same runtime directory
+    os.environ.update(GRADSHARD_TRY_DIR=str(private), XDG_RUNTIME_DIR=str(root / "run"),
+                      CXX=compiler)
+    env = dict(os.environ)
+    cache = root / f"cache-{name}"
+    replace_line(spec, FORMULA, f"{FORMULA} * 2")
+    first = cli_try(spec, cache, env)
+    replace_line(spec, f"{FORMULA} * 2", FORMULA)
+    print(f"{name}: first try (three PCHs built) {first:.1f} s; sin's formula edited "
+          f"({count} edits each, median):", flush=True)
+    cli = through_cli(spec, cache, env, count, first_edit)
+    ratio("CLI", statistics.median(cli), functions, 1 / 8,
+          f"save → verdicts, fresh process ({' '.join(f'{s:.2f}' for s in cli)} s)")
+    daemon = through_daemon(spec, cache, root / f"out-{name}", env, count, first_edit + count)
+    ratio("daemon", statistics.median(s for s, _ in daemon), functions, 1 / 17,
+          "save → verdicts, warm daemon (" + " ".join(f"{s:.2f}" for s, _ in daemon)
+          + " s; its check " + " ".join(f"{c:.2f}" for _, c in daemon) + " s)")
 
 
 if __name__ == "__main__":
