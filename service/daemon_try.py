@@ -23,9 +23,10 @@ from gradshard.cache.store import StoreDamaged
 from gradshard.pipeline.errors import CompileError, EnvironmentFailure, GradshardError
 
 from .compile_report import diagnostic_text
+from .patch_plan import plan_patch
 from .spec_location import SpecLocation
-from .try_command import (TryOptions, check_extra, check_ops, check_version, op_json, op_lines,
-                          plan_and_build)
+from .try_command import (TryOptions, build_library, check_extra, check_ops, check_version,
+                          op_json, op_lines)
 from .try_process import TryProcess
 
 
@@ -39,7 +40,8 @@ class TryChecks:
         self.worker = TryProcess(options.timeout)
         self.checked: dict[str, str] = {}  # op → the code its verdict is for
         self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
-        self.last: dict = {}  # the last check: seconds, finished, error
+        self.last: dict = {}  # the last check: seconds, finished, error, phases
+        self.phases: dict[str, float] = {}  # the last check's seconds: plan, build, check
 
     def start(self) -> None:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
@@ -79,15 +81,19 @@ class TryChecks:
             error = f"internal error: {type(failure).__name__}: {failure}"
             lines = [f"try: {error} (a bug in gradshard; the daemon's log has the traceback)"]
         seconds = time.perf_counter() - started
-        self.last = {"seconds": round(seconds, 3), "finished": time.time(), "error": error}
+        self.last = {"seconds": round(seconds, 3), "finished": time.time(), "error": error,
+                     "phases": self.phases if not error else {}}
         if lines:
             self.announce("\n".join(lines))
 
     def _check(self, session) -> list[str]:
         """Plan, build, check; the lines to print. The verdicts are replaced as a whole at the
         end: `status` reads them from the socket's threads."""
-        plan, library = plan_and_build(self.location, session, (), self.options.cxx,
-                                       self.options.jobs)
+        started = time.perf_counter()
+        plan = plan_patch(self.location, session, ())
+        planned = time.perf_counter()
+        library = build_library(plan, self.options.cxx, self.options.jobs)
+        built = time.perf_counter()
         current = {op.name: op for op in plan.ops}
         lines = [f"try: {name}: back to the installed torch's code"
                  for name in self.ops if name not in current]
@@ -102,4 +108,6 @@ class TryChecks:
             lines += ["try: " + line for line in op_lines(ops[op.name])]
         self.checked = {name: current[name].code for name in ops}
         self.ops = dict(sorted(ops.items()))
+        self.phases = {"plan": round(planned - started, 3), "build": round(built - planned, 3),
+                       "check": round(time.perf_counter() - built, 3)}
         return lines

@@ -106,17 +106,23 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
                    jobs: int):
     """The plan, and its library built (None when there is nothing to patch): what both
     `try` and the Python API (service/patching.py) load."""
-    from .patch_build import build_patch
     from .patch_plan import plan_patch
-    from .toolchain import find_toolchain
 
     check_extra()
     check_version(location, names)
     plan = plan_patch(location, session, names)
+    return plan, build_library(plan, cxx, jobs)
+
+
+def build_library(plan: PatchPlan, cxx: str | None, jobs: int):
+    """The plan's patch library (None when there is nothing to patch)."""
+    from .patch_build import build_patch
+    from .toolchain import find_toolchain
+
     if plan.sources is None:
-        return plan, None
-    toolchain = find_toolchain(location, cxx, PATCH_FLAGS, (), "")
-    return plan, build_patch(plan, toolchain, torch_library_dir(), jobs)
+        return None
+    toolchain = find_toolchain(plan.spec, cxx, PATCH_FLAGS, (), "")
+    return build_patch(plan, toolchain, torch_library_dir(), jobs)
 
 
 def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
