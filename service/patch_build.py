@@ -22,9 +22,11 @@ directory serializes builds.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,10 @@ LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
 # a checkout's FunctionsManual.cpp (service/patch_plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
+# What a try directory keeps, by kind, the most recently used first: two PCH sets (and the
+# include directories they were made for), the patches of the last 50 builds (their libraries
+# and their structs' headers) and the objects of about as many (each unit's .cpp and .o).
+KEEP = {"pch": 2, "include": 2, "lib": 50, "src": 50, "obj": 400}
 # which PCH each unit starts from (the compile layout's: templates/compile_units.j2)
 UNIT_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
              "kernels.cpp": VARIABLE_TYPE_PCH, MANUAL_UNIT: AUTOGRAD_PCH}
@@ -96,7 +102,35 @@ def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: in
     with _locked(root):
         units, include = _write_sources(root, plan, sources, toolchain)
         _run_ninja(root, units, include, toolchain, jobs, plan)
-        return _link(root, [u.object for u in units], toolchain, torch_lib)
+        library = _link(root, [u.object for u in units], toolchain, torch_lib)
+        used = [include, library.path.parent, *{u.pch.parent for u in units},
+                *{u.own_include for u in units},
+                *(path for u in units for path in (u.source, u.object))]
+        prune_try_directory(root, used)
+        return library
+
+
+def prune_try_directory(root: Path, used: Sequence[Path]) -> None:
+    """Mark what this build used as just used, then remove the least recently used beyond
+    the bounds: everything in a try directory is remade on demand, but PCH sets (~1 GB each
+    with g++; a new one per toolchain and per edit of a checkout's FunctionsManual.h) and a
+    patch per edit would otherwise fill the disk of a daemon that runs all day. A library a
+    running worker holds stays mapped after its file is gone."""
+    for path in used:
+        with contextlib.suppress(FileNotFoundError):
+            os.utime(path)
+    for kind, keep in KEEP.items():
+        _keep_newest(root / kind, keep)
+
+
+def _keep_newest(directory: Path, keep: int) -> None:
+    entries = sorted(directory.iterdir() if directory.is_dir() else (),
+                     key=lambda entry: entry.lstat().st_mtime_ns, reverse=True)
+    for entry in entries[keep:]:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,24 @@ def test_a_worker_that_cannot_start_is_reported():
     worker = TryProcess(5.0, (sys.executable, "-c", "import sys; sys.exit('no torch here')"))
     with worker, pytest.raises(EnvironmentFailure, match="no torch here"):
         worker.ask({"n": 5})
+
+
+def test_a_try_directory_keeps_the_most_recently_used(tmp_path):
+    """PCH sets beyond two and patches beyond fifty go, the least recently used first; what
+    the build just used stays, however old its files are."""
+    import os
+
+    from gradshard.service.patch_build import prune_try_directory
+
+    old = time.time() - 3600
+    for kind, count in (("pch", 4), ("lib", 53)):
+        for n in range(count):
+            entry = tmp_path / kind / f"{n:02d}"
+            entry.mkdir(parents=True)
+            (entry / "file").write_text("x")
+            os.utime(entry, (old + n, old + n))  # 00 is the oldest
+    used = [tmp_path / "pch" / "00", tmp_path / "lib" / "01"]  # old, but this build's
+    prune_try_directory(tmp_path, used)
+    assert sorted(p.name for p in (tmp_path / "pch").iterdir()) == ["00", "03"]
+    kept = sorted(p.name for p in (tmp_path / "lib").iterdir())
+    assert len(kept) == 50 and "01" in kept and "00" not in kept and "02" not in kept
