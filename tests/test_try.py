@@ -21,6 +21,7 @@ from gradshard.service.cli import main
 from gradshard.service.codegen import gradshard_templates
 from gradshard.service.elf_symbols import hidden_functions, load_anchor, undefined_symbols
 from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE, try_directory
+from support.specs import edited_derivatives as edited
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 MUL_SELF = ("- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"
@@ -97,27 +98,14 @@ def run_try(capsys, *args: str) -> tuple[int, dict, str]:
     return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
 
 
-def edited(spec: Path, old: str, new: str) -> int:
-    """Replace old by new in derivatives.yaml; the line where new starts."""
-    path = spec / "autograd" / "derivatives.yaml"
-    text = path.read_text()
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, new))
-    return text[:text.index(old)].count("\n") + 1
-
-
 @pytest.mark.compiler
 @pytest.mark.slow
 def test_wrong_sin_formula_fails_and_the_stock_one_passes(try_workspace, capsys):
     spec, cache = try_workspace
-    wrong = SIN.replace("conj()\n", "conj() * 2\n")
-    line = edited(spec, SIN, wrong)
-    try:  # the spec copy is the session's: restored whatever happens
+    with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 2\n")) as line:
         # float64 only: _foreach_sin's samples at both dtypes take a minute
         code, report, _ = run_try(capsys, "--spec", str(spec), "--cache", str(cache),
                                   "--dtype", "float64")
-    finally:
-        edited(spec, wrong, SIN)
     assert code == 5, report
     ops = {op["op"]: op for op in report["ops"]}
     assert set(ops) == {"sin", "_foreach_sin"}  # the foreach op's node comes from sin's entry
@@ -144,13 +132,9 @@ def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
     code, report, _ = run_try(capsys, "mul.Tensor", "--spec", str(spec), "--cache", str(cache),
                               "--dtype", "float64")
     assert code == 0, report
-    wrong = MUL_SELF.replace("(grad, other", "(grad * 2, other")
-    edited(spec, MUL_SELF, wrong)
-    try:
+    with edited(spec, MUL_SELF, MUL_SELF.replace("(grad, other", "(grad * 2, other")):
         code, report, _ = run_try(capsys, "mul", "--spec", str(spec), "--cache", str(cache),
                                   "--dtype", "float64")
-    finally:
-        edited(spec, wrong, MUL_SELF)
     assert code == 5, report
     assert any(s["verdict"] == "FAIL" for s in report["ops"][0]["samples"])
 
@@ -160,11 +144,8 @@ def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
 def test_a_formula_that_does_not_compile_is_shown_at_its_line(try_workspace, capsys):
     spec, cache = try_workspace
     broken = SIN.replace("self.cos().conj()", "self.cos().conj() * no_such_helper_anywhere(self)")
-    line = edited(spec, SIN, broken)
-    try:
+    with edited(spec, SIN, broken) as line:
         code = main(["try", "sin", "--spec", str(spec), "--cache", str(cache)])
-    finally:
-        edited(spec, broken, SIN)
     err = capsys.readouterr().err
     assert code == 3
     assert f"derivatives.yaml:{line + 1}: error: generated code for sin (SinBackward0)" in err
@@ -217,12 +198,8 @@ def test_the_pytest_plugin_runs_a_suite_against_the_patch(try_workspace, tmp_pat
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tests),
                "--gradshard-spec", str(spec), "--gradshard-cache", str(cache),
                "--gradshard-op", "sin"]
-    wrong = SIN.replace("conj()\n", "conj() * 2\n")
-    edited(spec, SIN, wrong)
-    try:
+    with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 2\n")):
         failing = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
-    finally:
-        edited(spec, wrong, SIN)
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "gradshard: patched ops: sin" in failing.stdout
     assert "1 failed, 1 passed" in failing.stdout

@@ -16,11 +16,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from gradshard.service.cli import main
+from support.specs import edited_derivatives as edited
 
 SIN = ("- name: sin(Tensor self) -> Tensor\n"
        "  self: grad * self.cos().conj()\n"
@@ -49,20 +49,6 @@ SAMPLES = {"_euclidean_dist": lambda dtype: [
     (torch.randn(3, 2, dtype=dtype, requires_grad=True), torch.randn(4, 2, dtype=dtype)),
 ]}
 '''
-
-
-@contextlib.contextmanager
-def edited(spec: Path, old: str, new: str) -> Iterator[int]:
-    """derivatives.yaml with old replaced by new for the block (the spec copy is the session's:
-    restored whatever happens); yields the line where new starts."""
-    path = spec / "autograd" / "derivatives.yaml"
-    text = path.read_text()
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, new))
-    try:
-        yield text[:text.index(old)].count("\n") + 1
-    finally:
-        path.write_text(text)
 
 
 def run_try(capsys, spec: Path, cache: Path, *args: str) -> tuple[int, dict]:

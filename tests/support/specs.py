@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
+from typing import Iterator
 
 from gradshard.service.spec_location import locate_spec
 
@@ -70,3 +72,17 @@ def stage_checkout_spec(root: Path) -> tuple[Path, Path]:
         shutil.copy(packaged / "autograd" / name, autograd / name)
     shutil.copytree(packaged / "autograd" / "templates", autograd / "templates")
     return root, root
+
+
+@contextlib.contextmanager
+def edited_derivatives(spec: Path, old: str, new: str) -> Iterator[int]:
+    """derivatives.yaml with old replaced by new for the block (the spec copy is the session's:
+    restored whatever happens); yields the line where new starts."""
+    path = spec / "autograd" / "derivatives.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    try:
+        yield text[:text.index(old)].count("\n") + 1
+    finally:
+        path.write_text(text)
