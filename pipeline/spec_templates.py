@@ -18,4 +18,8 @@ MODULE_FILES = (("python_nn_functions.cpp", "nn", "torch.nn"),
 PYTHON_TEMPLATES = ("python_variable_methods.cpp", "python_torch_functions.cpp",
                     "python_return_types.cpp", "python_return_types.h", "python_enum_tag.cpp") + \
     tuple(f for f, _, _ in MODULE_FILES)
-ALL_TEMPLATES = AUTOGRAD_TEMPLATES + PYTHON_TEMPLATES
+# gen_autograd's other generators (gen_inplace_or_view_type, gen_trace_type, gen_view_funcs,
+# gen_variable_factories) and gen_annotated_fn_args.
+CODEGEN_TEMPLATES = ("ADInplaceOrViewType.cpp", "TraceType.cpp", "ViewFuncs.h", "ViewFuncs.cpp",
+                     "variable_factories.h", "annotated_fn_args.py.in")
+ALL_TEMPLATES = AUTOGRAD_TEMPLATES + PYTHON_TEMPLATES + CODEGEN_TEMPLATES
