@@ -150,11 +150,12 @@ def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session
     as one build of the cache (Session.build)."""
     out = Path(args.out)
     if args.codegen_only:
-        return session.build(location, out, verify=args.verify)
+        return session.build(location, out, verify=args.verify, tree=args.tree)
     from .compile_report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
-        return session.build(location, out, compile_options(args), progress, args.verify)
+        return session.build(location, out, compile_options(args), progress, args.verify,
+                             tree=args.tree)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:

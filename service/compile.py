@@ -79,6 +79,7 @@ from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, stat_signatur
                       write_atomic, write_changed)
 from .toolchain import (Toolchain, find_toolchain, header_fingerprint, launcher_environment,
                         ninja_binary)
+from .tree import generated_dir
 
 if TYPE_CHECKING:
     from gradshard.cache.store import Store
@@ -874,7 +875,8 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
                                session.known_hashes)
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
-    units, merged, pch_headers = prepare_units(plan, layout, graph.files, out, fingerprint)
+    units, merged, pch_headers = prepare_units(plan, layout, graph.files,
+                                               generated_dir(out, built.tree), fingerprint)
     check_pchs(plan, pch_headers, session.sound_pchs)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,

@@ -77,6 +77,7 @@ class DaemonConfig:
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
     checks: TryOptions | None = None  # --try: gradcheck the edited ops after each generation
+    tree: str = "flat"  # how the files are laid out under out (service/tree.py)
 
 
 @dataclass
@@ -394,7 +395,7 @@ class Daemon:
         checks = self.checks
         generated = partial(checks.after_generation, self.session) if checks else None
         outcome = self.session.build(self.config.location, self.config.out, options,
-                                     generated=generated)
+                                     generated=generated, tree=self.config.tree)
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 

@@ -72,7 +72,7 @@ def daemon_config(args: argparse.Namespace, location: SpecLocation):
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
                         compile_options(args), args.settle / 1000, tuple(match_words(args)),
-                        try_options(args))
+                        try_options(args), args.tree)
 
 
 def try_options(args: argparse.Namespace):

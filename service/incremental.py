@@ -155,14 +155,16 @@ class Generation:
                         tuple(s.hash for s in stamps), result.index_hash)
 
     def record(self, store: Store, build_id: int, spec: str, out: str,
-               fingerprint: dict[str, str], result: GraphResult) -> None:
+               fingerprint: dict[str, str], result: GraphResult,
+               files: dict[str, str]) -> None:
         """Keep the manifest; gc keeps what it reaches (the entry stamps, the build's index,
-        and through it every output of the build)."""
+        and through it every output of the build). `files`: as written under the build's
+        out (service/tree.py: placed_files)."""
         manifest = self.manifest(result, spec, fingerprint)
         codec, data = encode(manifest)
         name = blob_hash(codec, data)
         store.put_blob(name, codec, data)
         store.put_refs(name, [result.index_hash, *manifest.entries])
         store.flush(build_id)
-        store.set_manifest(spec, out, build_id, fingerprint, result.files, name)
+        store.set_manifest(spec, out, build_id, fingerprint, files, name)
 

@@ -73,6 +73,15 @@ def _compiler_flags(value: str | None) -> tuple[str, ...]:
     return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
 
 
+TREES = ("flat", "pytorch")  # service/tree.py's (not imported: status answers in milliseconds)
+
+
+def _tree(value: str) -> str:
+    if value not in TREES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(TREES)}")
+    return value
+
+
 TRY_DTYPES = ("float64", "complex128")  # gradcheck's precision: torch's gradient tests' two
 
 
@@ -117,6 +126,10 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     SPEC,
     Option(("--out",), "out", f"where to write the generated files (default: ./{DEFAULT_OUT})",
            metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True),
+    Option(("--tree",), "tree", "how the files are laid out under --out: flat (the default), "
+           "or pytorch: as tools/setup_helpers/generate_code.py writes them under a checkout's "
+           "root (torch/csrc/autograd/generated/, torch/testing/_internal/generated/)",
+           metavar="LAYOUT", parse=_tree, default="flat", forward=TEXT, match=True),
     Option(("--codegen-only",), "codegen_only", "generate the files without compiling them",
            action="store_true", forward=FLAG, match=True),
     Option(("--compile-dir",), "compile_dir", "where shards, objects, build.ninja and "

@@ -32,3 +32,4 @@ class BuildOutcome:
     verified: bool = False  # every task ran and was compared with the cache (--verify)
     graph: GraphResult | None = None  # the graph's run, whose layout the compile step reads
     generation: Generation | None = None  # the inputs as the graph read them
+    tree: str = "flat"  # how the files are laid out under out (service/tree.py)

@@ -37,14 +37,14 @@ class Session(OpenCache):
 
     def build(self, location: SpecLocation, out: Path, options: CompileOptions | None = None,
               progress: Callable[[str], None] | None = None, verify: bool = False,
-              generated: Callable[[], None] | None = None) -> BuildOutcome:
-        """Generate the spec's files into `out`, then compile them (unless `options` is None:
-        --codegen-only), as one build of the cache: one lease, one graph run, one retry;
-        `generated` runs between the two."""
+              generated: Callable[[], None] | None = None, tree: str = "flat") -> BuildOutcome:
+        """Generate the spec's files into `out` (laid out as `tree` says: service/tree.py),
+        then compile them (unless `options` is None: --codegen-only), as one build of the
+        cache: one lease, one graph run, one retry; `generated` runs between the two."""
         from .build import build_and_compile, ignore_progress
 
         return build_and_compile(location, out, self, options, progress or ignore_progress,
-                                 verify, generated)
+                                 verify, generated, tree)
 
     def compile(self, built: BuildOutcome, options: CompileOptions,
                 progress: Callable[[str], None]) -> CompileReport:

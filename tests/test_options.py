@@ -41,6 +41,7 @@ def samples(root: Path) -> dict[str, Sample]:
     return {
         "spec": Sample(["--spec", "spec2"], "spec2", str(root / "spec2")),
         "out": Sample(["--out", "work/out2"], "work/out2", str(root / "work/out2")),
+        "tree": Sample(["--tree", "pytorch"], "pytorch"),
         "codegen_only": Sample(["--codegen-only"], True),
         "compile_dir": Sample(["--compile-dir", "work/c"], "work/c", str(root / "work/c")),
         "cxx": Sample(["--cxx", "clang++"], "clang++"),
