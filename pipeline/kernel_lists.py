@@ -157,3 +157,19 @@ def view_info(base: str) -> str | None:
     if aliased is None and base in RETURNS_VIEWS_OF_INPUT:
         return "self"
     return aliased
+
+# Functions the tracer never records, always tracing what they are made of, by base name
+# (gen_trace_type.py: DONT_RECORD_TRACE).
+DONT_RECORD_TRACE = frozenset({
+    "_coalesced", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "convolution", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"
+})
+
+# Names the tracer records under another op, matched on the whole name: the base name of an
+# in-place op's out-of-place form, or the name of a functional or out= op
+# (gen_trace_type.py: RENAME_TRACE; aten has no fill or zero).
+RENAME_TRACE = {"fill": "full_like", "zero": "zeros_like"}
+
+# Base names whose in-place and out= forms, traced out of place, add the TensorOptions and
+# memory_format inputs their renamed op takes (gen_trace_type.py: RENAME_TRACE_ADD_ARGS).
+RENAME_TRACE_ADD_ARGS = frozenset({"fill", "zero"})
