@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import argument_ctype, return_names
+from .cpp import return_names
+from .inplace_or_view import _return_value, _ties as _tie_names
 from .kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
                            RENAME_TRACE_ADD_ARGS)
 from .native import NativeFunction
@@ -23,6 +24,7 @@ from .render import (TemplateSet, expand_spec_template, generated_comment, jinja
 from .schema import FunctionSchema, SchemaKind, cpp_name
 from .spec_template import BlockLines, block_lines
 from .variable_type import Formal, _returns_type, type_wrapper_name
+from .view_funcs import binding_types, unambiguous_name
 
 NUM_TRACE_TYPE_SHARDS = 10  # gen_trace_type.py: write_sharded(num_shards=10)
 UNTRACEABLE_ARGUMENT_TYPES = ("Storage", "Type")  # gen_trace_type.py: should_trace
@@ -84,20 +86,12 @@ def trace_kernel(fn: NativeFunction) -> TraceKernel:
     func = fn.func
     fields: dict = dict(
         op_name=str(func.name), wrapper=type_wrapper_name(func), root_name=func.name.name.base,
-        return_type=_returns_type(func, fn.cpp_flags), formals=kernel_formals(fn),
-        unambiguous_name=_unambiguous_name(func), ties=_ties(func),
+        return_type=_returns_type(func, fn.cpp_flags), formals=binding_types(fn),
+        unambiguous_name=unambiguous_name(func), ties=_ties(func),
         return_value=_return_value(func), return_names=return_names(func))
     if should_trace(func):
         fields.update(_trace_fields(fn))
     return TraceKernel(**fields)
-
-
-def kernel_formals(fn: NativeFunction) -> tuple[Formal, ...]:
-    """A kernel's parameters after `ks`, in schema order, without defaults (as VariableType's:
-    gen_inplace_or_view_type.py: gen_formals)."""
-    return tuple(Formal(str(argument_ctype(a.type, mutable=a.is_write, flags=fn.cpp_flags,
-                                           symint=True)), a.name)
-                 for a in fn.func.schema_order_arguments())
 
 
 def should_trace(func: FunctionSchema) -> bool:
@@ -154,29 +148,12 @@ def _is_factory(fn: NativeFunction) -> bool:
         or func.name.name.base == "normal"
 
 
-def _unambiguous_name(func: FunctionSchema) -> str:
-    """model.py: OperatorName.unambiguous_name (the at::_ops struct)."""
-    name = func.name
-    return f"{name.name}_{name.overload}" if name.overload else str(name.name)
-
-
 def _ties(func: FunctionSchema) -> tuple[str, ...]:
-    """tie_return_values, for the functional and mutable ops (emit_trace_body's
-    assign_return_values): one return by its schema name, several by their C++ names."""
+    """emit_trace_body's assign_return_values: functional and mutable ops tie their returns
+    (tie_return_values)."""
     if func.kind() not in (SchemaKind.FUNCTIONAL, SchemaKind.MUTABLE) or not func.returns:
         return ()
-    if len(func.returns) == 1:
-        return (func.returns[0].name or "result",)
-    return return_names(func)
-
-
-def _return_value(func: FunctionSchema) -> str:
-    """get_return_value's form (the template spells it)."""
-    if not func.returns:
-        return ""
-    if len(func.returns) == 1:
-        return "single"
-    return "forward_as_tuple" if func.kind() is SchemaKind.OUT else "make_tuple"
+    return _tie_names(func)
 
 
 # ---------------------------------------------------------------------------------------------
