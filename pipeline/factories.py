@@ -26,13 +26,14 @@ TEMPLATE = "variable_factories.h"
 
 @dataclass(frozen=True, slots=True)
 class FactoryFormal(Record):
-    """One parameter of a wrapper, its C++ default ("" for none), and what the wrapper passes
-    on for it."""
+    """One parameter of a wrapper and its C++ default ("" for none); `options` for the folded
+    TensorOptions, which the wrapper passes on without requires_grad and which says whether
+    the result requires grad (gen_variable_factories.py: process_function)."""
 
     type: str
     name: str
     default: str
-    expr: str
+    options: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,6 @@ class FactoryWrapper(Record):
 
     name: str
     formals: tuple[FactoryFormal, ...]
-    requires_grad: str  # the C++ expression the result's requires_grad is set from
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,24 +91,19 @@ def _wrapper(fn: NativeFunction, symint: bool) -> FactoryWrapper:
     of the C++ API's spellings does (they start with `at::`, `c10::`, `::std::`, `const ` or a
     builtin), so it changes nothing here."""
     bindings = cpp_arguments(fn.func, fn.cpp_flags, symint=symint)
-    formals = tuple(_formal(fn, b, symint) for b in bindings)
-    has_options = any(b.argument is None for b in bindings)
-    return FactoryWrapper(cpp_name(fn.func, symint_overload=symint), formals,
-                          "options.requires_grad()" if has_options else "false")
+    return FactoryWrapper(cpp_name(fn.func, symint_overload=symint),
+                          tuple(_formal(fn, b, symint) for b in bindings))
 
 
 def _formal(fn: NativeFunction, binding: CppBinding, symint: bool) -> FactoryFormal:
     if binding.argument is None:
-        # requires_grad is taken out of the options: make_variable sets it, and the kernels
-        # assert it is unset (gen_variable_factories.py: process_function)
         return FactoryFormal(binding.type, binding.name,
-                             _options_default(fn.func.arguments.options),
-                             f"at::TensorOptions({binding.name}).requires_grad(::std::nullopt)")
+                             _options_default(fn.func.arguments.options), options=True)
     argument = binding.argument
     default = ""
     if argument.default is not None and argument.name not in fn.cpp_no_default_args:
         default = default_expr(argument.default, argument.type, symint=symint)
-    return FactoryFormal(binding.type, binding.name, default, binding.name)
+    return FactoryFormal(binding.type, binding.name, default)
 
 
 def _options_default(options: TensorOptionsGroup) -> str:
