@@ -40,6 +40,8 @@ from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
 
 from . import tasks as t
 from .bindings_group import PYTHON_BINDINGS
+from .codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, native_codegen_inputs,
+                            view_codegen_inputs)
 from .engine import Engine, Group, Value
 from .variable_type_group import VARIABLE_TYPE
 from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
@@ -81,25 +83,37 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
     # the bindings read nothing of the autograd side: they may run meanwhile, in a child
     bindings = engine.begin(PYTHON_BINDINGS, _binding_inputs(
         engine, native, deprecated, templates, spec_templates, layout), "python bindings")
+    native_files = engine.begin(NATIVE_CODEGEN, native_codegen_inputs(
+        engine, engine.ref_collection(native.functions, NativeFunction),
+        engine.ref_collection(native.summaries, FunctionSummary), templates,
+        engine.records([spec_templates])[0], layout), "native codegen")
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
                                         _autograd_inputs(engine, native, derivatives),
                                         "autograd side")
-    autograd_out = kernels_out = None
+    autograd_out = kernels_out = views_out = None
     if not _failed_at(autograd, SPLIT):
         autograd_out = _indexed(engine, AUTOGRAD_FILES, [
             *_infos(engine, autograd), templates, spec_templates, layout], "autograd files")[1]
-        kernels_out = _indexed(engine, VARIABLE_TYPE, _kernel_inputs(
-            engine, native, autograd, templates, spec_templates, layout), "variable type")[1]
+        kernel_inputs = _kernel_inputs(engine, native, autograd, templates, spec_templates,
+                                       layout)
+        kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
+        views_out = _indexed(engine, VIEW_CODEGEN, view_codegen_inputs(
+            engine, kernel_inputs[:4], templates, engine.records([spec_templates])[0], layout),
+            "view codegen")[1]
     python_value = bindings.join()
     python_out = engine.records([python_value])[0]
-    indexes = [i for i in (native, autograd, autograd_out, kernels_out, python_out)
-               if i is not None]
-    if autograd_out is None or kernels_out is None or any(i.failures for i in indexes):
+    native_out = engine.records([native_files.join()])[0]
+    indexes = [i for i in (native, autograd, autograd_out, kernels_out, views_out, python_out,
+                           native_out) if i is not None]
+    if (autograd_out is None or kernels_out is None or views_out is None
+            or any(i.failures for i in indexes)):
         return _rejected(engine, texts, indexes, native)
-    return BuildIndex(tuple(sorted(autograd_out.files + kernels_out.files + python_out.files)),
+    return BuildIndex(tuple(sorted(autograd_out.files + kernels_out.files + python_out.files
+                                   + views_out.files + native_out.files)),
                       autograd_out.units, python_out.units, autograd_out.keys,
                       autograd_out.records, autograd_out.python_nodes, native_value.hash,
-                      autograd_value.hash, python_value.hash, kernels=kernels_out.units)
+                      autograd_value.hash, python_value.hash,
+                      kernels=kernels_out.units + views_out.units + native_out.units)
 
 
 def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str

@@ -74,7 +74,7 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
     reaching one file's functions maps only theirs, not the ~1600 functions' tasks; a cold
     build runs half of the files' groups in a forked child (`Engine.groups`). Then
     VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
-    functions_of = _kernel_functions(engine, functions, summaries, matches, matched)
+    functions_of = kernel_functions(engine, functions, summaries, matches, matched)
     stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
     shards = kernel_shards([f.cpp_name for f in functions_of])
     shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9: a group each
@@ -90,8 +90,9 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
     everything = engine.run(FILE, [
         engine.collection([engine.ref(h, RenderedKernel) for _, h in kernels], RenderedKernel),
         stage_one, keys, layout, engine.text("Everything")], "VariableTypeEverything.cpp")
+    # the first stage is a file of its own in generate_code's tree (service/tree.py)
     named = {"VariableType.h": engine.run(HEADER, [header, layout], "VariableType.h"),
-             "VariableTypeEverything.cpp": everything}
+             "VariableTypeEverything.cpp": everything, "templates/VariableType.cpp": stage_one}
     return Outputs(tuple(sorted([*((n, v.hash) for n, v in named.items()),
                                  *(f for index in indexes for f in index.files)])),
                    tuple(kernels))
@@ -107,7 +108,7 @@ class KernelFunction(NamedTuple):
     cpp_name: str
 
 
-def _kernel_functions(engine: Engine, functions: Value, summaries: Value, matches: Value,
+def kernel_functions(engine: Engine, functions: Value, summaries: Value, matches: Value,
                       matched: Value) -> list[KernelFunction]:
     """The functions that get kernels, in C++-name order (the files' order)."""
     summary_records = engine.records(list(engine.items(summaries)))

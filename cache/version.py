@@ -17,7 +17,8 @@ import xxhash
 _SOURCES = (("gradshard.pipeline", None), ("gradshard.templates", None),
             ("gradshard.cache", ("engine.py", "split.py", "graph.py", "graph_records.py",
                                  "tasks.py", "bindings_group.py", "binding_tasks.py",
-                                 "manifest.py", "compile_group.py", "variable_type_group.py")))
+                                 "manifest.py", "compile_group.py", "variable_type_group.py",
+                                 "kernel_family.py", "codegen_group.py")))
 _SUFFIXES = (".py", ".j2")
 
 

@@ -19,6 +19,7 @@ from gradshard.service.codegen import analyze, prepare, records_of
 from gradshard.service.incremental import Generation, GraphResult
 from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
+from gradshard.service.tree import FLAT, index_names
 
 
 def spec_records(spec_dir: str | Path) -> SpecRecords:
@@ -43,9 +44,11 @@ class GraphRun:
     def records(self) -> SpecRecords:
         return records_of(self.result, self.generation)
 
-    def files(self) -> dict[str, str]:
-        """Every generated file's text."""
-        return self.result.load(sorted(self.result.files))
+    def files(self, tree: str = FLAT) -> dict[str, str]:
+        """Every generated file's text, by its name under --out in `tree` (service/tree.py)."""
+        names = index_names(self.result.files, tree)
+        texts = self.result.load(sorted(names.values()))
+        return {placed: texts[name] for placed, name in names.items()}
 
     def nodes(self) -> dict[str, tuple[str, ...]]:
         """Each backward node's generated code: declaration, definition, Python class and
@@ -77,5 +80,5 @@ def run_graph(spec_dir: str | Path) -> GraphRun:
     return GraphRun(generation, Session(None).run_graph(generation))
 
 
-def generated_files(spec_dir: str | Path) -> dict[str, str]:
-    return run_graph(spec_dir).files()
+def generated_files(spec_dir: str | Path, tree: str = FLAT) -> dict[str, str]:
+    return run_graph(spec_dir).files(tree)

@@ -43,13 +43,22 @@ def spec_digest(spec_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def torchgen_files(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, str]:
-    """torchgen's output files for a staged spec, as content hashes: run once per distinct
-    spec in a test session (the differential and incremental tests share edits)."""
+def torchgen_tree(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, str]:
+    """What generate_code's autograd part writes under a checkout's root for a staged spec
+    (tests/torchgen_oracle.py: tree), as content hashes by path: run once per distinct spec
+    in a test session (the differential and incremental tests share edits)."""
     key = spec_digest(spec_dir)
     if key not in _TORCHGEN_FILES:
         out = scratch / "torchgen-out"
-        run_oracle("render", spec_dir, str(out), pythonpath=pythonpath)
-        _TORCHGEN_FILES[key] = {p.name: xxhash.xxh3_128_hexdigest(p.read_bytes())
-                                for p in out.iterdir()}
+        run_oracle("tree", spec_dir, str(out), pythonpath=pythonpath)
+        _TORCHGEN_FILES[key] = {str(p.relative_to(out)): xxhash.xxh3_128_hexdigest(p.read_bytes())
+                                for p in out.rglob("*") if p.is_file()}
     return _TORCHGEN_FILES[key]
+
+
+def torchgen_files(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, str]:
+    """torchgen's files by name, as `gradshard build` writes them flat (the first stage of
+    VariableType.cpp, an intermediate, left out)."""
+    return {Path(path).name: digest
+            for path, digest in torchgen_tree(spec_dir, pythonpath, scratch).items()
+            if "/templates/" not in path}

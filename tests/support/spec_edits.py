@@ -21,7 +21,16 @@ BINDING_FILES = ["python_variable_methods.cpp", "python_nn_functions.cpp", "pyth
     f"python_torch_functions{s}.cpp" for s in ("_0", "_1", "_2", "Everything")]
 VARIABLE_TYPE_FILES = ["VariableType.h"] + [
     f"VariableType{s}.cpp" for s in [f"_{i}" for i in range(10)] + ["Everything"]]
-ALL_FILES = AUTOGRAD_FILES + VARIABLE_TYPE_FILES + BINDING_FILES
+CODEGEN_FILES = ["ViewFuncs.h", "ViewFuncs.cpp", "variable_factories.h", "annotated_fn_args.py"] + [
+    f"ADInplaceOrViewType{s}.cpp" for s in ("_0", "_1", "Everything")] + [
+    f"TraceType{s}.cpp" for s in [f"_{i}" for i in range(10)] + ["Everything"]]
+# every file `gradshard build` writes (flat, the default)
+ALL_FILES = AUTOGRAD_FILES + VARIABLE_TYPE_FILES + BINDING_FILES + CODEGEN_FILES
+# and as generate_code lays them out under a checkout's root (`--tree pytorch`)
+TREE_FILES = sorted([f"torch/csrc/autograd/generated/{n}" for n in ALL_FILES
+                     if n != "annotated_fn_args.py"]
+                    + ["torch/csrc/autograd/generated/templates/VariableType.cpp",
+                       "torch/testing/_internal/generated/annotated_fn_args.py"])
 
 MUL_TENSOR = """- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
   self: mul_tensor_backward(grad, other, self.scalar_type())
