@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -379,19 +380,46 @@ EDITS = {
 }
 
 
-def adiv_files(spec_dir: Path) -> tuple[dict[str, str], float]:
-    """Our ADInplaceOrViewType files for a spec, as the build composes the functions (the
-    items in C++-name order, each with its match), and the seconds they took."""
+class SpecInputs(NamedTuple):
+    """What the build hands these stages for a spec: the functions with derived kernels'
+    candidates in C++-name order, each with its match (None without infos), and the
+    templates."""
+
+    items: list[tuple[NativeFunction, FunctionMatch | None]]
+    templates: TemplateSet
+    spec_templates: TemplateSet
+    layout: str
+
+
+def spec_inputs(spec_dir: Path) -> SpecInputs:
     records = spec_records(spec_dir)
     location = locate_spec(str(spec_dir))
-    templates, spec = gradshard_templates(), spec_templates(location, ALL_TEMPLATES)
     functions = {str(fn.func.name): fn for fn in records.native_functions}
+    return SpecInputs([(functions[m.function], m if m.infos is not None else None)
+                       for m in records.matches], gradshard_templates(),
+                      spec_templates(location, ALL_TEMPLATES), location.layout)
+
+
+def torchgen_files_of(root: Path, edits: list[Edit], names: list[str]
+                      ) -> tuple[Path, dict[str, str]]:
+    """The packaged spec staged under root with the edits, and torchgen's files `names` of it
+    (generate_code's tree)."""
+    pythonpath, spec_dir = stage_packaged_spec(root / "stage")
+    apply_edits(spec_dir, edits)
+    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
+    generated = root / "out" / "torch" / "csrc" / "autograd" / "generated"
+    return spec_dir, {name: (generated / name).read_text() for name in names}
+
+
+def adiv_files(spec_dir: Path) -> tuple[dict[str, str], float]:
+    """Our ADInplaceOrViewType files for a spec, as the build composes the functions, and the
+    seconds they took."""
+    inputs = spec_inputs(spec_dir)
     start = time.perf_counter()
-    kernels = [k for m in records.matches for k in inplace_or_view_kernels(
-        functions[m.function], m if m.infos is not None else None)]
-    rendered = [render_inplace_or_view(k, templates) for k in kernels]
+    kernels = [k for fn, match in inputs.items for k in inplace_or_view_kernels(fn, match)]
+    rendered = [render_inplace_or_view(k, inputs.templates) for k in kernels]
     files = {f"ADInplaceOrViewType{shard}.cpp": inplace_or_view_file(
-        spec, [rendered[i] for i in positions], location.layout, shard)
+        inputs.spec_templates, [rendered[i] for i in positions], inputs.layout, shard)
         for shard, positions in inplace_or_view_shards([k.root_name for k in kernels]).items()}
     return files, time.perf_counter() - start
 
@@ -400,12 +428,8 @@ def adiv_files(spec_dir: Path) -> tuple[dict[str, str], float]:
 def both_sides(request, tmp_path_factory) -> tuple[str, dict[str, str], dict[str, str], float]:
     """An edit of the staged packaged spec: its name, torchgen's files, ours, and the seconds
     our functions took over the whole spec."""
-    root = tmp_path_factory.mktemp(request.param)
-    pythonpath, spec_dir = stage_packaged_spec(root / "stage")
-    apply_edits(spec_dir, EDITS[request.param])
-    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
-    generated = root / "out" / "torch" / "csrc" / "autograd" / "generated"
-    theirs = {name: (generated / name).read_text() for name in ADIV_FILES}
+    spec_dir, theirs = torchgen_files_of(tmp_path_factory.mktemp(request.param),
+                                         EDITS[request.param], ADIV_FILES)
     ours, seconds = adiv_files(spec_dir)
     return request.param, theirs, ours, seconds
 
