@@ -140,9 +140,10 @@ VIEW_FUNCS_FILE = Task("assemble.view_funcs", "assemble", view_funcs_file, Text,
 
 INPLACE_OR_VIEW = register(KernelFamily("ADInplaceOrViewType", INPLACE_OR_VIEW_TEMPLATE,
                                         INPLACE_OR_VIEW_KERNEL, INPLACE_OR_VIEW_FILE,
-                                        inplace_or_view_shards, reads_match=True))
+                                        inplace_or_view_shards, reads_match=True,
+                                        dispatch_key="ADInplaceOrView"))
 TRACE_TYPE = register(KernelFamily("TraceType", TRACE_TEMPLATE, TRACE_KERNEL, TRACE_FILE,
-                                   trace_shards, reads_match=False))
+                                   trace_shards, reads_match=False, dispatch_key="Tracer"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,9 +29,10 @@ from .graph_records import RENDER, FailureLog, Labels, Outputs
 @dataclass(frozen=True)
 class KernelFamily:
     """One sharded file family: its file stem and spec template, its kernel task (per
-    function: (function, [match,] templates) → rendered kernels, fanned out) and file task
-    ((rendered kernels, spec template, layout, shard id) → Text), and its shards (the items'
-    shard keys → each file's positions, with `Everything`)."""
+    function: (function, [match,] templates) → rendered kernels, fanned out, each with its
+    `wrapper` name) and file task ((rendered kernels, spec template, layout, shard id) →
+    Text), its shards (the items' shard keys → each file's positions, with `Everything`)
+    and the dispatch key its kernels register at."""
 
     stem: str
     template: str
@@ -39,6 +40,7 @@ class KernelFamily:
     file: Task
     shards: Callable[[Sequence[str]], dict[str, list[int]]]
     reads_match: bool
+    dispatch_key: str
 
 
 class FamilyMember(NamedTuple):
@@ -58,6 +60,12 @@ FAMILIES: dict[str, KernelFamily] = {}
 def register(family: KernelFamily) -> KernelFamily:
     FAMILIES[family.stem] = family
     return family
+
+
+def family_of_file(file: str) -> KernelFamily | None:
+    """The family whose file this is (`TraceType_3.cpp`), or None (VariableType's)."""
+    stem = file.removesuffix(".cpp").removesuffix("Everything").rsplit("_", 1)[0]
+    return FAMILIES.get(stem)
 
 
 def family_files(engine: Engine, log: FailureLog, family: KernelFamily,

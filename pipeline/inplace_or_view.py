@@ -98,9 +98,9 @@ class InplaceOrViewKernel(Record):
 
 @dataclass(frozen=True, slots=True)
 class RenderedInplaceOrView(Record):
-    """One kernel's include, definition and registration."""
+    """One kernel's name (what `affected` reports), include, definition and registration."""
 
-    op_name: str
+    wrapper: str
     header: str
     definition: str
     registration: str
@@ -252,7 +252,7 @@ def render_inplace_or_view(kernel: InplaceOrViewKernel, templates: TemplateSet
                            ) -> RenderedInplaceOrView:
     """METHOD_DEFINITION and WRAPPER_REGISTRATION of one kernel."""
     macros = jinja_module(templates, "inplace_or_view.j2")
-    return RenderedInplaceOrView(kernel.op_name, ops_header(kernel.root_name),
+    return RenderedInplaceOrView(kernel.wrapper, ops_header(kernel.root_name),
                                  str(macros.definition(kernel)), str(macros.registration(kernel)))
 
 

@@ -63,8 +63,9 @@ class TraceKernel(Record):
 
 @dataclass(frozen=True, slots=True)
 class RenderedTrace(Record):
-    """One kernel's pieces of a TraceType file."""
+    """One kernel's pieces of a TraceType file, and its name (what `affected` reports)."""
 
+    wrapper: str
     ops_header: str
     definition: str  # its lines, right-stripped, each followed by "\n" (spec_template.block_lines)
     registration: str
@@ -163,7 +164,7 @@ def _ties(func: FunctionSchema) -> tuple[str, ...]:
 def render_trace(kernel: TraceKernel, templates: TemplateSet) -> RenderedTrace:
     """gen_trace_type_func: the ops header, METHOD_DEFINITION and WRAPPER_REGISTRATION."""
     macros = jinja_module(templates, "trace_type.j2")
-    return RenderedTrace(str(macros.ops_header(kernel)),
+    return RenderedTrace(kernel.wrapper, str(macros.ops_header(kernel)),
                          block_lines(str(macros.definition(kernel))),
                          str(macros.registration(kernel)))
 

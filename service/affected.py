@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.engine import Engine, StaleCache
 from gradshard.cache.graph import BuildIndex
+from gradshard.cache.kernel_family import family_of_file
 from gradshard.cache.variable_type_group import kernel_unit_fields
 from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
@@ -177,12 +178,16 @@ def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str,
 
 
 def _kernel_change(unit: str, change: str, code: str, engine: Engine) -> KernelChange:
+    """A VariableType kernel, or one of another family's (cache/kernel_family.py)."""
     file, function = kernel_unit_fields(unit)
+    family = family_of_file(file)
     try:
-        record = engine.records([engine.ref(code, RenderedKernel)])[0]
+        record = engine.records([engine.ref(
+            code, family.kernel.output if family else RenderedKernel)])[0]
     except StaleCache:  # a baseline's kernel collected since: named by its function
         return KernelChange(function, "", file, change)
-    return KernelChange(record.wrapper, library_key(record.key), file, change)
+    key = family.dispatch_key if family else library_key(record.key)
+    return KernelChange(record.wrapper, key, file, change)
 
 
 def _changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...]

@@ -271,8 +271,8 @@ TORCH_LIBRARY_IMPL(aten, Tracer, m) {
 
 
 def test_the_file_keeps_duplicate_headers_and_ends_registrations_twice():
-    pieces = [RenderedTrace("#include <ATen/ops/add_ops.h>", "void a() {\n}\n", 'm.impl("a",\n);\n'),
-              RenderedTrace("#include <ATen/ops/add_ops.h>", "void b() {\n}\n", 'm.impl("b",\n);\n')]
+    pieces = [RenderedTrace("a", "#include <ATen/ops/add_ops.h>", "void a() {\n}\n", 'm.impl("a",\n);\n'),
+              RenderedTrace("b", "#include <ATen/ops/add_ops.h>", "void b() {\n}\n", 'm.impl("b",\n);\n')]
     text = trace_type_file(TemplateSet((("TraceType.cpp", TOY_TEMPLATE),)), pieces, "checkout", "_3")
     assert text == ("// @generated from ../tools/autograd/templates/TraceType.cpp\n"
                     "#include <ATen/ops/add_ops.h>\n#include <ATen/ops/add_ops.h>\n"

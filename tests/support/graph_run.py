@@ -10,6 +10,7 @@ from pathlib import Path
 from gradshard.cache.build_records import SpecRecords, side_records
 from gradshard.cache.engine import Engine
 from gradshard.cache.graph import spec_sides
+from gradshard.cache.kernel_family import family_of_file
 from gradshard.cache.version import code_version
 from gradshard.pipeline.kernel_render import RenderedKernel, library_key
 from gradshard.pipeline.python_files import RenderedBinding
@@ -69,10 +70,15 @@ class GraphRun:
         """Each autograd kernel's definition and registration, by (wrapper, dispatch key,
         file)."""
         engine = self.result.engine
-        units = self.result.index.kernels
-        made = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
-        return {(k.wrapper, library_key(k.key), unit.split(" ")[0]): (k.definition, k.registration)
-                for (unit, _), k in zip(units, made)}
+        kernels = {}
+        for unit, code in self.result.index.kernels:
+            file = unit.split(" ")[0]
+            family = family_of_file(file)
+            made = engine.records([engine.ref(code, family.kernel.output if family
+                                              else RenderedKernel)])[0]
+            key = family.dispatch_key if family else library_key(made.key)
+            kernels[(made.wrapper, key, file)] = (made.definition, made.registration)
+        return kernels
 
 
 def run_graph(spec_dir: str | Path) -> GraphRun:
