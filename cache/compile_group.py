@@ -24,15 +24,20 @@ from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERN
                                                merged_kernel_source, methods_shard_source,
                                                node_header, node_header_path, pch_header,
                                                python_shard_source, qualified_kernel, shard_count,
-                                               shard_name)
+                                               shard_name, codegen_unit_name,
+                                               variable_factories_unit)
+from gradshard.pipeline.functional_inverses import functional_inverses_header
 from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
+from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render import TemplateSet, python_function_shards
+from gradshard.pipeline.views import ViewOrder, view_grouping
 
 from .engine import Engine, Group, Task, Value
 from .graph import BuildIndex
-from .graph_records import AutogradSide
+from .graph_records import AutogradSide, NativeSide
+from .kernel_family import FAMILIES, KernelFamily, family_of_file
 from .tasks import single_template
 from .variable_type_group import kernel_unit_fields
 
@@ -46,14 +51,23 @@ class NodeList(Record):
 # but what the shards replace and the Everything files (torchgen writes those for tools,
 # PyTorch does not compile them).
 def is_binding_file(name: str) -> bool:
-    return (name.endswith(".cpp") and not name.endswith("Everything.cpp")
-            and name != "Functions.cpp" and not name.startswith("python_functions")
-            and not name.startswith("VariableType"))
+    return (name.endswith(".cpp") and "/" not in name and not name.endswith("Everything.cpp")
+            and name != "Functions.cpp" and not name.startswith(NOT_BINDINGS))
 
+
+# The files the compile cuts or compiles otherwise (VariableType's, the kernel families', the
+# view functions') and what starts with them.
+NOT_BINDINGS = ("python_functions", "VariableType", "TraceType", "ADInplaceOrViewType",
+                "ViewFuncs")
 
 # Generated headers the units include by their torch path (a copy in the compile directory
 # shadows the installed one); Functions.h is its struct-less prelude.
-COPIED_HEADERS = ("python_functions.h", "python_return_types.h", "VariableType.h")
+COPIED_HEADERS = ("python_functions.h", "python_return_types.h", "VariableType.h", "ViewFuncs.h",
+                  "variable_factories.h")
+# gen.py writes it with the ATen files, which the wheel does not ship: ADInplaceOrViewType
+# includes it (pipeline/functional_inverses.py)
+INVERSES_PATH = "include/ATen/FunctionalInverses.h"
+VIEW_FUNCS_HEADER = f"{GENERATED_DIR}/ViewFuncs.h"
 
 
 def make_node_header(name: Text, declaration: Text, templates: TemplateSet) -> Text:
@@ -112,6 +126,15 @@ def make_pch_header(kind: Text, templates: TemplateSet) -> Text:
     return Text(pch_header(kind.text, templates))
 
 
+def make_functional_inverses(functions: tuple[NativeFunction, ...], order: ViewOrder,
+                             templates: TemplateSet) -> Text:
+    return Text(functional_inverses_header(view_grouping(functions, order), templates))
+
+
+def make_variable_factories_unit(templates: TemplateSet) -> Text:
+    return Text(variable_factories_unit(templates))
+
+
 NODE_HEADER = Task("compile.node_header", "layout", make_node_header, Text,
                    ("node", "declaration", "templates"))
 PRELUDE = Task("compile.prelude", "layout", make_prelude, Text, ("template", "layout"))
@@ -134,6 +157,10 @@ FORWARD_SHARD = Task("compile.forward_shard", "layout", make_forward_shard, Shar
 MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
                           ("parts", "kernels", "defined", "dispatch keys", "templates"))
 PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
+FUNCTIONAL_INVERSES = Task("compile.functional_inverses", "layout", make_functional_inverses,
+                           Text, ("functions", "view order", "templates"))
+FACTORIES_UNIT = Task("compile.variable_factories_unit", "layout", make_variable_factories_unit,
+                      Text, ("templates",))
 
 
 def compile_layout(engine: Engine, index: Value, spec_templates: Value, templates: Value,
@@ -165,6 +192,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     merged += merged_kernels
     units += _python_units(engine, names, built, templates, files)
     units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
+    units += _codegen_units(engine, built, sources, templates, layout, shards, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
                          tuple(units), tuple(merged))
 
@@ -410,6 +438,60 @@ def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, 
         units.append(CompileUnit(name, source, False, PYTHON_PCH, (*headers, *copies), (), (),
                                  sum(sizes[m] for m in members)))
     return units
+
+
+def _codegen_units(engine: Engine, built: BuildIndex, sources: TemplateSet, templates: Value,
+                   layout: Value, settings: ShardSettings, files: dict[str, Value]
+                   ) -> list[CompileUnit]:
+    """TraceType's and ADInplaceOrViewType's kernels in units cut by a hash of the function's
+    name (src/<stem>_part-NN.cpp, each its family's spec template over its kernels: they
+    register what they define), ViewFuncs.cpp as it is, and a unit including
+    variable_factories.h; FunctionalInverses.h beside them."""
+    native = engine.records([engine.ref(built.native, NativeSide)])[0]
+    autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
+    files[INVERSES_PATH] = engine.run(FUNCTIONAL_INVERSES, [
+        engine.ref_collection(native.functions, NativeFunction),
+        engine.ref(autograd.view_order, ViewOrder), templates], "FunctionalInverses.h")
+    units = []
+    for family in FAMILIES.values():
+        owned = [(unit.split(" ")[1], code) for unit, code in built.family_kernels
+                 if family_of_file(unit.split(" ")[0]) is family]
+        units += _family_units(engine, family, owned, engine.text(sources.text(family.template)),
+                               layout, settings, files)
+    out_files = dict(built.files)
+    units.append(CompileUnit("ViewFuncs", "ViewFuncs.cpp", True, VARIABLE_TYPE_PCH,
+                             (VIEW_FUNCS_HEADER,), (), (), _size(engine, out_files["ViewFuncs.cpp"])))
+    source = f"{SOURCE_DIR}/variable_factories.cpp"
+    files[source] = engine.run(FACTORIES_UNIT, [templates], "variable_factories.h")
+    units.append(CompileUnit("variable_factories", source, False, VARIABLE_TYPE_PCH,
+                             (f"{GENERATED_DIR}/variable_factories.h",), (), (),
+                             _size(engine, out_files["variable_factories.h"])))
+    return units
+
+
+def _family_units(engine: Engine, family: KernelFamily, owned: list[tuple[str, str]],
+                  template: Value, layout: Value, settings: ShardSettings,
+                  files: dict[str, Value]) -> list[CompileUnit]:
+    """A family's units: its kernels (function, code) by the hash of their function's name."""
+    per_unit = settings.kernels_per_unit(family.stem)
+    groups = functions_shards([function for function, _ in owned], per_unit,
+                              settings.codegen_base)
+    count = shard_count(len(owned), per_unit, settings.codegen_base)
+    headers = (VIEW_FUNCS_HEADER, INVERSES_PATH) if family.reads_match else ()
+    units = []
+    for number, members in groups:
+        name = codegen_unit_name(family.stem, number, count)
+        source = f"{SOURCE_DIR}/{name}.cpp"
+        files[source] = engine.run(family.file, [
+            engine.collection([engine.ref(owned[i][1], family.kernel.output) for i in members],
+                              family.kernel.output), template, layout, engine.text(name)], name)
+        units.append(CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, (), (),
+                                 _size(engine, files[source].hash)))
+    return units
+
+
+def _size(engine: Engine, text: str) -> int:
+    return len(engine.records([engine.ref(text, Text)])[0].text)
 
 
 KERNEL_GROUP = Group("group.compile_kernels", "layout", kernel_group, KernelUnits,

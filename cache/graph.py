@@ -113,7 +113,8 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                       autograd_out.units, python_out.units, autograd_out.keys,
                       autograd_out.records, autograd_out.python_nodes, native_value.hash,
                       autograd_value.hash, python_value.hash,
-                      kernels=kernels_out.units + views_out.units + native_out.units)
+                      kernels=kernels_out.units,
+                      family_kernels=views_out.units + native_out.units)
 
 
 def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str

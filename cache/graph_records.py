@@ -125,8 +125,10 @@ class BuildIndex(Record):
     autograd: str = ""  # the AutogradSide index
     python: str = ""  # the python bindings group's Outputs
     failures: str = ""
-    kernels: tuple[tuple[str, str], ...] = ()  # each autograd kernel ("<wrapper> <key> <file>")
-    #                                              by the hash of its code
+    kernels: tuple[tuple[str, str], ...] = ()  # each VariableType kernel ("<file> <function>
+    #                                              <n>") by the hash of its code
+    family_kernels: tuple[tuple[str, str], ...] = ()  # TraceType's and ADInplaceOrViewType's
+    #                                                   (cache/kernel_family.py), alike
 
 
 class EntryValue(NamedTuple):

@@ -65,6 +65,15 @@ class ShardSettings(Record):
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
     merged_kernel_ops: int = 256  # op units per merged unit (3·2^k merged): 12 for 2.13
     merged_kernel_base: int = 3  # (below 1: no merged units, each unit registers its kernels)
+    # TraceType's and ADInplaceOrViewType's kernels per unit, cut by a hash of the function's
+    # name into 3·2^k units: 24 of ~130 for 2.13's 3086 tracer kernels (~8 s each), 6 of ~180
+    # for its 1093 ADInplaceOrView ones (a third of the text per kernel, more headers)
+    codegen_kernels: tuple[tuple[str, int], ...] = (("ADInplaceOrViewType", 256),
+                                                    ("TraceType", 128))
+    codegen_base: int = 3
+
+    def kernels_per_unit(self, stem: str) -> int:
+        return dict(self.codegen_kernels).get(stem, 128)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +172,18 @@ def kernel_op(function: str) -> str:
     overload = function.partition(".")[2]
     op = function_op(function)
     return f"{op}-out" if overload == "out" or overload.endswith("_out") else op
+
+
+def codegen_unit_name(stem: str, number: int, count: int) -> str:
+    """A TraceType or ADInplaceOrViewType unit (`TraceType_part-07`): the `-` keeps it apart
+    from torchgen's files and from VariableType's op units."""
+    return shard_name(f"{stem}_part-", number, count)
+
+
+def variable_factories_unit(templates: TemplateSet) -> str:
+    """A unit that includes variable_factories.h alone: the header's inline functions
+    compile."""
+    return str(jinja_module(templates, "compile_units.j2").variable_factories_unit())
 
 
 def kernel_unit_name(op: str) -> str:

@@ -165,7 +165,8 @@ def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affect
                     _changes(baseline.index.nodes, current.index.nodes),
                     _changes(baseline.index.bindings, current.index.bindings),
                     _changes(baseline.index.files, current.index.files),
-                    _kernel_changes(baseline.index.kernels, current.index.kernels, engine))
+                    _kernel_changes(baseline.index.kernels + baseline.index.family_kernels,
+                                    current.index.kernels + current.index.family_kernels, engine))
 
 
 def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...],

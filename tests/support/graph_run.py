@@ -71,7 +71,8 @@ class GraphRun:
         file)."""
         engine = self.result.engine
         kernels = {}
-        for unit, code in self.result.index.kernels:
+        index = self.result.index
+        for unit, code in index.kernels + index.family_kernels:
             file = unit.split(" ")[0]
             family = family_of_file(file)
             made = engine.records([engine.ref(code, family.kernel.output if family
