@@ -37,7 +37,7 @@ from .open_cache import OpenCache
 from .outcome import BuildOutcome
 from .outputs import UnsafeOutputName, WriteReport, cache_damage, outputs_match, sync_outputs
 from .spec_location import SpecLocation
-from .tree import FLAT, index_names, placed_files
+from .tree import Placement, index_names, placed_files
 
 if TYPE_CHECKING:
     from .compile import CompileOptions
@@ -49,17 +49,17 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
                       options: CompileOptions | None, progress: Callable[[str], None],
                       verify: bool = False,
                       generated: Callable[[], None] | None = None,
-                      tree: str = FLAT) -> BuildOutcome:
+                      placement: Placement = Placement()) -> BuildOutcome:
     """The build, then the compile of what it generated (none when `options` is None:
     --codegen-only), as one build of the cache: one lease from the first read to the last
     object, one run of the graph (the compile reads its layout from the build's own run),
     and a cache found damaged in either step set aside and both run again. A spec error or a
     compile error is reported, never retried. `verify` runs every task and compares it with
     the cache (never "up to date"). `generated` runs between a successful generation and the
-    compile (the daemon's --try checks: service/daemon_try.py). `tree`: how the files are
-    laid out under `out` (service/tree.py)."""
+    compile (the daemon's --try checks: service/daemon_try.py). `placement`: which files go
+    where under `out` (service/tree.py)."""
     return session.retrying(partial(_build_and_compile_once, location, out, session, options,
-                                    progress, verify, generated, tree))
+                                    progress, verify, generated, placement))
 
 
 def ignore_progress(line: str) -> None:
@@ -69,9 +69,9 @@ def ignore_progress(line: str) -> None:
 def _build_and_compile_once(location: SpecLocation, out: Path, session: OpenCache,
                             options: CompileOptions | None, progress: Callable[[str], None],
                             verify: bool, generated: Callable[[], None] | None,
-                            tree: str) -> BuildOutcome:
+                            placement: Placement) -> BuildOutcome:
     started = time.perf_counter()
-    generate, keys = _generator(location, out, session, started, verify, tree)
+    generate, keys = _generator(location, out, session, started, verify, placement)
     store = session.store
     build = store.begin_build(*keys) if store is not None else 0
     outcome = None
@@ -99,22 +99,23 @@ def _bound_cache(session: OpenCache) -> None:
 
 
 def _generator(location: SpecLocation, out: Path, session: OpenCache, started: float,
-               verify: bool, tree: str
+               verify: bool, placement: Placement
                ) -> tuple[Callable[[int], BuildOutcome], tuple[str, str]]:
     """How this build makes its files, once given its build id: nothing to do when the last
-    build of this spec into `out` (in the same tree) read the same inputs and its files are
+    build of this spec into `out` (placed alike) read the same inputs and its files are
     intact, else the graph's run; and the build's keys in the cache (spec, out)."""
     inputs = read_inputs(location)
     fingerprint = inputs.fingerprint()
-    if tree != FLAT:
-        fingerprint["tree"] = tree
+    fingerprint.update(placement.words())
     keys = spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.open()
     last = store.last_build(spec_key, out_key) if store is not None else None
     if (not verify and last is not None and last.inputs == fingerprint
             and outputs_match(out, last.files)):
-        return partial(_up_to_date, location, inputs, out, session, last, started, tree), keys
-    return _generation(location, inputs, fingerprint, out, session, started, verify, tree), keys
+        return partial(_up_to_date, location, inputs, out, session, last, started,
+                       placement), keys
+    return _generation(location, inputs, fingerprint, out, session, started, verify,
+                       placement), keys
 
 
 def compile_outcome(built: BuildOutcome, session: OpenCache, options: CompileOptions,
@@ -162,33 +163,35 @@ def _give_up(session: OpenCache, build: int, outcome: BuildOutcome | None,
 
 
 def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: OpenCache,
-                last: LastBuild, started: float, tree: str, build: int) -> BuildOutcome:
+                last: LastBuild, started: float, placement: Placement,
+                build: int) -> BuildOutcome:
     seconds = {"total": time.perf_counter() - started}
     return BuildOutcome("up to date", location, out, session.directory,
                         WriteReport(unchanged=sorted(last.files)), seconds,
                         warnings=session.warnings, files=len(last.files), build_id=build,
-                        inputs=inputs, tree=tree)
+                        inputs=inputs, tree=placement.tree)
 
 
 def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str],
                 out: Path, session: OpenCache, started: float,
-                verify: bool, tree: str) -> Callable[[int], BuildOutcome]:
+                verify: bool, placement: Placement) -> Callable[[int], BuildOutcome]:
     """The graph's run, to be given its build id; the inputs are decoded first (a file that
     is not text is a spec error before any build is recorded)."""
     return partial(_build_leased, location, inputs, _prepare(inputs), fingerprint, out,
-                   session, started=started, verify=verify, tree=tree)
+                   session, started=started, verify=verify, placement=placement)
 
 
 def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Generation,
                   fingerprint: dict[str, str], out: Path, session: OpenCache, build: int, *,
-                  started: float, verify: bool, tree: str) -> BuildOutcome:
+                  started: float, verify: bool, placement: Placement) -> BuildOutcome:
     """The build proper, under its lease (build is 0 without a cache)."""
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.store
     result = session.run_graph(generation, build, verify)
     previous = _previous_files(store, out_key)
     writing = time.perf_counter()
-    files, names = placed_files(result.files, tree), index_names(result.files, tree)
+    files = placed_files(result.files, placement)
+    names = index_names(result.files, placement)
     try:
         writes = sync_outputs(out, files, partial(_load_placed, result, names), previous,
                               session.known_hashes)
@@ -202,7 +205,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     return BuildOutcome("built", location, out, session.directory, writes, seconds,
                         result.stats, session.warnings, len(files), result.nodes,
                         build, inputs=inputs, verified=verify, graph=result,
-                        generation=generation, tree=tree)
+                        generation=generation, tree=placement.tree)
 
 
 def _load_placed(result: GraphResult, names: dict[str, str], placed: list[str]

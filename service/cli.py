@@ -29,7 +29,7 @@ from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, Gradsha
 
 from . import daemon_commands
 from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, TRY_DTYPES, WATCH,
-                      add_build_options, add_option, compile_options)
+                      add_build_options, add_option, compile_options, placement_of)
 from .process_end import closed_pipe, end_process
 from .report import (problem_json, report_spec_error, report_usage_error,
                      spec_file_paths, spec_texts_of)
@@ -149,13 +149,14 @@ def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session
     """The build and, unless --codegen-only, its compile (with a progress bar on a terminal),
     as one build of the cache (Session.build)."""
     out = Path(args.out)
+    placement = placement_of(args)
     if args.codegen_only:
-        return session.build(location, out, verify=args.verify, tree=args.tree)
+        return session.build(location, out, verify=args.verify, placement=placement)
     from .compile_report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
         return session.build(location, out, compile_options(args), progress, args.verify,
-                             tree=args.tree)
+                             placement=placement)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:

@@ -48,6 +48,7 @@ from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
 from .daemon_try import TryChecks
 from .report import problem_json, spec_error_lines, spec_texts_of
 from .spec_location import SpecLocation
+from .tree import Placement
 from .try_command import TryOptions
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
@@ -77,7 +78,7 @@ class DaemonConfig:
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
     checks: TryOptions | None = None  # --try: gradcheck the edited ops after each generation
-    tree: str = "flat"  # how the files are laid out under out (service/tree.py)
+    placement: Placement = Placement()  # which files go where under out (service/tree.py)
 
 
 @dataclass
@@ -395,7 +396,7 @@ class Daemon:
         checks = self.checks
         generated = partial(checks.after_generation, self.session) if checks else None
         outcome = self.session.build(self.config.location, self.config.out, options,
-                                     generated=generated, tree=self.config.tree)
+                                     generated=generated, placement=self.config.placement)
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 

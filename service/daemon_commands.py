@@ -20,7 +20,8 @@ from gradshard.pipeline.errors import CompileError, SpecError, UsageError
 from .defaults import default_cache_dir
 from .daemon_runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths, NoAnswer,
                              daemon_paths, exchange, print_status, request, running_daemon)
-from .options import compile_options, daemon_serves, forwarded_options, match_words
+from .options import (compile_options, daemon_serves, forwarded_options, match_words,
+                      placement_of)
 from .spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
@@ -72,7 +73,7 @@ def daemon_config(args: argparse.Namespace, location: SpecLocation):
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
                         compile_options(args), args.settle / 1000, tuple(match_words(args)),
-                        try_options(args), args.tree)
+                        try_options(args), placement_of(args))
 
 
 def try_options(args: argparse.Namespace):

@@ -17,11 +17,14 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
     from gradshard.pipeline.compile_layout import ShardSettings
+
+    from .tree import Placement
 
     from .compile import CompileOptions
 
@@ -73,13 +76,28 @@ def _compiler_flags(value: str | None) -> tuple[str, ...]:
     return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
 
 
-TREES = ("flat", "pytorch")  # service/tree.py's (not imported: status answers in milliseconds)
+# service/tree.py's (not imported: `daemon status` answers in milliseconds)
+TREES = ("flat", "pytorch")
+SUBSETS = ("pybindings", "libtorch", "python")
 
 
-def _tree(value: str) -> str:
-    if value not in TREES:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(TREES)}")
+def _one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    return partial(_choice, choices)
+
+
+def _choice(choices: tuple[str, ...], value: str) -> str:
+    if value not in choices:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(choices)}")
     return value
+
+
+def _selective_build(value: str) -> str:
+    """generate_code's operator selectors: refused, not ignored (a selective build's files
+    differ from the full build's)."""
+    raise argparse.ArgumentTypeError(
+        "gradshard generates the full operator set only; a selective build (SELECTED_OP_LIST "
+        "or an operators YAML) needs torchgen's own generate_code (see docs/usage.md: "
+        "drop-in)")
 
 
 TRY_DTYPES = ("float64", "complex128")  # gradcheck's precision: torch's gradient tests' two
@@ -129,7 +147,19 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     Option(("--tree",), "tree", "how the files are laid out under --out: flat (the default), "
            "or pytorch: as tools/setup_helpers/generate_code.py writes them under a checkout's "
            "root (torch/csrc/autograd/generated/, torch/testing/_internal/generated/)",
-           metavar="LAYOUT", parse=_tree, default="flat", forward=TEXT, match=True),
+           metavar="LAYOUT", parse=_one_of(TREES), default="flat", group="drop-in",
+           forward=TEXT, match=True),
+    Option(("--subset",), "subset", "write only what one of generate_code's generators writes: "
+           "pybindings (gen_autograd_python), libtorch (gen_autograd) or python "
+           "(gen_annotated_fn_args)", metavar="SUBSET", parse=_one_of(SUBSETS),
+           group="drop-in", forward=TEXT, match=True),
+    Option(("--disable-autograd",), "disable_autograd", "leave out the autograd kernels "
+           "(VariableType, ADInplaceOrViewType, TraceType), as generate_code's "
+           "--disable-autograd", action="store_true", group="drop-in", forward=FLAG, match=True),
+    Option(("--selected-op-list-path", "--operators-yaml-path", "--operators_yaml_path"),
+           "selective_build", "generate_code's selective build: refused (gradshard generates "
+           "every operator)", frozenset({BUILD}), metavar="PATH", parse=_selective_build,
+           group="drop-in"),
     Option(("--codegen-only",), "codegen_only", "generate the files without compiling them",
            action="store_true", forward=FLAG, match=True),
     Option(("--compile-dir",), "compile_dir", "where shards, objects, build.ninja and "
@@ -214,6 +244,13 @@ def compile_options(args: argparse.Namespace) -> CompileOptions:
 
     return CompileOptions(**{o.compile_field: o.to_compile(getattr(args, o.dest))
                              for o in BUILD_OPTIONS if o.compile_field})
+
+
+def placement_of(args: argparse.Namespace) -> Placement:
+    """Which files go where under --out (service/tree.py)."""
+    from .tree import Placement
+
+    return Placement(args.tree, args.subset, not args.disable_autograd)
 
 
 def _words(option: Option, value: Any) -> list[str]:

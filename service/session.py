@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .open_cache import OpenCache
+from .tree import Placement
 
 if TYPE_CHECKING:
     from .affected import Affected
@@ -37,14 +38,15 @@ class Session(OpenCache):
 
     def build(self, location: SpecLocation, out: Path, options: CompileOptions | None = None,
               progress: Callable[[str], None] | None = None, verify: bool = False,
-              generated: Callable[[], None] | None = None, tree: str = "flat") -> BuildOutcome:
-        """Generate the spec's files into `out` (laid out as `tree` says: service/tree.py),
+              generated: Callable[[], None] | None = None,
+              placement: Placement | None = None) -> BuildOutcome:
+        """Generate the spec's files into `out` (placed as `placement` says: service/tree.py),
         then compile them (unless `options` is None: --codegen-only), as one build of the
         cache: one lease, one graph run, one retry; `generated` runs between the two."""
         from .build import build_and_compile, ignore_progress
 
         return build_and_compile(location, out, self, options, progress or ignore_progress,
-                                 verify, generated, tree)
+                                 verify, generated, placement or Placement())
 
     def compile(self, built: BuildOutcome, options: CompileOptions,
                 progress: Callable[[str], None]) -> CompileReport:

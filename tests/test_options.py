@@ -42,6 +42,8 @@ def samples(root: Path) -> dict[str, Sample]:
         "spec": Sample(["--spec", "spec2"], "spec2", str(root / "spec2")),
         "out": Sample(["--out", "work/out2"], "work/out2", str(root / "work/out2")),
         "tree": Sample(["--tree", "pytorch"], "pytorch"),
+        "subset": Sample(["--subset", "libtorch"], "libtorch"),
+        "disable_autograd": Sample(["--disable-autograd"], True),
         "codegen_only": Sample(["--codegen-only"], True),
         "compile_dir": Sample(["--compile-dir", "work/c"], "work/c", str(root / "work/c")),
         "cxx": Sample(["--cxx", "clang++"], "clang++"),
@@ -115,14 +117,31 @@ def test_what_a_daemon_need_not_match(root):
     the options that never reach a daemon: a daemon serves a build differing only in them."""
     unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
     assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "try_checks",
-                         "try_dtype"}
+                         "try_dtype", "selective_build"}
 
 
 def test_every_option_has_a_sample(root):
-    assert sorted(samples(root)) == sorted(o.dest for o in BUILD_OPTIONS)
+    """(but the selective build, which no value passes: test_a_selective_build_is_refused)"""
+    assert sorted(samples(root)) == sorted(o.dest for o in SAMPLED)
 
 
-@pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
+@pytest.mark.parametrize("flag", ["--selected-op-list-path", "--operators-yaml-path",
+                                  "--operators_yaml_path"])
+def test_a_selective_build_is_refused(flag, capsys):
+    """generate_code's selectors change what its files hold: refused with a reason, never
+    ignored."""
+    with pytest.raises(SystemExit) as exited:
+        parse("build", [flag, "ops.yaml"])
+    assert exited.value.code == 2
+    message = capsys.readouterr().err
+    assert "full operator set only" in message and "selective build" in message
+
+
+# every option with a value that parses (the selective build's never does)
+SAMPLED = [o for o in BUILD_OPTIONS if o.dest != "selective_build"]
+
+
+@pytest.mark.parametrize("option", SAMPLED, ids=lambda o: o.name)
 def test_an_option_reaches_what_reads_it(option: Option, root):
     """argparse parses the sample in every command that takes the option, and the value
     reaches CompileOptions (ShardSettings), the daemon's config or the command."""
@@ -186,7 +205,7 @@ def test_an_empty_path_means_the_same_to_the_daemon_process(option: Option, root
     assert getattr(served, option.dest) == expected.get(option.dest, option.default)
 
 
-@pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
+@pytest.mark.parametrize("option", SAMPLED, ids=lambda o: o.name)
 def test_a_running_daemon_serves_only_builds_it_matches(option: Option, root):
     """A daemon (its real description, from its forwarded options) serves a `gradshard build`
     that differs from it only in this option exactly when the table says the option does
