@@ -304,8 +304,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp, VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: bitwise_not, bitwise_not.out, bitwise_not_
         match.function: bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         parse.derivative: bitwise_not
@@ -329,8 +332,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_6.cpp, VariableType_7.cpp, VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: addbmm, addbmm.out, addbmm_
         match.plan: functions
         parse.dispatch_keys: derivatives
         parse.op_names: derivatives
@@ -348,9 +354,15 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
         group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
+        inplace_or_view.kernel: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
+        inplace_or_view.kernel: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar
+        inplace_or_view.kernel: mul.Tensor, mul.out, mul_.Scalar, mul_.Tensor
         match.function: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
         match.function: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
         match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
@@ -385,9 +397,12 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
         parse.derivative: sinh
@@ -412,9 +427,13 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
         group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
+        inplace_or_view.kernel: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         match.function: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
         match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         parse.derivative: mul.Tensor
@@ -437,9 +456,13 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_2.cpp, VariableType_4.cpp
         group.variable_type_file: VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
+        inplace_or_view.kernel: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         match.function: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
         match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         parse.derivative: add.Tensor
@@ -458,8 +481,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp, VariableType_5.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: expand, expand_copy
         match.function: expand, expand_copy
         parse.derivative: expand
         parse.entry_infos: expand
@@ -470,6 +496,7 @@ RERUNS: dict[str, Reruns] = {
         render.node_names: infos 104, infos 692
         render.nodes: ExpandBackward0, ExpandBackward0_copy
         variable_type.kernels: expand, expand_copy
+        view_func.render: expand
         """),
     "templates-edited": Reruns("""
         assemble.functions: Functions.h
@@ -486,8 +513,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_7.cpp, VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: asinh, asinh.out
         match.function: asinh, asinh.out
         parse.derivative: asinh
         parse.entry_infos: asinh
@@ -507,9 +537,12 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
@@ -522,23 +555,31 @@ RERUNS: dict[str, Reruns] = {
         variable_type.kernels: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         """),
     "function-and-entry-added": Reruns("""
+        annotated.render: my_scale
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_2.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
         bindings.bind: Tensor.my_scale, torch.my_scale
         bindings.key: my_scale
         bindings.plan: bindings
         bindings.render: Tensor.my_scale, torch.my_scale
+        factory.render: my_scale
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_2.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_2.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_scale
         match.function: my_scale
         match.plan: functions
         parse.buckets: native functions
@@ -559,28 +600,37 @@ RERUNS: dict[str, Reruns] = {
         render.node: MyScaleBackward0
         render.node_names: infos 687
         render.nodes: MyScaleBackward0
+        trace_type.kernel: my_scale
         variable_type.kernels: my_scale
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "named-returns-and-lists": Reruns("""
+        annotated.render: my_split
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_1.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         bindings.bind: torch.my_split
         bindings.key: my_split
         bindings.plan: bindings
         bindings.render: torch.my_split
         bindings.return_types: my_split
+        factory.render: my_split
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_1.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_split
         match.function: my_split
         match.plan: functions
         parse.buckets: native functions
@@ -601,25 +651,34 @@ RERUNS: dict[str, Reruns] = {
         render.node: MySplitBackward0
         render.node_names: infos 687
         render.nodes: MySplitBackward0
+        trace_type.kernel: my_split
         variable_type.kernels: my_split
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES),
     "multi-variable-formula": Reruns("""
+        annotated.render: my_lerp
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_8.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_8.cpp
         bindings.bind: torch.my_lerp
         bindings.key: my_lerp
         bindings.plan: bindings
         bindings.render: torch.my_lerp
+        factory.render: my_lerp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_8.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_lerp
         match.function: my_lerp
         match.plan: functions
         parse.buckets: native functions
@@ -640,24 +699,34 @@ RERUNS: dict[str, Reruns] = {
         render.node: MyLerpBackward0
         render.node_names: infos 687
         render.nodes: MyLerpBackward0
+        trace_type.kernel: my_lerp
         variable_type.kernels: my_lerp
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "op-with-function-and-method": Reruns("""
+        annotated.render: my_blend, my_blend.out
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_5.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_5.cpp
         assemble.variable_type: VariableType_9.cpp
         bindings.bind: Tensor.my_blend, torch.my_blend
         bindings.key: my_blend, my_blend.out
         bindings.plan: bindings
         bindings.render: Tensor.my_blend, torch.my_blend
+        factory.render: my_blend, my_blend.out
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_5.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_5.cpp, VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_blend, my_blend.out
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_blend, my_blend.out
@@ -668,23 +737,32 @@ RERUNS: dict[str, Reruns] = {
         parse.view_copies: derivatives
         parse.view_order: native functions
         render.kernel: my_blend 0, my_blend.out 0
+        trace_type.kernel: my_blend, my_blend.out
         variable_type.kernels: my_blend, my_blend.out
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "new-overload": Reruns("""
+        annotated.render: mul.Dim
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_0.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
         bindings.bind: Tensor.mul, torch.mul
         bindings.key: mul.Dim
         bindings.plan: bindings
         bindings.render: Tensor.mul, torch.mul
+        factory.render: mul.Dim
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_0.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: mul.Dim
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: mul.Dim
@@ -695,19 +773,25 @@ RERUNS: dict[str, Reruns] = {
         parse.view_copies: derivatives
         parse.view_order: native functions
         render.kernel: mul.Dim 0
+        trace_type.kernel: mul.Dim
         variable_type.kernels: mul.Dim
         """, excess=GENERATED_MATCHES),
     "changed-default": Reruns("""
+        annotated.render: pdist
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
         bindings.bind: torch.pdist
         bindings.key: pdist
         bindings.render: torch.pdist
+        factory.render: pdist
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: TraceType_5.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.view_codegen: view codegen
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: pdist
@@ -717,8 +801,11 @@ RERUNS: dict[str, Reruns] = {
         parse.signature_groups: native functions
         parse.view_copies: derivatives
         parse.view_order: native functions
+        trace_type.kernel: pdist
         """),
     "changed-python-module": Reruns("""
+        annotated.render: pdist
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_nn_functions.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
@@ -726,11 +813,15 @@ RERUNS: dict[str, Reruns] = {
         bindings.key: pdist
         bindings.plan: bindings
         bindings.render: torch._C._nn.pdist
+        factory.render: pdist
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: TraceType_5.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
+        group.view_codegen: view codegen
         parse.buckets: native functions
         parse.function_summary: pdist
         parse.generate: pdist
@@ -738,6 +829,7 @@ RERUNS: dict[str, Reruns] = {
         parse.native_checks: native functions
         parse.signature_groups: native functions
         parse.view_order: native functions
+        trace_type.kernel: pdist
         """),
     "deprecated-entry-removed": Reruns("""
         assemble.binding_file: python_variable_methods.cpp
@@ -750,20 +842,28 @@ RERUNS: dict[str, Reruns] = {
         group.python_bindings: python bindings
         """),
     "new-tag": Reruns("""
+        annotated.render: my_tagged
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.enum_tag: python_enum_tag.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_9.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
         bindings.bind: torch.my_tagged
         bindings.key: my_tagged
         bindings.plan: bindings
         bindings.render: torch.my_tagged
+        factory.render: my_tagged
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_9.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_tagged
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_tagged
@@ -776,26 +876,35 @@ RERUNS: dict[str, Reruns] = {
         parse.view_copies: derivatives
         parse.view_order: native functions
         render.kernel: my_tagged 0
+        trace_type.kernel: my_tagged
         variable_type.kernels: my_tagged
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES, more={'parse.native': 2584}),
     "op-with-named-returns": Reruns("""
+        annotated.render: my_minmax
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_9.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
         bindings.bind: Tensor.my_minmax, torch.my_minmax
         bindings.key: my_minmax
         bindings.plan: bindings
         bindings.render: Tensor.my_minmax, torch.my_minmax
         bindings.return_types: my_minmax
+        factory.render: my_minmax
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_9.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_minmax
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_minmax
@@ -806,22 +915,32 @@ RERUNS: dict[str, Reruns] = {
         parse.view_copies: derivatives
         parse.view_order: native functions
         render.kernel: my_minmax 0
+        trace_type.kernel: my_minmax
         variable_type.kernels: my_minmax
         """, excess=GENERATED_MATCHES),
     "factory-with-tensor-options": Reruns("""
+        annotated.render: my_ramp
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_1.cpp
+        assemble.variable_factories: variable_factories.h
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         bindings.bind: torch.my_ramp
         bindings.key: my_ramp
         bindings.plan: bindings
         bindings.render: torch.my_ramp
+        factory.render: my_ramp
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_1.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_ramp
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: my_ramp
@@ -832,27 +951,36 @@ RERUNS: dict[str, Reruns] = {
         parse.view_copies: derivatives
         parse.view_order: native functions
         render.kernel: my_ramp 0
+        trace_type.kernel: my_ramp
         variable_type.kernels: my_ramp
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "foreach-op-added": Reruns("""
+        annotated.render: _foreach_bitwise_not
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_9.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
         assemble.variable_type: VariableType_8.cpp, VariableType_9.cpp
         bindings.bind: torch._foreach_bitwise_not
         bindings.key: _foreach_bitwise_not
         bindings.plan: bindings
         bindings.render: torch._foreach_bitwise_not
+        factory.render: _foreach_bitwise_not
         foreach.synthesize: _foreach_bitwise_not
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_9.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp, VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.function: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         parse.buckets: native functions
@@ -873,6 +1001,7 @@ RERUNS: dict[str, Reruns] = {
         render.node: BitwiseNotBackward0, ForeachBitwiseNotBackward0
         render.node_names: infos 687, infos 737
         render.nodes: BitwiseNotBackward0, ForeachBitwiseNotBackward0
+        trace_type.kernel: _foreach_bitwise_not
         variable_type.kernels: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "forward-formula-edited": Reruns("""
@@ -880,8 +1009,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: mm, mm.out
         match.function: mm, mm.out
         parse.derivative: mm
         parse.entry_infos: mm
@@ -898,8 +1030,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp, VariableType_4.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: diagonal, diagonal_copy
         match.function: diagonal, diagonal_copy
         parse.derivative: diagonal
         parse.entry_infos: diagonal
@@ -910,6 +1045,7 @@ RERUNS: dict[str, Reruns] = {
         render.node_names: infos 691, infos 83
         render.nodes: DiagonalBackward0, DiagonalBackward0_copy
         variable_type.kernels: diagonal, diagonal_copy
+        view_func.render: diagonal
         """),
     "inplace-entry-edited": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
@@ -918,8 +1054,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_7.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: asinh_
         match.function: asinh_
         parse.derivative: asinh_
         parse.entry_infos: asinh_
@@ -932,23 +1071,32 @@ RERUNS: dict[str, Reruns] = {
         variable_type.kernels: asinh_
         """),
     "out-op-added": Reruns("""
+        annotated.render: my_neg, my_neg.out
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
         assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_4.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_4.cpp
         assemble.variable_type: VariableType_6.cpp
         bindings.bind: torch.my_neg
         bindings.key: my_neg, my_neg.out
         bindings.plan: bindings
         bindings.render: torch.my_neg
+        factory.render: my_neg, my_neg.out
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_4.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_4.cpp, VariableType_6.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: my_neg, my_neg.out
         match.function: my_neg, my_neg.out
         match.plan: functions
         parse.buckets: native functions
@@ -969,6 +1117,7 @@ RERUNS: dict[str, Reruns] = {
         render.node: MyNegBackward0
         render.node_names: infos 687
         render.nodes: MyNegBackward0
+        trace_type.kernel: my_neg, my_neg.out
         variable_type.kernels: my_neg, my_neg.out
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "manual-kernel-entry-added": Reruns("""
@@ -979,8 +1128,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_6.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: detach, detach_, detach_copy
         match.function: detach, detach_, detach_copy
         match.plan: functions
         parse.derivative: detach
@@ -996,24 +1148,33 @@ RERUNS: dict[str, Reruns] = {
         render.node_names: infos 687, infos 725
         render.nodes: DetachBackward0, DetachBackward0_copy
         variable_type.kernels: detach, detach_, detach_copy
+        view_func.render: detach, detach_
         """, excess=VIEW_COPY_MATCHES),
     "foreach-op-only": Reruns("""
+        annotated.render: _foreach_sinc
+        assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_3.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
         bindings.bind: torch._foreach_sinc
         bindings.key: _foreach_sinc
         bindings.plan: bindings
         bindings.render: torch._foreach_sinc
+        factory.render: _foreach_sinc
         foreach.synthesize: _foreach_sinc
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_3.cpp
+        group.native_codegen: native codegen
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_sinc
         match.function: _foreach_sinc
         match.plan: functions
         parse.buckets: native functions
@@ -1028,6 +1189,7 @@ RERUNS: dict[str, Reruns] = {
         render.node: ForeachSincBackward0
         render.node_names: infos 778
         render.nodes: ForeachSincBackward0
+        trace_type.kernel: _foreach_sinc
         variable_type.kernels: _foreach_sinc
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "blank-lines-and-comments": Reruns("""
@@ -1059,9 +1221,12 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
