@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import compileall
 import importlib
+import json
 import shutil
+import subprocess
+import time
 from pathlib import Path
 
+from gradshard.pipeline.errors import SpecFile
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
 
@@ -24,6 +28,43 @@ def copy_spec(location: SpecLocation, root: Path) -> Path:
     spec = root / "spec"
     shutil.copytree(location.root, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     return spec
+
+
+# PyTorch's build: tools/setup_helpers/generate_code.py's autograd part (its three
+# generators, in its order, the nop selector), into one directory
+GENERATE_CODE = """
+import sys
+from torchgen.packaged.autograd.gen_annotated_fn_args import gen_annotated
+from torchgen.packaged.autograd.gen_autograd import gen_autograd, gen_autograd_python
+from torchgen.selective_build.selector import SelectiveBuilder
+native, tags, autograd_dir, out = sys.argv[1:]
+gen_autograd_python(native, tags, out, autograd_dir)
+gen_autograd(native, tags, out, autograd_dir, operator_selector=SelectiveBuilder.get_nop_selector())
+gen_annotated(native, tags, out, autograd_dir)
+"""
+
+
+def generate_code_arguments(location: SpecLocation, out: Path) -> list[str]:
+    """GENERATE_CODE's arguments for a spec: native_functions.yaml, tags.yaml, the directory
+    of derivatives.yaml (and deprecated.yaml and templates/), the output directory."""
+    return [str(location.path_of(SpecFile.NATIVE_FUNCTIONS)), str(location.path_of(SpecFile.TAGS)),
+            str(location.path_of(SpecFile.DERIVATIVES).parent), str(out)]
+
+
+def torchgen_generate_code(location: SpecLocation, out: Path) -> float:
+    """GENERATE_CODE in this process, its caches cleared first: seconds."""
+    from torchgen.packaged.autograd.gen_annotated_fn_args import gen_annotated
+    from torchgen.packaged.autograd.gen_autograd import gen_autograd, gen_autograd_python
+    from torchgen.selective_build.selector import SelectiveBuilder
+
+    clear_torchgen_caches()
+    native, tags, autograd_dir, target = generate_code_arguments(location, out)
+    started = time.perf_counter()
+    gen_autograd_python(native, tags, target, autograd_dir)
+    gen_autograd(native, tags, target, autograd_dir,
+                 operator_selector=SelectiveBuilder.get_nop_selector())
+    gen_annotated(native, tags, target, autograd_dir)
+    return time.perf_counter() - started
 
 
 def clear_torchgen_caches() -> None:
@@ -57,3 +98,38 @@ def compiler_benchmark(description: str):
     toolchain = find_toolchain(location, None, (), (), "")
     print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
     return location, repeat, toolchain
+
+
+def wait_idle(cli: list[str], where: list[str], env: dict[str, str], builds: int = 1) -> None:
+    """Until the daemon is idle with at least `builds` builds done."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        done = subprocess.run([*cli, "status", "--json", *where], env=env, capture_output=True,
+                              text=True)
+        status = json.loads(done.stdout or "{}")
+        if status.get("state") == "idle" and status.get("builds", 0) >= builds:
+            return
+        time.sleep(0.1)
+    raise SystemExit("the daemon did not finish its first build")
+
+
+def mtime(path: Path) -> int | None:
+    """None while the file is being replaced."""
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def stamps(paths: list[Path]) -> dict[Path, int | None]:
+    return {p: mtime(p) for p in paths}
+
+
+def until_rewritten(before: dict[Path, int | None], started: float, what: str) -> float:
+    """Seconds from `started` until one of the files (with their mtimes `before`) is
+    rewritten."""
+    while not any(mtime(p) not in (t, None) for p, t in before.items()):
+        if time.perf_counter() - started > 300:
+            raise SystemExit(f"the daemon rewrote no {what} within 300 s")
+        time.sleep(0.005)
+    return time.perf_counter() - started

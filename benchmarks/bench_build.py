@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """The cached build against torchgen, both run as commands in this process's run.
 
-torchgen: a fresh `python` process that generates every file gradshard generates, in
-generate_code's order (load_derivatives, gen_autograd_functions_python,
-gen_python_functions.gen, parse_native_yaml, match_differentiability_info, gen_variable_type,
-gen_autograd_functions_lib) — what a PyTorch build reruns on every spec edit. gradshard: `gradshard build --codegen-only` in a fresh process, in four
-situations:
+torchgen: a fresh `python` process that runs the autograd part of PyTorch's generate_code
+(gen_autograd_python, gen_autograd, gen_annotated_fn_args: every file gradshard generates) —
+what a PyTorch build reruns on every spec edit. gradshard: `gradshard build --codegen-only` in
+a fresh process, in four situations:
 
   cold        empty cache, empty output directory            goal <= 0.7x
   no-op       nothing changed since the last build            goal <= 0.05x
   one formula one derivatives.yaml formula edited              goal <= 0.05x
   warm CI     cache restored, empty output directory          goal <= 0.3x
+
+and one formula edited through a daemon (`gradshard daemon start --codegen-only`, started and
+idle before the first save): save → Functions.cpp rewritten, median of --repeat edits,
+against the same torchgen run (goal <= 0.05x).
 
 Each figure is the median of --repeat runs (wall time, interpreter start included), with
 both tools' bytecode compiled beforehand, as an installed package has it. torchgen runs once
@@ -27,6 +30,7 @@ it: torchgen's generation (its caches cleared) against Session.build, both impor
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
@@ -35,31 +39,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.pipeline.errors import SpecFile
 from gradshard.service.cli import collector_for
 from gradshard.service.session import Session
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
-from _common import benchmark_args, compile_gradshard_bytecode, copy_spec
+from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, copy_spec,
+                     generate_code_arguments, stamps, torchgen_generate_code, until_rewritten,
+                     wait_idle)
 
-TORCHGEN = """
-import sys
-import torchgen.gen as gen
-from torchgen.api import cpp
-from torchgen.api.autograd import match_differentiability_info
-from torchgen.packaged.autograd import gen_autograd_functions as gaf
-from torchgen.packaged.autograd import gen_python_functions as gpf
-from torchgen.packaged.autograd import gen_variable_type as gvt
-from torchgen.packaged.autograd import load_derivatives as ld
-native, tags, derivatives, deprecated, templates, out = sys.argv[1:]
-infos, keys = ld.load_derivatives(derivatives, native, tags)
-gaf.gen_autograd_functions_python(out, infos, templates)
-gpf.gen(out, native, tags, deprecated, templates)
-functions = gen.parse_native_yaml(native, tags).native_functions
-matched = match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)), infos)
-gvt.gen_variable_type(out, native, tags, matched, templates, keys)
-gaf.gen_autograd_functions_lib(out, infos, templates)
-"""
 FORMULA = "  self: grad * self.cosh().conj()\n"
 
 
@@ -74,9 +61,7 @@ def timed(command: list[str]) -> float:
 
 def torchgen(location: SpecLocation, out: Path) -> float:
     out.mkdir(parents=True, exist_ok=True)
-    paths = [str(location.path_of(f)) for f in (SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS,
-                                                  SpecFile.DERIVATIVES, SpecFile.DEPRECATED)]
-    return timed([sys.executable, "-c", TORCHGEN, *paths, str(location.templates), str(out)])
+    return timed([sys.executable, "-c", GENERATE_CODE, *generate_code_arguments(location, out)])
 
 
 def gradshard(spec: Path, out: Path, cache: Path) -> float:
@@ -92,9 +77,7 @@ def edit_formula(spec: Path, times: int) -> None:
 
 
 def torchgen_in_process(location: SpecLocation, out: Path) -> float:
-    from bench_codegen import torchgen_all
-
-    return torchgen_all(location, out)
+    return torchgen_generate_code(location, out)
 
 
 def gradshard_in_process(session: Session, spec: Path, out: Path) -> float:
@@ -135,7 +118,33 @@ def main() -> None:
         report("one formula", 0.05, formula, median)
         report("warm CI", 0.3, warm, median)
         print("  cold, each round: " + " ".join(f"{c / t:.3f}x" for c, t in zip(cold, theirs)))
+        report("daemon edit", 0.05, through_daemon(root, spec, repeat), median)
         warm_process(location, spec, root, repeat)
+
+
+def through_daemon(root: Path, spec: Path, repeat: int) -> list[float]:
+    """Seconds from saving each formula edit to Functions.cpp rewritten by a daemon started
+    (and idle) before the first save; each save waits for it to be idle again."""
+    cache, out, run = root / "cache-daemon", root / "out-daemon", root / "run"
+    run.mkdir(mode=0o700)
+    where = ["--spec", str(spec), "--cache", str(cache)]
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
+    cli = [sys.executable, "-m", "gradshard.service.cli", "daemon"]
+    subprocess.run([*cli, "start", *where, "--out", str(out), "--codegen-only"], env=env,
+                   check=True, capture_output=True)
+    try:
+        wait_idle(cli, where, env)
+        seconds = []
+        for i in range(repeat):
+            time.sleep(1.0)  # the daemon settles its memory once idle (Session.settle)
+            before = stamps([out / "Functions.cpp"])
+            saved = time.perf_counter()
+            edit_formula(spec, 200 + i)
+            seconds.append(until_rewritten(before, saved, "Functions.cpp"))
+            wait_idle(cli, where, env, builds=i + 2)
+        return seconds
+    finally:
+        subprocess.run([*cli, "stop", *where], env=env, capture_output=True)
 
 
 def warm_process(location: SpecLocation, spec: Path, root: Path, repeat: int) -> None:

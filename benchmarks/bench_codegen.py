@@ -1,10 +1,8 @@
 #!/usr/bin/env python3
 """Code generation benchmark against torchgen 2.13, both timed in this process and run.
 
-1. Every file gradshard produces (Functions.*, python_functions*, VariableType*, all of
-   gen_python_functions' files) into a fresh directory. torchgen = load_derivatives +
-   gen_autograd_functions_python + gen_python_functions.gen + parse_native_yaml +
-   match_differentiability_info + gen_variable_type + gen_autograd_functions_lib
+1. Every file gradshard produces (what generate_code's autograd part writes) into a fresh
+   directory. torchgen = gen_autograd_python + gen_autograd + gen_annotated_fn_args
    (generate_code's order);
    gradshard = read + the build graph without a store (every task runs) + write.
 2. The Python binding files alone: torchgen's gen_python_functions.gen (its native parse
@@ -32,8 +30,9 @@ from gradshard.service.codegen import prepare
 from gradshard.service.outputs import write_outputs
 from gradshard.service.session import Session
 from gradshard.service.spec_location import SpecLocation
+from gradshard.service.tree import Placement, placed_files
 
-from _common import benchmark_args, clear_torchgen_caches
+from _common import benchmark_args, clear_torchgen_caches, torchgen_generate_code
 
 
 def paths(location: SpecLocation) -> dict[str, str]:
@@ -45,33 +44,13 @@ def paths(location: SpecLocation) -> dict[str, str]:
 
 
 def torchgen_all(location: SpecLocation, out: Path) -> float:
-    import torchgen.gen as gen
-    from torchgen.api import cpp
-    from torchgen.api.autograd import match_differentiability_info
-    from torchgen.packaged.autograd import gen_autograd_functions as gaf
-    from torchgen.packaged.autograd import gen_python_functions as gpf
-    from torchgen.packaged.autograd import gen_variable_type as gvt
-    from torchgen.packaged.autograd import load_derivatives as ld
-
-    clear_torchgen_caches()
-    p = paths(location)
-    started = time.perf_counter()
-    # generate_code's order: the Python bindings, then gen_autograd's part
-    infos, keys = ld.load_derivatives(p["derivatives"], p["native"], p["tags"])
-    gaf.gen_autograd_functions_python(str(out), infos, p["templates"])
-    gpf.gen(str(out), p["native"], p["tags"], p["deprecated"], p["templates"])
-    functions = gen.parse_native_yaml(p["native"], p["tags"]).native_functions
-    matched = match_differentiability_info(sorted(functions, key=lambda f: cpp.name(f.func)),
-                                           infos)
-    gvt.gen_variable_type(str(out), p["native"], p["tags"], matched, p["templates"], keys)
-    gaf.gen_autograd_functions_lib(str(out), infos, p["templates"])
-    return time.perf_counter() - started
+    return torchgen_generate_code(location, out)
 
 
 def gradshard_all(location: SpecLocation, out: Path) -> float:
     started = time.perf_counter()
     result = Session(None).run_graph(prepare(location))
-    write_outputs(out, result.load(sorted(result.files)))
+    write_outputs(out, result.load(sorted(placed_files(result.files, Placement()))))
     return time.perf_counter() - started
 
 

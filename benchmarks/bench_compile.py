@@ -3,8 +3,9 @@
 
 torchgen's side: its generation in a fresh process (as bench_build.py runs it), then its
 files compiled with the same compiler, flags and torch headers gradshard uses: every file
-gradshard compiles (Functions.cpp, VariableType_0..9.cpp, python_functions_0..4.cpp and the
-binding files) with `ninja -j2`, and Functions.cpp and the python_functions files one at a
+gradshard compiles (Functions.cpp, VariableType_0..9.cpp, python_functions_0..4.cpp, the
+binding files, TraceType_0..9.cpp, ADInplaceOrViewType_0..1.cpp and ViewFuncs.cpp) with
+`ninja -j2`, and Functions.cpp and the python_functions files one at a
 time, alone on the machine (a VariableType file's seconds are its -j2 run's: ten of them
 alone would add ~9 minutes). gradshard's side: `gradshard build -j 2` in a fresh process, in
 five situations:
@@ -47,13 +48,33 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.service.spec_location import locate_spec
+from gradshard.pipeline.errors import SpecFile
+from gradshard.service.spec_location import SpecLocation, locate_spec
 
-from _common import compiler_benchmark, copy_spec
+from _common import compiler_benchmark, copy_spec, stamps, until_rewritten, wait_idle
 from bench_build import torchgen
 
 GENERATED = "torch/csrc/autograd/generated"
-HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h", "VariableType.h")
+HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h", "VariableType.h",
+           "ViewFuncs.h", "variable_factories.h")
+# ADInplaceOrViewType includes it; PyTorch's build has it from ATen's codegen (torchgen/gen.py)
+INVERSES = """
+import sys
+from torchgen.gen import get_grouped_by_view_native_functions, parse_native_yaml
+from torchgen.gen_functionalization_type import gen_functionalization_view_inverse_declaration
+from torchgen.model import NativeFunctionsViewGroup
+from torchgen.selective_build.selector import SelectiveBuilder
+from torchgen.utils import FileManager
+native, tags, templates, out = sys.argv[1:]
+functions = parse_native_yaml(native, tags).native_functions
+groups = [g for g in get_grouped_by_view_native_functions(functions)
+          if isinstance(g, NativeFunctionsViewGroup)]
+selector = SelectiveBuilder.get_nop_selector()
+declarations = [d for d in (gen_functionalization_view_inverse_declaration(selector, g)
+                            for g in groups) if d is not None]
+FileManager(out, templates, False).write("FunctionalInverses.h",
+                                         lambda: {"view_inverse_declarations": declarations})
+"""
 FORMULA = "  self: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad"
 FORMULA_EDIT = FORMULA + " * 2"
 FORWARD = "  result: auto_element_wise"
@@ -72,18 +93,30 @@ def torchgen_units(out: Path) -> list[str]:
     return sorted(p.name for p in out.glob("*.cpp") if not p.name.endswith("Everything.cpp"))
 
 
-def write_torchgen_ninja(out: Path, build: Path, toolchain, units: list[str]) -> None:
+def write_torchgen_ninja(spec: SpecLocation, out: Path, build: Path, toolchain,
+                         units: list[str]) -> None:
     """build.ninja compiling torchgen's files as they are; its generated headers shadow the
-    installed torch's, as they do in a PyTorch build."""
+    installed torch's, as they do in a PyTorch build, and gen.py's FunctionalInverses.h (not
+    timed: ATen's codegen writes it) is beside them."""
     include = build / "include" / GENERATED
     include.mkdir(parents=True, exist_ok=True)
     for name in HEADERS:
         shutil.copy(out / name, include / name)
+    write_inverses(spec, build / "include" / "ATen")
     flags = " ".join([*toolchain.flags, f"-I{build / 'include'}",
                       *(f"-I{d}" for d in toolchain.includes)])
     lines = [f"rule cxx\n  command = {toolchain.cxx} {flags} -c $in -o $out\n"]
     lines += [f"build {Path(u).stem}.o: cxx {out / u}\n" for u in units]
     (build / "build.ninja").write_text("".join(lines))
+
+
+def write_inverses(spec: SpecLocation, directory: Path) -> None:
+    """gen.py's FunctionalInverses.h of the spec, from its ATen templates (beside native/)."""
+    native = spec.path_of(SpecFile.NATIVE_FUNCTIONS)
+    directory.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-c", INVERSES, str(native),
+                    str(spec.path_of(SpecFile.TAGS)), str(native.parent.parent / "templates"),
+                    str(directory)], check=True)
 
 
 def ninja(build: Path, jobs: int, targets: list[str] = ()) -> tuple[float, dict[str, float]]:
@@ -133,12 +166,13 @@ def main() -> None:
         spec = copy_spec(location, root)
         generation = torchgen(locate_spec(str(spec)), root / "torchgen")
         units = torchgen_units(root / "torchgen")
-        write_torchgen_ninja(root / "torchgen", root / "tg-j2", toolchain, units)
+        spec_location = locate_spec(str(spec))
+        write_torchgen_ninja(spec_location, root / "torchgen", root / "tg-j2", toolchain, units)
         layout, per_unit = ninja(root / "tg-j2", 2)
         print(f"torchgen: generation {generation:.2f} s; its {len(units)} files with -j2 "
               f"{layout:.1f} s wall ({sum(per_unit.values()):.0f} s summed)")
         alone = [u for u in units if u.startswith(("Functions", "python_functions"))]
-        write_torchgen_ninja(root / "torchgen", root / "tg-j1", toolchain, alone)
+        write_torchgen_ninja(spec_location, root / "torchgen", root / "tg-j1", toolchain, alone)
         _, alone_seconds = ninja(root / "tg-j1", 1)
         functions = alone_seconds["Functions.o"]
         python_functions = sum(s for o, s in alone_seconds.items() if o != "Functions.o")
@@ -206,35 +240,10 @@ def through_daemon(root: Path, spec: Path, out: Path, cache: Path) -> list[float
 
 
 def save_to_object(spec: Path, out: Path, old: str, new: str) -> float:
-    objects = {p: p.stat().st_mtime_ns for p in (out / "compile" / "obj").glob("*.o")}
+    objects = stamps(list((out / "compile" / "obj").glob("*.o")))
     saved = time.perf_counter()
     replace_line(spec, old, new)
-    while not any(mtime(p) not in (t, None) for p, t in objects.items()):
-        if time.perf_counter() - saved > 300:
-            raise SystemExit("the daemon rewrote no object within 300 s")
-        time.sleep(0.005)
-    return time.perf_counter() - saved
-
-
-def mtime(path: Path) -> int | None:
-    """None while the object is being replaced."""
-    try:
-        return path.stat().st_mtime_ns
-    except FileNotFoundError:
-        return None
-
-
-def wait_idle(cli: list[str], where: list[str], env: dict[str, str], builds: int = 1) -> None:
-    """Until the daemon is idle with at least `builds` builds done."""
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        done = subprocess.run([*cli, "status", "--json", *where], env=env, capture_output=True,
-                              text=True)
-        status = json.loads(done.stdout or "{}")
-        if status.get("state") == "idle" and status.get("builds", 0) >= builds:
-            return
-        time.sleep(0.1)
-    raise SystemExit("the daemon did not finish its first build")
+    return until_rewritten(objects, saved, "object")
 
 
 def recompiled(report: dict) -> str:
