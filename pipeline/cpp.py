@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .errors import RuleViolation
 from .records import Record
-from .schema import Argument, FunctionSchema, Return, SchemaType, TensorOptionsGroup, TypeForm
+from .schema import (Argument, FunctionSchema, Return, SchemaKind, SchemaType,
+                     TensorOptionsGroup, TypeForm)
 
 
 class CForm(enum.Enum):
@@ -239,6 +240,31 @@ def return_names(schema: FunctionSchema, fallback: str = "result") -> tuple[str,
         else:
             names.append(fallback if len(schema.returns) == 1 else f"{fallback}{i}")
     return tuple(names)
+
+
+def returns_type(schema: FunctionSchema, flags: CppFlags) -> str:
+    """api/cpp.py: returns_type (symint=True): `::std::tuple<a,b>`, without a space."""
+    types = [str(return_ctype(r, flags)) for r in schema.returns]
+    if not types:
+        return "void"
+    return types[0] if len(types) == 1 else f"::std::tuple<{','.join(types)}>"
+
+
+def tie_return_values(schema: FunctionSchema) -> tuple[str, ...]:
+    """gen_trace_type.py: tie_return_values (a single return keeps its schema name)."""
+    if len(schema.returns) == 1:
+        return (schema.returns[0].name or "result",)
+    return return_names(schema)
+
+
+def return_value_form(schema: FunctionSchema) -> str:
+    """gen_trace_type.py: get_return_value ("" without returns; the templates spell each
+    form)."""
+    if not schema.returns:
+        return ""
+    if len(schema.returns) == 1:
+        return "single"
+    return "forward_as_tuple" if schema.kind() is SchemaKind.OUT else "make_tuple"
 
 
 @dataclass(frozen=True, slots=True)

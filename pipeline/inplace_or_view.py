@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import return_ctype, return_names
+from .cpp import return_names, return_value_form, returns_type, tie_return_values
 from .differentiability import DifferentiabilityInfo, formula_violation
 from .errors import RuleViolation
 from .kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
@@ -24,7 +24,7 @@ from .native import NativeFunction
 from .records import Record
 from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
                      sharded_positions)
-from .schema import FunctionSchema, SchemaKind, cpp_name
+from .schema import FunctionSchema, cpp_name
 from .variable_type import (DEFAULT_KEY, Formal, differentiable_outputs, type_wrapper_name,
                             uses_derived)
 from .view_funcs import (VIEW_FUNC_NAMESPACE, binding_types, modifies_arguments, ops_header,
@@ -126,36 +126,13 @@ def inplace_or_view_kernels(fn: NativeFunction, match: FunctionMatch | None
     view = None if modifies_arguments(schema) else _view_output(fn, match)
     return (InplaceOrViewKernel(
         op_name=str(schema.name), root_name=schema.name.name.base,
-        wrapper=type_wrapper_name(schema), return_type=_returns_type(fn),
+        wrapper=type_wrapper_name(schema), return_type=returns_type(schema, fn.cpp_flags),
         formals=binding_types(fn), unambiguous_name=unambiguous_name(schema),
         arguments=tuple(a.name for a in schema.schema_order_arguments()), view=view,
         increments=return_names(schema) if view is None else (),
-        ties=_ties(schema) if view is not None else (), return_value=_return_value(schema),
+        ties=tie_return_values(schema) if view is not None else (),
+        return_value=return_value_form(schema),
         return_names=return_names(schema)),)
-
-
-def _returns_type(fn: NativeFunction) -> str:
-    """api/cpp.py: returns_type (symint=True) in the function's context."""
-    types = [str(return_ctype(r, fn.cpp_flags)) for r in fn.func.returns]
-    if not types:
-        return "void"
-    return types[0] if len(types) == 1 else f"::std::tuple<{','.join(types)}>"
-
-
-def _ties(schema: FunctionSchema) -> tuple[str, ...]:
-    """gen_trace_type.py: tie_return_values (a single return keeps its raw name)."""
-    if len(schema.returns) == 1:
-        return (schema.returns[0].name or "result",)
-    return return_names(schema)
-
-
-def _return_value(schema: FunctionSchema) -> str:
-    """gen_trace_type.py: get_return_value (the template spells each form)."""
-    if not schema.returns:
-        return ""
-    if len(schema.returns) == 1:
-        return "single"
-    return "forward_as_tuple" if schema.kind() is SchemaKind.OUT else "make_tuple"
 
 
 def _default_info(fn: NativeFunction, match: FunctionMatch | None

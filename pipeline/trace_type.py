@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import return_names
-from .inplace_or_view import _return_value, _ties as _tie_names
+from .cpp import return_names, return_value_form, returns_type, tie_return_values
 from .kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
                            RENAME_TRACE_ADD_ARGS)
 from .native import NativeFunction
@@ -23,7 +22,7 @@ from .render import (TemplateSet, expand_spec_template, generated_comment, jinja
                      sharded_positions)
 from .schema import FunctionSchema, SchemaKind, cpp_name
 from .spec_template import BlockLines, block_lines
-from .variable_type import Formal, _returns_type, type_wrapper_name
+from .variable_type import Formal, type_wrapper_name
 from .view_funcs import binding_types, unambiguous_name
 
 NUM_TRACE_TYPE_SHARDS = 10  # gen_trace_type.py: write_sharded(num_shards=10)
@@ -87,9 +86,9 @@ def trace_kernel(fn: NativeFunction) -> TraceKernel:
     func = fn.func
     fields: dict = dict(
         op_name=str(func.name), wrapper=type_wrapper_name(func), root_name=func.name.name.base,
-        return_type=_returns_type(func, fn.cpp_flags), formals=binding_types(fn),
+        return_type=returns_type(func, fn.cpp_flags), formals=binding_types(fn),
         unambiguous_name=unambiguous_name(func), ties=_ties(func),
-        return_value=_return_value(func), return_names=return_names(func))
+        return_value=return_value_form(func), return_names=return_names(func))
     if should_trace(func):
         fields.update(_trace_fields(fn))
     return TraceKernel(**fields)
@@ -154,7 +153,7 @@ def _ties(func: FunctionSchema) -> tuple[str, ...]:
     (tie_return_values)."""
     if func.kind() not in (SchemaKind.FUNCTIONAL, SchemaKind.MUTABLE) or not func.returns:
         return ()
-    return _tie_names(func)
+    return tie_return_values(func)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import CppFlags, argument_ctype, return_ctype, return_names
+from .cpp import (CppFlags, argument_ctype, return_ctype, return_names, return_value_form,
+                  returns_type, tie_return_values)
 from .differentiability import (Derivative, DifferentiabilityInfo, EntryInfos, ForwardDerivative,
                                 SavedAttribute, formula_violation, uses_ident)
 from .errors import RuleViolation
@@ -450,7 +451,7 @@ class _KernelBuilder:
         fields: dict = dict(
             op_name=str(self.func.name), wrapper=type_wrapper_name(self.func, self.key),
             key=self.key, entry=self.entry.entry_label if self.entry is not None else "",
-            return_type=_returns_type(self.func, self.fn.cpp_flags),
+            return_type=returns_type(self.func, self.fn.cpp_flags),
             formals=self.formals(), bindings=bindings, requires_derivative=requires,
             inplace=self.inplace, per_element=self.inplace_foreach,
             api_name=_api_name(self.func), cpp_name=self.name,
@@ -467,7 +468,7 @@ class _KernelBuilder:
                 complex_checks=self.complex_checks(outputs))
         fields.update(self.after_call_fields(requires, jvp, inputs, outputs))
         if not returns_void:
-            fields.update(return_value=self.return_value())
+            fields.update(return_value=return_value_form(self.func))
         return VariableKernel(**fields)
 
     def after_call_fields(self, requires: bool, jvp: bool, inputs: list[_Input],
@@ -689,7 +690,7 @@ class _KernelBuilder:
         if modifies or returns_void:
             return dict(call_shape="statement")
         fields: dict = dict(call_shape="jvp" if jvp else "value",
-                            ties=self._ties(), tie_types=tuple(
+                            ties=tie_return_values(self.func), tie_types=tuple(
                                 str(return_ctype(r, self.fn.cpp_flags).without_const_ref())
                                 for r in self.func.returns),
                             moves_result=any(r.type.is_tensor_like() for r in self.func.returns))
@@ -700,12 +701,6 @@ class _KernelBuilder:
                           else f"std::tuple<{', '.join(types)}>",
                           jvp_args=tuple(a.name for a in self.func.schema_order_arguments()))
         return fields
-
-    def _ties(self) -> tuple[str, ...]:
-        """gen_trace_type.py: tie_return_values."""
-        if len(self.func.returns) == 1:
-            return (self.func.returns[0].name or "result",)
-        return return_names(self.func)
 
     def all_tangents(self) -> tuple[Tangent, ...]:
         """Every differentiable input and output argument (get_any_has_fw_grad_cond(None))."""
@@ -763,12 +758,6 @@ class _KernelBuilder:
             return ()
         return tuple(o.name for o in outputs
                      if o.cpp_type == "at::Tensor" or o.cpp_type in TENSOR_LIST_LIKE)
-
-    def return_value(self) -> str:
-        """gen_trace_type.py: get_return_value (the template spells the tuple forms)."""
-        if len(self.func.returns) == 1:
-            return "single"
-        return "forward_as_tuple" if self.out_fn else "make_tuple"
 
     # -- forward AD
 
@@ -930,14 +919,6 @@ def _saved_sort_key(saved: SavedAttribute) -> str:
 
 def _flag_name(var_names: Sequence[str]) -> str:
     return "_any_has_forward_grad_" + "_".join(var_names)
-
-
-def _returns_type(schema: FunctionSchema, flags: CppFlags) -> str:
-    """api/cpp.py: returns_type (symint=True)."""
-    types = [str(return_ctype(r, flags)) for r in schema.returns]
-    if not types:
-        return "void"
-    return types[0] if len(types) == 1 else f"::std::tuple<{','.join(types)}>"
 
 
 def _api_name(schema: FunctionSchema) -> str:

@@ -20,7 +20,7 @@ from gradshard.service.codegen import analyze, prepare, records_of
 from gradshard.service.incremental import Generation, GraphResult
 from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
-from gradshard.service.tree import FLAT, index_names
+from gradshard.service.tree import FLAT, Placement, index_names
 
 
 def spec_records(spec_dir: str | Path) -> SpecRecords:
@@ -47,7 +47,7 @@ class GraphRun:
 
     def files(self, tree: str = FLAT) -> dict[str, str]:
         """Every generated file's text, by its name under --out in `tree` (service/tree.py)."""
-        names = index_names(self.result.files, tree)
+        names = index_names(self.result.files, Placement(tree))
         texts = self.result.load(sorted(names.values()))
         return {placed: texts[name] for placed, name in names.items()}
 
