@@ -46,8 +46,8 @@ from .engine import Engine, Group, Value
 from .variable_type_group import VARIABLE_TYPE
 from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
                             AutogradSide, BuildIndex, BuildInputs, EntryValue, FailureLog,
-                            FunctionNames, Labels, NativeSide, Outputs, Positions, entry_values,
-                            parsed, pick, split_failed)
+                            FunctionNames, Labels, NativeOutputs, NativeSide, Outputs, Positions,
+                            entry_values, parsed, pick, split_failed)
 
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
@@ -80,13 +80,11 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
     native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags], "native side")
     if _failed_at(native, SPLIT):
         return _rejected(engine, texts, [native], native)
-    # the bindings read nothing of the autograd side: they may run meanwhile, in a child
-    bindings = engine.begin(PYTHON_BINDINGS, _binding_inputs(
-        engine, native, deprecated, templates, spec_templates, layout), "python bindings")
-    native_files = engine.begin(NATIVE_CODEGEN, native_codegen_inputs(
-        engine, engine.ref_collection(native.functions, NativeFunction),
-        engine.ref_collection(native.summaries, FunctionSummary), templates,
-        engine.records([spec_templates])[0], layout), "native codegen")
+    # the bindings and the native codegen read nothing of the autograd side: they may run
+    # meanwhile, in a child
+    native_files = engine.begin(NATIVE_OUTPUTS, [
+        *_binding_inputs(engine, native, deprecated, templates, spec_templates, layout),
+        engine.ref_collection(native.summaries, FunctionSummary)], "native outputs")
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
                                         _autograd_inputs(engine, native, derivatives),
                                         "autograd side")
@@ -100,9 +98,9 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
         views_out = _indexed(engine, VIEW_CODEGEN, view_codegen_inputs(
             engine, kernel_inputs[:4], templates, engine.records([spec_templates])[0], layout),
             "view codegen")[1]
-    python_value = bindings.join()
-    python_out = engine.records([python_value])[0]
-    native_out = engine.records([native_files.join()])[0]
+    outputs = engine.records([native_files.join()])[0]
+    python_value = engine.ref(outputs.bindings, Outputs)
+    python_out, native_out = engine.records([python_value, engine.ref(outputs.codegen, Outputs)])
     indexes = [i for i in (native, autograd, autograd_out, kernels_out, views_out, python_out,
                            native_out) if i is not None]
     if (autograd_out is None or kernels_out is None or views_out is None
@@ -154,6 +152,20 @@ def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templ
     return [engine.ref_collection(native.functions, NativeFunction),
             engine.ref(native.names, FunctionNames), deprecated,
             engine.ref(native.tag_names, TagNames), templates, spec_templates, layout]
+
+
+def native_outputs(engine: Engine, functions: Value, names: Value, deprecated: Value,
+                   tag_names: Value, templates: Value, spec_templates: Value, layout: Value,
+                   summaries: Value) -> NativeOutputs:
+    """The Python bindings, then TraceType, variable_factories.h and annotated_fn_args.py: one
+    group, so that one child process runs both beside the autograd side."""
+    bindings = engine.group(PYTHON_BINDINGS, [functions, names, deprecated, tag_names,
+                                              templates, spec_templates, layout],
+                            "python bindings")
+    codegen = engine.group(NATIVE_CODEGEN, native_codegen_inputs(
+        engine, functions, summaries, templates, engine.records([spec_templates])[0], layout),
+        "native codegen")
+    return NativeOutputs(bindings.hash, codegen.hash)
 
 
 def spec_sides(engine: Engine, texts: SpecTexts) -> tuple[NativeSide, AutogradSide]:
@@ -522,6 +534,9 @@ NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
                     ("native_functions.yaml", "tags.yaml"))
 AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
                       ("derivatives.yaml", "functions", "names", "summaries", "failed natives"))
+NATIVE_OUTPUTS = Group("group.native_outputs", "render", native_outputs, NativeOutputs,
+                       ("functions", "names", "deprecated.yaml", "tag names", "templates",
+                        "spec templates", "layout", "summaries"))
 AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
                        ("loaded infos", "foreach infos", "templates", "spec templates",
                         "layout"))

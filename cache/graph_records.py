@@ -83,6 +83,15 @@ class NativeSide(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class NativeOutputs(Record):
+    """The files of the native side alone: the Python bindings' index and the native codegen's
+    (TraceType, variable_factories.h, annotated_fn_args.py), both Outputs."""
+
+    bindings: str
+    codegen: str
+
+
+@dataclass(frozen=True, slots=True)
 class AutogradSide(Record):
     loaded: str  # collection of EntryInfos as loaded: numbered entries, then view copies
     foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones

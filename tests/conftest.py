@@ -9,6 +9,7 @@ import pytest
 
 from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE
 from gradshard.service.spec_location import locate_spec
+from support.graph_run import CodegenInputs, codegen_inputs
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +24,13 @@ def private_cache(tmp_path, monkeypatch) -> Path:
 def packaged_spec() -> Path:
     """The real 2.13 spec shipped inside the installed torchgen (the dev extra installs it)."""
     return locate_spec(None).root
+
+
+@pytest.fixture(scope="session")
+def packaged_codegen_inputs(packaged_spec) -> CodegenInputs:
+    """What the build hands the native codegen's stages for the packaged spec (the modules of
+    TraceType, ADInplaceOrViewType and ViewFuncs time theirs over it)."""
+    return codegen_inputs(packaged_spec)
 
 
 @pytest.fixture(scope="session")

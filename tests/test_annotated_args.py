@@ -1,14 +1,12 @@
 """annotated_fn_args.py (pipeline/annotated_args.py): the namespaces each function is listed
 in, its arguments without defaults, the line's text (a Python literal), the order of the
-file, and the whole file byte for byte against torchgen 2.13 on the real spec and on an
-edited copy (a python_module change, new overloads, a sized list argument)."""
+file. Byte identity with torchgen 2.13, on the real spec and on an edit aimed at it
+(annotated-module-and-overload in support/spec_edits.py): test_differential_render.py and
+test_incremental.py."""
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
-
-import pytest
 
 from gradshard.pipeline.annotated_args import (RenderedAnnotatedArgs, annotated_fn_args_file,
                                                annotated_function, annotated_lines,
@@ -19,14 +17,9 @@ from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.source import split_entries
 from gradshard.pipeline.spec import parse_native_entry
 from gradshard.service.codegen import gradshard_templates
-from support.graph_run import spec_records
-from support.oracle import run_oracle
-from support.spec_edits import Edit, apply_edits
-from support.specs import NATIVE, TEMPLATES, stage_packaged_spec
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 TORCH, TENSOR = "torch._C._VariableFunctions", "torch.Tensor"
-ANNOTATED = Path("torch/testing/_internal/generated/annotated_fn_args.py")
 
 
 def native(yaml_text: str) -> NativeFunction:
@@ -140,71 +133,3 @@ def test_the_file_from_the_spec_template():
     assert text == ("x = {\n    torch._C._VariableFunctions.zz: [{'is_kwarg_only': 'False', "
                     "'name': 'self', 'simple_type': 'Tensor'}],\n}\n")
     assert annotated_fn_args_file(spec, []) == "x = {\n\n}\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# Against torchgen
-
-
-def our_file(spec_dir: Path) -> str:
-    ours = gradshard_templates()
-    templates = spec_dir / TEMPLATES
-    spec_templates = TemplateSet(tuple((p.name, p.read_text()) for p in sorted(templates.iterdir())
-                                       if p.is_file()))
-    return annotated_fn_args_file(spec_templates, [
-        render_annotated_args(annotated_function(fn), ours)
-        for fn in spec_records(spec_dir).native_functions])
-
-
-DIAGONAL = ("- func: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n"
-            "  variants: function, method\n")
-# diagonal moves to torch.linalg (function only); new overloads: add's at the end of the
-# file (grouped with add's first appearance), a special function with a keyword-only
-# argument without a default and a sized list; the template's own text is edited too.
-ANNOTATED_EDITS = [
-    Edit(NATIVE, DIAGONAL, DIAGONAL.replace("  variants: function, method\n",
-                                            "  python_module: linalg\n  variants: function\n")),
-    Edit(NATIVE, "", (
-        "\n- func: add.zz(Tensor self, int[2] pads, *, Tensor weight, SymInt[]? sizes) -> Tensor\n"
-        "  variants: function, method\n"
-        "  dispatch:\n    CompositeExplicitAutograd: add_zz\n"
-        "\n- func: special_zz(Tensor self, SymInt[2] window, *, Tensor other, "
-        "int k=2) -> Tensor\n"
-        "  python_module: special\n"
-        "  dispatch:\n    CompositeExplicitAutograd: special_zz\n")),
-    Edit(f"{TEMPLATES}/annotated_fn_args.py.in", "annotated_args = {\n",
-         "# edited\nannotated_args = {\n"),
-]
-
-
-@pytest.fixture(scope="module", params=["packaged", "edited"])
-def both_files(request, tmp_path_factory) -> tuple[str, str]:
-    root = tmp_path_factory.mktemp(request.param)
-    pythonpath, spec_dir = stage_packaged_spec(root / "stage")
-    if request.param == "edited":
-        apply_edits(spec_dir, ANNOTATED_EDITS)
-    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
-    return request.param, our_file(spec_dir), (root / "out" / ANNOTATED).read_text()
-
-
-@pytest.mark.slow
-def test_annotated_fn_args_is_byte_identical(both_files):
-    _, ours, theirs = both_files
-    assert ours == theirs
-
-
-@pytest.mark.slow
-def test_the_edits_reach_the_file(both_files):
-    name, ours, _ = both_files
-    lines = ours.splitlines()
-    if name == "packaged":
-        assert len([line for line in lines if line.startswith("    torch.")]) == 2764
-        assert "    torch.Tensor.diagonal: " in ours
-        return
-    assert "# edited\n" in ours
-    assert "    torch._C._linalg.diagonal: " in ours and "    torch.Tensor.diagonal: " not in ours
-    adds = [i for i, line in enumerate(lines) if line.startswith("    torch._C._VariableFunctions.add:")]
-    assert adds == list(range(adds[0], adds[0] + len(adds)))  # add.zz joined add's group
-    assert "'name': 'weight', 'simple_type': 'Tensor'}, {'is_kwarg_only': 'True', 'name': " \
-           "'sizes', 'simple_type': 'SymIntArrayRef?'}]," in lines[adds[-1]]
-    assert "'name': 'window', 'simple_type': 'SymIntArrayRef', 'size': 2}" in ours

@@ -1,11 +1,11 @@
 """variable_factories.h (pipeline/factories.py): which functions are factories, their
-wrappers' C++ signatures (defaults included) and text, and the whole file byte for byte
-against torchgen 2.13 on the real spec, laid out packaged and as a checkout, and on an
-edited copy (a changed default, new factories)."""
+wrappers' C++ signatures (defaults included) and text, and the file. Byte identity
+with torchgen 2.13, on the real spec laid out packaged and as a checkout and on an edit aimed
+at it (factory-defaults-and-new-factories in support/spec_edits.py):
+test_differential_render.py and test_incremental.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -18,15 +18,9 @@ from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.source import split_entries
 from gradshard.pipeline.spec import parse_native_entry
 from gradshard.service.codegen import gradshard_templates
-from gradshard.service.spec_location import locate_spec
-from support.graph_run import spec_records
-from support.oracle import run_oracle
-from support.spec_edits import Edit, apply_edits
-from support.specs import NATIVE, stage_checkout_spec, stage_packaged_spec
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
-GENERATED = Path("torch/csrc/autograd/generated")
 
 
 def native(yaml_text: str) -> NativeFunction:
@@ -142,76 +136,3 @@ def test_the_file_keeps_duplicate_headers_in_order():
     assert variable_factories_file(spec, rendered, "checkout") == (
         "// @generated from ../tools/autograd/templates/variable_factories.h\n"
         "#include <ATen/ops/a.h>\n#include <ATen/ops/a.h>\nA\ninline a\ninline ax\ninline ay\nB\n")
-
-
-# ---------------------------------------------------------------------------------------------
-# Against torchgen
-
-
-def spec_templates(spec_dir: Path) -> TemplateSet:
-    templates = locate_spec(str(spec_dir)).templates
-    return TemplateSet(tuple((p.name, p.read_text()) for p in sorted(templates.iterdir())
-                             if p.is_file()))
-
-
-def our_file(spec_dir: Path) -> str:
-    ours = gradshard_templates()
-    rendered = [render_factory(f, ours) for fn in spec_records(spec_dir).native_functions
-                for f in variable_factories(fn)]
-    return variable_factories_file(spec_templates(spec_dir), rendered,
-                                   locate_spec(str(spec_dir)).layout)
-
-
-# fft_fftfreq's default changes in its function (a factory) and its out= variant; new
-# factories: SymInt (two wrappers), `_like` without options (one Python does not bind:
-# torchgen's bindings refuse a `_like` function without options), options defaulting to long,
-# cpp_no_default_args; a method-only function with options, which is no factory.
-FACTORY_EDITS = [
-    Edit(NATIVE, "- func: fft_fftfreq(int n, float d=1.0,", "- func: fft_fftfreq(int n, float d=2.0,"),
-    Edit(NATIVE, "- func: fft_fftfreq.out(int n, float d=1.0,", "- func: fft_fftfreq.out(int n, float d=2.0,"),
-    Edit(NATIVE, "", (
-        "\n- func: zz_full_sym(SymInt[] size, Scalar fill_value=1, *, str mode='ab', "
-        "ScalarType? dtype=long, Layout? layout=None, Device? device=None, "
-        "bool? pin_memory=None) -> Tensor\n"
-        "  cpp_no_default_args: ['fill_value']\n"
-        "  dispatch:\n    CompositeExplicitAutograd: zz_full_sym\n"
-        "\n- func: _sparse_coo_tensor_like(Tensor self, float alpha=0.5) -> Tensor\n"
-        "  dispatch:\n    CompositeExplicitAutograd: _sparse_coo_tensor_like\n"
-        f"\n- func: new_zz(Tensor self, int[] size, *, {OPTIONS}) -> Tensor\n"
-        "  variants: method\n"
-        "  dispatch:\n    CompositeExplicitAutograd: new_zz\n")),
-]
-
-
-@pytest.fixture(scope="module", params=["packaged", "checkout", "edited"])
-def both_files(request, tmp_path_factory) -> tuple[str, str]:
-    root = tmp_path_factory.mktemp(request.param)
-    if request.param == "checkout":
-        pythonpath, spec_dir = stage_checkout_spec(root / "pytorch")
-    else:
-        pythonpath, spec_dir = stage_packaged_spec(root / "stage")
-    if request.param == "edited":
-        apply_edits(spec_dir, FACTORY_EDITS)
-    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
-    theirs = (root / "out" / GENERATED / "variable_factories.h").read_text()
-    return our_file(spec_dir), theirs
-
-
-@pytest.mark.slow
-def test_variable_factories_is_byte_identical(both_files):
-    ours, theirs = both_files
-    assert ours == theirs
-
-
-@pytest.mark.slow
-def test_the_edited_spec_reaches_the_file(both_files, request):
-    ours, _ = both_files
-    if "edited" not in request.node.callspec.id:
-        assert "inline at::Tensor fft_fftfreq(int64_t n, double d = 1.0, " in ours
-        return
-    assert "inline at::Tensor fft_fftfreq(int64_t n, double d = 2.0, " in ours
-    assert "inline at::Tensor zz_full_sym_symint(c10::SymIntArrayRef size, " \
-           "const at::Scalar & fill_value, c10::string_view mode = \"ab\", " \
-           "at::TensorOptions options = at::kLong) {" in ours
-    assert "/*requires_grad=*/false);" in ours.split("_sparse_coo_tensor_like(")[-1]
-    assert "new_zz" not in ours

@@ -20,19 +20,24 @@ from gradshard.service.cli import main
 from gradshard.service.incremental import Generation
 from gradshard.service.inputs import read_inputs
 from gradshard.service.spec_location import locate_spec
+from gradshard.service.tree import FLAT, Placement, index_names
 from support.oracle import file_digests, torchgen_files
 from support.spec_edits import ALL_EDITS, RERUNS, apply_edits, table_of
 from support.specs import stage_packaged_spec
 
 
 def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], EngineStats]:
-    """The build graph on a spec (no output directory): its files, and what ran."""
+    """The build graph on a spec (no output directory): its files as `gradshard build` writes
+    them flat (the first stage of VariableType.cpp, an intermediate, left out), and what
+    ran."""
     generation = Generation.prepare(read_inputs(locate_spec(str(spec_dir))))
     warnings: list[str] = []
     store = Store.open(cache, warnings.append) if cache is not None else None
     try:
         result = generation.run(store, 1)
-        files = result.load(sorted(result.files))
+        names = index_names(result.files, Placement(FLAT))
+        texts = result.load(sorted(names.values()))
+        files = {placed: texts[name] for placed, name in names.items()}
     finally:
         if store is not None:
             store.close()

@@ -1,16 +1,16 @@
 """ADInplaceOrViewType_0..1.cpp and ADInplaceOrViewTypeEverything.cpp
 (pipeline/inplace_or_view.py): the kernels of hand-built functions (in-place and out= ops,
 views with and without differentiable outputs, list views), which functions get one, the
-faults torchgen stops at, the file and its shards, and every file byte for byte against
-torchgen 2.13 on the packaged spec and on edited copies (new in-place, out= and view ops; a
-view made differentiable in derivatives.yaml)."""
+faults torchgen stops at, the file and its shards, and the time of the whole packaged spec's.
+Byte identity with torchgen 2.13, on the packaged spec and on edits aimed at
+ADInplaceOrViewType (inplace-and-view-ops-added, view-made-differentiable,
+view-made-composite in support/spec_edits.py): test_differential_render.py and
+test_incremental.py."""
 
 from __future__ import annotations
 
 import hashlib
 import time
-from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
@@ -24,13 +24,7 @@ from gradshard.pipeline.matching import FunctionMatch
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
-from gradshard.service.codegen import gradshard_templates, spec_templates
-from gradshard.service.spec_location import locate_spec
-from support.graph_run import spec_records
-from support.oracle import run_oracle
-from support.spec_edits import Edit, apply_edits
-from support.specs import DERIVATIVES, NATIVE, stage_packaged_spec
+from gradshard.service.codegen import gradshard_templates
 
 ADIV_FILES = ["ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp",
               "ADInplaceOrViewTypeEverything.cpp"]
@@ -320,143 +314,16 @@ def test_kernels_are_records_that_round_trip():
 
 
 # ---------------------------------------------------------------------------------------------
-# Against torchgen
-
-NEW_OPS = """
-- func: zz_bump(Tensor self, int k=1) -> Tensor
-  variants: function, method
-  dispatch:
-    CPU: zz_bump
-
-- func: zz_bump_(Tensor(a!) self, int k=1) -> Tensor(a!)
-  variants: method
-  dispatch:
-    CPU: zz_bump_
-
-- func: zz_bump.out(Tensor self, int k=1, *, Tensor(a!) out) -> Tensor(a!)
-  dispatch:
-    CPU: zz_bump_out
-
-- func: zz_bump_all_(Tensor(a!)[] self) -> ()
-  dispatch:
-    CPU: zz_bump_all_
-
-- func: zz_pair(Tensor self) -> (Tensor first, Tensor second)
-  dispatch:
-    CPU: zz_pair
-
-- func: zz_pair.out(Tensor self, *, Tensor(a!) first, Tensor(b!) second) -> (Tensor(a!) first, Tensor(b!) second)
-  dispatch:
-    CPU: zz_pair_out
-
-- func: unfold.gs(Tensor(a) self, int dimension, SymInt[] sizes, int? step=None, Tensor? weights=None) -> Tensor(a)
-  dispatch:
-    CPU: unfold_gs
-
-- func: unfold_copy.gs(Tensor self, int dimension, SymInt[] sizes, int? step=None, Tensor? weights=None) -> Tensor
-  dispatch:
-    CompositeExplicitAutogradNonFunctional: unfold_copy_gs
-  tags: view_copy
-  autogen: unfold_copy.gs_out
-
-- func: split.gs(Tensor(a -> *) self, SymInt[] sizes, bool flag, SymInt? chunk=None) -> Tensor(a)[]
-  dispatch:
-    CPU: split_gs
-
-- func: split_copy.gs(Tensor self, SymInt[] sizes, bool flag, SymInt? chunk=None) -> Tensor[]
-  dispatch:
-    CompositeExplicitAutogradNonFunctional: split_copy_gs
-  tags: view_copy
-"""
-VALUES = "- name: _values(Tensor(a) self) -> Tensor(a)\n"
-
-EDITS = {
-    "as-shipped": [],
-    # in-place, out= (one and two outs) and list in-place ops, a view and a list view
-    "new-ops": [Edit(NATIVE, "", NEW_OPS)],
-    # a view whose output was not differentiable gets a formula: as_view with a ViewFunc
-    "view-made-differentiable": [Edit(DERIVATIVES, VALUES + "  output_differentiability: [False]\n",
-                                      VALUES + "  self: grad\n")],
-}
+# The packaged spec
 
 
-class SpecInputs(NamedTuple):
-    """What the build hands these stages for a spec: the functions with derived kernels'
-    candidates in C++-name order, each with its match (None without infos), and the
-    templates."""
-
-    items: list[tuple[NativeFunction, FunctionMatch | None]]
-    templates: TemplateSet
-    spec_templates: TemplateSet
-    layout: str
-
-
-def spec_inputs(spec_dir: Path) -> SpecInputs:
-    records = spec_records(spec_dir)
-    location = locate_spec(str(spec_dir))
-    functions = {str(fn.func.name): fn for fn in records.native_functions}
-    return SpecInputs([(functions[m.function], m if m.infos is not None else None)
-                       for m in records.matches], gradshard_templates(),
-                      spec_templates(location, ALL_TEMPLATES), location.layout)
-
-
-def torchgen_files_of(root: Path, edits: list[Edit], names: list[str]
-                      ) -> tuple[Path, dict[str, str]]:
-    """The packaged spec staged under root with the edits, and torchgen's files `names` of it
-    (generate_code's tree)."""
-    pythonpath, spec_dir = stage_packaged_spec(root / "stage")
-    apply_edits(spec_dir, edits)
-    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
-    generated = root / "out" / "torch" / "csrc" / "autograd" / "generated"
-    return spec_dir, {name: (generated / name).read_text() for name in names}
-
-
-def adiv_files(spec_dir: Path) -> tuple[dict[str, str], float]:
-    """Our ADInplaceOrViewType files for a spec, as the build composes the functions, and the
-    seconds they took."""
-    inputs = spec_inputs(spec_dir)
+def test_the_whole_spec_is_quick(packaged_codegen_inputs):
+    inputs = packaged_codegen_inputs
     start = time.perf_counter()
     kernels = [k for fn, match in inputs.items for k in inplace_or_view_kernels(fn, match)]
     rendered = [render_inplace_or_view(k, inputs.templates) for k in kernels]
     files = {f"ADInplaceOrViewType{shard}.cpp": inplace_or_view_file(
         inputs.spec_templates, [rendered[i] for i in positions], inputs.layout, shard)
         for shard, positions in inplace_or_view_shards([k.root_name for k in kernels]).items()}
-    return files, time.perf_counter() - start
-
-
-@pytest.fixture(scope="module", params=list(EDITS))
-def both_sides(request, tmp_path_factory) -> tuple[str, dict[str, str], dict[str, str], float]:
-    """An edit of the staged packaged spec: its name, torchgen's files, ours, and the seconds
-    our functions took over the whole spec."""
-    spec_dir, theirs = torchgen_files_of(tmp_path_factory.mktemp(request.param),
-                                         EDITS[request.param], ADIV_FILES)
-    ours, seconds = adiv_files(spec_dir)
-    return request.param, theirs, ours, seconds
-
-
-@pytest.mark.slow
-def test_every_file_is_byte_identical(both_sides):
-    name, theirs, ours, _ = both_sides
-    assert sorted(ours) == sorted(theirs)
-    different = [file for file in ADIV_FILES if ours[file].encode() != theirs[file].encode()]
-    assert not different, f"{name}: differ from torchgen: {different}"
-
-
-@pytest.mark.slow
-def test_the_edits_reach_the_files(both_sides):
-    name, theirs, _, _ = both_sides
-    everything = theirs["ADInplaceOrViewTypeEverything.cpp"]
-    if name == "as-shipped":
-        assert everything.count("TORCH_FN(ADInplaceOrView::") == 1093
-    if name == "new-ops":
-        assert "increment_version(first);\n  increment_version(second);" in everything
-        assert "auto step_val = step.value_or(0);" in everything
-        assert "SplitGsViewFunc>(sizes, flag, chunk, view_idx);" in everything
-        assert "zz_bump_all_" not in everything and "zz_bump(" not in everything
-    if name == "view-made-differentiable":
-        assert "_ValuesViewFunc>();" in everything
-
-
-@pytest.mark.slow
-def test_the_whole_spec_is_quick(both_sides):
-    assert both_sides[3] < 2.0
+    assert time.perf_counter() - start < 2.0
+    assert sorted(files) == sorted(ADIV_FILES)

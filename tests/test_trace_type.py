@@ -1,29 +1,23 @@
 """TraceType_0..9.cpp and TraceTypeEverything.cpp (pipeline/trace_type.py): tracer kernels of
-hand-built functions, the file and its shards, and every file byte for byte against torchgen
-2.13 on the packaged spec and on edited copies (ops added at the end, ops moved, an autogen
-lost)."""
+hand-built functions, the file and its shards, and the time of the whole packaged spec's.
+Byte identity with torchgen 2.13, on the packaged spec and on edits aimed at TraceType
+(traced-ops-added, ops-moved-and-autogen-lost in support/spec_edits.py):
+test_differential_render.py and test_incremental.py."""
 
 from __future__ import annotations
 
 import hashlib
 import time
-from pathlib import Path
 
 import pytest
 
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
 from gradshard.pipeline.trace_type import (RenderedTrace, TraceKernel, is_trace_item,
                                            render_trace, trace_kernel, trace_shards,
                                            trace_type_file)
-from gradshard.service.codegen import gradshard_templates, spec_templates
-from gradshard.service.spec_location import locate_spec
-from support.graph_run import spec_records
-from support.oracle import run_oracle
-from support.spec_edits import Edit, apply_edits
-from support.specs import NATIVE, stage_packaged_spec
+from gradshard.service.codegen import gradshard_templates
 
 TRACE_FILES = [f"TraceType_{i}.cpp" for i in range(10)] + ["TraceTypeEverything.cpp"]
 TRACING = ("  torch::jit::Node* node = nullptr;\n"
@@ -287,106 +281,17 @@ def test_kernels_are_records_that_round_trip():
 
 
 # ---------------------------------------------------------------------------------------------
-# Against torchgen
-
-ADDED_OPS = """
-- func: zz_trace(Tensor self, int k=1) -> Tensor
-  variants: function, method
-  dispatch:
-    CPU: zz_trace
-
-- func: zz_trace_(Tensor(a!) self, int k=1) -> Tensor(a!)
-  variants: method
-  dispatch:
-    CPU: zz_trace_
-
-- func: zz_trace.out(Tensor self, int k=1, *, Tensor(a!) out) -> Tensor(a!)
-  dispatch:
-    CPU: zz_trace_out
-
-- func: zz_range(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-  dispatch:
-    CompositeExplicitAutograd: zz_range
-
-- func: zz_range.out(int n, *, Tensor(a!) out) -> Tensor(a!)
-  dispatch:
-    CPU: zz_range_out
-
-- func: zz_pair(Tensor self) -> (Tensor first, Tensor second)
-  dispatch:
-    CPU: zz_pair
-"""
-FFTFREQ = """- func: fft_fftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-  python_module: fft
-  variants: function
-  dispatch:
-    CompositeExplicitAutograd: fft_fftfreq
-
-- func: fft_fftfreq.out(int n, float d=1.0, *, Tensor(a!) out) -> Tensor(a!)
-  python_module: fft
-  variants: function
-  dispatch:
-    CompositeExplicitAutograd: fft_fftfreq_out
-
-"""
-AMINMAX_DISPATCH = "  dispatch:\n    CPU, CUDA: _aminmax_all\n  autogen: _aminmax.out\n"
-
-EDITS = {
-    "as-shipped": [],
-    # a new op with its in-place and out= forms, a factory and its out=, two returns
-    "ops-added-at-the-end": [Edit(NATIVE, "", ADDED_OPS)],
-    # fft_fftfreq moved (TraceType follows native_functions.yaml's order); _aminmax made
-    # composite, so its autogen'd out= is no longer generated
-    "ops-moved-and-autogen-lost": [Edit(NATIVE, FFTFREQ, ""), Edit(NATIVE, "", "\n" + FFTFREQ),
-                                   Edit(NATIVE, AMINMAX_DISPATCH, "  autogen: _aminmax.out\n")],
-}
+# The packaged spec
 
 
-@pytest.fixture(scope="module", params=list(EDITS))
-def both_sides(request, tmp_path_factory) -> tuple[str, dict[str, str], dict[str, str], float]:
-    """An edit of the staged packaged spec: its name, torchgen's TraceType files, ours, and the
-    seconds our functions took over the whole spec."""
-    root = tmp_path_factory.mktemp(request.param)
-    pythonpath, spec_dir = stage_packaged_spec(root / "stage")
-    apply_edits(spec_dir, EDITS[request.param])
-    run_oracle("tree", spec_dir, str(root / "out"), pythonpath=pythonpath)
-    generated = root / "out" / "torch" / "csrc" / "autograd" / "generated"
-    theirs = {name: (generated / name).read_text() for name in TRACE_FILES}
-    ours, seconds = trace_files(spec_dir)
-    return request.param, theirs, ours, seconds
-
-
-def trace_files(spec_dir: Path) -> tuple[dict[str, str], float]:
-    """Our TraceType files for a spec, as the build composes the functions, and their time."""
-    functions = spec_records(spec_dir).native_functions
-    location = locate_spec(str(spec_dir))
-    templates, spec = gradshard_templates(), spec_templates(location, ALL_TEMPLATES)
+def test_the_whole_spec_is_quick(packaged_codegen_inputs):
+    inputs = packaged_codegen_inputs
     start = time.perf_counter()
-    kernels = [trace_kernel(fn) for fn in functions if is_trace_item(fn)]
-    rendered = [render_trace(k, templates) for k in kernels]
-    files = {f"TraceType{shard}.cpp": trace_type_file(spec, [rendered[i] for i in positions],
-                                                      location.layout, shard)
+    kernels = [trace_kernel(fn) for fn in inputs.functions if is_trace_item(fn)]
+    rendered = [render_trace(k, inputs.templates) for k in kernels]
+    files = {f"TraceType{shard}.cpp": trace_type_file(inputs.spec_templates,
+                                                      [rendered[i] for i in positions],
+                                                      inputs.layout, shard)
              for shard, positions in trace_shards([k.root_name for k in kernels]).items()}
-    return files, time.perf_counter() - start
-
-
-def test_every_file_is_byte_identical(both_sides):
-    name, theirs, ours, _ = both_sides
-    assert sorted(ours) == sorted(theirs)
-    different = [file for file in TRACE_FILES if ours[file] != theirs[file]]
-    assert not different, f"{name}: differ from torchgen: {different}"
-
-
-def test_the_edits_reach_the_files(both_sides):
-    name, theirs, _, _ = both_sides
-    everything = theirs["TraceTypeEverything.cpp"]
-    if name == "ops-added-at-the-end":
-        assert 'op_name = c10::Symbol::fromQualString("aten::zz_trace_");' in everything
-        assert 'm.impl("zz_pair",' in everything
-    if name == "ops-moved-and-autogen-lost":
-        assert "_aminmax_out_out(" not in everything
-        assert everything.index("fft_fftfreq_out_out(") > everything.index("fft_rfftfreq(")
-
-
-def test_the_whole_spec_is_quick(both_sides):
-    assert both_sides[3] < 2.0
+    assert time.perf_counter() - start < 2.0
+    assert sorted(files) == sorted(TRACE_FILES)

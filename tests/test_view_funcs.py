@@ -1,13 +1,13 @@
 """ViewFuncs.h and ViewFuncs.cpp (pipeline/view_funcs.py): the ViewFunc structs of hand-built
 views (names, constructor and state, the SymInt and tensor accessors, list views), which
-functions get one, the faults torchgen stops at, both files from one environment, and both
-byte for byte against torchgen 2.13 on the packaged spec and on edited copies (new views; a
-view made composite)."""
+functions get one, the faults torchgen stops at, both files from one environment, and the
+time of the whole packaged spec's. Byte identity with torchgen 2.13, on the packaged spec and
+on edits aimed at ViewFuncs (inplace-and-view-ops-added, view-made-composite in
+support/spec_edits.py): test_differential_render.py and test_incremental.py."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +18,6 @@ from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
                                            view_func, view_func_name, view_funcs_files)
 from gradshard.service.codegen import gradshard_templates
-from support.spec_edits import Edit
-from support.specs import NATIVE
-from test_inplace_or_view import NEW_OPS, spec_inputs, torchgen_files_of
 
 VIEW_FUNCS_FILES = ["ViewFuncs.h", "ViewFuncs.cpp"]
 METHODS = """  virtual std::vector<c10::SymInt> get_symints() const override;
@@ -226,65 +223,15 @@ def test_both_files_come_from_one_environment_keeping_duplicate_headers():
 
 
 # ---------------------------------------------------------------------------------------------
-# Against torchgen
-
-CCOL_DISPATCH = ("  dispatch:\n    SparseCsrCPU, SparseCsrCUDA, SparseCsrMeta: "
-                 "ccol_indices_sparse_csr\n    CompositeExplicitAutograd: ccol_indices_default\n")
-
-EDITS = {
-    "as-shipped": [],
-    # among new ops, a view and a list view, with SymInt lists, optional SymInts and tensors
-    "new-views": [Edit(NATIVE, "", NEW_OPS)],
-    # ccol_indices loses its dispatch: composite implicit, so no derived kernel and no struct
-    "view-made-composite": [Edit(NATIVE, CCOL_DISPATCH, "")],
-}
+# The packaged spec
 
 
-def view_funcs_of(spec_dir: Path) -> tuple[dict[str, str], float]:
-    """Our ViewFuncs files for a spec, as the build composes the functions, and the seconds
-    they took."""
-    inputs = spec_inputs(spec_dir)
+def test_the_whole_spec_is_quick(packaged_codegen_inputs):
+    inputs = packaged_codegen_inputs
     start = time.perf_counter()
     structs = [s for fn, match in inputs.items for s in view_func(fn, match)]
     files = view_funcs_files(inputs.spec_templates,
                              [render_view_func(s, inputs.templates) for s in structs],
                              inputs.layout)
-    return files, time.perf_counter() - start
-
-
-@pytest.fixture(scope="module", params=list(EDITS))
-def both_sides(request, tmp_path_factory) -> tuple[str, dict[str, str], dict[str, str], float]:
-    """An edit of the staged packaged spec: its name, torchgen's files, ours, and the seconds
-    our functions took over the whole spec."""
-    spec_dir, theirs = torchgen_files_of(tmp_path_factory.mktemp(request.param),
-                                         EDITS[request.param], VIEW_FUNCS_FILES)
-    ours, seconds = view_funcs_of(spec_dir)
-    return request.param, theirs, ours, seconds
-
-
-@pytest.mark.slow
-def test_both_files_are_byte_identical(both_sides):
-    name, theirs, ours, _ = both_sides
-    assert sorted(ours) == sorted(theirs)
-    different = [file for file in VIEW_FUNCS_FILES if ours[file].encode() != theirs[file].encode()]
-    assert not different, f"{name}: differ from torchgen: {different}"
-
-
-@pytest.mark.slow
-def test_the_edits_reach_the_files(both_sides):
-    name, theirs, _, _ = both_sides
-    header = theirs["ViewFuncs.h"]
-    count = header.count("struct ")
-    if name == "as-shipped":
-        assert count == 39
-    if name == "new-views":
-        assert count == 41 and "SplitGsViewFunc(c10::SymIntArrayRef sizes, bool flag, " \
-            "::std::optional<c10::SymInt> chunk, int64_t view_idx)" in header
-        assert "if(weights.has_value()) tensors.insert(" in theirs["ViewFuncs.cpp"]
-    if name == "view-made-composite":
-        assert count == 38 and "CcolIndicesViewFunc" not in header
-
-
-@pytest.mark.slow
-def test_the_whole_spec_is_quick(both_sides):
-    assert both_sides[3] < 2.0
+    assert time.perf_counter() - start < 2.0
+    assert sorted(files) == sorted(VIEW_FUNCS_FILES)

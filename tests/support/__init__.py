@@ -8,6 +8,7 @@
 - compile: `gradshard build` with a compile step in this process, restored and crafted caches
 - daemon: a daemon started on a spec copy
 - programs: the Debian packages of the launcher programs
-- graph_run: the build graph run in this process without a store (records, files, code)
+- graph_run: the build graph run in this process without a store (records, files, code), and
+  what the build hands the native codegen's stages
 - toy_records: records for the engine's toy tasks
 """

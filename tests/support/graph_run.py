@@ -1,11 +1,13 @@
 """The build graph run on a spec in this process without a store (every task runs, nothing is
 written), as `gradshard check` runs it: the spec's records (cache/build_records.py), its
-generated files, and each node's and binding's generated code; or its parse and match alone."""
+generated files, and each node's and binding's generated code; or its parse and match alone;
+or what the build hands the native codegen's stages (codegen_inputs)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gradshard.cache.build_records import SpecRecords, side_records
 from gradshard.cache.engine import Engine
@@ -13,10 +15,15 @@ from gradshard.cache.graph import spec_sides
 from gradshard.cache.kernel_family import family_of_file
 from gradshard.cache.version import code_version
 from gradshard.pipeline.kernel_render import RenderedKernel, library_key
+from gradshard.pipeline.matching import FunctionMatch
+from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.python_files import RenderedBinding
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.spec import decode_spec
-from gradshard.service.codegen import analyze, prepare, records_of
+from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+from gradshard.service.codegen import (analyze, gradshard_templates, prepare, records_of,
+                                       spec_templates)
 from gradshard.service.incremental import Generation, GraphResult
 from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
@@ -26,6 +33,29 @@ from gradshard.service.tree import FLAT, Placement, index_names
 def spec_records(spec_dir: str | Path) -> SpecRecords:
     """What the graph knows of the spec; SpecError when it has problems."""
     return analyze(prepare(locate_spec(str(spec_dir))))
+
+
+class CodegenInputs(NamedTuple):
+    """What the build hands the native codegen's stages (TraceType, ADInplaceOrViewType,
+    ViewFuncs) for a spec: its native functions; the functions with derived kernels'
+    candidates in C++-name order, each with its match (None without infos); gradshard's
+    templates and the spec's; and the spec's layout."""
+
+    functions: list[NativeFunction]
+    items: list[tuple[NativeFunction, FunctionMatch | None]]
+    templates: TemplateSet
+    spec_templates: TemplateSet
+    layout: str
+
+
+def codegen_inputs(spec_dir: str | Path) -> CodegenInputs:
+    records = spec_records(spec_dir)
+    location = locate_spec(str(spec_dir))
+    functions = {str(fn.func.name): fn for fn in records.native_functions}
+    return CodegenInputs(list(records.native_functions),
+                         [(functions[m.function], m if m.infos is not None else None)
+                          for m in records.matches], gradshard_templates(),
+                         spec_templates(location, ALL_TEMPLATES), location.layout)
 
 
 def parsed_records(spec_dir: str | Path) -> SpecRecords:

@@ -56,6 +56,96 @@ SINH = """- name: sinh(Tensor self) -> Tensor
 """
 
 
+def op_with_inplace_and_out(name: str) -> str:
+    """native_functions.yaml's entries of a new op `name` with its in-place and out= forms."""
+    return f"""- func: {name}(Tensor self, int k=1) -> Tensor
+  variants: function, method
+  dispatch:
+    CPU: {name}
+
+- func: {name}_(Tensor(a!) self, int k=1) -> Tensor(a!)
+  variants: method
+  dispatch:
+    CPU: {name}_
+
+- func: {name}.out(Tensor self, int k=1, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: {name}_out
+"""
+
+
+PAIR = """
+- func: zz_pair(Tensor self) -> (Tensor first, Tensor second)
+  dispatch:
+    CPU: zz_pair
+"""
+
+
+# --- texts of the edits aimed at the native codegen (TraceType, ADInplaceOrViewType,
+# ViewFuncs, variable_factories.h, annotated_fn_args.py)
+# a new op with its in-place and out= forms, a factory and its out=, two named returns
+TRACED_OPS = "\n" + op_with_inplace_and_out("zz_trace") + """
+- func: zz_range(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: zz_range
+
+- func: zz_range.out(int n, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: zz_range_out
+""" + PAIR
+FFTFREQ = """- func: fft_fftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  python_module: fft
+  variants: function
+  dispatch:
+    CompositeExplicitAutograd: fft_fftfreq
+
+- func: fft_fftfreq.out(int n, float d=1.0, *, Tensor(a!) out) -> Tensor(a!)
+  python_module: fft
+  variants: function
+  dispatch:
+    CompositeExplicitAutograd: fft_fftfreq_out
+
+"""
+AMINMAX_DISPATCH = "  dispatch:\n    CPU, CUDA: _aminmax_all\n  autogen: _aminmax.out\n"
+# in-place, out= (one and two outs) and list in-place ops, a view and a list view (with
+# SymInt lists, optional SymInts and tensors) and their view copies
+INPLACE_AND_VIEW_OPS = "\n" + op_with_inplace_and_out("zz_bump") + """
+- func: zz_bump_all_(Tensor(a!)[] self) -> ()
+  dispatch:
+    CPU: zz_bump_all_
+""" + PAIR + """
+- func: zz_pair.out(Tensor self, *, Tensor(a!) first, Tensor(b!) second) -> (Tensor(a!) first, Tensor(b!) second)
+  dispatch:
+    CPU: zz_pair_out
+
+- func: unfold.gs(Tensor(a) self, int dimension, SymInt[] sizes, int? step=None, Tensor? weights=None) -> Tensor(a)
+  dispatch:
+    CPU: unfold_gs
+
+- func: unfold_copy.gs(Tensor self, int dimension, SymInt[] sizes, int? step=None, Tensor? weights=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutogradNonFunctional: unfold_copy_gs
+  tags: view_copy
+  autogen: unfold_copy.gs_out
+
+- func: split.gs(Tensor(a -> *) self, SymInt[] sizes, bool flag, SymInt? chunk=None) -> Tensor(a)[]
+  dispatch:
+    CPU: split_gs
+
+- func: split_copy.gs(Tensor self, SymInt[] sizes, bool flag, SymInt? chunk=None) -> Tensor[]
+  dispatch:
+    CompositeExplicitAutogradNonFunctional: split_copy_gs
+  tags: view_copy
+"""
+VALUES = "- name: _values(Tensor(a) self) -> Tensor(a)\n"
+CCOL_DISPATCH = ("  dispatch:\n    SparseCsrCPU, SparseCsrCUDA, SparseCsrMeta: "
+                 "ccol_indices_sparse_csr\n    CompositeExplicitAutograd: ccol_indices_default\n")
+FACTORY_OPTIONS = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                   "bool? pin_memory=None")
+DIAGONAL = ("- func: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)\n"
+            "  variants: function, method\n")
+
+
 @dataclass(frozen=True)
 class Edit:
     file: str
@@ -169,6 +259,70 @@ EDITS = {
         Edit(NATIVE, "", "\n- func: _foreach_sinc(Tensor[] self) -> Tensor[]\n  device_check: NoCheck\n"
                          "  variants: function\n  dispatch:\n"
                          "    CompositeExplicitAutograd: foreach_tensor_sinc_slow\n")],
+    # --- edits aimed at the native codegen: TraceType*, ADInplaceOrViewType*, ViewFuncs.*,
+    # variable_factories.h, annotated_fn_args.py
+    # traced-ops-added: tracer kernels of an op with its in-place and out= forms (both op
+    # names, the in-place guard), of a factory's out= (its options recorded when traced out of
+    # place) and of an op with two returns, at the end of TraceType's order; their
+    # ADInplaceOrView kernels (in place, out=) and factory wrapper and annotated args
+    "traced-ops-added": [Edit(NATIVE, "", TRACED_OPS)],
+    # ops-moved-and-autogen-lost: fft_fftfreq and its out= moved to the end (TraceType,
+    # variable_factories.h and annotated_fn_args.py follow native_functions.yaml's order);
+    # _aminmax made composite, so its autogen'd out= is no longer generated (its TraceType and
+    # ADInplaceOrView kernels go)
+    "ops-moved-and-autogen-lost": [Edit(NATIVE, FFTFREQ, ""), Edit(NATIVE, "", "\n" + FFTFREQ),
+                                   Edit(NATIVE, AMINMAX_DISPATCH, "  autogen: _aminmax.out\n")],
+    # inplace-and-view-ops-added: ADInplaceOrView kernels of in-place and out= ops (one and two
+    # outs; none for a list in-place op returning nothing), a view and a list view (as_view
+    # with their ViewFuncs and inverses), and the views' ViewFuncs structs (SymInt lists,
+    # optional SymInts and tensors, a list view's index); their tracer kernels too
+    "inplace-and-view-ops-added": [Edit(NATIVE, "", INPLACE_AND_VIEW_OPS)],
+    # view-made-differentiable: _values, a view without differentiable output, gets a formula:
+    # its ADInplaceOrView kernel becomes as_view with a ViewFunc (VariableType's and the
+    # autograd node's too)
+    "view-made-differentiable": [Edit(DERIVATIVES, VALUES + "  output_differentiability: [False]\n",
+                                      VALUES + "  self: grad\n")],
+    # view-made-composite: ccol_indices loses its dispatch: composite implicit, so no derived
+    # kernel (VariableType, ADInplaceOrView) and no ViewFuncs struct
+    "view-made-composite": [Edit(NATIVE, CCOL_DISPATCH, "")],
+    # factory-defaults-and-new-factories: fft_fftfreq's default changes in its function (a
+    # factory) and its out= variant; new factories: SymInt (two wrappers), `_like` without
+    # options (named for SKIP_PYTHON_BINDINGS' `_?sparse_coo_tensor.*`: torchgen's bindings
+    # refuse a `_like` function without options), options defaulting to long,
+    # cpp_no_default_args; a method-only function with options, which is no factory
+    # (variable_factories.h; the new functions' kernels, bindings and annotated args too)
+    "factory-defaults-and-new-factories": [
+        Edit(NATIVE, "- func: fft_fftfreq(int n, float d=1.0,", "- func: fft_fftfreq(int n, float d=2.0,"),
+        Edit(NATIVE, "- func: fft_fftfreq.out(int n, float d=1.0,",
+             "- func: fft_fftfreq.out(int n, float d=2.0,"),
+        Edit(NATIVE, "", (
+            "\n- func: zz_full_sym(SymInt[] size, Scalar fill_value=1, *, str mode='ab', "
+            "ScalarType? dtype=long, Layout? layout=None, Device? device=None, "
+            "bool? pin_memory=None) -> Tensor\n"
+            "  cpp_no_default_args: ['fill_value']\n"
+            "  dispatch:\n    CompositeExplicitAutograd: zz_full_sym\n"
+            "\n- func: _sparse_coo_tensor_like(Tensor self, float alpha=0.5) -> Tensor\n"
+            "  dispatch:\n    CompositeExplicitAutograd: _sparse_coo_tensor_like\n"
+            f"\n- func: new_zz(Tensor self, int[] size, *, {FACTORY_OPTIONS}) -> Tensor\n"
+            "  variants: method\n"
+            "  dispatch:\n    CompositeExplicitAutograd: new_zz\n"))],
+    # annotated-module-and-overload: diagonal moves to torch.linalg (function only); new
+    # overloads: add's at the end of the file (annotated_fn_args.py groups it with add's first
+    # appearance), a special function with a keyword-only argument without a default and a
+    # sized list; annotated_fn_args.py.in's own text edited too
+    "annotated-module-and-overload": [
+        Edit(NATIVE, DIAGONAL, DIAGONAL.replace("  variants: function, method\n",
+                                                "  python_module: linalg\n  variants: function\n")),
+        Edit(NATIVE, "", (
+            "\n- func: add.zz(Tensor self, int[2] pads, *, Tensor weight, SymInt[]? sizes) -> Tensor\n"
+            "  variants: function, method\n"
+            "  dispatch:\n    CompositeExplicitAutograd: add_zz\n"
+            "\n- func: special_zz(Tensor self, SymInt[2] window, *, Tensor other, "
+            "int k=2) -> Tensor\n"
+            "  python_module: special\n"
+            "  dispatch:\n    CompositeExplicitAutograd: special_zz\n")),
+        Edit(f"{TEMPLATES}/annotated_fn_args.py.in", "annotated_args = {\n",
+             "# edited\nannotated_args = {\n")],
 }
 
 
@@ -207,12 +361,24 @@ ALL_EDITS = {**EDITS, **ENGINE_EDITS}
 
 
 def runs(table: str) -> frozenset[str]:
-    """"task: ident, ident" lines → {"task ident", …}."""
+    """"task: ident, ident" lines → {"task ident", …}. An ident's own commas are inside
+    parentheses (a schema's arguments): they separate nothing."""
     found: set[str] = set()
     for line in table.strip().splitlines():
         task, idents = line.strip().split(": ", 1)
-        found.update(f"{task} {ident}" for ident in idents.split(", "))
+        found.update(f"{task} {ident}" for ident in split_idents(idents))
     return frozenset(found)
+
+
+def split_idents(idents: str) -> list[str]:
+    """A line's idents: split at each ", " outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(idents):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and idents.startswith(", ", at):
+            parts.append(idents[start:at])
+            start = at + 2
+    return parts + [idents[start:]]
 
 
 def table_of(found: Iterable[str], width: int = 88) -> str:
@@ -285,7 +451,10 @@ GENERATED_MATCHES = runs("""
     match.function: random.from, random.to, rrelu_with_noise_functional, uniform, zero
     """)
 # - an entry removed or moved moves the infos of every entry after it (`more`: their matches
-#   and foreach infos, hundreds).
+#   and foreach infos, hundreds);
+# - a native function moved moves every function after its old place, and one no longer
+#   generated (an autogen lost) every generated one after it: those that find infos match
+#   again (`more`: their matches, ops-moved-and-autogen-lost's ~200).
 # The return types' collection holds an item per Python name (an empty one for a name without
 # named returns): any name added assembles both files again, their text unchanged.
 RETURN_TYPES_FILES = runs("""
@@ -505,6 +674,7 @@ RERUNS: dict[str, Reruns] = {
         assemble.python_functions: python_functions_3.cpp, python_functions_4.cpp
         group.autograd_files: autograd files
         group.build: build
+        group.native_outputs: native outputs
         group.python_bindings: python bindings
         """),
     "output-differentiability": Reruns("""
@@ -574,6 +744,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_2.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -625,6 +796,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_1.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -673,6 +845,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_8.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -721,6 +894,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_5.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -757,6 +931,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_0.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -788,6 +963,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: TraceType_5.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -818,6 +994,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: TraceType_5.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -839,6 +1016,7 @@ RERUNS: dict[str, Reruns] = {
         bindings.plan: bindings
         bindings.render: Tensor.add, Tensor.add_, torch.add
         group.build: build
+        group.native_outputs: native outputs
         group.python_bindings: python bindings
         """),
     "new-tag": Reruns("""
@@ -858,6 +1036,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_9.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -899,6 +1078,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_9.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -935,6 +1115,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_1.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -975,6 +1156,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_9.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -1091,6 +1273,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_4.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -1169,6 +1352,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_3.cpp
         group.native_codegen: native codegen
+        group.native_outputs: native outputs
         group.native_side: native side
         group.python_bindings: python bindings
         group.variable_type: variable type
@@ -1191,6 +1375,345 @@ RERUNS: dict[str, Reruns] = {
         render.nodes: ForeachSincBackward0
         trace_type.kernel: _foreach_sinc
         variable_type.kernels: _foreach_sinc
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
+    # native functions added: the generated ones' matches (zz_pair's named returns do change
+    # the return types' files)
+    "traced-ops-added": Reruns("""
+        annotated.render: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out, zz_trace_
+        assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
+        assemble.inplace_or_view: ADInplaceOrViewType_1.cpp
+        assemble.return_types: python_return_types.cpp
+        assemble.return_types_h: python_return_types.h
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp, python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_1.cpp, TraceType_5.cpp
+        assemble.trace_type: TraceType_8.cpp
+        assemble.variable_factories: variable_factories.h
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
+        assemble.variable_type: VariableType_1.cpp, VariableType_2.cpp, VariableType_5.cpp
+        assemble.variable_type: VariableType_8.cpp
+        bindings.bind: Tensor.zz_trace, Tensor.zz_trace_, torch.zz_pair, torch.zz_range
+        bindings.bind: torch.zz_trace
+        bindings.key: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out, zz_trace_
+        bindings.plan: bindings
+        bindings.render: Tensor.zz_trace, Tensor.zz_trace_, torch.zz_pair, torch.zz_range
+        bindings.render: torch.zz_trace
+        bindings.return_types: zz_pair
+        factory.render: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out, zz_trace_
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_1.cpp
+        group.kernel_file: TraceType_5.cpp, TraceType_8.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_1.cpp, VariableType_2.cpp
+        group.variable_type_file: VariableType_5.cpp, VariableType_8.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out
+        inplace_or_view.kernel: zz_trace_
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out
+        parse.function_summary: zz_trace_
+        parse.generate: zz_pair, zz_range, zz_trace
+        parse.native: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out, zz_trace_
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.kernel: zz_pair 0, zz_range 0, zz_range.out 0, zz_trace 0, zz_trace.out 0
+        render.kernel: zz_trace_ 0
+        trace_type.kernel: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out, zz_trace_
+        variable_type.kernels: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out
+        variable_type.kernels: zz_trace_
+        """, excess=GENERATED_MATCHES),
+    # fft_fftfreq moved and _aminmax.out no longer generated: the functions after them that
+    # find infos match again (`more`: none of them is fft_fftfreq's or _aminmax's)
+    "ops-moved-and-autogen-lost": Reruns("""
+        annotated.render: _aminmax
+        assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_0.cpp, TraceType_6.cpp
+        assemble.variable_factories: variable_factories.h
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
+        assemble.variable_type: VariableType_5.cpp
+        bindings.bind: torch._aminmax
+        bindings.key: _aminmax
+        bindings.plan: bindings
+        factory.render: _aminmax
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, TraceType_0.cpp, TraceType_6.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_5.cpp
+        group.view_codegen: view codegen
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: _aminmax
+        parse.generate: _aminmax
+        parse.native: _aminmax
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        trace_type.kernel: _aminmax
+        """, more={'match.function': 197}),
+    # native functions added: the generated ones' matches (zz_pair's named returns do change
+    # the return types' files)
+    "inplace-and-view-ops-added": Reruns("""
+        annotated.render: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs, unfold_copy.gs_out
+        annotated.render: zz_bump, zz_bump.out, zz_bump_, zz_bump_all_, zz_pair, zz_pair.out
+        assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
+        assemble.inplace_or_view: ADInplaceOrViewType_1.cpp
+        assemble.return_types: python_return_types.cpp
+        assemble.return_types_h: python_return_types.h
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_1.cpp, python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_0.cpp, TraceType_2.cpp
+        assemble.trace_type: TraceType_4.cpp, TraceType_5.cpp, TraceType_6.cpp, TraceType_8.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
+        assemble.variable_type: VariableType_2.cpp, VariableType_4.cpp, VariableType_5.cpp
+        assemble.variable_type: VariableType_6.cpp, VariableType_8.cpp, VariableType_9.cpp
+        assemble.view_funcs: ViewFuncs.cpp, ViewFuncs.h
+        bindings.bind: Tensor.split, Tensor.unfold, Tensor.zz_bump, Tensor.zz_bump_, torch.split
+        bindings.bind: torch.split_copy, torch.unfold, torch.unfold_copy, torch.zz_bump
+        bindings.bind: torch.zz_bump_all_, torch.zz_pair
+        bindings.key: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs, unfold_copy.gs_out
+        bindings.key: zz_bump, zz_bump.out, zz_bump_, zz_bump_all_, zz_pair, zz_pair.out
+        bindings.plan: bindings
+        bindings.render: Tensor.zz_bump, Tensor.zz_bump_, torch.split, torch.split_copy
+        bindings.render: torch.unfold, torch.unfold_copy, torch.zz_bump, torch.zz_bump_all_
+        bindings.render: torch.zz_pair
+        bindings.return_types: zz_pair
+        factory.render: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs, unfold_copy.gs_out
+        factory.render: zz_bump, zz_bump.out, zz_bump_, zz_bump_all_, zz_pair, zz_pair.out
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_0.cpp
+        group.kernel_file: TraceType_2.cpp, TraceType_4.cpp, TraceType_5.cpp, TraceType_6.cpp
+        group.kernel_file: TraceType_8.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_0.cpp, VariableType_2.cpp, VariableType_4.cpp
+        group.variable_type_file: VariableType_5.cpp, VariableType_6.cpp, VariableType_8.cpp
+        group.variable_type_file: VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
+        inplace_or_view.kernel: unfold_copy.gs_out, zz_bump, zz_bump.out, zz_bump_, zz_bump_all_
+        inplace_or_view.kernel: zz_pair, zz_pair.out
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
+        parse.function_summary: unfold_copy.gs (generated 0), zz_bump, zz_bump.out, zz_bump_
+        parse.function_summary: zz_bump_all_, zz_pair, zz_pair.out
+        parse.generate: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs, zz_bump
+        parse.generate: zz_bump_all_, zz_pair
+        parse.native: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs, zz_bump, zz_bump.out
+        parse.native: zz_bump_, zz_bump_all_, zz_pair, zz_pair.out
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.kernel: split.gs 0, split_copy.gs 0, unfold.gs 0, unfold_copy.gs 0
+        render.kernel: unfold_copy.gs_out 0, zz_bump 0, zz_bump.out 0, zz_bump_ 0
+        render.kernel: zz_bump_all_ 0, zz_pair 0, zz_pair.out 0
+        trace_type.kernel: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
+        trace_type.kernel: unfold_copy.gs_out, zz_bump, zz_bump.out, zz_bump_, zz_bump_all_
+        trace_type.kernel: zz_pair, zz_pair.out
+        variable_type.kernels: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
+        variable_type.kernels: unfold_copy.gs_out, zz_bump, zz_bump.out, zz_bump_, zz_bump_all_
+        variable_type.kernels: zz_pair, zz_pair.out
+        view_func.render: split.gs, unfold.gs
+        """, excess=GENERATED_MATCHES),
+    "view-made-differentiable": Reruns("""
+        assemble.functions: Functions.cpp, Functions.h
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
+        assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
+        assemble.python_functions: python_functions_3.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
+        assemble.variable_type: VariableType_7.cpp
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_3.cpp, VariableType_7.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _values, _values_copy
+        match.function: _values, _values_copy
+        match.plan: functions
+        parse.derivative: _values
+        parse.dispatch_keys: derivatives
+        parse.entry_infos: _values
+        parse.info_summary: _values, _values_copy
+        parse.numbered_infos: _values
+        parse.op_names: derivatives
+        parse.view_copies: derivatives
+        parse.view_copy: _values_copy
+        render.kernel: _values 0, _values_copy 0
+        render.node: ValuesBackward1, ValuesBackward1_copy
+        render.node_names: infos 390, infos 718
+        render.nodes: ValuesBackward1, ValuesBackward1_copy
+        variable_type.kernels: _values, _values_copy
+        view_func.render: _values
+        """),
+    "view-made-composite": Reruns("""
+        annotated.render: ccol_indices
+        assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
+        assemble.view_funcs: ViewFuncs.cpp, ViewFuncs.h
+        bindings.bind: Tensor.ccol_indices
+        bindings.key: ccol_indices
+        factory.render: ccol_indices
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_1.cpp, TraceType_9.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_9.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: ccol_indices
+        match.function: ccol_indices
+        match.plan: functions
+        parse.buckets: native functions
+        parse.entry_infos: ccol_indices
+        parse.function_summary: ccol_indices
+        parse.generate: ccol_indices
+        parse.info_summary: ccol_indices
+        parse.native: ccol_indices
+        parse.native_checks: native functions
+        parse.numbered_infos: ccol_indices
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_copy: ccol_indices_copy
+        parse.view_order: native functions
+        render.node_names: infos 130
+        trace_type.kernel: ccol_indices
+        variable_type.kernels: ccol_indices
+        view_func.render: ccol_indices
+        """),
+    # native functions added: the generated ones' matches; Python names added (zz_full_sym,
+    # new_zz) without named returns: the return types' files, unchanged
+    "factory-defaults-and-new-factories": Reruns("""
+        annotated.render: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        annotated.render: zz_full_sym
+        assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.binding_file: python_fft_functions.cpp, python_variable_methods.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_0.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_2.cpp, TraceType_4.cpp
+        assemble.trace_type: TraceType_7.cpp
+        assemble.variable_factories: variable_factories.h
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
+        assemble.variable_type: VariableType_4.cpp, VariableType_7.cpp
+        bindings.bind: Tensor.new_zz, torch._C._fft.fft_fftfreq, torch.zz_full_sym
+        bindings.key: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz, zz_full_sym
+        bindings.plan: bindings
+        bindings.render: Tensor.new_zz, torch._C._fft.fft_fftfreq, torch.zz_full_sym
+        factory.render: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        factory.render: zz_full_sym
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_2.cpp
+        group.kernel_file: TraceType_4.cpp, TraceType_6.cpp, TraceType_7.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_2.cpp, VariableType_4.cpp, VariableType_6.cpp
+        group.variable_type_file: VariableType_7.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        inplace_or_view.kernel: zz_full_sym
+        match.plan: functions
+        parse.buckets: native functions
+        parse.function_summary: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        parse.function_summary: zz_full_sym
+        parse.generate: _sparse_coo_tensor_like, fft_fftfreq, new_zz, zz_full_sym
+        parse.native: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz, zz_full_sym
+        parse.native_checks: native functions
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_order: native functions
+        render.kernel: _sparse_coo_tensor_like 0, new_zz 0, zz_full_sym 0
+        trace_type.kernel: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        trace_type.kernel: zz_full_sym
+        variable_type.kernels: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
+        variable_type.kernels: zz_full_sym
+        """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
+    # native functions added: the generated ones' matches; Python names added (special_zz,
+    # linalg's diagonal) without named returns: the return types' files, unchanged
+    "annotated-module-and-overload": Reruns("""
+        annotated.render: add.zz, diagonal, special_zz
+        assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.binding_file: python_linalg_functions.cpp, python_special_functions.cpp
+        assemble.binding_file: python_variable_methods.cpp
+        assemble.torch_functions: python_torch_functionsEverything.cpp
+        assemble.torch_functions: python_torch_functions_0.cpp, python_torch_functions_2.cpp
+        assemble.trace_type: TraceTypeEverything.cpp, TraceType_2.cpp, TraceType_3.cpp
+        assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
+        assemble.variable_type: VariableType_3.cpp
+        bindings.bind: Tensor.add, torch._C._linalg.diagonal, torch._C._special.special_zz
+        bindings.bind: torch.add
+        bindings.deprecated_check: add(Tensor self, Scalar alpha, Tensor other) -> Tensor
+        bindings.deprecated_check: add(Tensor self, Scalar alpha, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+        bindings.key: add.zz, diagonal, special_zz
+        bindings.plan: bindings
+        bindings.render: Tensor.add, torch._C._linalg.diagonal, torch._C._special.special_zz
+        bindings.render: torch.add
+        factory.render: add.zz, diagonal, special_zz
+        group.autograd_files: autograd files
+        group.autograd_side: autograd side
+        group.build: build
+        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp, TraceType_2.cpp
+        group.kernel_file: TraceType_3.cpp
+        group.native_codegen: native codegen
+        group.native_outputs: native outputs
+        group.native_side: native side
+        group.python_bindings: python bindings
+        group.variable_type: variable type
+        group.variable_type_file: VariableType_2.cpp, VariableType_3.cpp
+        group.view_codegen: view codegen
+        inplace_or_view.kernel: add.zz, diagonal, special_zz
+        match.function: diagonal
+        match.plan: functions
+        parse.buckets: native functions
+        parse.entry_infos: diagonal
+        parse.function_summary: add.zz, diagonal, special_zz
+        parse.generate: add.zz, diagonal, special_zz
+        parse.info_summary: diagonal
+        parse.native: add.zz, diagonal, special_zz
+        parse.native_checks: native functions
+        parse.numbered_infos: diagonal
+        parse.signature_groups: native functions
+        parse.view_copies: derivatives
+        parse.view_copy: diagonal_copy
+        parse.view_order: native functions
+        render.kernel: add.zz 0, special_zz 0
+        render.node_names: infos 83
+        render.nodes: DiagonalBackward0
+        trace_type.kernel: add.zz, diagonal, special_zz
+        variable_type.kernels: add.zz, diagonal, special_zz
+        view_func.render: diagonal
         """, excess=GENERATED_MATCHES | RETURN_TYPES_FILES),
     "blank-lines-and-comments": Reruns("""
         group.autograd_side: autograd side
