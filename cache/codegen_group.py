@@ -38,7 +38,7 @@ from gradshard.pipeline.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc, r
 from .engine import Engine, Group, Task, Value
 from .graph_records import RENDER, FailureLog, Outputs
 from .kernel_family import FamilyMember, KernelFamily, family_files, register
-from .tasks import single_template
+from .tasks import NATIVE, single_template
 from .variable_type_group import kernel_functions
 
 TRACE_TEMPLATE = "TraceType.cpp"
@@ -115,25 +115,26 @@ def _match(match: FunctionMatch) -> FunctionMatch | None:
 
 
 TRACE_KERNEL = Task("trace_type.kernel", "render", traced, RenderedTrace,
-                    ("function", "templates"), fan_out=True, splits=True)
+                    ("function", "templates"), fan_out=True, splits=True,
+                    blames=NATIVE)
 TRACE_FILE = Task("assemble.trace_type", "assemble", trace_file, Text,
                   ("kernels", "template", "layout", "shard"))
 FACTORY = Task("factory.render", "render", factories, RenderedFactory,
-               ("function", "templates"), fan_out=True)
+               ("function", "templates"), fan_out=True, blames=NATIVE)
 FACTORIES_FILE = Task("assemble.variable_factories", "assemble", factories_file, Text,
                       ("factories", "template", "layout"))
 ANNOTATED_ARGS = Task("annotated.render", "render", annotated, RenderedAnnotatedArgs,
-                      ("function", "templates"), splits=True)
+                      ("function", "templates"), splits=True, blames=NATIVE)
 ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, Text,
                       ("entries", "template"))
 
 INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
                               RenderedInplaceOrView, ("function", "match", "templates"),
-                              fan_out=True, splits=True)
+                              fan_out=True, splits=True, blames=NATIVE)
 INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
                             ("kernels", "template", "layout", "shard"))
 VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,
-                 ("function", "match", "templates"), fan_out=True)
+                 ("function", "match", "templates"), fan_out=True, blames=NATIVE)
 VIEW_FUNCS_FILE = Task("assemble.view_funcs", "assemble", view_funcs_file, Text,
                        ("structs", "ViewFuncs.h template", "ViewFuncs.cpp template", "layout",
                         "file"))

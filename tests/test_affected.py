@@ -129,3 +129,24 @@ def test_a_foreach_only_edit_touches_no_python_functions_file(tmp_path, base):
     assert result.nodes == {"ForeachSincBackward0": "added"}
     assert {"Functions.h", "Functions.cpp"} <= set(result.files)
     assert not [name for name in result.files if name.startswith("python_functions")]
+
+
+def test_the_rest_of_the_codegen_names_its_kernels_and_files(tmp_path, base):
+    """New ops with in-place and out= forms, a factory and named returns: their tracer and
+    ADInplaceOrView kernels, each at its key and in its file, and the files beside them."""
+    base_dir, _, cache = base
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    apply_edits(spec_dir, ALL_EDITS["traced-ops-added"])
+    session = Session(cache)
+    try:
+        result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
+    finally:
+        session.close()
+    kernels = {(k.name, k.key): (k.file, k.change) for k in result.kernels}
+    assert kernels[("zz_trace_", "Tracer")][1] == "added"
+    assert kernels[("zz_trace_", "Tracer")][0] in {f"TraceType_{i}.cpp" for i in range(10)}
+    assert kernels[("zz_trace_", "ADInplaceOrView")][0].startswith("ADInplaceOrViewType_")
+    assert ("zz_range", "Tracer") in kernels and ("zz_range", "ADInplaceOrView") not in kernels
+    assert {"TraceTypeEverything.cpp", "ADInplaceOrViewTypeEverything.cpp",
+            "variable_factories.h", "annotated_fn_args.py"} <= set(result.files)
+    assert "ViewFuncs.h" not in result.files  # no view among them

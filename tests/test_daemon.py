@@ -317,3 +317,47 @@ def test_a_forward_formula_edit_regenerates_variable_type(daemon):
     status = daemon.wait()
     assert status["last"]["ok"]
     assert "self_t * other_p * 2" not in (daemon.out / "Functions.cpp").read_text()
+
+
+NEW_OPS = """
+- func: zz_bump(Tensor self, int k=1) -> Tensor
+  variants: function, method
+  dispatch:
+    CPU: zz_bump
+
+- func: zz_bump_(Tensor(a!) self, int k=1) -> Tensor(a!)
+  variants: method
+  dispatch:
+    CPU: zz_bump_
+"""
+
+
+def test_a_native_edit_regenerates_the_rest_of_the_autograd_codegen(tmp_path):
+    """A daemon writing generate_code's tree: an op added to native_functions.yaml reaches
+    TraceType, ADInplaceOrViewType and annotated_fn_args.py, each at its place in the tree;
+    derivatives.yaml, untouched, leaves Functions.cpp as it was."""
+    spec = tmp_path / "spec"
+    subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
+    running = Running(tmp_path, spec, "--codegen-only", "--tree", "pytorch")
+    assert running.start().returncode == 0
+    try:
+        running.wait()
+        generated = running.out / "torch" / "csrc" / "autograd" / "generated"
+        annotated = running.out / "torch/testing/_internal/generated/annotated_fn_args.py"
+        functions = mtime(generated / "Functions.cpp")
+        assert functions is not None and "zz_bump" not in annotated.read_text()
+        native = spec / "ATen" / "native" / "native_functions.yaml"
+        write_atomically(native, native.read_text() + NEW_OPS)
+        deadline = time.monotonic() + 60
+        while "zz_bump" not in annotated.read_text():
+            assert time.monotonic() < deadline, "the native edit was not rebuilt"
+            time.sleep(0.02)
+        status = running.wait()
+        assert status["last"]["ok"] and status["builds"] == 2
+        assert 'm.impl("zz_bump_",' in (generated / "TraceTypeEverything.cpp").read_text()
+        assert "increment_version(self);" in \
+            (generated / "ADInplaceOrViewTypeEverything.cpp").read_text().split("zz_bump_(")[1]
+        assert mtime(generated / "Functions.cpp") == functions
+        assert not (running.out / "TraceTypeEverything.cpp").exists()  # nothing flat
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)

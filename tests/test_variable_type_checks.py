@@ -1,6 +1,7 @@
-"""gen_autograd's checks (the ones PyTorch's build runs while it generates VariableType):
-each is a problem of `check` and `build`, located at the derivatives.yaml entry or native
-function the user edited, and torchgen 2.13 rejects the same edited spec."""
+"""gen_autograd's checks (the ones PyTorch's build runs while it generates VariableType,
+ADInplaceOrViewType and ViewFuncs): each is a problem of `check` and `build`, located at the
+derivatives.yaml entry or native function the user edited, and torchgen 2.13 rejects the
+same edited spec."""
 
 from __future__ import annotations
 
@@ -23,12 +24,32 @@ class BadSpec:
     anchor: str  # the text of the reported line in the edited file
     edits: tuple[tuple[str, str, str], ...]  # (file, old, new); old "" appends new
     torchgen_says: str  # a fragment of torchgen's own error
+    oracle: str = "render"  # torchgen_oracle.py's command that meets it (tree: gen_autograd whole)
 
 
 MINMAX = "- name: minmax(Tensor self, int dim=0) -> (Tensor min, Tensor max)\n"
 MINMAX_GRADS = "  self: grad_min.expand_symint(self.sym_sizes()) + grad_max.expand_symint(self.sym_sizes())\n"
 EXPAND = "- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)\n"
 MY_OP = "\n- func: my_op(Tensor self) -> Tensor\n  variants: function\n"
+
+
+def new_view(schema: str, copy_returns: str) -> str:
+    """A new overload of expand (a view op by its base name, gen_inplace_or_view_type's
+    VIEW_FUNCTIONS), with its view_copy variant, as native_functions.yaml entries."""
+    name, arguments = schema.split("(", 1)
+    base, overload = name.split(".")
+    arguments = arguments.split(") -> ")[0].replace("Tensor(a -> *) self", "Tensor self")
+    return (f"\n- func: {schema}\n  dispatch:\n    CPU: {base}_{overload}\n"
+            f"\n- func: {base}_copy.{overload}({arguments.replace('Tensor(a) self', 'Tensor self')})"
+            f" -> {copy_returns}\n  dispatch:\n"
+            f"    CompositeExplicitAutogradNonFunctional: {base}_copy_{overload}\n"
+            "  tags: view_copy\n")
+
+
+VIEW_DTYPE = "expand.gs(Tensor(a) self, ScalarType dtype) -> Tensor(a)"
+VIEW_TWO = "expand.two(Tensor(a -> *) self) -> (Tensor(a) a, Tensor(a) b)"
+VIEW_PLAIN = "expand.gs(Tensor(a) self) -> Tensor(a)"
+VIEW_INT_FIRST = "expand.gs(int k, Tensor(a) self) -> Tensor(a)"
 
 CASES = {
     "output-differentiability-length": BadSpec(
@@ -91,6 +112,25 @@ CASES = {
                        "  other: mul_tensor_backward(grad, self, other.scalar_type())\n",
           "  self, other: mul_pair(grad, wrap_opt_if(other2, true), other)\n"),),
         "wrap_opt_if_match is None"),
+    # ADInplaceOrViewType and ViewFuncs (gen_inplace_or_view_type, gen_view_funcs)
+    "view-argument-type": BadSpec(
+        "inplace_or_view.view-argument-type", NATIVE, f"- func: {VIEW_DTYPE}\n",
+        ((NATIVE, "", new_view(VIEW_DTYPE, "Tensor")),),
+        "argument to op expand in addition to known types", "tree"),
+    "multiple-view-outputs": BadSpec(
+        "inplace_or_view.multiple-view-outputs", NATIVE, f"- func: {VIEW_TWO}\n",
+        ((NATIVE, "", new_view(VIEW_TWO, "(Tensor a, Tensor b)")),),
+        "return multiple differentiable output when at least one of them is view", "tree"),
+    "view-without-default": BadSpec(
+        "inplace_or_view.view-without-default", DERIVATIVES, f"- name: {VIEW_PLAIN}\n",
+        ((NATIVE, "", new_view(VIEW_PLAIN, "Tensor")),
+         (DERIVATIVES, "", f"\n- name: {VIEW_PLAIN}\n  dispatch:\n"
+                           "    AutogradNestedTensor:\n      self: grad\n")),
+        "KeyError: 'Default", "tree"),
+    "view-funcs-argument-order": BadSpec(
+        "view_funcs.argument-order", NATIVE, f"- func: {VIEW_INT_FIRST}\n",
+        ((NATIVE, "", new_view(VIEW_INT_FIRST, "Tensor")),),
+        "UnsatError", "tree"),
 }
 
 
@@ -132,7 +172,8 @@ def test_check_reports_at_the_edit(name, tmp_path, capsys):
     assert mine[0]["line"] == line_of(where, case.anchor)
 
 
-@pytest.mark.parametrize("name", ["missing-arguments", "manual-kernel-registration"])
+@pytest.mark.parametrize("name", ["missing-arguments", "manual-kernel-registration",
+                                  "multiple-view-outputs"])
 def test_build_refuses_and_writes_nothing(name, tmp_path, capsys):
     case = CASES[name]
     spec = edited_mini(tmp_path, case)
@@ -156,5 +197,5 @@ def test_torchgen_rejects_it_too(name, tmp_path):
         shutil.copy(MINI_SPEC / file, spec / file)
     apply(spec, case.edits)
     with pytest.raises(AssertionError) as failed:
-        run_oracle("render", spec, str(tmp_path / "out"), pythonpath=pythonpath)
+        run_oracle(case.oracle, spec, str(tmp_path / "out"), pythonpath=pythonpath)
     assert case.torchgen_says in str(failed.value)
