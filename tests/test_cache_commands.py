@@ -11,7 +11,7 @@ import pytest
 from gradshard.cache.maintenance import parse_size
 from gradshard.cache.store import Store
 from gradshard.service.cli import main
-from support.specs import MINI_SPEC, mini_spec_pair
+from support.specs import FLAT_FILES, MINI_SPEC, mini_spec_pair
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -38,11 +38,11 @@ def test_build_summary_names_the_work(tmp_path, specs, capsys):
     cache, out = tmp_path / "cache", tmp_path / "out"
     first = build(capsys, base, out, cache)
     assert first["status"] == "built" and first["tasks"]["reused"] == 0
-    assert len(first["files"]["written"]) == 35
+    assert len(first["files"]["written"]) == FLAT_FILES
     code, text, _ = run(capsys, "build", "--codegen-only", "--spec", str(edited), "--out",
                         str(out), "--cache", str(cache))
     assert code == 0
-    assert "(1 written, 34 unchanged)" in text
+    assert f"(1 written, {FLAT_FILES - 1} unchanged)" in text
     assert "parse.derivative expand (changed: entry)" in text
     assert "time:" in text and f"cache: {cache}" in text
     again = build(capsys, edited, out, cache)
@@ -104,7 +104,7 @@ def test_gc_keeps_what_the_latest_builds_need(tmp_path, specs, capsys):
     assert any("last build of each output directory" in w for w in report["warnings"])
     shutil.rmtree(tmp_path / "a")
     again = build(capsys, edited, tmp_path / "a", cache)  # the kept build: nothing reruns
-    assert again["tasks"]["run"] == 0 and len(again["files"]["written"]) == 35
+    assert again["tasks"]["run"] == 0 and len(again["files"]["written"]) == FLAT_FILES
     other = build(capsys, base, tmp_path / "b", cache)  # the dropped one: rebuilt, correct
     assert other["status"] == "built"
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from gradshard.service.cli import collector_for, main
-from support.specs import MINI_SPEC
+from support.specs import FLAT_FILES, MINI_SPEC
 
 
 def run(capsys, *argv):
@@ -94,14 +94,15 @@ def test_checkout_layout_is_detected(tmp_path, capsys):
 def test_build_then_rebuild_leaves_files_untouched(tmp_path, capsys):
     out = tmp_path / "gen"
     code, stdout, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC), "--out", str(out))
-    assert code == 0 and "35 files" in stdout and "(35 written, 0 unchanged)" in stdout
+    assert code == 0 and f"{FLAT_FILES} files" in stdout
+    assert f"({FLAT_FILES} written, 0 unchanged)" in stdout
     from support.spec_edits import ALL_FILES
     assert sorted(p.name for p in out.iterdir()) == sorted(ALL_FILES)
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     code, out_json, _ = run(capsys, "build", "--codegen-only", "--spec", str(MINI_SPEC),
                             "--out", str(out), "--json")
     report = json.loads(out_json)
-    assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == 35
+    assert code == 0 and report["files"]["written"] == [] and len(report["files"]["unchanged"]) == FLAT_FILES
     assert report["status"] == "up to date"
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes
 

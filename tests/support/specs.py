@@ -11,6 +11,11 @@ from gradshard.service.spec_location import locate_spec
 
 TESTS = Path(__file__).resolve().parent.parent
 MINI_SPEC = TESTS / "fixtures" / "mini"
+# `gradshard build`'s flat output of any spec: Functions.h/.cpp, python_functions.h,
+# Everything and _0..4, 14 binding files, VariableType.h, Everything and _0..9, TraceType
+# Everything and _0..9, ADInplaceOrViewType Everything and _0..1, ViewFuncs.h/.cpp,
+# variable_factories.h and annotated_fn_args.py
+FLAT_FILES = 2 + 7 + 14 + 12 + 11 + 3 + 2 + 1 + 1
 
 # Spec files relative to a packaged spec directory.
 NATIVE = "ATen/native/native_functions.yaml"
