@@ -258,6 +258,10 @@ class Engine:
         self.generation = generation
         self.verify = verify
         self.force_groups = force_groups or verify
+        # entering every group to recover what a stale cache lost: no child then, since a
+        # value a group's index names is recovered from its recipe, which only the process
+        # that ran (or reused) its task knows (see StaleCache)
+        self.recovering = force_groups and not verify
         # how many processes `groups` may run at once (None: the processors there are)
         self.processes = split.processors() if processes is None else processes
         self.stats = EngineStats()
@@ -505,9 +509,9 @@ class Engine:
 
     def _free_processor(self) -> bool:
         """Whether a child may be forked now: a store keeps its work (without one it would
-        be lost with it), forking is safe, and fewer children run than processors are
-        free."""
-        if self.store is None or not split.can_fork():
+        be lost with it), the run is not recovering, forking is safe, and fewer children
+        run than processors are free."""
+        if self.store is None or self.recovering or not split.can_fork():
             return False
         self._children = [c for c in self._children if c.running()]
         return len(self._children) + 1 < self.processes
@@ -783,6 +787,10 @@ class Engine:
             v.items = tuple(Value(h, v.type, recipe=v.recipe, scope=v.scope)
                             for h in listing.items)
             self._listings[v.hash] = v.items
+            if v.recipe is not None:
+                # an index naming one item (a family's kernel) refers to it with this recipe
+                for h in listing.items:
+                    self._recipes.setdefault(h, v.recipe)
 
     def _load(self, values: Sequence[Value]) -> None:
         """Bring every record of these values (and their items) into memory."""

@@ -206,6 +206,35 @@ def test_missing_value_behind_a_group_index_restarts(store):
     assert forced.records([forced.ref(index.total, Number)])[0].value == 3
 
 
+@dataclass(frozen=True, slots=True)
+class WordsIndex(Record):
+    words: tuple[str, ...]  # each an item of toy.split's fanned-out list
+
+
+def listed_words(engine: Engine, text: Value) -> WordsIndex:
+    return WordsIndex(tuple(w.hash for w in engine.items(engine.run(SPLIT, [text], "split"))))
+
+
+WORDS = Group("toy.words", "parse", listed_words, WordsIndex, ("text",))
+
+
+def test_an_item_of_a_fanned_out_list_named_by_an_index_is_recovered(store):
+    """A group's index naming items of a fanned-out list (as a kernel family's file groups
+    name their kernels): a damaged item is recomputed through its task once the group is
+    entered again, not a stale cache for ever."""
+    engine = Engine(store, "v1")
+    index = engine.records([engine.group(WORDS, [engine.text("p q r")], "words")])[0]
+    engine.finish()
+    store.connection.execute("UPDATE blobs SET data = CAST('{\"text\":\"zz\"}' AS BLOB) "
+                             "WHERE hash = ?", (index.words[1],))
+    forced = Engine(reopen(store), "v1", force_groups=True)
+    index = forced.records([forced.group(WORDS, [forced.text("p q r")], "words")])[0]
+    CALLS.clear()
+    words = forced.records([forced.ref(h, Text) for h in index.words])
+    assert [w.text for w in words] == ["p", "q", "r"] and CALLS == ["split"]
+    assert forced.stats.recovered == 1
+
+
 def test_without_a_store_everything_runs():
     CALLS.clear()
     engine = Engine(None, "v1")

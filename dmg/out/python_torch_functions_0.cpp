@@ -1,0 +1,222 @@
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+// @generated from packaged/autograd/templates/python_torch_functions.cpp
+
+// Python bindings for torch.* functions implemented through ATen.
+//
+// The functions are bound as static methods on a class
+// torch._C._VariableFunctions which is also aliased as Variable._torch
+// and also copied into 'torch' module.
+
+#include <Python.h>
+
+// Undefine the copysign macro so that at::copysign works as intended with MSVC
+// https://github.com/python/cpython/blob/c60394c7fc9cc09b16e9675a3eeb5844b6d8523f/PC/pyconfig.h#L196
+#ifdef _MSC_VER
+#undef copysign
+#endif // _MSC_VER
+
+#include "torch/csrc/autograd/python_torch_functions.h"
+#include "torch/csrc/autograd/python_variable.h"
+#include "torch/csrc/autograd/utils/wrap_outputs.h"
+#include "torch/csrc/Dtype.h"
+#include "torch/csrc/DynamicTypes.h"
+#include "torch/csrc/Exceptions.h"
+#include "torch/csrc/utils/out_types.h"
+#include "torch/csrc/utils/pybind.h"
+#include "torch/csrc/utils/pycfunction_helpers.h"
+#include "torch/csrc/utils/python_arg_parser.h"
+#include "torch/csrc/utils/tensor_layouts.h"
+#include "torch/csrc/utils/tensor_new.h"
+#include "torch/csrc/utils/tensor_numpy.h"
+#include "torch/csrc/jit/frontend/tracer.h"
+#include "torch/csrc/autograd/generated/variable_factories.h"
+#include "torch/csrc/utils/structseq.h"
+#include "torch/csrc/utils/device_lazy_init.h"
+#include "torch/csrc/autograd/generated/python_return_types.h"
+
+#include <ATen/core/Tensor.h>
+
+#ifndef AT_PER_OPERATOR_HEADERS
+#include <ATen/Functions.h>
+#else
+#include <ATen/ops/mul.h>
+#include <ATen/ops/expand_copy.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/minmax.h>
+#endif
+
+#include <functional>
+#include <initializer_list>
+#include <stdexcept>
+#include <utility>
+
+using at::Tensor;
+using at::Device;
+using at::Layout;
+using at::Scalar;
+using at::ScalarType;
+using at::Backend;
+using at::OptionalDeviceGuard;
+using at::DeviceGuard;
+using at::TensorOptions;
+using at::IntArrayRef;
+using at::Generator;
+using at::TensorList;
+using at::ArrayRef;
+
+using torch::utils::check_out_type_matches;
+using namespace torch::autograd::utils;
+
+// NOTE: See [Sharded File] comment in VariableType
+
+namespace torch::autograd {
+
+// generated forward declarations start here
+
+static PyObject * THPVariable_mul(PyObject* self_, PyObject* args, PyObject* kwargs);
+static PyObject * THPVariable_expand_copy(PyObject* self_, PyObject* args, PyObject* kwargs);
+static PyObject * THPVariable_zeros(PyObject* self_, PyObject* args, PyObject* kwargs);
+static PyObject * THPVariable_minmax(PyObject* self_, PyObject* args, PyObject* kwargs);
+
+static PyMethodDef torch_functions_shard[] = {
+  {"mul", castPyCFunctionWithKeywords(THPVariable_mul), METH_VARARGS | METH_KEYWORDS | METH_STATIC, nullptr},
+  {"expand_copy", castPyCFunctionWithKeywords(THPVariable_expand_copy), METH_VARARGS | METH_KEYWORDS | METH_STATIC, nullptr},
+  {"zeros", castPyCFunctionWithKeywords(THPVariable_zeros), METH_VARARGS | METH_KEYWORDS | METH_STATIC, nullptr},
+  {"minmax", castPyCFunctionWithKeywords(THPVariable_minmax), METH_VARARGS | METH_KEYWORDS | METH_STATIC, nullptr},
+};
+
+void gatherTorchFunctions_0(std::vector<PyMethodDef> &torch_functions) {
+  constexpr size_t num_functions = sizeof(torch_functions_shard) / sizeof(torch_functions_shard[0]);
+  torch_functions.insert(
+    torch_functions.end(),
+    torch_functions_shard,
+    torch_functions_shard + num_functions);
+}
+
+// generated methods start here
+
+// mul
+static PyObject * THPVariable_mul(PyObject* self_, PyObject* args, PyObject* kwargs)
+{
+  HANDLE_TH_ERRORS
+  static PythonArgParser parser({
+    "mul(Tensor input, Tensor other, *, Tensor out=None)",
+  }, /*traceable=*/true);
+
+  ParsedArgs<3> parsed_args;
+  auto _r = parser.parse(nullptr, args, kwargs, parsed_args);
+  if(_r.has_torch_function()) {
+    return handle_torch_function(_r, nullptr, args, kwargs, THPVariableFunctionsModule, "torch");
+  }
+  if (_r.isNone(2)) {
+    // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
+
+    auto dispatch_mul = [](const at::Tensor & self, const at::Tensor & other) -> at::Tensor {
+      pybind11::gil_scoped_release no_gil;
+      return self.mul(other);
+    };
+    return wrap(dispatch_mul(_r.tensor(0), _r.tensor(1)));
+  } else {
+    // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+
+    auto dispatch_mul_out = [](at::Tensor out, const at::Tensor & self, const at::Tensor & other) -> at::Tensor {
+      pybind11::gil_scoped_release no_gil;
+      return at::mul_out(out, self, other);
+    };
+    return wrap(dispatch_mul_out(_r.tensor(2), _r.tensor(0), _r.tensor(1)));
+  }
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+// expand_copy
+static PyObject * THPVariable_expand_copy(PyObject* self_, PyObject* args, PyObject* kwargs)
+{
+  HANDLE_TH_ERRORS
+  static PythonArgParser parser({
+    "expand_copy(Tensor input, SymIntArrayRef size, *, bool implicit=False, Tensor out=None)",
+  }, /*traceable=*/true);
+
+  ParsedArgs<4> parsed_args;
+  auto _r = parser.parse(nullptr, args, kwargs, parsed_args);
+  if(_r.has_torch_function()) {
+    return handle_torch_function(_r, nullptr, args, kwargs, THPVariableFunctionsModule, "torch");
+  }
+  if (_r.isNone(3)) {
+    // aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
+
+    auto dispatch_expand_copy = [](const at::Tensor & self, c10::SymIntArrayRef size, bool implicit) -> at::Tensor {
+      pybind11::gil_scoped_release no_gil;
+      return at::expand_copy_symint(self, size, implicit);
+    };
+    return wrap(dispatch_expand_copy(_r.tensor(0), _r.symintlist(1), _r.toBool(2)));
+  } else {
+    // aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)
+
+    auto dispatch_expand_copy_out = [](at::Tensor out, const at::Tensor & self, c10::SymIntArrayRef size, bool implicit) -> at::Tensor {
+      pybind11::gil_scoped_release no_gil;
+      return at::expand_copy_symint_out(out, self, size, implicit);
+    };
+    return wrap(dispatch_expand_copy_out(_r.tensor(3), _r.tensor(0), _r.symintlist(1), _r.toBool(2)));
+  }
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+// zeros
+static PyObject * THPVariable_zeros(PyObject* self_, PyObject* args, PyObject* kwargs)
+{
+  HANDLE_TH_ERRORS
+  static PythonArgParser parser({
+    "zeros(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+  }, /*traceable=*/true);
+
+  ParsedArgs<6> parsed_args;
+  auto _r = parser.parse(nullptr, args, kwargs, parsed_args);
+  if(_r.has_torch_function()) {
+    return handle_torch_function(_r, nullptr, args, kwargs, THPVariableFunctionsModule, "torch");
+  }
+  // aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  const auto options = TensorOptions()
+      .dtype(_r.scalartypeOptional(1))
+      .device(_r.deviceWithDefault(3, torch::tensors::get_default_device()))
+      .layout(_r.layoutOptional(2))
+      .requires_grad(_r.toBool(5))
+      .pinned_memory(_r.toBool(4));
+  torch::utils::maybe_initialize_device(options);
+
+  auto dispatch_zeros = [](c10::SymIntArrayRef size, at::TensorOptions options) -> at::Tensor {
+    pybind11::gil_scoped_release no_gil;
+    return torch::zeros_symint(size, options);
+  };
+  return wrap(dispatch_zeros(_r.symintlist(0), options));
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+// minmax
+static PyObject * THPVariable_minmax(PyObject* self_, PyObject* args, PyObject* kwargs)
+{
+  HANDLE_TH_ERRORS
+  static PyTypeObject* NamedTuple = generated::get_minmax_structseq();
+  static PythonArgParser parser({
+    "minmax(Tensor input, int64_t dim=0)",
+  }, /*traceable=*/true);
+
+  ParsedArgs<2> parsed_args;
+  auto _r = parser.parse(nullptr, args, kwargs, parsed_args);
+  if(_r.has_torch_function()) {
+    return handle_torch_function(_r, nullptr, args, kwargs, THPVariableFunctionsModule, "torch");
+  }
+  // aten::minmax(Tensor self, int dim=0) -> (Tensor min, Tensor max)
+
+  auto dispatch_minmax = [](const at::Tensor & self, int64_t dim) -> ::std::tuple<at::Tensor,at::Tensor> {
+    pybind11::gil_scoped_release no_gil;
+    return self.minmax(dim);
+  };
+  return wrap(NamedTuple, dispatch_minmax(_r.tensor(0), _r.toInt64(1)));
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+} // namespace torch::autograd
