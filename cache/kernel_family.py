@@ -129,7 +129,11 @@ def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, n
     log.close(RENDER)
     if log.phases:
         return Outputs((), (), failures=log.index())
-    owners = [(ident, n, kernel) for ident, items in zip(idents, engine.items_of(kernel_lists))
+    # a function whose match failed earlier is blocked: its phase reports it, not this file
+    built = [(ident, kernels) for ident, kernels in zip(idents, kernel_lists)
+             if not kernels.failed]
+    per_function = engine.items_of([kernels for _, kernels in built])
+    owners = [(ident, n, kernel) for (ident, _), items in zip(built, per_function)
               for n, kernel in enumerate(items)]
     text = engine.run(family.file, [
         engine.collection([k for _, _, k in owners], family.kernel.output), spec_template,

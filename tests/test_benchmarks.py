@@ -32,6 +32,7 @@ def test_build_benchmark_runs():
     done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_build.py"), "--repeat", "1"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    for label in ("cold", "no-op", "one formula", "warm CI"):
+    for label in ("cold", "no-op", "one formula", "warm CI", "daemon"):
         assert label in done.stdout
-    assert done.stdout.count("ratio") == 5
+    # the four fresh-process situations, the daemon's edit and the warm-process formula
+    assert done.stdout.count("ratio") == 6
