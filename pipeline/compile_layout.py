@@ -65,11 +65,13 @@ class ShardSettings(Record):
     merged_formula_units: int = 12  # formula units one merged unit compiles (below 2: none)
     merged_kernel_ops: int = 256  # op units per merged unit (3·2^k merged): 12 for 2.13
     merged_kernel_base: int = 3  # (below 1: no merged units, each unit registers its kernels)
-    # TraceType's and ADInplaceOrViewType's kernels per unit, cut by a hash of the function's
-    # name into 3·2^k units: 24 of ~130 for 2.13's 3086 tracer kernels (~8 s each), 6 of ~180
-    # for its 1093 ADInplaceOrView ones (a third of the text per kernel, more headers)
+    # TraceType's and ADInplaceOrViewType's functions per unit, cut by a hash of the
+    # function's name into 3·2^k units: 24 of ~130 for 2.13's 3086 traced functions (~9 s
+    # each; 24 units from 1921 to 3840 of them, where 128 made 48: each unit also pays ~2.7 s
+    # of headers), 6 of ~180 for its 1093 ADInplaceOrView ones (a third of the text per
+    # kernel, more headers)
     codegen_kernels: tuple[tuple[str, int], ...] = (("ADInplaceOrViewType", 256),
-                                                    ("TraceType", 128))
+                                                    ("TraceType", 160))
     codegen_base: int = 3
 
     def kernels_per_unit(self, stem: str) -> int:
