@@ -29,7 +29,6 @@ from gradshard.pipeline.matching import FunctionMatch
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.schema import OperatorName
 from gradshard.pipeline.trace_type import (RenderedTrace, is_trace_item, render_trace,
                                            trace_kernel, trace_shards, trace_type_file)
 from gradshard.pipeline.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc, render_view_func,
@@ -45,12 +44,6 @@ TRACE_TEMPLATE = "TraceType.cpp"
 INPLACE_OR_VIEW_TEMPLATE = "ADInplaceOrViewType.cpp"
 FACTORIES_TEMPLATE, FACTORIES = "variable_factories.h", "variable_factories.h"
 ANNOTATED_TEMPLATE, ANNOTATED = "annotated_fn_args.py.in", "annotated_fn_args.py"
-
-
-def root_name(name: str) -> str:
-    """A function's root name (`__ilshift__.Scalar` → `lshift`): TraceType's and
-    ADInplaceOrViewType's shard key (gen_trace_type.py: root_name)."""
-    return OperatorName.parse(name).name.base
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,8 +151,9 @@ def native_codegen(engine: Engine, functions: Value, summaries: Value, templates
     the parse's list unfiltered), variable_factories.h and annotated_fn_args.py (the same
     list: gen_variable_factories and gen_annotated parse it again)."""
     items = engine.items(functions)
-    names = [s.name for s in engine.records(list(engine.items(summaries)))]
-    members = [FamilyMember(f, None, n, root_name(n)) for f, n in zip(items, names)]
+    summary_records = engine.records(list(engine.items(summaries)))
+    names = [s.name for s in summary_records]
+    members = [FamilyMember(f, None, s.name, s.root) for f, s in zip(items, summary_records)]
     log = FailureLog(engine)
     trace = family_files(engine, log, TRACE_TYPE, members, templates, layout, trace_template)
     made = engine.map(FACTORY, [((f, templates), n) for f, n in zip(items, names)])
@@ -202,11 +196,11 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, matches: Va
     order (gen_inplace_or_view_type and gen_view_funcs iterate gen_autograd's sorted list);
     only those whose base name is a view's can have a ViewFunc."""
     kept = kernel_functions(engine, functions, summaries, matches, matched)
-    members = [FamilyMember(k.function, k.match, k.name, root_name(k.name)) for k in kept]
+    members = [FamilyMember(k.function, k.match, k.name, k.root) for k in kept]
     log = FailureLog(engine)
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
                            inplace_or_view_template)
-    views = [k for k in kept if view_info(root_name(k.name)) is not None]
+    views = [k for k in kept if view_info(k.root) is not None]
     structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates), k.name) for k in views])
     log.close(RENDER)
     if log.phases or kernels is None:

@@ -100,12 +100,14 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
 
 class KernelFunction(NamedTuple):
     """A function that gets kernels: its record, its match (an empty one for an abstract
-    function without any), its name (tasks' ident) and its C++ name (its shard)."""
+    function without any), its name (tasks' ident), its C++ name (its shard) and its root
+    name (FunctionSummary.root)."""
 
     function: Value
     match: Value
     name: str
     cpp_name: str
+    root: str
 
 
 def kernel_functions(engine: Engine, functions: Value, summaries: Value, matches: Value,
@@ -124,7 +126,7 @@ def kernel_functions(engine: Engine, functions: Value, summaries: Value, matches
         if match is None and not summary.abstract:
             continue  # derives nothing: no kernel (gen_inplace_or_view_type.py: use_derived)
         kept.append(KernelFunction(function_values[p], match or no_match, summary.name,
-                                   summary.cpp_name))
+                                   summary.cpp_name, summary.root))
     return kept
 
 

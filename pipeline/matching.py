@@ -64,6 +64,9 @@ class FunctionSummary(Record):
     foreach: bool
     origin: str = ""  # a generated function's: the name of the function it comes from
     abstract: bool = False  # whether it gets an autograd kernel even without formulas
+    # its root name (`__ilshift__.Scalar` → `lshift`; gen_trace_type.py: root_name): the shard
+    # key of TraceType and ADInplaceOrViewType, and whether it is a view (view_info)
+    root: str = ""
 
 
 def summarize_function(fn: NativeFunction) -> FunctionSummary:
@@ -71,7 +74,7 @@ def summarize_function(fn: NativeFunction) -> FunctionSummary:
                            str(fn.func.signature(strip_default=True)), cpp_name(fn.func),
                            fn.func.kind().value, "generated" in fn.tags, is_foreach(fn),
                            "" if fn.generated_from is None else str(fn.generated_from),
-                           fn.is_abstract)
+                           fn.is_abstract, fn.func.name.name.base)
 
 
 @dataclass(frozen=True, slots=True)

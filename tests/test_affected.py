@@ -13,7 +13,7 @@ import pytest
 from gradshard.pipeline.source import split_entries
 from gradshard.pipeline.errors import SpecFile
 from gradshard.pipeline.spec import entry_label
-from gradshard.service.affected import affected_command
+from gradshard.service.affected import Affected, affected_command
 from gradshard.service.session import Session
 from gradshard.service.cli import main
 from gradshard.service.spec_location import locate_spec
@@ -115,17 +115,22 @@ def test_without_a_recorded_build_says_what_to_do(tmp_path, capsys):
     assert "no build of the spec" in err and "gradshard build" in err
 
 
+def affected_by(tmp_path: Path, base: tuple[Path, dict, Path], edit: str) -> Affected:
+    """`affected` of an edit of the staged spec, against the base spec's build."""
+    base_dir, _, cache = base
+    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
+    apply_edits(spec_dir, ALL_EDITS[edit])
+    session = Session(cache)
+    try:
+        return affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
+    finally:
+        session.close()
+
+
 def test_a_foreach_only_edit_touches_no_python_functions_file(tmp_path, base):
     """A foreach op added with no entry of its own gets a node from its reference: Functions.*
     change, python_functions* do not (the build binds the infos as loaded)."""
-    base_dir, _, cache = base
-    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
-    apply_edits(spec_dir, ALL_EDITS["foreach-op-only"])
-    session = Session(cache)
-    try:
-        result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
-    finally:
-        session.close()
+    result = affected_by(tmp_path, base, "foreach-op-only")
     assert result.nodes == {"ForeachSincBackward0": "added"}
     assert {"Functions.h", "Functions.cpp"} <= set(result.files)
     assert not [name for name in result.files if name.startswith("python_functions")]
@@ -134,14 +139,7 @@ def test_a_foreach_only_edit_touches_no_python_functions_file(tmp_path, base):
 def test_the_rest_of_the_codegen_names_its_kernels_and_files(tmp_path, base):
     """New ops with in-place and out= forms, a factory and named returns: their tracer and
     ADInplaceOrView kernels, each at its key and in its file, and the files beside them."""
-    base_dir, _, cache = base
-    _, spec_dir = stage_packaged_spec(tmp_path / "stage")
-    apply_edits(spec_dir, ALL_EDITS["traced-ops-added"])
-    session = Session(cache)
-    try:
-        result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)
-    finally:
-        session.close()
+    result = affected_by(tmp_path, base, "traced-ops-added")
     kernels = {(k.name, k.key): (k.file, k.change) for k in result.kernels}
     assert kernels[("zz_trace_", "Tracer")][1] == "added"
     assert kernels[("zz_trace_", "Tracer")][0] in {f"TraceType_{i}.cpp" for i in range(10)}
