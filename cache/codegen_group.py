@@ -23,7 +23,8 @@ from gradshard.pipeline.factories import (RenderedFactory, render_factory,
                                           variable_factories, variable_factories_file)
 from gradshard.pipeline.inplace_or_view import (RenderedInplaceOrView, inplace_or_view_file,
                                                 inplace_or_view_kernels,
-                                                inplace_or_view_shards, render_inplace_or_view)
+                                                inplace_or_view_shards, render_inplace_or_view,
+                                                view_side_match)
 from gradshard.pipeline.kernel_lists import view_info
 from gradshard.pipeline.matching import FunctionMatch
 from gradshard.pipeline.native import NativeFunction
@@ -121,6 +122,9 @@ ANNOTATED_ARGS = Task("annotated.render", "render", annotated, RenderedAnnotated
 ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, Text,
                       ("entries", "template"))
 
+# per function, in the autograd side: what the view group reads of its match (a formula edit
+# of a function that is no view leaves it unchanged, so the view group is not entered)
+VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatch, ("match",))
 INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
                               RenderedInplaceOrView, ("function", "match", "templates"),
                               fan_out=True, splits=True, blames=NATIVE)
@@ -216,8 +220,8 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, matches: Va
 
 def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: Value,
                         sources: TemplateSet, layout: Value) -> list[Value]:
-    """`kernel_inputs`: the functions, summaries, matches and matched positions, as the
-    VariableType group reads them."""
+    """`kernel_inputs`: the functions, summaries, what the group reads of the matches
+    (match.view_side) and the matched positions, as the VariableType group reads them."""
     return [*kernel_inputs, templates,
             *(engine.text(sources.text(n)) for n in (INPLACE_OR_VIEW_TEMPLATE,
                                                      *VIEW_FUNCS_FILES)), layout]

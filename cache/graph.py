@@ -40,8 +40,8 @@ from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
 
 from . import tasks as t
 from .bindings_group import PYTHON_BINDINGS
-from .codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, native_codegen_inputs,
-                            view_codegen_inputs)
+from .codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, VIEW_SIDE_MATCH,
+                            native_codegen_inputs, view_codegen_inputs)
 from .engine import Engine, Group, Value
 from .variable_type_group import VARIABLE_TYPE
 from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
@@ -96,8 +96,10 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                                        layout)
         kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
         views_out = _indexed(engine, VIEW_CODEGEN, view_codegen_inputs(
-            engine, kernel_inputs[:4], templates, engine.records([spec_templates])[0], layout),
-            "view codegen")[1]
+            engine, [*kernel_inputs[:2],
+                     engine.ref_collection(autograd.view_matches, FunctionMatch),
+                     kernel_inputs[3]],
+            templates, engine.records([spec_templates])[0], layout), "view codegen")[1]
     outputs = engine.records([native_files.join()])[0]
     python_value = engine.ref(outputs.bindings, Outputs)
     python_out, native_out = engine.records([python_value, engine.ref(outputs.codegen, Outputs)])
@@ -326,7 +328,10 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
         info_summaries + copy_summaries, InfoSummary)], "functions"))
     loaded = numbered + copied
     synthesized, matches = _matches(engine, steps, function_items, function_names, loaded, log)
-    matched = Positions(tuple(s.function for s in engine.records(list(steps))))
+    step_records = engine.records(list(steps))
+    matched = Positions(tuple(s.function for s in step_records))
+    view_matches = engine.map(VIEW_SIDE_MATCH, [((match,), function_names[s.function])
+                                                for match, s in zip(matches, step_records)])
     return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
                         engine.collection([v for v in synthesized.values() if not v.failed],
                                           EntryInfos, persist=True).hash,
@@ -334,6 +339,7 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
                         engine.collection(matches, FunctionMatch, persist=True).hash,
                         order.hash, buckets.hash, engine.literal(matched, persist=True).hash,
                         engine.literal(engine.records([keys])[0], persist=True).hash,
+                        engine.collection(view_matches, FunctionMatch, persist=True).hash,
                         log.index())
 
 

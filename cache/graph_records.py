@@ -101,6 +101,7 @@ class AutogradSide(Record):
     buckets: str  # DerivativeBuckets: the functions by signature, for the entries to find
     matched: str = ""  # Positions: the function of each match
     dispatch_keys: str = ""  # DispatchKeys: the keys derivatives.yaml uses
+    view_matches: str = ""  # collection of FunctionMatch: what the view group reads of each
     failures: tuple[str, ...] = ()
 
 

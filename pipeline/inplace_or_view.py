@@ -12,11 +12,11 @@ Everything (write_sharded), from the spec's ADInplaceOrViewType.cpp.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from .cpp import return_names, return_value_form, returns_type, tie_return_values
-from .differentiability import DifferentiabilityInfo, formula_violation
+from .differentiability import DifferentiabilityInfo, KeyedInfo, formula_violation
 from .errors import RuleViolation
 from .kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
 from .matching import FunctionMatch
@@ -24,7 +24,7 @@ from .native import NativeFunction
 from .records import Record
 from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
                      sharded_positions)
-from .schema import FunctionSchema, cpp_name
+from .schema import FunctionSchema, OperatorName, cpp_name
 from .variable_type import (DEFAULT_KEY, Formal, differentiable_outputs, type_wrapper_name,
                             uses_derived)
 from .view_funcs import (VIEW_FUNC_NAMESPACE, binding_types, modifies_arguments, ops_header,
@@ -133,6 +133,26 @@ def inplace_or_view_kernels(fn: NativeFunction, match: FunctionMatch | None
         ties=tie_return_values(schema) if view is not None else (),
         return_value=return_value_form(schema),
         return_names=return_names(schema)),)
+
+
+def view_side_match(match: FunctionMatch) -> FunctionMatch:
+    """What ADInplaceOrViewType and ViewFuncs read of a function's match, so that an edit
+    they cannot see stops before their group: a view's whole match (its Default info's
+    differentiable outputs: emit_view_body), and of any other function's only what decides
+    use_derived (which infos have derivatives: api/autograd.py, dispatch_strategy), its
+    formulas, saved values and forward formulas left out."""
+    if match.infos is None or \
+            view_info(OperatorName.parse(match.function).name.base) is not None:
+        return match
+    kept = tuple(KeyedInfo(k.dispatch_key, _derivative_arguments(k.info))
+                 for k in match.infos.infos)
+    return FunctionMatch(match.function, replace(match.infos, infos=kept, op_prefixes=()))
+
+
+def _derivative_arguments(info: DifferentiabilityInfo) -> DifferentiabilityInfo:
+    return replace(info, derivatives=(), forward_derivatives=(), all_saved_inputs=(),
+                   all_saved_outputs=(), available_named_gradients=(), used_named_gradients=(),
+                   output_differentiability=None, output_differentiability_conditions=None)
 
 
 def _default_info(fn: NativeFunction, match: FunctionMatch | None

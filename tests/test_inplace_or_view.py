@@ -19,11 +19,14 @@ from gradshard.pipeline.differentiability import (Derivative, DifferentiabilityI
 from gradshard.pipeline.errors import RuleViolation
 from gradshard.pipeline.inplace_or_view import (InplaceOrViewKernel, RenderedInplaceOrView,
                                                 inplace_or_view_file, inplace_or_view_kernels,
-                                                inplace_or_view_shards, render_inplace_or_view)
+                                                inplace_or_view_shards, render_inplace_or_view,
+                                                view_side_match)
 from gradshard.pipeline.matching import FunctionMatch
 from gradshard.pipeline.native import NativeFunction
 from gradshard.pipeline.render import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
+from gradshard.pipeline.kernel_lists import view_info
+from gradshard.pipeline.view_funcs import view_func
 from gradshard.service.codegen import gradshard_templates
 
 ADIV_FILES = ["ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp",
@@ -315,6 +318,28 @@ def test_kernels_are_records_that_round_trip():
 
 # ---------------------------------------------------------------------------------------------
 # The packaged spec
+
+
+def test_what_the_view_group_reads_of_a_match_decides_the_same_kernels(
+        packaged_codegen_inputs):
+    """match.view_side's projection over every match of the packaged spec: the same
+    ADInplaceOrView kernels and ViewFuncs structs as the whole match; a view keeps its whole
+    match, any other function loses its formulas (a formula edit of it changes nothing the
+    view group reads)."""
+    projected = 0
+    for fn, match in packaged_codegen_inputs.items:
+        if match is None:
+            continue
+        side = view_side_match(match)
+        assert inplace_or_view_kernels(fn, side) == inplace_or_view_kernels(fn, match)
+        assert view_func(fn, side) == view_func(fn, match)
+        if view_info(fn.func.name.name.base) is not None:
+            assert side == match
+        elif side != match:
+            projected += 1
+            assert all(not k.info.derivatives and not k.info.forward_derivatives
+                       for k in side.infos.infos)
+    assert projected > 1000
 
 
 def test_the_whole_spec_is_quick(packaged_codegen_inputs):

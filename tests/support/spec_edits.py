@@ -480,6 +480,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: bitwise_not, bitwise_not.out, bitwise_not_
         match.function: bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
+        match.view_side: bitwise_not, bitwise_not.out, bitwise_not_
         parse.derivative: bitwise_not
         parse.dispatch_keys: derivatives
         parse.entry_infos: bitwise_not
@@ -537,6 +538,10 @@ RERUNS: dict[str, Reruns] = {
         match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
         match.function: mul.out, mul_.Scalar, mul_.Tensor
         match.plan: functions
+        match.view_side: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
+        match.view_side: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
+        match.view_side: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
+        match.view_side: mul.out, mul_.Scalar, mul_.Tensor
         parse.dispatch_keys: derivatives
         parse.numbered_infos: mul.Scalar, mul.Tensor
         parse.op_names: derivatives
@@ -571,9 +576,10 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        inplace_or_view.kernel: sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
+        match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.dispatch_keys: derivatives
         parse.entry_infos: sinh
@@ -596,15 +602,13 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
         group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
-        inplace_or_view.kernel: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         match.function: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
         match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
+        match.view_side: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
+        match.view_side: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         parse.derivative: mul.Tensor
         parse.entry_infos: mul.Tensor
         parse.info_summary: mul.Tensor
@@ -625,15 +629,13 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_2.cpp, VariableType_4.cpp
         group.variable_type_file: VariableType_8.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
-        inplace_or_view.kernel: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         match.function: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
         match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
+        match.view_side: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
+        match.view_side: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         parse.derivative: add.Tensor
         parse.entry_infos: add.Tensor
         parse.info_summary: add.Tensor
@@ -654,8 +656,9 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp, VariableType_5.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: expand, expand_copy
+        inplace_or_view.kernel: expand
         match.function: expand, expand_copy
+        match.view_side: expand, expand_copy
         parse.derivative: expand
         parse.entry_infos: expand
         parse.info_summary: expand, expand_copy
@@ -683,12 +686,10 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_7.cpp, VariableType_9.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: asinh, asinh.out
         match.function: asinh, asinh.out
+        match.view_side: asinh, asinh.out
         parse.derivative: asinh
         parse.entry_infos: asinh
         parse.info_summary: asinh
@@ -707,13 +708,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
         parse.info_summary: sinh
@@ -753,6 +752,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_scale
         match.function: my_scale
         match.plan: functions
+        match.view_side: my_scale
         parse.buckets: native functions
         parse.derivative: my_scale
         parse.dispatch_keys: derivatives
@@ -805,6 +805,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_split
         match.function: my_split
         match.plan: functions
+        match.view_side: my_split
         parse.buckets: native functions
         parse.derivative: my_split
         parse.dispatch_keys: derivatives
@@ -854,6 +855,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_lerp
         match.function: my_lerp
         match.plan: functions
+        match.view_side: my_lerp
         parse.buckets: native functions
         parse.derivative: my_lerp
         parse.dispatch_keys: derivatives
@@ -1165,6 +1167,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.function: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
+        match.view_side: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         parse.buckets: native functions
         parse.derivative: bitwise_not
         parse.dispatch_keys: derivatives
@@ -1191,12 +1194,10 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: mm, mm.out
         match.function: mm, mm.out
+        match.view_side: mm, mm.out
         parse.derivative: mm
         parse.entry_infos: mm
         parse.info_summary: mm
@@ -1212,12 +1213,13 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
+        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp, VariableType_4.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: diagonal, diagonal_copy
+        inplace_or_view.kernel: diagonal
         match.function: diagonal, diagonal_copy
+        match.view_side: diagonal, diagonal_copy
         parse.derivative: diagonal
         parse.entry_infos: diagonal
         parse.info_summary: diagonal, diagonal_copy
@@ -1236,12 +1238,10 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_1.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_7.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: asinh_
         match.function: asinh_
+        match.view_side: asinh_
         parse.derivative: asinh_
         parse.entry_infos: asinh_
         parse.info_summary: asinh_
@@ -1282,6 +1282,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_neg, my_neg.out
         match.function: my_neg, my_neg.out
         match.plan: functions
+        match.view_side: my_neg, my_neg.out
         parse.buckets: native functions
         parse.derivative: my_neg
         parse.dispatch_keys: derivatives
@@ -1318,6 +1319,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: detach, detach_, detach_copy
         match.function: detach, detach_, detach_copy
         match.plan: functions
+        match.view_side: detach, detach_, detach_copy
         parse.derivative: detach
         parse.dispatch_keys: derivatives
         parse.entry_infos: detach
@@ -1361,6 +1363,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: _foreach_sinc
         match.function: _foreach_sinc
         match.plan: functions
+        match.view_side: _foreach_sinc
         parse.buckets: native functions
         parse.function_summary: _foreach_sinc
         parse.generate: _foreach_sinc
@@ -1556,6 +1559,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: _values, _values_copy
         match.function: _values, _values_copy
         match.plan: functions
+        match.view_side: _values, _values_copy
         parse.derivative: _values
         parse.dispatch_keys: derivatives
         parse.entry_infos: _values
@@ -1593,6 +1597,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: ccol_indices
         match.function: ccol_indices
         match.plan: functions
+        match.view_side: ccol_indices
         parse.buckets: native functions
         parse.entry_infos: ccol_indices
         parse.function_summary: ccol_indices
@@ -1696,6 +1701,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: add.zz, diagonal, special_zz
         match.function: diagonal
         match.plan: functions
+        match.view_side: diagonal
         parse.buckets: native functions
         parse.entry_infos: diagonal
         parse.function_summary: add.zz, diagonal, special_zz
@@ -1744,13 +1750,11 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
-        group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         parse.derivative: sinh
         parse.entry_infos: sinh
         parse.info_summary: sinh
