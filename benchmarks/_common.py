@@ -10,17 +10,29 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple, Sequence
 
 from gradshard.pipeline.errors import SpecFile
 from gradshard.service.spec_location import SpecLocation, locate_spec
 
 
-def benchmark_args(description: str) -> tuple[SpecLocation, int]:
+class BenchmarkArgs(NamedTuple):
+    location: SpecLocation
+    repeat: int
+    flags: frozenset[str]  # the benchmark's own switches that were given (`cold_only`)
+
+
+def benchmark_args(description: str, flags: Sequence[tuple[str, str]] = ()) -> BenchmarkArgs:
+    """The command line: --spec, --repeat, and the benchmark's own switches (flag, help)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--spec", help="spec directory (default: the installed torch's)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per tool; the median is printed")
-    args = ap.parse_args()
-    return locate_spec(args.spec), args.repeat
+    for flag, help_text in flags:
+        ap.add_argument(flag, action="store_true", help=help_text)
+    args = vars(ap.parse_args())
+    given = frozenset(f[0].lstrip("-").replace("-", "_") for f in flags)
+    return BenchmarkArgs(locate_spec(args["spec"]), args["repeat"],
+                         frozenset(name for name in given if args[name]))
 
 
 def copy_spec(location: SpecLocation, root: Path) -> Path:
@@ -88,16 +100,16 @@ def compile_gradshard_bytecode() -> None:
             compileall.compile_dir(directory, quiet=1)
 
 
-def compiler_benchmark(description: str):
-    """A compiling benchmark's start: its arguments (spec, repeat), gradshard's bytecode, and
-    the toolchain both sides compile with, printed."""
+def compiler_benchmark(description: str, flags: Sequence[tuple[str, str]] = ()):
+    """A compiling benchmark's start: its arguments (spec, repeat, its switches), gradshard's
+    bytecode, and the toolchain both sides compile with, printed."""
     from gradshard.service.toolchain import find_toolchain
 
-    location, repeat = benchmark_args(description)
+    location, repeat, given = benchmark_args(description, flags)
     compile_gradshard_bytecode()
     toolchain = find_toolchain(location, None, (), (), "")
     print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
-    return location, repeat, toolchain
+    return location, repeat, toolchain, given
 
 
 def wait_idle(cli: list[str], where: list[str], env: dict[str, str], builds: int = 1) -> None:

@@ -95,7 +95,7 @@ def report(label: str, goal: float, ours: list[float], theirs: float) -> None:
 
 
 def main() -> None:
-    location, repeat = benchmark_args(__doc__.split("\n")[0])
+    location, repeat, _ = benchmark_args(__doc__.split("\n")[0])
     compile_gradshard_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

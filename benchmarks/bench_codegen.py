@@ -83,7 +83,7 @@ def compare(label: str, theirs: list[float], ours: list[float]) -> None:
 
 
 def main() -> None:
-    location, repeat = benchmark_args(__doc__.split("\n")[0])
+    location, repeat, _ = benchmark_args(__doc__.split("\n")[0])
     timings: dict[str, list[float]] = {k: [] for k in ("ta", "ga", "tb", "gb")}
     with tempfile.TemporaryDirectory() as scratch:
         for i in range(repeat):

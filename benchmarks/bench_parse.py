@@ -103,7 +103,7 @@ def reparse(text: str, memo: EntryMemo, groups) -> int:
 
 
 def main() -> None:
-    location, repeat = benchmark_args(__doc__.split("\n")[0])
+    location, repeat, _ = benchmark_args(__doc__.split("\n")[0])
     paths = {f: location.path_of(f) for f in YAML_FILES}
 
     theirs, ours = [], []

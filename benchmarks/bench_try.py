@@ -131,7 +131,7 @@ def ratio(label: str, ours: float, theirs: float, goal: float, note: str) -> Non
 
 
 def main() -> None:
-    location, repeat, toolchain = compiler_benchmark(__doc__.split("\n")[0])
+    location, repeat, toolchain, _ = compiler_benchmark(__doc__.split("\n")[0])
     count = max(1, repeat)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
