@@ -124,7 +124,8 @@ ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, 
 
 # per function, in the autograd side: what the view group reads of its match (a formula edit
 # of a function that is no view leaves it unchanged, so the view group is not entered)
-VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatch, ("match",))
+VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatch,
+                       ("function", "match"))
 INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
                               RenderedInplaceOrView, ("function", "match", "templates"),
                               fan_out=True, splits=True, blames=NATIVE)

@@ -330,8 +330,9 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     synthesized, matches = _matches(engine, steps, function_items, function_names, loaded, log)
     step_records = engine.records(list(steps))
     matched = Positions(tuple(s.function for s in step_records))
-    view_matches = engine.map(VIEW_SIDE_MATCH, [((match,), function_names[s.function])
-                                                for match, s in zip(matches, step_records)])
+    view_matches = engine.map(VIEW_SIDE_MATCH, [
+        ((function_items[s.function], match), function_names[s.function])
+        for match, s in zip(matches, step_records)])
     return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
                         engine.collection([v for v in synthesized.values() if not v.failed],
                                           EntryInfos, persist=True).hash,

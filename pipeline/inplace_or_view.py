@@ -24,7 +24,7 @@ from .native import NativeFunction
 from .records import Record
 from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
                      sharded_positions)
-from .schema import FunctionSchema, OperatorName, cpp_name
+from .schema import FunctionSchema, cpp_name
 from .variable_type import (DEFAULT_KEY, Formal, differentiable_outputs, type_wrapper_name,
                             uses_derived)
 from .view_funcs import (VIEW_FUNC_NAMESPACE, binding_types, modifies_arguments, ops_header,
@@ -135,14 +135,16 @@ def inplace_or_view_kernels(fn: NativeFunction, match: FunctionMatch | None
         return_names=return_names(schema)),)
 
 
-def view_side_match(match: FunctionMatch) -> FunctionMatch:
+def view_side_match(fn: NativeFunction, match: FunctionMatch) -> FunctionMatch:
     """What ADInplaceOrViewType and ViewFuncs read of a function's match, so that an edit
-    they cannot see stops before their group: a view's whole match (its Default info's
-    differentiable outputs: emit_view_body), and of any other function's only what decides
-    use_derived (which infos have derivatives: api/autograd.py, dispatch_strategy), its
-    formulas, saved values and forward formulas left out."""
-    if match.infos is None or \
-            view_info(OperatorName.parse(match.function).name.base) is not None:
+    they cannot see stops before their group: nothing of a function that gets neither a
+    kernel nor a ViewFunc whatever its match (its name alone), a view's whole match (its
+    Default info's differentiable outputs: emit_view_body), and of an op that modifies its
+    arguments only what decides use_derived (which infos have derivatives: api/autograd.py,
+    dispatch_strategy), its formulas, saved values and forward formulas left out."""
+    if not has_inplace_or_view_kernel(fn.func):
+        return FunctionMatch(match.function)
+    if match.infos is None or view_info(fn.func.name.name.base) is not None:
         return match
     kept = tuple(KeyedInfo(k.dispatch_key, _derivative_arguments(k.info))
                  for k in match.infos.infos)

@@ -524,15 +524,12 @@ RERUNS: dict[str, Reruns] = {
         group.autograd_files: autograd files
         group.autograd_side: autograd side
         group.build: build
-        group.kernel_file: ADInplaceOrViewType_0.cpp, ADInplaceOrViewType_1.cpp
+        group.kernel_file: ADInplaceOrViewType_0.cpp
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_3.cpp, VariableType_6.cpp
         group.variable_type_file: VariableType_7.cpp, VariableType_8.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
-        inplace_or_view.kernel: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
-        inplace_or_view.kernel: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar
-        inplace_or_view.kernel: mul.Tensor, mul.out, mul_.Scalar, mul_.Tensor
+        inplace_or_view.kernel: mul.out, mul_.Scalar, mul_.Tensor
         match.function: _foreach_mul.List, _foreach_mul.Scalar, _foreach_mul.ScalarList
         match.function: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
         match.function: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
@@ -576,7 +573,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_1.cpp, VariableType_4.cpp, VariableType_7.cpp
         group.variable_type_file: VariableType_8.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: sinh, sinh.out, sinh_
+        inplace_or_view.kernel: sinh.out, sinh_
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
         match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
@@ -1556,7 +1553,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type: variable type
         group.variable_type_file: VariableType_3.cpp, VariableType_7.cpp
         group.view_codegen: view codegen
-        inplace_or_view.kernel: _values, _values_copy
+        inplace_or_view.kernel: _values
         match.function: _values, _values_copy
         match.plan: functions
         match.view_side: _values, _values_copy
