@@ -82,7 +82,7 @@ def family_files(engine: Engine, log: FailureLog, family: KernelFamily,
         log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))
     if any(index.failures for index in indexes):
         return None
-    units = _units_in_order(members, indexes)
+    units = units_in_order([m.name for m in members], indexes)
     name = f"{family.stem}Everything.cpp"
     everything = engine.run(family.file, [
         engine.collection([engine.ref(h, family.kernel.output) for _, h in units],
@@ -104,14 +104,25 @@ def _file_inputs(engine: Engine, family: KernelFamily, members: list[FamilyMembe
             layout, engine.text(shard)]
 
 
-def _units_in_order(members: Sequence[FamilyMember], indexes: list[Outputs]
-                    ) -> list[tuple[str, str]]:
-    """Every kernel unit (`<file> <function> <n>`, hash) in the family's order."""
+def units_in_order(names: Sequence[str], indexes: list[Outputs]) -> list[tuple[str, str]]:
+    """Every kernel unit (`<file> <function> <n>`, hash) of the file groups' indexes, in the
+    order of their functions' names: Everything's."""
     by_function: dict[str, list[tuple[str, str]]] = {}
     for index in indexes:
         for unit in index.units:
             by_function.setdefault(unit[0].split(" ")[1], []).append(unit)
-    return [unit for m in members for unit in by_function.get(m.name, ())]
+    return [unit for name in names for unit in by_function.get(name, ())]
+
+
+def kernel_owners(engine: Engine, idents: Sequence[str], kernel_lists: Sequence[Value]
+                  ) -> list[tuple[str, int, Value]]:
+    """Each function's kernels (a fanned-out list per function) as (function, n, kernel).
+    A function whose match failed earlier is blocked: its phase reports it, not this file."""
+    built = [(ident, kernels) for ident, kernels in zip(idents, kernel_lists)
+             if not kernels.failed]
+    per_function = engine.items_of([kernels for _, kernels in built])
+    return [(ident, n, kernel) for (ident, _), items in zip(built, per_function)
+            for n, kernel in enumerate(items)]
 
 
 def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, names: Value,
@@ -129,12 +140,7 @@ def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, n
     log.close(RENDER)
     if log.phases:
         return Outputs((), (), failures=log.index())
-    # a function whose match failed earlier is blocked: its phase reports it, not this file
-    built = [(ident, kernels) for ident, kernels in zip(idents, kernel_lists)
-             if not kernels.failed]
-    per_function = engine.items_of([kernels for _, kernels in built])
-    owners = [(ident, n, kernel) for (ident, _), items in zip(built, per_function)
-              for n, kernel in enumerate(items)]
+    owners = kernel_owners(engine, idents, kernel_lists)
     text = engine.run(family.file, [
         engine.collection([k for _, _, k in owners], family.kernel.output), spec_template,
         layout, shard], file)

@@ -31,6 +31,7 @@ from gradshard.pipeline.variable_type import VariableKernel, variable_kernels
 
 from .engine import Engine, Group, Task, Value
 from .graph_records import RENDER, FailureLog, Labels, Outputs
+from .kernel_family import kernel_owners, units_in_order
 from .tasks import NATIVE, single_template
 
 
@@ -86,7 +87,7 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
         log.add(RENDER, engine.problems([engine.ref(h, Failure) for h in index.failures if h]))
     if log.phases:
         return Outputs((), (), failures=log.index())
-    kernels = _kernels_in_order(functions_of, indexes)
+    kernels = units_in_order([f.name for f in functions_of], indexes)  # C++-name order
     everything = engine.run(FILE, [
         engine.collection([engine.ref(h, RenderedKernel) for _, h in kernels], RenderedKernel),
         stage_one, keys, layout, engine.text("Everything")], "VariableTypeEverything.cpp")
@@ -138,16 +139,6 @@ def _file_inputs(engine: Engine, members: list[KernelFunction], templates: Value
             keys, layout, engine.text(shard)]
 
 
-def _kernels_in_order(functions_of: list[KernelFunction], indexes: list[Outputs]
-                      ) -> list[tuple[str, str]]:
-    """Every kernel unit (`<file> <function> <n>`, hash) in C++-name order: Everything's."""
-    by_function: dict[str, list[tuple[str, str]]] = {}
-    for index in indexes:
-        for unit in index.units:
-            by_function.setdefault(kernel_unit_fields(unit[0])[1], []).append(unit)
-    return [unit for f in functions_of for unit in by_function.get(f.name, ())]
-
-
 def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Value,
                     templates: Value, stage_one: Value, keys: Value, layout: Value,
                     shard: Value) -> Outputs:
@@ -157,11 +148,7 @@ def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Val
     file = f"VariableType{engine.records([shard])[0].text}.cpp"
     kernel_lists = engine.map(KERNELS, [((f, m), ident) for f, m, ident in zip(
         engine.items(functions), engine.items(matches), idents)])
-    built = [(ident, kernels) for ident, kernels in zip(idents, kernel_lists)
-             if not kernels.failed]
-    per_function = engine.items_of([kernels for _, kernels in built])
-    owners = [(ident, n, kernel) for (ident, _), items in zip(built, per_function)
-              for n, kernel in enumerate(items)]
+    owners = kernel_owners(engine, idents, kernel_lists)
     rendered = engine.map(RENDER_KERNEL, [((kernel, templates), f"{ident} {n}")
                                           for ident, n, kernel in owners])
     log.close(RENDER)
