@@ -136,17 +136,19 @@ class Value:
 
 
 class Begun:
-    """A group started by `Engine.begin`; `join()` gives its value."""
+    """A group started by `Engine.begin`; `join()` gives its value. Until a child runs it
+    (`child`) or it ran here (`value`), it waits for a free processor (`waiting`)."""
 
-    __slots__ = ("engine", "call", "child", "scope", "value")
+    __slots__ = ("engine", "call", "child", "scope", "value", "waiting")
 
     def __init__(self, engine: Engine, call: tuple[Group, tuple[Value, ...], str],
-                 child: split.Child | None, scope: int) -> None:
+                 scope: int) -> None:
         self.engine = engine
         self.call = call
-        self.child = child
+        self.child: split.Child | None = None
         self.scope = scope
         self.value: Value | None = None
+        self.waiting = True
 
     def join(self) -> Value:
         if self.value is None:
@@ -379,15 +381,23 @@ class Engine:
             return value
 
     def begin(self, group: Group, inputs: Sequence[Value], ident: str) -> Begun:
-        """Start a group whose value the caller reads only at `join()`: in a forked child
-        (cache/split.py) when its body must run and another processor is free, else here,
-        now. A child commits its rows to the store itself and hands back its index and what
-        it ran; a group whose child failed runs at `join()`, raising its error there. A
-        group body joins every group it began."""
+        """Start a group whose value the caller reads only at `join()`. When its body must
+        run and this process may fork, it goes to a forked child (cache/split.py) as soon as
+        a processor is free: now, or at the next group or task batch this process starts
+        (as a scheduler starts a ready job when a worker frees up); if none frees up before
+        `join()`, it runs there. Otherwise it runs here, now. A child commits its rows to the
+        store itself and hands back its index and what it ran; a group whose child failed
+        runs at `join()`, raising its error there. A group body joins every group it
+        began."""
         call = (group, tuple(inputs), ident)
-        begun = self._begin_child(call)
-        if begun is None:
-            begun = Begun(self, call, None, self._scope)
+        for v in inputs:
+            self._check_scope(v, group.name)
+        begun = Begun(self, call, self._scope)
+        if self._may_fork() and self._must_run(group, inputs):
+            self._begun.append(begun)
+            self._start_waiting()
+        else:
+            begun.waiting = False
             begun.value = self.group(*call)
         return begun
 
@@ -474,27 +484,22 @@ class Engine:
     # -----------------------------------------------------------------------------------------
     # Internals
 
-    def _begin_child(self, call: tuple[Group, tuple[Value, ...], str]) -> Begun | None:
-        """The group begun in a forked child, or None: no other processor is free, it would
-        not run its body, or forking is unsafe here. Without a store there is no child (its
-        work would be lost with it)."""
-        group, inputs, _ = call
-        for v in inputs:
-            self._check_scope(v, group.name)
-        if not self._free_processor() or not self._must_run(group, inputs):
-            return None
-        child = self._fork(partial(self._group_in_child, *call))
-        if child is None:
-            return None
-        begun = Begun(self, call, child, self._scope)
-        self._begun.append(begun)
-        return begun
+    def _start_waiting(self) -> None:
+        """Fork a child for each begun group still waiting, while a processor is free. A
+        group whose fork failed stops waiting: it runs at its join."""
+        for begun in self._begun:
+            if not begun.waiting or not self._free_processor():
+                continue
+            begun.waiting = False
+            begun.child = self._fork(partial(self._group_in_child, begun.scope, *begun.call))
 
     def _join(self, begun: Begun) -> Value:
         if begun.scope != self._scope:
             raise InternalError(f"{begun.call[0].name} is joined outside the group that began it")
         self._begun.remove(begun)
-        told = self._collect(begun.child)  # type: ignore[arg-type]
+        if begun.child is None:  # no processor freed up for it (or its fork failed)
+            return self.group(*begun.call)
+        told = self._collect(begun.child)
         if told is None:
             return self.group(*begun.call)
         return self._adopt_group(begun.call, told["output"])
@@ -504,14 +509,20 @@ class Engine:
         left = [b for b in self._begun if b.scope == scope]
         for begun in left:
             self._begun.remove(begun)
-            begun.child.stop()  # type: ignore[union-attr]
+            if begun.child is not None:
+                begun.child.stop()
         return left
 
+    def _may_fork(self) -> bool:
+        """Whether this engine forks children at all: a store keeps their work (without one
+        it would be lost with them), the run is not recovering, forking is safe, and there
+        is more than one processor."""
+        return (self.store is not None and not self.recovering and self.processes > 1
+                and split.can_fork())
+
     def _free_processor(self) -> bool:
-        """Whether a child may be forked now: a store keeps its work (without one it would
-        be lost with it), the run is not recovering, forking is safe, and fewer children
-        run than processors are free."""
-        if self.store is None or self.recovering or not split.can_fork():
+        """Whether a child may be forked now: fewer children run than processors are free."""
+        if not self._may_fork():
             return False
         self._children = [c for c in self._children if c.running()]
         return len(self._children) + 1 < self.processes
@@ -548,6 +559,7 @@ class Engine:
         """A child's last act: its rows committed, and for its parent what it made and what
         it ran (its stats and warnings)."""
         self.store.flush(self.generation)  # type: ignore[union-attr]
+        self.store.checkpoint()  # type: ignore[union-attr]
         return json.dumps({**made, "stats": _stats_json(self.stats),
                            "warnings": warnings}).encode()
 
@@ -564,9 +576,12 @@ class Engine:
             self.store.warn(warning)  # type: ignore[union-attr]
         return told
 
-    def _group_in_child(self, group: Group, inputs: Sequence[Value], ident: str) -> bytes:
-        """A forked child's work: the group run on a connection of its own."""
+    def _group_in_child(self, scope: int, group: Group, inputs: Sequence[Value],
+                        ident: str) -> bytes:
+        """A forked child's work: the group run on a connection of its own, in the scope
+        that began it (the child may have been forked from inside a later group)."""
         warnings = self._become_child()
+        self._scope = scope
         return self._child_report(warnings, output=self.group(group, inputs, ident).hash)
 
     def _groups_in_child(self, calls: list[tuple[Group, tuple[Value, ...], str]]) -> bytes:
@@ -618,6 +633,8 @@ class Engine:
         return Value(output, task.output, recipe=recipe, scope=self._scope)
 
     def _execute(self, task: Task, misses: list[Recipe]) -> list[Value]:
+        if self._begun:
+            self._start_waiting()
         self._load([v for r in misses for v in r.inputs if not v.failed])
         work = list(zip(misses, self._reasons(task, misses)))
         if task.splits and len(work) >= SPLIT_LEAST:
@@ -702,6 +719,8 @@ class Engine:
     def _run_group(self, recipe: Recipe, reason: str) -> Value:
         group = recipe.job
         assert isinstance(group, Group)
+        if self._begun:
+            self._start_waiting()
         outer = self._scope
         self._scopes += 1
         self._scope = self._scopes

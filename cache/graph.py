@@ -90,16 +90,19 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                                         "autograd side")
     autograd_out = kernels_out = views_out = None
     if not _failed_at(autograd, SPLIT):
-        autograd_out = _indexed(engine, AUTOGRAD_FILES, [
-            *_infos(engine, autograd), templates, spec_templates, layout], "autograd files")[1]
         kernel_inputs = _kernel_inputs(engine, native, autograd, templates, spec_templates,
                                        layout)
-        kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
-        views_out = _indexed(engine, VIEW_CODEGEN, view_codegen_inputs(
+        # the view group reads neither the autograd files nor VariableType: begun first, it
+        # runs in a child once one of the two processors frees up
+        view_files = engine.begin(VIEW_CODEGEN, view_codegen_inputs(
             engine, [*kernel_inputs[:2],
                      engine.ref_collection(autograd.view_matches, FunctionMatch),
                      kernel_inputs[3]],
-            templates, engine.records([spec_templates])[0], layout), "view codegen")[1]
+            templates, engine.records([spec_templates])[0], layout), "view codegen")
+        autograd_out = _indexed(engine, AUTOGRAD_FILES, [
+            *_infos(engine, autograd), templates, spec_templates, layout], "autograd files")[1]
+        kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
+        views_out = engine.records([view_files.join()])[0]
     outputs = engine.records([native_files.join()])[0]
     python_value = engine.ref(outputs.bindings, Outputs)
     python_out, native_out = engine.records([python_value, engine.ref(outputs.codegen, Outputs)])

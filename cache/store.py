@@ -387,6 +387,14 @@ class Store:
             if self.lease is not None:
                 _renew_lease(db, self.lease, pending.held)
 
+    def checkpoint(self) -> None:
+        """Copy what the write-ahead log holds into the database, without waiting for any
+        reader or writer. A forked child does it before it exits: the last connection to
+        close checkpoints whatever is left, and that is its parent, at its next fork or at
+        the end of the build (~60 ms for a cold build's log, on the build's critical path)."""
+        with self.guarded():
+            self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT: one writer at a time, waiting up to the busy timeout."""

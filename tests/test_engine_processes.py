@@ -8,6 +8,7 @@ tests see where each group ran; a task that is not pure this way is a test's dev
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -114,6 +115,24 @@ def test_the_second_group_runs_in_a_child_and_commits_its_rows(store):
     assert not again.stats.runs and second_again == second and first_again == first
 
 
+def log_frames(store: Store) -> tuple[int, int]:
+    """(frames in the write-ahead log, frames of it already copied into the database), from
+    the wal-index header (SQLite's file format: mxFrame at byte 16, nBackfill at byte 96)."""
+    shm = store.path.with_name(store.path.name + "-shm").read_bytes()
+    return int.from_bytes(shm[16:20], sys.byteorder), int.from_bytes(shm[96:100], sys.byteorder)
+
+
+def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
+    """The last connection to close checkpoints what the log holds: a parent whose child
+    did not would pay for the child's rows at its next fork or at its end."""
+    engine = Engine(store, "v1", generation=1, processes=2)
+    engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
+                   (SECOND, [texts(engine, ["b c " * 2000])], "second")])
+    frames, copied = log_frames(store)  # the parent has committed nothing yet
+    assert frames > 0 and copied == frames
+    engine.finish()
+
+
 def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
     monkeypatch.setattr(engine_module, "GROUPS_LEAST", 4)
     calls = [(FIRST if k % 2 else SECOND, [f"w{k} " * (k + 1)], f"g{k}") for k in range(5)]
@@ -206,6 +225,89 @@ def test_a_group_begun_and_never_joined_is_a_bug_and_its_child_ends(store):
     with pytest.raises(InternalError, match="never joined"):
         engine.group(careless, [texts(engine, ["x"])], "careless")
     assert no_child_left()
+
+
+THIRD = Group("toy.third", "bindings", counts, Index, ("texts",))
+
+
+def wait_for_a_free_processor(engine: Engine) -> None:
+    """A test's device: until the child running beside this process is done."""
+    deadline = time.monotonic() + 60
+    while not engine._free_processor() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def count_when_a_processor_is_free(engine: Engine, words: Value) -> Index:
+    """An inner group whose first task batch comes once the other processor is free."""
+    wait_for_a_free_processor(engine)
+    return counts(engine, words)
+
+
+INNER = Group("toy.inner", "parse", count_when_a_processor_is_free, Index, ("texts",))
+
+
+def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Value) -> Index:
+    running = engine.begin(SECOND, [first], "second")
+    waiting = engine.begin(THIRD, [second], "third")
+    assert running.child is not None  # a processor was free
+    assert waiting.child is None and waiting.waiting  # none was: it waits
+    inner = engine.group(INNER, [words], "inner")  # forks the waiting one in its own scope
+    assert waiting.child is not None
+    parts = [engine.records([v])[0].parts for v in (running.join(), waiting.join(), inner)]
+    return Index(" ".join(parts))
+
+
+def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(store):
+    engine = Engine(store, "v1", generation=1, processes=2)
+    outer = Group("toy.outer_waits", "parse", begin_two_then_inner, Index,
+                  ("first", "second", "words"))
+    value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"]),
+                                 texts(engine, ["d e f"])], "outer")
+    listings = engine.records([value])[0].parts.split()
+    second, third, inner = (engine.records(list(engine.items(engine.ref_collection(h, Where))))
+                            for h in listings)
+    engine.finish()
+    assert [w.words for w in second + third + inner] == [1, 2, 3]
+    # each begun group ran in a child of its own, the waiting one forked from inside the
+    # inner group (a child that ran it in the wrong scope would fail: the parent would run it)
+    assert PARENT != second[0].pid != third[0].pid != PARENT
+    assert inner[0].pid == PARENT
+    assert no_child_left()
+    # both children committed their rows
+    again = Engine(store, "v1", generation=2, processes=2)
+    again.group(outer, [texts(again, ["a"]), texts(again, ["b c"]), texts(again, ["d e f"])],
+                "outer")
+    assert not again.stats.runs and no_child_left()
+
+
+def begin_two_join_the_waiting_one(engine: Engine, first: Value, second: Value) -> Index:
+    running = engine.begin(SECOND, [first], "second")
+    waiting = engine.begin(THIRD, [second], "third")
+    assert waiting.child is None
+    mine = waiting.join()  # no batch in between: no processor was looked for
+    theirs = running.join()
+    return Index(" ".join(engine.records([v])[0].parts for v in (theirs, mine)))
+
+
+def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
+    engine = Engine(store, "v1", generation=1, processes=2)
+    outer = Group("toy.outer_joins", "parse", begin_two_join_the_waiting_one, Index,
+                  ("first", "second"))
+    value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"])], "outer")
+    second, third = (engine.records(list(engine.items(engine.ref_collection(h, Where))))
+                     for h in engine.records([value])[0].parts.split())
+    engine.finish()
+    assert second[0].pid != PARENT and second[0].words == 1
+    assert third[0].pid == PARENT and third[0].words == 2
+    assert no_child_left()
+
+
+def test_a_group_begun_where_nothing_forks_runs_at_once(store):
+    for engine_store, processes in ((None, 2), (store, 1)):
+        engine = Engine(engine_store, "v1", generation=1, processes=processes)
+        begun = engine.begin(SECOND, [texts(engine, ["a b"])], "second")
+        assert begun.value is not None and begun.child is None and not begun.waiting
+        assert [w.pid for w in results(engine, begun.join())] == [PARENT]
 
 
 def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
