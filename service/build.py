@@ -188,7 +188,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     spec_key, out_key = str(location.root.resolve()), str(out.resolve())
     store = session.store
     result = session.run_graph(generation, build, verify)
-    previous = _previous_files(store, out_key)
+    previous = [p for p in _previous_files(store, out_key) if placement.owns(p)]
     writing = time.perf_counter()
     files = placed_files(result.files, placement)
     names = index_names(result.files, placement)

@@ -63,11 +63,32 @@ class Placement:
             words["autograd"] = "disabled"
         return words
 
+    def owns(self, placed: str) -> bool:
+        """Whether a file an earlier build wrote at `placed` is this build's to remove once
+        it no longer writes it: a file of another tree is (the layout changed), and so is a
+        file of this tree that this selection writes; one that another subset writes (or,
+        with --disable-autograd, an autograd kernel file) is left, as generate_code leaves
+        every file it does not write."""
+        name = index_name(placed, self.tree)
+        return name is None or self.writes(name)
+
     def writes(self, name: str) -> bool:
         """Whether the index's file `name` is written (generate_code.py: generate_code)."""
         if not self.autograd and name.startswith(AUTOGRAD_KERNEL_PREFIXES):
             return False
         return self.subset is None or subset_of(name) == self.subset
+
+
+def index_name(placed: str, tree: str) -> str | None:
+    """The index's file that `tree` places at `placed` (None: no file of this tree goes
+    there)."""
+    if tree == FLAT:
+        return placed if "/" not in placed else None
+    for directory in (AUTOGRAD_GENERATED, PYTHON_GENERATED):
+        name = placed.removeprefix(directory + "/")
+        if name != placed and placed_name(name, tree) == placed:
+            return name
+    return None
 
 
 def subset_of(name: str) -> str:

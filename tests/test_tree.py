@@ -3,6 +3,7 @@ changed, and `--subset` / `--disable-autograd` choose generate_code's files (ser
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.service.tree import (FIRST_STAGE, Placement, index_names, placed_files,
-                                    subset_of)
+from gradshard.service.tree import (FIRST_STAGE, Placement, index_name, index_names,
+                                    placed_files, subset_of)
 from support.spec_edits import ALL_FILES, TREE_FILES
 from support.specs import MINI_SPEC
 
@@ -62,6 +63,27 @@ def test_words_are_empty_for_the_default():
         "tree": "pytorch", "subset": "python", "autograd": "disabled"}
 
 
+@pytest.mark.parametrize("tree", ["flat", "pytorch"])
+def test_each_placed_file_names_its_index_file_back(tree):
+    for placed, name in index_names(INDEX, Placement(tree)).items():
+        assert index_name(placed, tree) == name
+    other = "pytorch" if tree == "flat" else "flat"
+    assert not any(index_name(p, tree) for p in placed_files(INDEX, Placement(other)))
+    assert index_name(f"{GENERATED}/annotated_fn_args.py", "pytorch") is None
+
+
+def test_a_build_removes_only_files_its_selection_or_another_tree_wrote():
+    libtorch = Placement("pytorch", "libtorch")
+    assert libtorch.owns(f"{GENERATED}/Functions.cpp")
+    assert libtorch.owns(f"{GENERATED}/templates/VariableType.cpp")
+    assert not libtorch.owns(f"{GENERATED}/python_functions_0.cpp")  # pybindings' file
+    assert not libtorch.owns("torch/testing/_internal/generated/annotated_fn_args.py")
+    assert libtorch.owns("Functions.cpp") and libtorch.owns("python_functions_0.cpp")  # flat's
+    no_kernels = Placement(autograd=False)
+    assert not no_kernels.owns("VariableType_0.cpp") and no_kernels.owns("Functions.cpp")
+    assert no_kernels.owns(f"{GENERATED}/VariableType_0.cpp")  # another tree's
+
+
 def gradshard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gradshard.service.cli", *args], cwd=cwd,
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
@@ -96,3 +118,27 @@ def test_the_drop_in_writes_only_what_changed(tmp_path):
     assert flat.returncode == 0, flat.stderr
     assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(ALL_FILES)
     assert not any(p.is_file() for p in (out / "torch").rglob("*"))
+
+
+def test_subsets_written_into_one_checkout_keep_each_others_files(tmp_path):
+    """generate_code run once per subset into one checkout leaves the other subsets' files:
+    so do gradshard's builds; the whole set afterwards has nothing to remove or rewrite."""
+    spec = tmp_path / "spec"
+    shutil.copytree(MINI_SPEC, spec)
+    out, cache = tmp_path / "checkout", tmp_path / "cache"
+    words = ["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
+             "--codegen-only", "--tree", "pytorch"]
+    for subset in ("pybindings", "libtorch", "python"):
+        done = gradshard(*words, "--subset", subset, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == TREE_FILES
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    whole = gradshard(*words, "--json", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    files = json.loads(whole.stdout)["files"]
+    assert files["removed"] == [] and files["written"] == []
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    # a subset's build removes its own files it no longer writes: here, none of the others'
+    python_only = gradshard(*words, "--subset", "python", "--json", cwd=tmp_path)
+    assert json.loads(python_only.stdout)["files"]["removed"] == []
+    assert all(p.exists() for p in stamps)
