@@ -127,10 +127,12 @@ class Generation:
         return cls(texts, inputs)
 
     def run(self, store: Store | None, build_id: int, verify: bool = False,
-            memory: Memory | None = None) -> GraphResult:
+            memory: Memory | None = None, commit: bool = True) -> GraphResult:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
-        where the cache disagrees (cache/engine.py: Disagreement)."""
+        where the cache disagrees (cache/engine.py: Disagreement). Without `commit`, what
+        the run computed stays staged: the caller finishes the engine (a build does, once
+        its files are written)."""
         engine = new_engine(store, memory if memory is not None else Memory(), build_id,
                             verify=verify)
         try:
@@ -140,7 +142,8 @@ class Generation:
         except SpecError:
             engine.finish()  # the problems are outputs too: the next run reports them cached
             raise
-        engine.finish()
+        if commit:
+            engine.finish()
         return GraphResult(engine, index_hash, index, self.inputs, dict(engine.stats.seconds))
 
     def manifest(self, result: GraphResult, spec: str, fingerprint: dict[str, str]) -> Manifest:

@@ -59,9 +59,10 @@ class OpenCache:
         return self._memory
 
     def run_graph(self, generation: Generation, build_id: int = 0,
-                  verify: bool = False) -> GraphResult:
-        """The build graph over these inputs, on this store and memory."""
-        return generation.run(self.open(), build_id, verify, self.memory)
+                  verify: bool = False, commit: bool = True) -> GraphResult:
+        """The build graph over these inputs, on this store and memory (see Generation.run
+        for `commit`)."""
+        return generation.run(self.open(), build_id, verify, self.memory, commit)
 
     def reset(self) -> Store | None:
         """Replace a damaged store by an empty one."""

@@ -84,6 +84,34 @@ def test_an_up_to_date_build_without_compile_runs_no_graph(tmp_path, graph_runs)
     session.close()
 
 
+def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypatch):
+    """A save's files come first; the rows its tasks computed are committed after them (a
+    build killed in between recomputes them), and all are committed by the build's end."""
+    from gradshard.cache.store import Store
+
+    out = tmp_path / "out"
+    commits: list[tuple[int, bool]] = []  # (task rows committed, Functions.cpp there)
+    flush = Store.flush
+
+    def watched(store, generation):
+        commits.append((len(store.pending.tasks), (out / "Functions.cpp").exists()))
+        flush(store, generation)
+
+    monkeypatch.setattr(Store, "flush", watched)
+    session = Session(tmp_path / "cache")
+    built = session.build(locate_spec(str(MINI_SPEC)), out)
+    session.close()
+    assert built.status == "built" and sum(built.stats.run.values()) > 0
+    # this process's commits of task rows (a forked child commits its own rows itself)
+    assert any(tasks for tasks, _ in commits)
+    assert all(there for tasks, there in commits if tasks)  # the mini spec stages < 5000 rows
+    with sqlite3.connect(tmp_path / "cache" / DB_FILE) as db:
+        assert db.execute("SELECT count(*) FROM tasks").fetchone()[0] == sum(
+            built.stats.run.values())
+    again = Session(tmp_path / "cache").build(locate_spec(str(MINI_SPEC)), tmp_path / "again")
+    assert sum(again.stats.run.values()) == 0
+
+
 def test_the_session_owns_the_engine_memory(tmp_path):
     """Two sessions of one cache in one process share nothing in memory (the old module-level
     memory answered the second from the first's): the second reads the store."""
