@@ -194,13 +194,14 @@ NATIVE_CODEGEN = Group("group.native_codegen", "render", native_codegen, Outputs
 # The view group
 
 
-def view_codegen(engine: Engine, functions: Value, summaries: Value, matches: Value,
+def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matches: Value,
                  matched: Value, templates: Value, inplace_or_view_template: Value,
                  header_template: Value, source_template: Value, layout: Value) -> Outputs:
     """ADInplaceOrViewType and ViewFuncs: the functions with derived kernels, in C++-name
     order (gen_inplace_or_view_type and gen_view_funcs iterate gen_autograd's sorted list);
-    only those whose base name is a view's can have a ViewFunc."""
-    kept = kernel_functions(engine, functions, summaries, matches, matched)
+    only those whose base name is a view's can have a ViewFunc. `view_matches`: each match
+    as match.view_side projects it (what these files read of it)."""
+    kept = kernel_functions(engine, functions, summaries, view_matches, matched)
     members = [FamilyMember(k.function, k.match, k.name, k.root) for k in kept]
     log = FailureLog(engine)
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
@@ -229,6 +230,6 @@ def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: V
 
 
 VIEW_CODEGEN = Group("group.view_codegen", "render", view_codegen, Outputs,
-                     ("functions", "summaries", "matches", "matched", "templates",
+                     ("functions", "summaries", "view-side matches", "matched", "templates",
                       "ADInplaceOrViewType.cpp template", "ViewFuncs.h template",
                       "ViewFuncs.cpp template", "layout"))
