@@ -277,7 +277,7 @@ class Engine:
         self._scope = 0
         self._scopes = 0
         self._timing: list[list[Any]] = []   # stack of [stage, started]
-        self._begun: list[Begun] = []  # groups running in children, not joined yet
+        self._begun: list[Begun] = []  # groups begun, not joined yet (waiting, or in a child)
         self._children: list[split.Child] = []  # every child that may still be running
 
     # -----------------------------------------------------------------------------------------
@@ -395,7 +395,7 @@ class Engine:
         begun = Begun(self, call, self._scope)
         if self._may_fork() and self._must_run(group, inputs):
             self._begun.append(begun)
-            self._start_waiting()
+            self._fork_waiting()
         else:
             begun.waiting = False
             begun.value = self.group(*call)
@@ -484,7 +484,7 @@ class Engine:
     # -----------------------------------------------------------------------------------------
     # Internals
 
-    def _start_waiting(self) -> None:
+    def _fork_waiting(self) -> None:
         """Fork a child for each begun group still waiting, while a processor is free. A
         group whose fork failed stops waiting: it runs at its join."""
         for begun in self._begun:
@@ -497,6 +497,7 @@ class Engine:
         if begun.scope != self._scope:
             raise InternalError(f"{begun.call[0].name} is joined outside the group that began it")
         self._begun.remove(begun)
+        begun.waiting = False
         if begun.child is None:  # no processor freed up for it (or its fork failed)
             return self.group(*begun.call)
         told = self._collect(begun.child)
@@ -505,7 +506,8 @@ class Engine:
         return self._adopt_group(begun.call, told["output"])
 
     def _stop_begun(self, scope: int) -> list[Begun]:
-        """End the children begun in `scope` and not joined (the body failed, or forgot)."""
+        """Drop the groups begun in `scope` and not joined (the body failed, or forgot),
+        ending the children running them."""
         left = [b for b in self._begun if b.scope == scope]
         for begun in left:
             self._begun.remove(begun)
@@ -634,7 +636,7 @@ class Engine:
 
     def _execute(self, task: Task, misses: list[Recipe]) -> list[Value]:
         if self._begun:
-            self._start_waiting()
+            self._fork_waiting()
         self._load([v for r in misses for v in r.inputs if not v.failed])
         work = list(zip(misses, self._reasons(task, misses)))
         if task.splits and len(work) >= SPLIT_LEAST:
@@ -720,7 +722,7 @@ class Engine:
         group = recipe.job
         assert isinstance(group, Group)
         if self._begun:
-            self._start_waiting()
+            self._fork_waiting()
         outer = self._scope
         self._scopes += 1
         self._scope = self._scopes

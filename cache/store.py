@@ -391,8 +391,9 @@ class Store:
         """Copy what the write-ahead log holds into the database, without waiting for any
         reader or writer. A forked child does it before it exits: the last connection to
         close checkpoints whatever is left, and that is its parent, at its next fork or at
-        the end of the build (~60 ms for a cold build's log, on the build's critical path)."""
-        with self.guarded():
+        the end of the build (~60 ms for a cold build's log, on the build's critical path).
+        Only a saving: an error leaves the copy to that last close."""
+        with contextlib.suppress(sqlite3.Error):
             self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     @contextlib.contextmanager

@@ -22,6 +22,7 @@ that fails gives it up.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -29,13 +30,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.cache_files import CACHE_MAX_VARIABLE
-from gradshard.cache.store import LastBuild, Store
-from gradshard.pipeline.errors import CompileError
+from gradshard.cache.store import LastBuild, Store, StoreDamaged
+from gradshard.pipeline.errors import CompileError, GradshardError
 
 from .inputs import InputBytes, read_inputs
 from .open_cache import OpenCache
 from .outcome import BuildOutcome
-from .outputs import UnsafeOutputName, WriteReport, cache_damage, outputs_match, sync_outputs
+from .outputs import (UnsafeOutputName, WriteReport, cache_damage, files_left, outputs_match,
+                      sync_outputs)
 from .spec_location import SpecLocation
 from .tree import Placement, index_names, placed_files
 
@@ -166,10 +168,10 @@ def _up_to_date(location: SpecLocation, inputs: InputBytes, out: Path, session: 
                 last: LastBuild, started: float, placement: Placement,
                 build: int) -> BuildOutcome:
     seconds = {"total": time.perf_counter() - started}
+    mine = sorted(n for n in last.files if placement.owns(n))  # not those left to a subset
     return BuildOutcome("up to date", location, out, session.directory,
-                        WriteReport(unchanged=sorted(last.files)), seconds,
-                        warnings=session.warnings, files=len(last.files), build_id=build,
-                        inputs=inputs, tree=placement.tree)
+                        WriteReport(unchanged=mine), seconds, warnings=session.warnings,
+                        files=len(mine), build_id=build, inputs=inputs, tree=placement.tree)
 
 
 def _generation(location: SpecLocation, inputs: InputBytes, fingerprint: dict[str, str],
@@ -190,7 +192,8 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     # the files first, then the cache's rows (~20 ms of a formula edit's ~0.16 s: a save's
     # files appear that much sooner); a build killed in between only recomputes those rows
     result = session.run_graph(generation, build, verify, commit=False)
-    previous = [p for p in _previous_files(store, out_key) if placement.owns(p)]
+    earlier = _previous_files(store, out_key)
+    previous = [p for p in earlier if placement.owns(p)]
     writing = time.perf_counter()
     files = placed_files(result.files, placement)
     names = index_names(result.files, placement)
@@ -199,16 +202,30 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
                               session.known_hashes)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
+    except BaseException:
+        _commit_what_ran(result)
+        raise
     result.seconds["write"] = time.perf_counter() - writing
     result.engine.finish()
     if store is not None:
-        generation.record(store, build, spec_key, out_key, fingerprint, result, files)
+        # the files left to another subset stay recorded (a later build may remove them)
+        left = files_left(out, [p for p in earlier if not placement.owns(p)])
+        generation.record(store, build, spec_key, out_key, fingerprint, result,
+                          {**left, **files})
     seconds = dict(result.seconds)
     seconds["total"] = time.perf_counter() - started
     return BuildOutcome("built", location, out, session.directory, writes, seconds,
                         result.stats, session.warnings, len(files), result.nodes,
                         build, inputs=inputs, verified=verify, graph=result,
                         generation=generation, tree=placement.tree)
+
+
+def _commit_what_ran(result: GraphResult) -> None:
+    """Writing the files failed: what the build's tasks computed is still right, and is
+    committed (a long-lived session would otherwise commit it with its next build); a failure
+    of that commit gives way to the write's, which is what the user must see."""
+    with contextlib.suppress(GradshardError, StoreDamaged):
+        result.engine.finish()
 
 
 def _load_placed(result: GraphResult, names: dict[str, str], placed: list[str]

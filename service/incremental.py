@@ -131,8 +131,9 @@ class Generation:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
         where the cache disagrees (cache/engine.py: Disagreement). Without `commit`, what
-        the run computed stays staged: the caller finishes the engine (a build does, once
-        its files are written)."""
+        a successful run computed stays staged: the caller finishes the engine (a build
+        does, once its files are written). A rejected spec's problems, and a run that
+        recovered from a stale cache, are committed all the same."""
         engine = new_engine(store, memory if memory is not None else Memory(), build_id,
                             verify=verify)
         try:

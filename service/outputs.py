@@ -208,6 +208,16 @@ def file_hash(path: Path) -> str | None:
         return None
 
 
+def files_left(out_dir: Path, names: Iterable[str]) -> dict[str, str]:
+    """The files among `names` (an earlier build's, read from the cache: each checked to stay
+    inside out_dir) still there, with their hashes now: what a build leaves to another
+    selection goes on being recorded, so that a later build may remove it."""
+    names = list(names)
+    hashes = {name: file_hash(path) for name, path in zip(names, paths_inside(out_dir, names))
+              if path is not None}
+    return {name: h for name, h in hashes.items() if h is not None}
+
+
 def outputs_match(out_dir: Path, files: dict[str, str]) -> bool:
     names = list(files)
     return all(path is not None and file_hash(path) == files[name]

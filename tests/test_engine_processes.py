@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +36,16 @@ class Index(Record):
     parts: str
 
 
+# A test's device: a child counting "hold" waits until this file exists (the parent makes
+# it once inside the inner group), so that the waiting group is forked from there.
+HOLD_UNTIL: list[Path] = []
+
+
 def counted_here(text: Text) -> Where:
+    if text.text == "hold" and os.getpid() != PARENT and HOLD_UNTIL:
+        deadline = time.monotonic() + 60
+        while not HOLD_UNTIL[0].exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
     if "die-in-child" in text.text and os.getpid() != PARENT:
         os._exit(3)  # a child killed half-way
     if "raise-in-child" in text.text and os.getpid() != PARENT:
@@ -238,12 +248,25 @@ def wait_for_a_free_processor(engine: Engine) -> None:
 
 
 def count_when_a_processor_is_free(engine: Engine, words: Value) -> Index:
-    """An inner group whose first task batch comes once the other processor is free."""
+    """An inner group whose first task batch comes once the other processor is free: it
+    lets the held child go on only once inside (its scope is not the one that began it)."""
+    if HOLD_UNTIL:
+        HOLD_UNTIL[0].touch()
     wait_for_a_free_processor(engine)
     return counts(engine, words)
 
 
 INNER = Group("toy.inner", "parse", count_when_a_processor_is_free, Index, ("texts",))
+
+
+FORK_SCOPES: list[int] = []
+FORK = Engine._fork
+
+
+def forks_noted(engine: Engine, work):
+    """Engine._fork, noting the scope this process is in when it forks."""
+    FORK_SCOPES.append(engine._scope)
+    return FORK(engine, work)
 
 
 def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Value) -> Index:
@@ -257,12 +280,18 @@ def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Val
     return Index(" ".join(parts))
 
 
-def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(store):
+def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(store, tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setattr(engine_module.Engine, "_fork", forks_noted)
+    monkeypatch.setattr(sys.modules[__name__], "FORK_SCOPES", [])
+    monkeypatch.setattr(sys.modules[__name__], "HOLD_UNTIL", [tmp_path / "inside"])
     engine = Engine(store, "v1", generation=1, processes=2)
     outer = Group("toy.outer_waits", "parse", begin_two_then_inner, Index,
                   ("first", "second", "words"))
-    value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"]),
+    value = engine.group(outer, [texts(engine, ["hold"]), texts(engine, ["b c"]),
                                  texts(engine, ["d e f"])], "outer")
+    # the waiting group was forked from inside the inner group, a scope not its own
+    assert len(FORK_SCOPES) == 2 and FORK_SCOPES[1] > FORK_SCOPES[0]
     listings = engine.records([value])[0].parts.split()
     second, third, inner = (engine.records(list(engine.items(engine.ref_collection(h, Where))))
                             for h in listings)
@@ -273,11 +302,9 @@ def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(st
     assert PARENT != second[0].pid != third[0].pid != PARENT
     assert inner[0].pid == PARENT
     assert no_child_left()
-    # both children committed their rows
-    again = Engine(store, "v1", generation=2, processes=2)
-    again.group(outer, [texts(again, ["a"]), texts(again, ["b c"]), texts(again, ["d e f"])],
-                "outer")
-    assert not again.stats.runs and no_child_left()
+    # both children committed their rows: a row for each of the three texts counted
+    rows = store.connection.execute("SELECT count(*) FROM tasks WHERE task = 'toy.where'")
+    assert rows.fetchone()[0] == 3
 
 
 def begin_two_join_the_waiting_one(engine: Engine, first: Value, second: Value) -> Index:

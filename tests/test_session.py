@@ -6,6 +6,7 @@ Real g++ and ninja on the mini spec's Functions units."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -21,7 +22,9 @@ import pytest
 
 from gradshard.cache import graph
 from gradshard.cache.maintenance import collect_garbage
-from gradshard.cache.store import DB_FILE
+from gradshard.cache.store import DB_FILE, Store
+from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.service import build as build_module
 from gradshard.cache.version import code_version
 from gradshard.pipeline.compile_layout import ShardSettings
 from gradshard.service import incremental
@@ -32,6 +35,7 @@ from gradshard.service.session import Session
 from gradshard.service.spec_location import locate_spec
 from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
 
+FLUSH = Store.flush
 COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
                          shards=ShardSettings(formula_nodes=2, methods_nodes=4,
                                               merged_formula_units=0))
@@ -84,20 +88,20 @@ def test_an_up_to_date_build_without_compile_runs_no_graph(tmp_path, graph_runs)
     session.close()
 
 
+def flush_noting(store: Store, commits: list[tuple[int, bool]], marker: Path,
+                 generation: int) -> None:
+    """Store.flush, noting how many task rows it commits and whether `marker` exists."""
+    commits.append((len(store.pending.tasks), marker.exists()))
+    FLUSH(store, generation)
+
+
 def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypatch):
     """A save's files come first; the rows its tasks computed are committed after them (a
     build killed in between recomputes them), and all are committed by the build's end."""
-    from gradshard.cache.store import Store
-
     out = tmp_path / "out"
     commits: list[tuple[int, bool]] = []  # (task rows committed, Functions.cpp there)
-    flush = Store.flush
-
-    def watched(store, generation):
-        commits.append((len(store.pending.tasks), (out / "Functions.cpp").exists()))
-        flush(store, generation)
-
-    monkeypatch.setattr(Store, "flush", watched)
+    monkeypatch.setattr(Store, "flush", functools.partialmethod(flush_noting, commits,
+                                                                out / "Functions.cpp"))
     session = Session(tmp_path / "cache")
     built = session.build(locate_spec(str(MINI_SPEC)), out)
     session.close()
@@ -108,8 +112,27 @@ def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypat
     with sqlite3.connect(tmp_path / "cache" / DB_FILE) as db:
         assert db.execute("SELECT count(*) FROM tasks").fetchone()[0] == sum(
             built.stats.run.values())
-    again = Session(tmp_path / "cache").build(locate_spec(str(MINI_SPEC)), tmp_path / "again")
+    later = Session(tmp_path / "cache")
+    again = later.build(locate_spec(str(MINI_SPEC)), tmp_path / "again")
+    later.close()
     assert sum(again.stats.run.values()) == 0
+
+
+def test_a_build_whose_files_cannot_be_written_still_commits_what_ran(tmp_path, monkeypatch):
+    """The write's failure is what the build reports; what its tasks computed is kept (a
+    daemon's session would otherwise commit it with its next build, under another lease)."""
+    monkeypatch.setattr(build_module, "sync_outputs", refuse_to_write)
+    session = Session(tmp_path / "cache")
+    with pytest.raises(EnvironmentFailure, match="refused"):
+        session.build(locate_spec(str(MINI_SPEC)), tmp_path / "out")
+    assert not session.store.pending.tasks
+    session.close()
+    with sqlite3.connect(tmp_path / "cache" / DB_FILE) as db:
+        assert db.execute("SELECT count(*) FROM tasks").fetchone()[0] > 0
+
+
+def refuse_to_write(*args, **kwargs):
+    raise EnvironmentFailure("writing refused (a test's device)", "none", "out")
 
 
 def test_the_session_owns_the_engine_memory(tmp_path):

@@ -140,5 +140,26 @@ def test_subsets_written_into_one_checkout_keep_each_others_files(tmp_path):
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     # a subset's build removes its own files it no longer writes: here, none of the others'
     python_only = gradshard(*words, "--subset", "python", "--json", cwd=tmp_path)
+    assert python_only.returncode == 0, python_only.stderr
     assert json.loads(python_only.stdout)["files"]["removed"] == []
     assert all(p.exists() for p in stamps)
+    # up to date, it reports its own file only (the others are recorded, not its files)
+    again = gradshard(*words, "--subset", "python", "--json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["status"] == "up to date" and report["files"]["total"] == 1
+
+
+def test_files_left_to_another_subset_are_removed_by_a_later_change_of_tree(tmp_path):
+    """A subset's build leaves the others' files, and goes on recording them: switching to
+    the flat tree afterwards removes every file of the checkout's tree."""
+    spec = tmp_path / "spec"
+    shutil.copytree(MINI_SPEC, spec)
+    out, cache = tmp_path / "checkout", tmp_path / "cache"
+    words = ["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
+             "--codegen-only"]
+    for extra in (["--tree", "pytorch"], ["--tree", "pytorch", "--subset", "libtorch"], []):
+        done = gradshard(*words, *extra, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert not any(p.is_file() for p in (out / "torch").rglob("*"))
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(ALL_FILES)
