@@ -32,15 +32,24 @@ def test_a_save_is_rebuilt(daemon):
     assert "1 file(s) written" in status["last"]["line"]
 
 
+SETTLE = 0.05  # the daemon's default quiet time (service/daemon.py: DaemonConfig.settle)
+
+
 def test_a_burst_of_saves_builds_at_most_twice(daemon):
+    """Saves 18 ms apart are one burst: at most a build once the first settles and one at
+    the end. A gap the saving process itself took longer than the settle (this machine was
+    busy: 2 cores, a daemon building beside it) ends a burst, and may add one build."""
     before = daemon.status()["builds"]
+    saved = []
     for k in range(50):
         daemon.edit(MUL_OTHER if k == 0 else f"grad * {k + 1},", "grad * {},".format(k + 2)
                     if k else MUL_OTHER.replace("grad,", "grad * 2,"))
+        saved.append(time.monotonic())
         time.sleep(0.018)
     time.sleep(0.3)  # the last events reach the daemon
     status = daemon.wait()
-    assert status["builds"] - before <= 2, status
+    pauses = sum(1 for a, b in zip(saved, saved[1:]) if b - a >= SETTLE)
+    assert status["builds"] - before <= 2 + pauses, (status, pauses)
     assert "grad * 51," in (daemon.out / "Functions.cpp").read_text()
 
 
