@@ -37,9 +37,8 @@ from gradshard.pipeline.views import ViewOrder, view_grouping
 from .engine import Engine, Group, Task, Value
 from .graph import BuildIndex
 from .graph_records import AutogradSide, NativeSide
-from .kernel_family import FAMILIES, KernelFamily, family_of_file
+from .kernel_family import FAMILIES, KernelFamily, family_of_file, kernel_unit_fields
 from .tasks import single_template
-from .variable_type_group import kernel_unit_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,8 +453,9 @@ def _codegen_units(engine: Engine, built: BuildIndex, sources: TemplateSet, temp
         engine.ref(autograd.view_order, ViewOrder), templates], "FunctionalInverses.h")
     units = []
     for family in FAMILIES.values():
-        owned = [(unit.split(" ")[1], code) for unit, code in built.family_kernels
-                 if family_of_file(unit.split(" ")[0]) is family]
+        fields = [(kernel_unit_fields(unit), code) for unit, code in built.family_kernels]
+        owned = [(function, code) for (file, function), code in fields
+                 if family_of_file(file) is family]
         units += _family_units(engine, family, owned, engine.text(sources.text(family.template)),
                                layout, settings, files)
     out_files = dict(built.files)

@@ -104,13 +104,19 @@ def _file_inputs(engine: Engine, family: KernelFamily, members: list[FamilyMembe
             layout, engine.text(shard)]
 
 
+def kernel_unit_fields(unit: str) -> tuple[str, str]:
+    """The file and function of a kernel unit (`<file> <function> <n>`)."""
+    file, function, _ = unit.split(" ")
+    return file, function
+
+
 def units_in_order(names: Sequence[str], indexes: list[Outputs]) -> list[tuple[str, str]]:
     """Every kernel unit (`<file> <function> <n>`, hash) of the file groups' indexes, in the
     order of their functions' names: Everything's."""
     by_function: dict[str, list[tuple[str, str]]] = {}
     for index in indexes:
         for unit in index.units:
-            by_function.setdefault(unit[0].split(" ")[1], []).append(unit)
+            by_function.setdefault(kernel_unit_fields(unit[0])[1], []).append(unit)
     return [unit for name in names for unit in by_function.get(name, ())]
 
 

@@ -160,12 +160,6 @@ def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Val
                                                for (ident, n, _), value in zip(owners, rendered)))
 
 
-def kernel_unit_fields(unit: str) -> tuple[str, str]:
-    """The file and function of a kernel unit (`<file> <function> <n>`)."""
-    file, function, _ = unit.split(" ")
-    return file, function
-
-
 VARIABLE_TYPE_FILE = Group("group.variable_type_file", "render", kernels_of_file, Outputs,
                            ("functions", "matches", "names", "templates", "first stage",
                             "dispatch keys", "layout", "shard"))

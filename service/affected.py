@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.engine import Engine, StaleCache
 from gradshard.cache.graph import BuildIndex
-from gradshard.cache.kernel_family import family_of_file
-from gradshard.cache.variable_type_group import kernel_unit_fields
+from gradshard.cache.kernel_family import family_of_file, kernel_unit_fields
 from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
 from gradshard.pipeline.kernel_render import RenderedKernel, library_key
