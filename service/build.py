@@ -192,8 +192,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     # the files first, then the cache's rows (~20 ms of a formula edit's ~0.16 s: a save's
     # files appear that much sooner); a build killed in between only recomputes those rows
     result = session.run_graph(generation, build, verify, commit=False)
-    earlier = _previous_files(store, out_key)
-    previous = [p for p in earlier if placement.owns(p)]
+    previous, left_to_others = _split_previous(_previous_files(store, out_key), placement)
     writing = time.perf_counter()
     files = placed_files(result.files, placement)
     names = index_names(result.files, placement)
@@ -209,7 +208,7 @@ def _build_leased(location: SpecLocation, inputs: InputBytes, generation: Genera
     result.engine.finish()
     if store is not None:
         # the files left to another subset stay recorded (a later build may remove them)
-        left = files_left(out, [p for p in earlier if not placement.owns(p)])
+        left = files_left(out, left_to_others)
         generation.record(store, build, spec_key, out_key, fingerprint, result,
                           {**left, **files})
     seconds = dict(result.seconds)
@@ -233,6 +232,16 @@ def _load_placed(result: GraphResult, names: dict[str, str], placed: list[str]
     """The texts of files by their placed names (service/tree.py)."""
     texts = result.load([names[p] for p in placed])
     return {p: texts[names[p]] for p in placed}
+
+
+def _split_previous(previous: list[str], placement: Placement) -> tuple[list[str], list[str]]:
+    """The earlier build's files this build removes once it no longer writes them, and those
+    it leaves to another subset (Placement.owns)."""
+    owned: list[str] = []
+    left: list[str] = []
+    for name in previous:
+        (owned if placement.owns(name) else left).append(name)
+    return owned, left
 
 
 def _previous_files(store: Store | None, out_key: str) -> list[str]:
