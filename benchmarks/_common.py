@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from gradshard.pipeline.errors import SpecFile
-from gradshard.service.spec_location import SpecLocation, locate_spec
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 
 class BenchmarkArgs(NamedTuple):
@@ -103,7 +103,7 @@ def compile_gradshard_bytecode() -> None:
 def compiler_benchmark(description: str, flags: Sequence[tuple[str, str]] = ()):
     """A compiling benchmark's start: its arguments (spec, repeat, its switches), gradshard's
     bytecode, and the toolchain both sides compile with, printed."""
-    from gradshard.service.toolchain import find_toolchain
+    from gradshard.service.compile.toolchain import find_toolchain
 
     location, repeat, given = benchmark_args(description, flags)
     compile_gradshard_bytecode()

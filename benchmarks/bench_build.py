@@ -41,7 +41,7 @@ from pathlib import Path
 
 from gradshard.service.cli import collector_for
 from gradshard.service.session import Session
-from gradshard.service.spec_location import SpecLocation, locate_spec
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, copy_spec,
                      generate_code_arguments, stamps, torchgen_generate_code, until_rewritten,

@@ -21,16 +21,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph import binding_outputs
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.build_graph import binding_outputs
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
-from gradshard.service.codegen import prepare
-from gradshard.service.outputs import write_outputs
+from gradshard.service.query.check import prepare
+from gradshard.service.files.outputs import write_outputs
 from gradshard.service.session import Session
-from gradshard.service.spec_location import SpecLocation
-from gradshard.service.tree import Placement, placed_files
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.files.placement import Placement, placed_files
 
 from _common import benchmark_args, clear_torchgen_caches, torchgen_generate_code
 

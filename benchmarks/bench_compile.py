@@ -50,8 +50,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.pipeline.errors import SpecFile
-from gradshard.service.spec_location import SpecLocation, locate_spec
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 from _common import compiler_benchmark, copy_spec, stamps, until_rewritten, wait_idle
 from bench_build import torchgen

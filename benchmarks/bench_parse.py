@@ -19,17 +19,17 @@ import statistics
 import time
 from pathlib import Path
 
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph import spec_sides
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.build_graph import spec_sides
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import YAML_FILES, SpecFile
-from gradshard.pipeline.differentiability import (assign_op_names, bucket_infos,
-                                                  derivative_buckets, view_copy_infos,
-                                                  with_op_names)
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.source import resplit_entries, split_entries
-from gradshard.pipeline.spec import decode_spec, parse_derivatives_entry
-from gradshard.service.codegen import analyze, prepare
+from gradshard.pipeline.problems import YAML_FILES, SpecFile
+from gradshard.pipeline.parse.differentiability import (assign_op_names, bucket_infos,
+                                                        derivative_buckets, view_copy_infos,
+                                                        with_op_names)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.source import resplit_entries, split_entries
+from gradshard.pipeline.parse.spec import decode_spec, parse_derivatives_entry
+from gradshard.service.query.check import analyze, prepare
 
 from _common import benchmark_args, clear_torchgen_caches
 

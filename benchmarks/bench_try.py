@@ -37,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.service.daemon_runtime import daemon_paths, request
-from gradshard.service.spec_location import locate_spec
+from gradshard.service.daemon.runtime import daemon_paths, request
+from gradshard.service.files.spec_location import locate_spec
 
 from _common import compiler_benchmark, copy_spec
 from bench_build import torchgen

@@ -1,12 +1,12 @@
 """Looking after the cache directory: what it holds (`stats`) and keeping it small (`gc`).
 
 gc keeps what the recorded builds reach: each manifest refers to its build's index, whose
-refs name every output the build's tasks gave (cache/engine.py), so sweeping everything
+refs name every output the build's tasks gave (cache/engine/core.py), so sweeping everything
 else never costs a later build of those specs more than the work it did not keep. The
-compile cache (cache/compile_entries.py) is left as it is, but for rows whose files are gone.
+compile cache (cache/objects/entries.py) is left as it is, but for rows whose files are gone.
 
 With a size limit (`gc --max-size`, GRADSHARD_CACHE_MAX after each build) gc bounds the whole
-directory, measured as the sizes of its files (cache/cache_files.py: the database and its
+directory, measured as the sizes of its files (cache/store/directory.py: the database and its
 WAL, objects, PCHs, set-aside `.damaged-*` files, everything), removing in this order:
 
 1. what no entry names: set-aside damaged databases, writes a killed process left, compile
@@ -45,13 +45,13 @@ from typing import Callable
 
 import sqlite_utils
 
-from gradshard.pipeline.errors import UsageError
+from gradshard.cache.errors import UsageError
 
-from . import compile_entries
-from .cache_files import (BASELINE_FILES, CACHE_MAX_VARIABLE, CATEGORIES, DAMAGED, LEFTOVER,
-                          MEMO, OBJECT_FILES, PCH_FILES, CacheFile, cache_files, directory_bytes,
-                          total_bytes)
-from .store import DB_FILE, Store, host_name
+from gradshard.cache.objects import entries as compile_entries
+from gradshard.cache.store.directory import (BASELINE_FILES, CACHE_MAX_VARIABLE, CATEGORIES,
+                                             DAMAGED, LEFTOVER, MEMO, OBJECT_FILES, PCH_FILES,
+                                             CacheFile, cache_files, directory_bytes, total_bytes)
+from gradshard.cache.store.database import DB_FILE, Store, host_name
 
 # Builds older than this many rows are forgotten by gc (their stats, not their outputs).
 KEPT_BUILD_ROWS = 200
@@ -249,7 +249,7 @@ def apply_cache_limit(store: Store | None, warn: Callable[[str], None]) -> GcRep
         raise UsageError(f"{CACHE_MAX_VARIABLE}: {error}", hint) from None
     if store is None or directory_bytes(store.directory) <= limit:
         return None
-    from .version import code_version  # imports and hashes gradshard's sources: only now
+    from gradshard.cache.version import code_version  # imports and hashes gradshard's sources: only now
 
     report = collect_garbage(store, limit, code_version())
     for warning in report.warnings:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .errors import RuleViolation
-from .records import Record
-from .schema import (Argument, FunctionSchema, Return, SchemaKind, SchemaType,
-                     TensorOptionsGroup, TypeForm)
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import (Argument, FunctionSchema, Return, SchemaKind, SchemaType,
+                                       TensorOptionsGroup, TypeForm)
 
 
 class CForm(enum.Enum):

@@ -1,14 +1,13 @@
-"""The error hierarchy: every failure a user can cause is one of these, with structured fields.
+"""The spec's problems, as the stages find them: the root of gradshard's error hierarchy.
 
-- `SpecError` (exit code 1): the spec is wrong. It carries one or more `Problem`s, each with
-  file, line, entry, rule and hint, so that all independent mistakes are reported in one run.
-- `UsageError` (exit code 2): the command line or the environment is wrong;
-  `EnvironmentFailure` is the machine's part of it (a full disk, a read-only cache, a file
-  that is not a regular file, a limit exceeded).
-- `CompileError` (exit code 3): generated code failed to compile.
-- `InternalError` (exit code 4): gradshard itself failed; never caused by spec content.
-- `VerifyMismatch` (exit code 6): `build --verify` found cached results that disagree with a
-  fresh run of their task.
+- `SpecError`: the spec is wrong. It carries one or more `Problem`s, each with file, line,
+  entry, rule and hint, so that all independent mistakes are reported in one run. Their
+  hints are task outputs (a cached run reports them), so they belong to the code version.
+- `InternalError`: gradshard itself failed; never caused by spec content.
+
+The process's own errors (usage, the machine, the compiler, --verify) are in
+cache/errors.py, outside the code version: their hints name command-line flags, and editing
+one must leave every cache warm.
 
 Pure stage code raises `RuleViolation`, which knows the rule but not where the entry lives;
 the stage boundary turns it into a `Problem` at the entry's location. Records never hold
@@ -20,11 +19,10 @@ from __future__ import annotations
 
 import difflib
 import enum
-import errno
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from .records import Record
+from gradshard.pipeline.records import Record
 
 
 class SpecFile(enum.Enum):
@@ -102,94 +100,6 @@ class SpecError(GradshardError):
                 entry_lines: Mapping[tuple[SpecFile, str], int]) -> SpecError:
         """The error for problems named by entry: each placed at its line, in spec order."""
         return cls(sorted((p.locate(entry_lines) for p in problems), key=Problem.sort_key))
-
-
-class UsageError(GradshardError):
-    """The command line or the environment is wrong (not the spec)."""
-
-    exit_code = 2
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        self.message = message
-        self.hint = hint
-        super().__init__(message)
-
-
-class EnvironmentFailure(UsageError):
-    """The machine, not the spec or gradshard, failed or refused: a full disk, a read-only or
-    unreadable directory, a FIFO where a spec file should be, an input over a size limit.
-    Nothing is damaged; the message says what failed and the hint what to do."""
-
-    def __init__(self, message: str, hint: str = "", path: str | None = None) -> None:
-        self.path = path
-        super().__init__(message, hint)
-
-    @classmethod
-    def from_os_error(cls, error: OSError) -> EnvironmentFailure | None:
-        """The failure an OSError reports, when it is the machine's (None: a bug)."""
-        hint = _OS_ERROR_HINTS.get(error.errno or 0)
-        if hint is None:
-            return None
-        where = f" ({error.filename})" if error.filename else ""
-        return cls(f"{error.strerror or error}{where}", hint,
-                   None if error.filename is None else str(error.filename))
-
-
-# OSErrors that are the machine's, with what to do about each.
-_OS_ERROR_HINTS = {
-    errno.ENOSPC: "free space on that filesystem, or point --out/--cache elsewhere",
-    errno.EDQUOT: "free space within your quota, or point --out/--cache elsewhere",
-    errno.EROFS: "that filesystem is read-only: point --out/--cache at a writable directory",
-    errno.EACCES: "check the permissions of that file and its directories",
-    errno.EPERM: "check the permissions of that file and its directories",
-    errno.EIO: "the device reported an I/O error: check the disk",
-    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
-    errno.ENFILE: "the system is out of file handles",
-    errno.ENAMETOOLONG: "use a shorter path",
-    errno.ELOOP: "a symbolic link points to itself",
-    errno.ENOTDIR: "a part of the path is a file, not a directory",
-    errno.EISDIR: "a directory stands where a file is expected",
-}
-
-
-class VerifyMismatch(GradshardError):
-    """`build --verify`: cached task results that differ from what their task computes now.
-    Each disagreement names the task (name and ident) and the two hashes."""
-
-    exit_code = 6
-
-    def __init__(self, disagreements: Iterable[str]) -> None:
-        self.disagreements = tuple(disagreements)
-        super().__init__(f"{len(self.disagreements)} cached result(s) disagree with their task")
-
-
-@dataclass(frozen=True, slots=True)
-class CompileDiagnostic(Record):
-    """A compiler error in generated code, placed at its source: the derivatives.yaml line
-    of the formula when the code came from one (else `line` is None), the entry, the
-    variable and formula, and the compiler's own words at the generated file's line."""
-
-    entry: str
-    node: str
-    variables: str
-    formula: str
-    line: int | None
-    generated: str  # path:line:column of the generated code
-    message: str  # the compiler's diagnostic, as printed
-
-
-class CompileError(GradshardError):
-    """Generated code failed to compile: units that compiled are kept."""
-
-    exit_code = 3
-
-    def __init__(self, diagnostics: Iterable[CompileDiagnostic], failed: Iterable[str],
-                 raw: str, source: str = "derivatives.yaml") -> None:
-        self.diagnostics = tuple(diagnostics)
-        self.failed = tuple(failed)
-        self.raw = raw
-        self.source = source  # the derivatives.yaml path the diagnostics' lines are in
-        super().__init__(f"{len(self.failed)} unit(s) failed to compile")
 
 
 class InternalError(GradshardError):

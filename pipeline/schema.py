@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
-from .errors import RuleViolation, did_you_mean
-from .records import Record, TextRecord
+from gradshard.pipeline.problems import RuleViolation, did_you_mean
+from gradshard.pipeline.records import Record, TextRecord
 
 # The base types of the schema language (model.py: BaseTy).
 BASE_TYPE_NAMES = frozenset({

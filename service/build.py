@@ -3,10 +3,10 @@
 1. Read and hash the inputs. If the last build of this spec into this directory read the
    same inputs and every output file still holds what it wrote, stop: nothing heavy is
    imported on this path.
-2. Otherwise run the build graph on the engine (cache/graph.py), write the files that
+2. Otherwise run the build graph on the engine (cache/graph/build_graph.py), write the files that
    differ, remove the files an earlier build wrote that this one does not produce, and
    record the manifest.
-3. Unless --codegen-only, compile what was generated (service/compile.py), from the layout
+3. Unless --codegen-only, compile what was generated (service/compile/driver.py), from the layout
    of the same graph run (an up-to-date build runs the graph once, for the layout only).
 4. Apply GRADSHARD_CACHE_MAX, once the build has ended.
 
@@ -29,22 +29,23 @@ from pathlib import Path
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.cache_files import CACHE_MAX_VARIABLE
-from gradshard.cache.store import LastBuild, Store, StoreDamaged
-from gradshard.pipeline.errors import CompileError, GradshardError
+from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
+from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
+from gradshard.pipeline.problems import GradshardError
+from gradshard.cache.errors import CompileError
 
-from .inputs import InputBytes, read_inputs
-from .open_cache import OpenCache
-from .outcome import BuildOutcome
-from .outputs import (UnsafeOutputName, WriteReport, cache_damage, files_left, outputs_match,
-                      sync_outputs)
-from .spec_location import SpecLocation
-from .tree import Placement, index_names, placed_files
+from gradshard.service.files.inputs import InputBytes, read_inputs
+from gradshard.service.open_cache import OpenCache
+from gradshard.service.outcome import BuildOutcome
+from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
+                                             files_left, outputs_match, sync_outputs)
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.files.placement import Placement, index_names, placed_files
 
 if TYPE_CHECKING:
-    from .compile import CompileOptions
-    from .compile_report import CompileReport
-    from .incremental import Generation, GraphResult
+    from gradshard.service.compile.driver import CompileOptions
+    from gradshard.service.compile.report import CompileReport
+    from gradshard.service.graph_run import Generation, GraphResult
 
 
 def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
@@ -58,8 +59,8 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     and a cache found damaged in either step set aside and both run again. A spec error or a
     compile error is reported, never retried. `verify` runs every task and compares it with
     the cache (never "up to date"). `generated` runs between a successful generation and the
-    compile (the daemon's --try checks: service/daemon_try.py). `placement`: which files go
-    where under `out` (service/tree.py)."""
+    compile (the daemon's --try checks: service/daemon/try_checks.py). `placement`: which files go
+    where under `out` (service/files/placement.py)."""
     return session.retrying(partial(_build_and_compile_once, location, out, session, options,
                                     progress, verify, generated, placement))
 
@@ -124,7 +125,7 @@ def compile_outcome(built: BuildOutcome, session: OpenCache, options: CompileOpt
                     progress: Callable[[str], None]) -> CompileReport:
     """Compile what a build generated, from the layout of its graph run (an up-to-date build
     ran none: one run, answered by the cache's indexes, gives it)."""
-    from .compile import compile_generated  # the compile driver: imported only to compile
+    from gradshard.service.compile.driver import compile_generated  # the compile driver: imported only to compile
 
     return compile_generated(_with_graph(built, session), session, options, progress)
 
@@ -139,7 +140,7 @@ def _with_graph(outcome: BuildOutcome, session: OpenCache) -> BuildOutcome:
 
 
 def _prepare(inputs: InputBytes | None) -> Generation:
-    from .incremental import Generation  # the pipeline: imported only when there is work
+    from gradshard.service.graph_run import Generation  # the pipeline: imported only when there is work
 
     assert inputs is not None
     return Generation.prepare(inputs)
@@ -229,7 +230,7 @@ def _commit_what_ran(result: GraphResult) -> None:
 
 def _load_placed(result: GraphResult, names: dict[str, str], placed: list[str]
                  ) -> dict[str, str]:
-    """The texts of files by their placed names (service/tree.py)."""
+    """The texts of files by their placed names (service/files/placement.py)."""
     texts = result.load([names[p] for p in placed])
     return {p: texts[names[p]] for p in placed}
 

@@ -23,23 +23,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from gradshard.cache.store import StoreDamaged, set_aside
-from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, GradshardError,
-                                       SpecError, UsageError, VerifyMismatch)
+from gradshard.cache.store.database import StoreDamaged, set_aside
+from gradshard.pipeline.problems import GradshardError, SpecError
+from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError, VerifyMismatch
 
-from . import daemon_commands
-from .options import (BUILD, CACHE, JSON, RUN, SPEC, START, TRY_DTYPES, WATCH,
-                      add_build_options, add_option, compile_options, placement_of)
-from .process_end import closed_pipe, end_process
-from .report import (problem_json, report_spec_error, report_usage_error,
-                     spec_file_paths, spec_texts_of)
-from .session import Session
-from .spec_location import SpecLocation, locate_spec
-from .try_process import CHECK_TIMEOUT
+from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.options import (BUILD, CACHE, JSON, RUN, SPEC, START, TRY_DTYPES, WATCH,
+                                       add_build_options, add_option, compile_options,
+                                       placement_of)
+from gradshard.service.process_end import closed_pipe, end_process
+from gradshard.service.report.problems import (problem_json, report_spec_error, report_usage_error,
+                                               spec_file_paths, spec_texts_of)
+from gradshard.service.session import Session
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.live.process import CHECK_TIMEOUT
 
 if TYPE_CHECKING:
-    from gradshard.cache.build_records import SpecRecords
-    from gradshard.pipeline.spec import SpecTexts
+    from gradshard.cache.graph.spec_records import SpecRecords
+    from gradshard.pipeline.parse.spec import SpecTexts
 
 EXIT_OK, EXIT_INTERNAL = 0, 4
 
@@ -55,7 +56,7 @@ class Loaded:
 def generate(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
     """Locate and read the spec, then run the build graph on it in memory (nothing is
     written): what it knows of the spec."""
-    from .codegen import analyze, prepare
+    from gradshard.service.query.check import analyze, prepare
 
     loaded.location = locate_spec(args.spec)
     generation = prepare(loaded.location)
@@ -106,7 +107,7 @@ def _counts(spec: SpecRecords) -> dict[str, int]:
 
 
 def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .show import show_json, show_text
+    from gradshard.service.query.show import show_json, show_text
 
     result = generate(args, loaded)
     if args.json:
@@ -117,7 +118,7 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .defaults import default_cache_dir
+    from gradshard.service.defaults import default_cache_dir
 
     if args.verify and args.no_cache:
         raise UsageError("--verify compares a cache with fresh runs; --no-cache opens none",
@@ -133,11 +134,11 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
     finally:
         session.close()
     if args.json:
-        from .build_report import build_json
+        from gradshard.service.report.build import build_json
 
         print(json.dumps(build_json(outcome), indent=2))
     else:
-        from .build_report import build_text
+        from gradshard.service.report.build import build_text
 
         print(build_text(outcome))
     if outcome.verified and outcome.stats.disagreements:
@@ -152,7 +153,7 @@ def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session
     placement = placement_of(args)
     if args.codegen_only:
         return session.build(location, out, verify=args.verify, placement=placement)
-    from .compile_report import progress_printer
+    from gradshard.service.compile.report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
         return session.build(location, out, compile_options(args), progress, args.verify,
@@ -164,8 +165,8 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .affected import affected_json, affected_text
-    from .defaults import default_cache_dir
+    from gradshard.service.query.affected import affected_json, affected_text
+    from gradshard.service.defaults import default_cache_dir
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
@@ -193,8 +194,9 @@ def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
 
 
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
-    from .defaults import default_cache_dir
-    from .try_command import DEFAULT_DTYPES, TryOptions, try_json, try_patch, try_text
+    from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.live.command import (DEFAULT_DTYPES, TryOptions, try_json, try_patch,
+                                                try_text)
 
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: the checks need some time",
@@ -213,8 +215,8 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
 def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import store_stats
 
-    from .defaults import default_cache_dir
-    from .cache_report import stats_json, stats_text
+    from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.report.cache import stats_json, stats_text
 
     session = _existing_cache(args, default_cache_dir)
     try:
@@ -229,8 +231,8 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
 
-    from .defaults import default_cache_dir
-    from .cache_report import gc_json, gc_text
+    from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.report.cache import gc_json, gc_text
 
     try:
         max_bytes = parse_size(args.max_size) if args.max_size else None
@@ -390,7 +392,7 @@ def collector_for(command: str) -> Iterator[None]:
 
 
 def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
-    """`watch` and the daemon's actions, from service/daemon_commands.py."""
+    """`watch` and the daemon's actions, from service/daemon/commands.py."""
     return getattr(daemon_commands, args.daemon_command)(args, loaded)
 
 
@@ -412,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as error:
         return _report_usage_error(args, error)
     except CompileError as error:
-        from .compile_report import report_compile_error
+        from gradshard.service.compile.report import report_compile_error
 
         report_compile_error(error, raw=getattr(args, "raw", False),
                              as_json=getattr(args, "json", False))

@@ -1,12 +1,12 @@
 """The `gradshard` console script. `gradshard daemon status`, which editors and prompts poll,
-is answered from the standard library and the daemon's socket (service/daemon_runtime.py);
+is answered from the standard library and the daemon's socket (service/daemon/runtime.py);
 every other command goes to the full command line (service/cli.py)."""
 
 from __future__ import annotations
 
 import sys
 
-from .process_end import closed_pipe, end_process
+from gradshard.service.process_end import closed_pipe, end_process
 
 
 def run() -> None:
@@ -20,13 +20,13 @@ def main(argv: list[str] | None = None) -> int:
         answered = _quick_status(words[2:])
         if answered is not None:
             return answered
-    from .cli import main as full
+    from gradshard.service.cli import main as full
 
     return full(words)
 
 
 def _quick_status(words: list[str]) -> int | None:
-    from .daemon_runtime import quick_status
+    from gradshard.service.daemon.runtime import quick_status
 
     try:
         answered = quick_status(words)

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gradshard.cache.compile_group import COMPILE_LAYOUT
-from gradshard.cache.engine import Engine, EngineStats, Memory, StaleCache, encode
-from gradshard.cache.graph import BuildIndex, BuildInputs, build
-from gradshard.cache.manifest import ENTRY_STAMPS, Manifest
-from gradshard.cache.store import Store, blob_hash
+from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
+from gradshard.cache.engine.core import Engine, EngineStats, Memory, StaleCache, encode
+from gradshard.cache.graph.build_graph import BuildIndex, BuildInputs, build
+from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
+from gradshard.cache.store.database import Store, blob_hash
 from gradshard.cache.version import code_version
-from gradshard.pipeline.compile_layout import CompileLayout, ShardSettings
-from gradshard.pipeline.errors import YAML_FILES, SpecError
+from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSettings
+from gradshard.pipeline.problems import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.spec import SpecTexts, decode_spec
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 
-from .inputs import InputBytes, spec_template_sources, template_sources
+from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
 
 
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
@@ -31,7 +31,7 @@ def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
 
 def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, str, BuildIndex]:
     """The graph again, every group entered: what a run needs when a value an index names is
-    gone from the cache (cache/engine.py: StaleCache); the missing values are recomputed.
+    gone from the cache (cache/engine/core.py: StaleCache); the missing values are recomputed.
     The only recovery from a stale cache."""
     engine = new_engine(failed.store, failed.memory, failed.generation, force_groups=True,
                         verify=failed.verify)
@@ -130,7 +130,7 @@ class Generation:
             memory: Memory | None = None, commit: bool = True) -> GraphResult:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
-        where the cache disagrees (cache/engine.py: Disagreement). Without `commit`, what
+        where the cache disagrees (cache/engine/core.py: Disagreement). Without `commit`, what
         a successful run computed stays staged: the caller finishes the engine (a build
         does, once its files are written). A rejected spec's problems, and a run that
         recovered from a stale cache, are committed all the same."""
@@ -163,7 +163,7 @@ class Generation:
                files: dict[str, str]) -> None:
         """Keep the manifest; gc keeps what it reaches (the entry stamps, the build's index,
         and through it every output of the build). `files`: as written under the build's
-        out (service/tree.py: placed_files)."""
+        out (service/files/placement.py: placed_files)."""
         manifest = self.manifest(result, spec, fingerprint)
         codec, data = encode(manifest)
         name = blob_hash(codec, data)

@@ -1,6 +1,6 @@
 """The cache directory as a session holds it: the store, the engine memory, the warnings.
 
-The commands (service/build.py, service/affected.py, service/compile.py) take this; the
+The commands (service/build.py, service/query/affected.py, service/compile/driver.py) take this; the
 session (service/session.py) is one of these with the commands as its methods. A damaged
 database is set aside and the work runs again (`retrying`), and everything remembered of it
 goes with it: that came from the damaged file too.
@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from gradshard.cache.store import Store, StoreDamaged, set_aside
+from gradshard.cache.store.database import Store, StoreDamaged, set_aside
 
-from .outputs import KnownHashes
+from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
-    from gradshard.cache.engine import Memory
+    from gradshard.cache.engine.core import Memory
 
-    from .incremental import Generation, GraphResult
+    from gradshard.service.graph_run import Generation, GraphResult
 
 T = TypeVar("T")
 
@@ -30,16 +30,16 @@ T = TypeVar("T")
 class OpenCache:
     """One command's (or the daemon's) view of the cache: the store (if any), the engine
     memory, the warnings given and the precompiled headers found sound (gch path → stat
-    signature, service/compile.py: check_pchs)."""
+    signature, service/compile/driver.py: check_pchs)."""
 
     directory: Path | None
     warnings: list[str] = field(default_factory=list)
     store: Store | None = None
     _memory: Memory | None = None
     sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # the stored objects found matching their sums (service/compile.py: sound_object)
+    # the stored objects found matching their sums (service/compile/driver.py: sound_object)
     sound_objects: dict[str, tuple] = field(default_factory=dict)
-    # the files its builds wrote or read, by stat signature (service/outputs.py)
+    # the files its builds wrote or read, by stat signature (service/files/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
 
     def open(self) -> Store | None:
@@ -50,10 +50,10 @@ class OpenCache:
     @property
     def memory(self) -> Memory:
         """What this session's engines remember between runs (task keys → outputs, hashes →
-        records; cache/engine.py: Memory), made on first use, so that a build with nothing
+        records; cache/engine/core.py: Memory), made on first use, so that a build with nothing
         to do never imports the engine."""
         if self._memory is None:
-            from gradshard.cache.engine import Memory  # the pipeline's records come with it
+            from gradshard.cache.engine.core import Memory  # the pipeline's records come with it
 
             self._memory = Memory()
         return self._memory

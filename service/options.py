@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
-    from gradshard.pipeline.compile_layout import ShardSettings
+    from gradshard.pipeline.layout.compile_layout import ShardSettings
 
-    from .tree import Placement
+    from gradshard.service.files.placement import Placement
 
-    from .compile import CompileOptions
+    from gradshard.service.compile.driver import CompileOptions
 
 DEFAULT_OUT = "gradshard-out"
 
@@ -54,7 +54,7 @@ def _node_counts(value: str) -> tuple[int, ...]:
 def shard_settings(counts: tuple[int, ...] | None) -> ShardSettings:
     """--shard-nodes F,M[,G]: nodes per formula unit and per Functions unit, and formula units
     per merged unit; the defaults without it."""
-    from gradshard.pipeline.compile_layout import ShardSettings
+    from gradshard.pipeline.layout.compile_layout import ShardSettings
 
     if not counts:
         return ShardSettings()
@@ -76,7 +76,7 @@ def _compiler_flags(value: str | None) -> tuple[str, ...]:
     return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
 
 
-# service/tree.py's (not imported: `daemon status` answers in milliseconds)
+# service/files/placement.py's (not imported: `daemon status` answers in milliseconds)
 TREES = ("flat", "pytorch")
 SUBSETS = ("pybindings", "libtorch", "python")
 
@@ -240,15 +240,15 @@ def add_build_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 def compile_options(args: argparse.Namespace) -> CompileOptions:
     """How to compile, from the parsed options that set a CompileOptions field."""
-    from .compile import CompileOptions
+    from gradshard.service.compile.driver import CompileOptions
 
     return CompileOptions(**{o.compile_field: o.to_compile(getattr(args, o.dest))
                              for o in BUILD_OPTIONS if o.compile_field})
 
 
 def placement_of(args: argparse.Namespace) -> Placement:
-    """Which files go where under --out (service/tree.py)."""
-    from .tree import Placement
+    """Which files go where under --out (service/files/placement.py)."""
+    from gradshard.service.files.placement import Placement
 
     return Placement(args.tree, args.subset, not args.disable_autograd)
 

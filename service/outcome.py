@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .inputs import InputBytes
-from .outputs import WriteReport
-from .spec_location import SpecLocation
+from gradshard.service.files.inputs import InputBytes
+from gradshard.service.files.outputs import WriteReport
+from gradshard.service.files.spec_location import SpecLocation
 
 if TYPE_CHECKING:
-    from .incremental import Generation, GraphResult
+    from gradshard.service.graph_run import Generation, GraphResult
 
 
 @dataclass
@@ -32,4 +32,4 @@ class BuildOutcome:
     verified: bool = False  # every task ran and was compared with the cache (--verify)
     graph: GraphResult | None = None  # the graph's run, whose layout the compile step reads
     generation: Generation | None = None  # the inputs as the graph read them
-    tree: str = "flat"  # how the files are laid out under out (service/tree.py)
+    tree: str = "flat"  # how the files are laid out under out (service/files/placement.py)

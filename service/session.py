@@ -1,11 +1,11 @@
 """One session of the cache: what a command (or the daemon, for its whole life) holds and does.
 
     Session ─ store      the SQLite store of the cache directory (opened on first use)
-            ─ memory     what its engines remember between runs (cache/engine.py: Memory)
+            ─ memory     what its engines remember between runs (cache/engine/core.py: Memory)
             ─ warnings   what the cache said on the way (damage found and set aside)
             ─ build      generate, then compile, as one build of the cache (service/build.py)
-            ─ compile    a build's generated C++, from its own graph run (service/compile.py)
-            ─ affected   what the spec's edits change (service/affected.py)
+            ─ compile    a build's generated C++, from its own graph run (service/compile/driver.py)
+            ─ affected   what the spec's edits change (service/query/affected.py)
             ─ settle     a long-lived process's housekeeping between builds (garbage)
             ─ close
 
@@ -22,15 +22,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .open_cache import OpenCache
-from .tree import Placement
+from gradshard.service.open_cache import OpenCache
+from gradshard.service.files.placement import Placement
 
 if TYPE_CHECKING:
-    from .affected import Affected
-    from .compile import CompileOptions
-    from .compile_report import CompileReport
-    from .outcome import BuildOutcome
-    from .spec_location import SpecLocation
+    from gradshard.service.query.affected import Affected
+    from gradshard.service.compile.driver import CompileOptions
+    from gradshard.service.compile.report import CompileReport
+    from gradshard.service.outcome import BuildOutcome
+    from gradshard.service.files.spec_location import SpecLocation
 
 
 class Session(OpenCache):
@@ -40,10 +40,10 @@ class Session(OpenCache):
               progress: Callable[[str], None] | None = None, verify: bool = False,
               generated: Callable[[], None] | None = None,
               placement: Placement | None = None) -> BuildOutcome:
-        """Generate the spec's files into `out` (placed as `placement` says: service/tree.py),
+        """Generate the spec's files into `out` (placed as `placement` says: service/files/placement.py),
         then compile them (unless `options` is None: --codegen-only), as one build of the
         cache: one lease, one graph run, one retry; `generated` runs between the two."""
-        from .build import build_and_compile, ignore_progress
+        from gradshard.service.build import build_and_compile, ignore_progress
 
         return build_and_compile(location, out, self, options, progress or ignore_progress,
                                  verify, generated, placement or Placement())
@@ -51,7 +51,7 @@ class Session(OpenCache):
     def compile(self, built: BuildOutcome, options: CompileOptions,
                 progress: Callable[[str], None]) -> CompileReport:
         """Compile what a build generated, from the layout of the build's own graph run."""
-        from .build import compile_outcome
+        from gradshard.service.build import compile_outcome
 
         return compile_outcome(built, self, options, progress)
 
@@ -59,7 +59,7 @@ class Session(OpenCache):
                  since: str | None) -> Affected:
         """What the spec's edits change since a baseline: the last build, a spec directory
         or a git revision."""
-        from .affected import affected_command
+        from gradshard.service.query.affected import affected_command
 
         return self.retrying(partial(affected_command, location, self, against, since))
 

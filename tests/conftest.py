@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE
-from gradshard.service.spec_location import locate_spec
+from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE
+from gradshard.service.files.spec_location import locate_spec
 from support.graph_run import CodegenInputs, codegen_inputs
 
 

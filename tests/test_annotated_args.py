@@ -1,4 +1,4 @@
-"""annotated_fn_args.py (pipeline/annotated_args.py): the namespaces each function is listed
+"""annotated_fn_args.py (pipeline/render/annotated_args.py): the namespaces each function is listed
 in, its arguments without defaults, the line's text (a Python literal), the order of the
 file. Byte identity with torchgen 2.13, on the real spec and on an edit aimed at it
 (annotated-module-and-overload in support/spec_edits.py): test_differential_render.py and
@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import ast
 
-from gradshard.pipeline.annotated_args import (RenderedAnnotatedArgs, annotated_fn_args_file,
-                                               annotated_function, annotated_lines,
-                                               namespaces_of, render_annotated_args)
-from gradshard.pipeline.errors import SpecFile
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.source import split_entries
-from gradshard.pipeline.spec import parse_native_entry
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
+                                                      annotated_fn_args_file, annotated_function,
+                                                      annotated_lines, namespaces_of,
+                                                      render_annotated_args)
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import parse_native_entry
+from gradshard.service.query.check import gradshard_templates
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 TORCH, TENSOR = "torch._C._VariableFunctions", "torch.Tensor"

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache import compile_entries
-from gradshard.cache.compile_entries import EntryUse
+from gradshard.cache.objects import entries as compile_entries
+from gradshard.cache.objects.entries import EntryUse
 from gradshard.cache.maintenance import apply_cache_limit
-from gradshard.cache.store import DB_FILE, Store
-from gradshard.pipeline.errors import UsageError
+from gradshard.cache.store.database import DB_FILE, Store
+from gradshard.cache.errors import UsageError
 from gradshard.service.cli import main
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
@@ -257,8 +257,8 @@ HOLDING_BUILD = """
 import sys
 from pathlib import Path
 from gradshard.cache import compile_entries
-from gradshard.cache.compile_entries import EntryUse
-from gradshard.cache.store import Store
+from gradshard.cache.objects.entries import EntryUse
+from gradshard.cache.store.database import Store
 store = Store.open(Path(sys.argv[1]), print)
 compile_entries.ensure_tables(store)
 build = store.begin_build("running-spec", "running-out")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradshard.cache.maintenance import parse_size
-from gradshard.cache.store import Store
+from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
 from support.specs import FLAT_FILES, MINI_SPEC, mini_spec_pair
 

@@ -143,7 +143,7 @@ def test_no_jinja_bytecode_cache_is_configured():
 
     packages = [Path(p.__path__[0]) for p in (gradshard.pipeline, gradshard.cache,
                                                gradshard.service)]
-    sources = [f for package in packages for f in package.glob("*.py")]
+    sources = [f for package in packages for f in package.rglob("*.py")]
     assert len(sources) > 40
     for source in sources:
         text = source.read_text()

@@ -33,9 +33,9 @@ from typing import Callable
 
 import pytest
 
-from gradshard.cache.store import blob_hash
+from gradshard.cache.store.database import blob_hash
 from gradshard.pipeline.records import canonical_json
-from gradshard.cache.regular_files import FileTooLarge, NotRegularFile, read_regular
+from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
 from support.compile import (FORMULAS, MERGED, MERGED_UNIT, baseline_record, merged_build,
                              restored_cache, stored_path, warnings_of)
 from support.compile import merged_compiled  # noqa: F401  (a fixture: the shared cold compile)
@@ -311,7 +311,7 @@ def test_stale_names_in_a_file_list_are_still_removed(merged_compiled, tmp_path)
 FINGERPRINT = """
 import sys
 from pathlib import Path
-from gradshard.service.toolchain import Toolchain, header_fingerprint
+from gradshard.service.compile.toolchain import Toolchain, header_fingerprint
 warnings = []
 toolchain = Toolchain("g++", "g++ 0", (), (sys.argv[1],), ())
 print(header_fingerprint(toolchain, Path(sys.argv[2]), warnings), warnings)

@@ -417,12 +417,12 @@ int main() { std::printf("%d %d %d\\n", formula_a(1), formula_b(1), calls_a(1));
 
 def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     """The toolchain side of splicing, on plain C++ at -O2 without -fPIC (where g++ would
-    inline or fold a strong formula): the merged unit of templates/compile_units.j2 and
+    inline or fold a strong formula): the merged unit of templates/codegen/compile_units.j2 and
     splice_command give a program running the edited formula, from the objects and from an
     archive, while the other formulas and their callers keep theirs."""
-    from gradshard.pipeline.compile_layout import merged_formula_source
-    from gradshard.service.codegen import gradshard_templates
-    from gradshard.service.compile import splice_command
+    from gradshard.pipeline.layout.compile_layout import merged_formula_source
+    from gradshard.service.query.check import gradshard_templates
+    from gradshard.service.compile.driver import splice_command
 
     def compile_(source: str, output: str) -> None:
         subprocess.run(["g++", "-O2", "-c", source, "-o", output], cwd=tmp_path, check=True)
@@ -472,7 +472,7 @@ def test_a_damaged_base_object_is_compiled_again(compiled, capsys, tmp_path):
     """A stored merged object the splice cannot read, though it matches its sums (made so by
     a broken toolchain, say: a damaged one is caught before, test_hardening_compile.py): the
     same build forgets its baseline and compiles the merged unit whole."""
-    from gradshard.cache.object_cache import Entry, save
+    from gradshard.cache.objects.object_cache import Entry, save
 
     cache = cache_sharing_pchs(compiled, tmp_path)
     base, edited = mini_spec_pair(tmp_path, MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))

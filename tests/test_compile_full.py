@@ -102,7 +102,7 @@ def test_the_whole_generated_set_compiles(full_compile):
     # function's name, which together register every kernel of their Everything file once
     for stem in ("TraceType", "ADInplaceOrViewType"):
         parts = sorted((out / "compile" / "src").glob(f"{stem}_part-*.cpp"))
-        # 3·2^k units by the hash (pipeline/compile_layout.py: ShardSettings.codegen_kernels)
+        # 3·2^k units by the hash (pipeline/layout/compile_layout.py: ShardSettings.codegen_kernels)
         assert len(parts) == {"TraceType": 24, "ADInplaceOrViewType": 6}[stem], stem
         assert {p.stem for p in parts} <= set(names), stem
         registered = Counter(re.findall(r'm\.impl\("([^"]+)"', "".join(

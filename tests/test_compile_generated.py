@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.spec_templates import AUTOGRAD_TEMPLATES
-from gradshard.pipeline.render import functions_files, render_node
-from gradshard.service.codegen import gradshard_templates, spec_templates
-from gradshard.service.spec_location import locate_spec
+from gradshard.pipeline.render.template_names import AUTOGRAD_TEMPLATES
+from gradshard.pipeline.render.templating import functions_files, render_node
+from gradshard.service.query.check import gradshard_templates, spec_templates
+from gradshard.service.files.spec_location import locate_spec
 from support.graph_run import spec_records
 
 pytestmark = pytest.mark.compiler

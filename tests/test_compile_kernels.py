@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.compile_layout import (MERGED_KERNEL_PREFIX, forward_unit_name,
-                                               kernel_unit_name)
+from gradshard.pipeline.layout.compile_layout import (MERGED_KERNEL_PREFIX, forward_unit_name,
+                                                      kernel_unit_name)
 from gradshard.service.cli import main
 from support.compile import run_build
 from support.programs import install_programs

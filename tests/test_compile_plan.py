@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from gradshard.cache.object_cache import Entry, save
-from gradshard.pipeline.compile_layout import (CompileLayout, CompileUnit, ShardSettings,
-                                               binding_units, functions_shards, kernel_op,
-                                               merged_groups, shard_count, shard_name)
-from gradshard.service.compile import CompilePlan, PreparedUnit, baseline_path, plan_merged
+from gradshard.cache.objects.object_cache import Entry, save
+from gradshard.pipeline.layout.compile_layout import (CompileLayout, CompileUnit, ShardSettings,
+                                                      binding_units, functions_shards, kernel_op,
+                                                      merged_groups, shard_count, shard_name)
+from gradshard.service.compile.driver import CompilePlan, PreparedUnit, baseline_path, plan_merged
 from gradshard.service.session import Session
-from gradshard.service.spec_location import locate_spec
-from gradshard.service.toolchain import Toolchain
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.compile.toolchain import Toolchain
 
 MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
 MM_FORWARD_EDIT = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"
@@ -141,7 +141,7 @@ def test_merged_unit_plan_follows_its_baseline(tmp_path):
 
 
 def test_an_edited_forward_formula_runs_the_layout_tasks_of_its_group_of_ops(tmp_path):
-    """cache/compile_group.py: the ops of each merged kernel unit are a group of their own,
+    """cache/graph/layout_group.py: the ops of each merged kernel unit are a group of their own,
     so a forward-formula edit (one op's kernels) re-renders that op's two units and the
     merged unit of its group; every other group answers from its index."""
     spec = shutil.copytree(locate_spec(None).root, tmp_path / "spec",

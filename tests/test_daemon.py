@@ -32,7 +32,7 @@ def test_a_save_is_rebuilt(daemon):
     assert "1 file(s) written" in status["last"]["line"]
 
 
-SETTLE = 0.05  # the daemon's default quiet time (service/daemon.py: DaemonConfig.settle)
+SETTLE = 0.05  # the daemon's default quiet time (service/daemon/server.py: DaemonConfig.settle)
 
 
 def test_a_burst_of_saves_builds_at_most_twice(daemon):
@@ -157,7 +157,7 @@ def test_a_replaced_directory_is_watched_anew(daemon):
 
 
 def test_requests_over_the_socket(daemon):
-    from gradshard.service.daemon_runtime import daemon_paths, request
+    from gradshard.service.daemon.runtime import daemon_paths, request
 
     os.environ["XDG_RUNTIME_DIR"] = daemon.env["XDG_RUNTIME_DIR"]
     try:
@@ -230,10 +230,10 @@ def test_a_change_without_events_is_found(tmp_path):
     the periodic check of the spec files' signatures: here the observer watches nothing."""
     from watchdog.observers import Observer
 
-    from gradshard.service.daemon import Daemon, DaemonConfig, _identity, spec_signature
-    from gradshard.service.daemon_runtime import DaemonPaths
-    from gradshard.service.spec_location import locate_spec
-    from gradshard.service.compile import CompileOptions
+    from gradshard.service.daemon.server import Daemon, DaemonConfig, _identity, spec_signature
+    from gradshard.service.daemon.runtime import DaemonPaths
+    from gradshard.service.files.spec_location import locate_spec
+    from gradshard.service.compile.driver import CompileOptions
 
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
@@ -259,7 +259,7 @@ def test_a_change_without_events_is_found(tmp_path):
 
 
 def test_the_log_rotates(tmp_path):
-    from gradshard.service.daemon import LOG_BYTES, daemon_logger
+    from gradshard.service.daemon.server import LOG_BYTES, daemon_logger
 
     log = daemon_logger(tmp_path / "logs" / "daemon.log")
     for _ in range(3 * LOG_BYTES // 1000):

@@ -7,9 +7,9 @@ import pytest
 
 from gradshard.pipeline import cpp
 from gradshard.pipeline.cpp import CForm, wrap
-from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.differentiability import op_prefix, saved_variables
-from gradshard.service.describe import describe_info
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.differentiability import op_prefix, saved_variables
+from gradshard.service.query.describe import describe_info
 from support.facts import parse_spec_dir
 from support.specs import MINI_SPEC
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.errors import SpecError
+from gradshard.pipeline.problems import SpecError
 from support.facts import comparable, facts, first_differences, parse_spec_dir
 from support.oracle import run_oracle
 from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS

@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph import binding_outputs, build
-from gradshard.cache.graph_records import Outputs
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.build_graph import binding_outputs, build
+from gradshard.cache.graph.group_records import Outputs
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import SpecError
+from gradshard.pipeline.problems import SpecError
 from support.facts import facts, first_differences, parse_spec_dir
 from support.graph_run import run_graph
 from support.oracle import run_oracle

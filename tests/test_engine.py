@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine import Engine, Group, StaleCache, Task, Value
-from gradshard.cache.store import DB_FILE, Store, blob_hash
-from gradshard.pipeline.errors import InternalError
+from gradshard.cache.engine.core import Engine, Group, StaleCache, Task, Value
+from gradshard.cache.store.database import DB_FILE, Store, blob_hash
+from gradshard.pipeline.problems import InternalError
 from gradshard.pipeline.records import Record, Text
 from support.toy_records import Number
 

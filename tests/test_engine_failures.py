@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine import Engine, Group, Task, Value
-from gradshard.cache.store import Store
-from gradshard.pipeline.errors import Failure, InternalError, RuleViolation, SpecFile
+from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.store.database import Store
+from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
 from support.toy_records import Number
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache import engine as engine_module
-from gradshard.cache.engine import CHILD_SHARE, SPLIT_LEAST, Engine, Group, Task, Value
-from gradshard.cache.store import Store
-from gradshard.pipeline.errors import InternalError, RuleViolation, SpecFile
+from gradshard.cache.engine import core as engine_module
+from gradshard.cache.engine.core import CHILD_SHARE, SPLIT_LEAST, Engine, Group, Task, Value
+from gradshard.cache.store.database import Store
+from gradshard.pipeline.problems import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
 
 PARENT = os.getpid()

@@ -1,4 +1,4 @@
-"""variable_factories.h (pipeline/factories.py): which functions are factories, their
+"""variable_factories.h (pipeline/render/factories.py): which functions are factories, their
 wrappers' C++ signatures (defaults included) and text, and the file. Byte identity
 with torchgen 2.13, on the real spec laid out packaged and as a checkout and on an edit aimed
 at it (factory-defaults-and-new-factories in support/spec_edits.py):
@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.pipeline.errors import RuleViolation, SpecFile
-from gradshard.pipeline.factories import (RenderedFactory, is_factory_function, render_factory,
-                                          variable_factories, variable_factories_file)
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.problems import RuleViolation, SpecFile
+from gradshard.pipeline.render.factories import (RenderedFactory, is_factory_function,
+                                                 render_factory, variable_factories,
+                                                 variable_factories_file)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.source import split_entries
-from gradshard.pipeline.spec import parse_native_entry
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import parse_native_entry
+from gradshard.service.query.check import gradshard_templates
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"

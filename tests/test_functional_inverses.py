@@ -1,4 +1,4 @@
-"""FunctionalInverses.h (pipeline/functional_inverses.py, templates/functional_inverses.j2):
+"""FunctionalInverses.h (pipeline/layout/functional_inverses.py, templates/codegen/functional_inverses.j2):
 hand-built views, the template against CodeTemplate on ATen's own template, and the whole
 header against torchgen's gen.py on the packaged spec and on edited copies of it."""
 
@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.functional_inverses import (RenderedInverse, functional_inverses_file,
-                                                    functional_inverses_header, inverse_views,
-                                                    render_inverse, view_inverse)
-from gradshard.pipeline.native import COMPOSITE_IMPLICIT, Kernel, NativeFunction
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.layout.functional_inverses import (RenderedInverse,
+                                                           functional_inverses_file,
+                                                           functional_inverses_header,
+                                                           inverse_views, render_inverse,
+                                                           view_inverse)
+from gradshard.pipeline.parse.native import COMPOSITE_IMPLICIT, Kernel, NativeFunction
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.spec_template import expand_template
-from gradshard.pipeline.views import ViewGroup, ViewGrouping
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.render.code_template import expand_template
+from gradshard.pipeline.parse.views import ViewGroup, ViewGrouping
+from gradshard.service.query.check import gradshard_templates
 from support.graph_run import parsed_records
 from support.oracle import run_oracle
 from support.specs import NATIVE, installed_torchgen, stage_packaged_spec

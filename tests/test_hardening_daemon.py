@@ -143,7 +143,7 @@ def test_a_long_request_gets_a_progress_line_at_least_every_2_s(tmp_path):
 
 
 def test_a_stopped_daemon_is_given_up_after_10_s_of_silence(daemon):
-    from gradshard.service.daemon_runtime import SILENCE_LIMIT
+    from gradshard.service.daemon.runtime import SILENCE_LIMIT
 
     status = daemon.status()
     asked = time.monotonic()
@@ -217,7 +217,7 @@ def test_an_oversized_request_line_is_refused_unread(daemon):
 
 
 def test_a_connection_that_never_finishes_its_line_is_closed(daemon):
-    from gradshard.service.daemon import REQUEST_TIMEOUT
+    from gradshard.service.daemon.server import REQUEST_TIMEOUT
 
     status = daemon.status()
     with connect(status["socket"], timeout=REQUEST_TIMEOUT + 10) as silent:
@@ -242,7 +242,7 @@ def test_a_crashing_builder_leaves_the_daemon_serving(tmp_path, monkeypatch):
     """The templates directory turns unreadable under a running daemon (an exception where
     the builder itself works, not only inside a build): the build request gets an error
     answer, the daemon keeps serving, and the next build after the fix succeeds."""
-    from gradshard.service.daemon_runtime import daemon_paths, request
+    from gradshard.service.daemon.runtime import daemon_paths, request
 
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
@@ -280,7 +280,7 @@ def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypat
     """The cache a daemon starts on names a file outside the compile directory in its
     compile layout (damaged or crafted between two builds): the compile step finds it, the
     store is set aside and the build runs again; later builds succeed on the new store."""
-    from gradshard.service.daemon_runtime import daemon_paths, request
+    from gradshard.service.daemon.runtime import daemon_paths, request
 
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
@@ -319,7 +319,7 @@ def _escape() -> dict:
 def test_a_failed_request_future_is_always_resolved():
     from concurrent.futures import Future
 
-    from gradshard.service.daemon import _resolve
+    from gradshard.service.daemon.server import _resolve
 
     answer: Future = Future()
     _resolve(answer, _escape)
@@ -331,10 +331,10 @@ def test_a_request_whose_work_escapes_is_answered_with_an_error(tmp_path):
     import threading
     from types import SimpleNamespace
 
-    from gradshard.service.compile import CompileOptions
-    from gradshard.service.daemon import Daemon, DaemonConfig, RequestHandler
-    from gradshard.service.daemon_runtime import DaemonPaths
-    from gradshard.service.spec_location import locate_spec
+    from gradshard.service.compile.driver import CompileOptions
+    from gradshard.service.daemon.server import Daemon, DaemonConfig, RequestHandler
+    from gradshard.service.daemon.runtime import DaemonPaths
+    from gradshard.service.files.spec_location import locate_spec
 
     paths = DaemonPaths("k", tmp_path / "k.sock", tmp_path / "k.lock", tmp_path / "k.log")
     daemon = Daemon(DaemonConfig(locate_spec(str(MINI_SPEC)), tmp_path / "out",

@@ -21,13 +21,13 @@ from typing import Iterator
 
 import pytest
 
-from gradshard.cache import store as store_module
+from gradshard.cache.store import database as store_module
 from gradshard.cache.maintenance import LEASE_EXPIRY_SECONDS
-from gradshard.cache.store import DB_FILE, Store, blob_hash, row_check, safe_relative_path
+from gradshard.cache.store.database import DB_FILE, Store, blob_hash, row_check, safe_relative_path
 from gradshard.cache.version import code_version
-from gradshard.service import outputs as outputs_module
+from gradshard.service.files import outputs as outputs_module
 from gradshard.service.cli import main
-from gradshard.service.outputs import UnsafeOutputName, sync_outputs
+from gradshard.service.files.outputs import UnsafeOutputName, sync_outputs
 from support.specs import mini_spec_pair
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def _read_only_lock_file(directory: Path):
 KILLED_BUILD = """
 import sys, time
 from pathlib import Path
-from gradshard.cache.store import Store, blob_hash
+from gradshard.cache.store.database import Store, blob_hash
 store = Store.open(Path(sys.argv[1]), print)
 build = store.begin_build("killed-spec", "killed-out")
 for text in sys.argv[2:]:

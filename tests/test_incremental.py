@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine import EngineStats
-from gradshard.cache.store import Store
+from gradshard.cache.engine.core import EngineStats
+from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
-from gradshard.service.incremental import Generation
-from gradshard.service.inputs import read_inputs
-from gradshard.service.spec_location import locate_spec
-from gradshard.service.tree import FLAT, Placement, index_names
+from gradshard.service.graph_run import Generation
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.files.placement import FLAT, Placement, index_names
 from support.oracle import file_digests, torchgen_files
 from support.spec_edits import ALL_EDITS, RERUNS, apply_edits, table_of
 from support.specs import stage_packaged_spec

@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradshard.pipeline.errors import SpecError
-from gradshard.service.incremental import Generation
-from gradshard.cache.store import Store
-from gradshard.service.inputs import read_inputs
-from gradshard.service.spec_location import locate_spec
+from gradshard.pipeline.problems import SpecError
+from gradshard.service.graph_run import Generation
+from gradshard.cache.store.database import Store
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.spec_location import locate_spec
 from support.specs import DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 FORMULA = re.compile(r"^( +(?:self|other|result): )(.+)$", re.M)

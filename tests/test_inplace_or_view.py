@@ -1,5 +1,5 @@
 """ADInplaceOrViewType_0..1.cpp and ADInplaceOrViewTypeEverything.cpp
-(pipeline/inplace_or_view.py): the kernels of hand-built functions (in-place and out= ops,
+(pipeline/render/inplace_or_view.py): the kernels of hand-built functions (in-place and out= ops,
 views with and without differentiable outputs, list views), which functions get one, the
 faults torchgen stops at, the file and its shards, and the time of the whole packaged spec's.
 Byte identity with torchgen 2.13, on the packaged spec and on edits aimed at
@@ -14,20 +14,21 @@ import time
 
 import pytest
 
-from gradshard.pipeline.differentiability import (Derivative, DifferentiabilityInfo,
-                                                  EntryInfos, KeyedInfo)
-from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.inplace_or_view import (InplaceOrViewKernel, RenderedInplaceOrView,
-                                                inplace_or_view_file, inplace_or_view_kernels,
-                                                inplace_or_view_shards, render_inplace_or_view,
-                                                view_side_match)
-from gradshard.pipeline.matching import FunctionMatch
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
+                                                        EntryInfos, KeyedInfo)
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.inplace_or_view import (InplaceOrViewKernel, RenderedInplaceOrView,
+                                                       inplace_or_view_file,
+                                                       inplace_or_view_kernels,
+                                                       inplace_or_view_shards,
+                                                       render_inplace_or_view, view_side_match)
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.kernel_lists import view_info
-from gradshard.pipeline.view_funcs import view_func
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.render.kernel_lists import view_info
+from gradshard.pipeline.render.view_funcs import view_func
+from gradshard.service.query.check import gradshard_templates
 
 ADIV_FILES = ["ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp",
               "ADInplaceOrViewTypeEverything.cpp"]

@@ -1,4 +1,4 @@
-"""pipeline/kernel_lists.py holds the name lists of torchgen's autograd kernel generators in
+"""pipeline/render/kernel_lists.py holds the name lists of torchgen's autograd kernel generators in
 gradshard's own shape; each is held here to the installed torchgen's list as it stands, so a
 torch upgrade that changes one fails here before it shows as a differing file."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.pipeline import kernel_lists
+from gradshard.pipeline.render import kernel_lists
 
 gen_variable_type = pytest.importorskip("torchgen.packaged.autograd.gen_variable_type")
 gen_inplace_or_view_type = pytest.importorskip(

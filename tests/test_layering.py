@@ -26,7 +26,7 @@ MAY_IMPORT = {
 
 @cache
 def module_files() -> dict[str, Path]:
-    """Every module of ours by its import name (gradshard.cache.store → cache/store.py)."""
+    """Every module of ours by its import name (gradshard.cache.store.database → cache/store/database.py)."""
     found = {}
     for layer in MAY_IMPORT:
         for path in sorted((ROOT / layer).rglob("*.py")):
@@ -168,7 +168,7 @@ def test_the_walk_sees_every_layer_and_function_level_imports():
     a walk that misses them cannot pass the tests below)."""
     graph = import_graph()
     assert {layer_of(m) for m in graph} == set(MAY_IMPORT)
-    assert "gradshard.pipeline.errors" in graph["gradshard.cache.engine"]
+    assert "gradshard.pipeline.problems" in graph["gradshard.cache.engine.core"]
     assert any(imports_of(function, module) for module in graph
                for function in ast.walk(parsed(module))
                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))), \

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.compile_layout import ShardSettings
-from gradshard.service import daemon_commands
+from gradshard.pipeline.layout.compile_layout import ShardSettings
+from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.cli import Loaded, build_parser
-from gradshard.service.daemon import Daemon
+from gradshard.service.daemon.server import Daemon
 from gradshard.service.options import (BUILD, BUILD_OPTIONS, RUN, START, WATCH, Option,
                                        compile_options, daemon_serves, forwarded_options)
 from support.daemon import Running

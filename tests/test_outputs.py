@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import time
 
-from gradshard.cache.store import blob_hash
-from gradshard.service import outputs
-from gradshard.service.outputs import KnownHashes, sync_outputs, write_outputs
+from gradshard.cache.store.database import blob_hash
+from gradshard.service.files import outputs
+from gradshard.service.files.outputs import KnownHashes, sync_outputs, write_outputs
 
 
 def test_unchanged_files_keep_their_mtime(tmp_path):

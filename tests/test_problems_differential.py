@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine import Engine, Memory
-from gradshard.cache.graph import BuildInputs, build
-from gradshard.cache.store import Store
+from gradshard.cache.engine.core import Engine, Memory
+from gradshard.cache.graph.build_graph import BuildInputs, build
+from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import SpecError
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.spec import decode_spec
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
-from gradshard.service.inputs import (gradshard_template_bytes, read_spec_templates,
-                                      spec_template_sources, template_sources)
-from gradshard.service.spec_location import locate_spec
+from gradshard.pipeline.problems import SpecError
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.spec import decode_spec
+from gradshard.pipeline.render.template_names import ALL_TEMPLATES
+from gradshard.service.files.inputs import (gradshard_template_bytes, read_spec_templates,
+                                            spec_template_sources, template_sources)
+from gradshard.service.files.spec_location import locate_spec
 from support.spec_edits import Edit, apply_edits
 from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, TEMPLATES
 

@@ -3,8 +3,8 @@ form (built from parts), so check the sets they expand to."""
 
 from __future__ import annotations
 
-from gradshard.pipeline.python_binding import DONT_RECORD_TRACE, SUPPORTED_RETURN_TYPES
-from gradshard.pipeline.python_files import SKIP_PYTHON_BINDINGS_SIGNATURES
+from gradshard.pipeline.render.python.bindings import DONT_RECORD_TRACE, SUPPORTED_RETURN_TYPES
+from gradshard.pipeline.render.python.files import SKIP_PYTHON_BINDINGS_SIGNATURES
 
 
 def test_supported_return_types():

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.source import Entry
+from gradshard.pipeline.parse.source import Entry
 from support.graph_run import spec_records
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from gradshard.pipeline.errors import SpecError, SpecFile
-from gradshard.pipeline.source import resplit_entries, split_entries
+from gradshard.pipeline.problems import SpecError, SpecFile
+from gradshard.pipeline.parse.source import resplit_entries, split_entries
 from support.specs import DERIVATIVES, MINI_SPEC
 
 BASE = (MINI_SPEC / DERIVATIVES).read_text()

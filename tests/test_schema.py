@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.pipeline.errors import RuleViolation
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.schema import (Annotation, Argument, BaseOperatorName, FunctionSchema,
                                        OperatorName, Return, SchemaKind, SchemaType, TypeForm,
                                        cpp_name)

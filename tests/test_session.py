@@ -20,19 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache import graph
+from gradshard.cache.graph import build_graph as graph
 from gradshard.cache.maintenance import collect_garbage
-from gradshard.cache.store import DB_FILE, Store
-from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.cache.store.database import DB_FILE, Store
+from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service import build as build_module
 from gradshard.cache.version import code_version
-from gradshard.pipeline.compile_layout import ShardSettings
-from gradshard.service import incremental
-from gradshard.service.compile import CompileOptions
-from gradshard.service.incremental import Generation
-from gradshard.service.inputs import read_inputs
+from gradshard.pipeline.layout.compile_layout import ShardSettings
+from gradshard.service import graph_run as incremental
+from gradshard.service.compile.driver import CompileOptions
+from gradshard.service.graph_run import Generation
+from gradshard.service.files.inputs import read_inputs
 from gradshard.service.session import Session
-from gradshard.service.spec_location import locate_spec
+from gradshard.service.files.spec_location import locate_spec
 from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
 
 FLUSH = Store.flush
@@ -43,7 +43,7 @@ COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
 
 @pytest.fixture
 def graph_runs(monkeypatch) -> list[str]:
-    """Every run of the whole build graph (cache/graph.py: build) in this process."""
+    """Every run of the whole build graph (cache/graph/build_graph.py: build) in this process."""
     runs: list[str] = []
 
     def counted(engine, inputs):
@@ -252,8 +252,8 @@ def test_settle_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path
 def test_a_session_hashes_a_sound_pch_once_and_a_changed_one_again(tmp_path, monkeypatch):
     """check_pchs: a PCH found sound is not hashed again by the same session while its stat
     signature holds; a write (here: same size, other bytes) is hashed again and removed."""
-    from gradshard.cache import object_cache
-    from gradshard.service import compile as compile_module
+    from gradshard.cache.objects import object_cache
+    from gradshard.service.compile import driver as compile_module
 
     header = tmp_path / "pch" / "key" / "autograd.h"
     header.parent.mkdir(parents=True)
@@ -279,8 +279,8 @@ def test_a_session_hashes_a_sound_pch_once_and_a_changed_one_again(tmp_path, mon
 def test_a_session_checks_a_stored_object_once_and_a_changed_one_again(tmp_path, monkeypatch):
     """sound_object (a merged unit's baseline object): checked against its sums once while
     the stat signatures of its two files hold; a write (same size, other bytes) is found."""
-    from gradshard.cache import object_cache
-    from gradshard.service import compile as compile_module
+    from gradshard.cache.objects import object_cache
+    from gradshard.service.compile import driver as compile_module
 
     objects, key = tmp_path / "objects", "0123456789abcdef0123456789abcdef"
     object_cache.save(objects, key, object_cache.Entry(b"an object file", None))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.pipeline.errors import RuleViolation, SpecError, SpecFile
-from gradshard.pipeline.source import Entry, decode_spec_text, load_entry, split_entries
+from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry, split_entries
 
 TEXT = """# header comment
 
@@ -117,7 +117,7 @@ def nested_entry(depth: int, closers_in: str) -> str:
 
 @pytest.mark.parametrize("closers_in", ["double", "single", "comment"])
 def test_nesting_hidden_behind_quoted_closers_is_found(closers_in):
-    from gradshard.pipeline.source import MAX_NESTING, check_nesting
+    from gradshard.pipeline.parse.source import MAX_NESTING, check_nesting
     check_nesting(nested_entry(MAX_NESTING - 2, closers_in))  # the list, the mapping, 98 flows
     with pytest.raises(RuleViolation) as caught:
         check_nesting(nested_entry(MAX_NESTING - 1, closers_in))
@@ -125,7 +125,7 @@ def test_nesting_hidden_behind_quoted_closers_is_found(closers_in):
 
 
 def test_block_nesting_and_block_scalars():
-    from gradshard.pipeline.source import check_nesting
+    from gradshard.pipeline.parse.source import check_nesting
     text = "".join("  " * (i + 2) + "k: [[[ {{{ - ? :\n" for i in range(150))
     check_nesting("- a: |\n" + text)  # all of it is the block scalar's text
     with pytest.raises(RuleViolation) as caught:
@@ -136,9 +136,9 @@ def test_block_nesting_and_block_scalars():
 
 def test_nesting_scan_agrees_with_libyaml_on_the_real_spec(packaged_spec):
     """Every real entry is far below the limit, and the scan measures what libyaml builds."""
-    from gradshard.pipeline.source import _NestingScan
-    from gradshard.service.spec_location import SpecLocation
-    from gradshard.pipeline.errors import YAML_FILES
+    from gradshard.pipeline.parse.source import _NestingScan
+    from gradshard.service.files.spec_location import SpecLocation
+    from gradshard.pipeline.problems import YAML_FILES
     import yaml
     location = SpecLocation(packaged_spec, "packaged")
     for file in YAML_FILES:
@@ -176,7 +176,7 @@ def test_small_aliases_load():
 
 
 def test_quote_value_is_bounded():
-    from gradshard.pipeline.source import quote_value
+    from gradshard.pipeline.parse.source import quote_value
     shared = ["x" * 1000] * 1000
     assert len(quote_value([shared] * 1000)) == 120
     assert quote_value("variants") == "'variants'"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.spec_template import block, block_lines, expand_template
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.code_template import block, block_lines, expand_template
 
 
 def test_block_placeholders_indent_each_line_and_strip_trailing_space():

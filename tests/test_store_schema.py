@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gradshard.cache.store import DB_FILE, Store, blob_hash
+from gradshard.cache.store.database import DB_FILE, Store, blob_hash
 
 OPEN_A_STORE = """
 import sys
 from pathlib import Path
-from gradshard.cache.store import Store
+from gradshard.cache.store.database import Store
 Store.open(Path(sys.argv[1]), print).close()
 print(sorted(name for name in sys.modules if name.startswith("sqlite_utils")))
 """

@@ -1,4 +1,4 @@
-"""TraceType_0..9.cpp and TraceTypeEverything.cpp (pipeline/trace_type.py): tracer kernels of
+"""TraceType_0..9.cpp and TraceTypeEverything.cpp (pipeline/render/trace_type.py): tracer kernels of
 hand-built functions, the file and its shards, and the time of the whole packaged spec's.
 Byte identity with torchgen 2.13, on the packaged spec and on edits aimed at TraceType
 (traced-ops-added, ops-moved-and-autogen-lost in support/spec_edits.py):
@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.trace_type import (RenderedTrace, TraceKernel, is_trace_item,
-                                           render_trace, trace_kernel, trace_shards,
-                                           trace_type_file)
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.render.trace_type import (RenderedTrace, TraceKernel, is_trace_item,
+                                                  render_trace, trace_kernel, trace_shards,
+                                                  trace_type_file)
+from gradshard.service.query.check import gradshard_templates
 
 TRACE_FILES = [f"TraceType_{i}.cpp" for i in range(10)] + ["TraceTypeEverything.cpp"]
 TRACING = ("  torch::jit::Node* node = nullptr;\n"

@@ -1,5 +1,5 @@
 """The drop-in: `build --tree pytorch` writes generate_code's paths under --out, only what
-changed, and `--subset` / `--disable-autograd` choose generate_code's files (service/tree.py)."""
+changed, and `--subset` / `--disable-autograd` choose generate_code's files (service/files/placement.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.service.tree import (FIRST_STAGE, Placement, index_name, index_names,
-                                    placed_files, subset_of)
+from gradshard.service.files.placement import (FIRST_STAGE, Placement, index_name, index_names,
+                                               placed_files, subset_of)
 from support.spec_edits import ALL_FILES, TREE_FILES
 from support.specs import MINI_SPEC
 

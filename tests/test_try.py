@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.pipeline.errors import EnvironmentFailure
-from gradshard.pipeline.patch import PatchNode, patch_namespace, trampoline_source
+from gradshard.cache.errors import EnvironmentFailure
+from gradshard.service.live.patch_sources import PatchNode, patch_namespace, trampoline_source
 from gradshard.service.cli import main
-from gradshard.service.codegen import gradshard_templates
-from gradshard.service.elf_symbols import hidden_functions, load_anchor, undefined_symbols
-from gradshard.service.patch_build import TRY_DIRECTORY_VARIABLE, try_directory
+from gradshard.service.live.plan import patch_templates
+from gradshard.service.live.elf_symbols import hidden_functions, load_anchor, undefined_symbols
+from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE, try_directory
 from support.specs import edited_derivatives as edited
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
@@ -42,7 +42,7 @@ def test_namespace_follows_the_structs_only():
 
 
 def test_trampolines_jump_through_their_slots():
-    text = trampoline_source(["_ZN1a1fEv", "_ZN1a1gEv"], gradshard_templates())
+    text = trampoline_source(["_ZN1a1fEv", "_ZN1a1gEv"], patch_templates())
     assert "jmp *gradshard_patch_slots+0(%rip)" in text
     assert "jmp *gradshard_patch_slots+8(%rip)" in text
     assert ".hidden _ZN1a1gEv" in text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradshard.service.cli import main
-from gradshard.service.try_command import torch_library_dir
+from gradshard.service.live.command import torch_library_dir
 from support.specs import stage_checkout_spec
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"

@@ -1,4 +1,4 @@
-"""The try worker's process as the CLI and the daemon ask it (service/try_process.py): answers
+"""The try worker's process as the CLI and the daemon ask it (service/live/process.py): answers
 among other output, a worker that dies, one that overruns its time, and the warm ping."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from gradshard.pipeline.errors import EnvironmentFailure
-from gradshard.service.try_process import TryProcess
+from gradshard.cache.errors import EnvironmentFailure
+from gradshard.service.live.process import TryProcess
 
 # A stand-in worker: answers each line with {"ok": true, "echo": …}, after printing a line of
 # its own; "die" exits with 3 after a message on stderr, "hang" sleeps, "fail" answers not ok.
@@ -75,7 +75,7 @@ def test_a_try_directory_keeps_the_most_recently_used(tmp_path):
     the build just used stays, however old its files are."""
     import os
 
-    from gradshard.service.patch_build import prune_try_directory
+    from gradshard.service.live.build import prune_try_directory
 
     old = time.time() - 3600
     for kind, count in (("pch", 4), ("lib", 53)):

@@ -1,4 +1,4 @@
-"""ViewFuncs.h and ViewFuncs.cpp (pipeline/view_funcs.py): the ViewFunc structs of hand-built
+"""ViewFuncs.h and ViewFuncs.cpp (pipeline/render/view_funcs.py): the ViewFunc structs of hand-built
 views (names, constructor and state, the SymInt and tensor accessors, list views), which
 functions get one, the faults torchgen stops at, both files from one environment, and the
 time of the whole packaged spec's. Byte identity with torchgen 2.13, on the packaged spec and
@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from gradshard.pipeline.errors import RuleViolation
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
-                                           view_func, view_func_name, view_funcs_files)
-from gradshard.service.codegen import gradshard_templates
+from gradshard.pipeline.render.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
+                                                  view_func, view_func_name, view_funcs_files)
+from gradshard.service.query.check import gradshard_templates
 
 VIEW_FUNCS_FILES = ["ViewFuncs.h", "ViewFuncs.cpp"]
 METHODS = """  virtual std::vector<c10::SymInt> get_symints() const override;

@@ -36,11 +36,11 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import xxhash
 
-from gradshard.pipeline.errors import Failure, InternalError, RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text, canonical_json
 
-from . import split
-from .store import FAILURE_CODEC, Blob, Store, Trace, blob_hash
+from gradshard.cache.engine import fork as split
+from gradshard.cache.store.database import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
 # A map hands runs to a child only when it has at least this many left (a fork and reading
@@ -382,7 +382,7 @@ class Engine:
 
     def begin(self, group: Group, inputs: Sequence[Value], ident: str) -> Begun:
         """Start a group whose value the caller reads only at `join()`. When its body must
-        run and this process may fork, it goes to a forked child (cache/split.py) as soon as
+        run and this process may fork, it goes to a forked child (cache/engine/fork.py) as soon as
         a processor is free: now, or at the next group or task batch this process starts
         (as a scheduler starts a ready job when a worker frees up); if none frees up before
         `join()`, it runs there. Otherwise it runs here, now. A child commits its rows to the

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from gradshard.pipeline.deprecated import DeprecatedSignature
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.python_binding import Binding
-from gradshard.pipeline.python_files import (BindingKey, BindingPlan, RenderedBinding,
-                                             StructseqTypes, bind, binding_file, binding_key,
-                                             binding_plan, check_deprecated, enum_tag_file,
-                                             render_binding, return_types_file,
-                                             return_types_header, structseq_types, torch_file)
+from gradshard.pipeline.parse.deprecated import DeprecatedSignature
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.python.bindings import Binding
+from gradshard.pipeline.render.python.files import (BindingKey, BindingPlan, RenderedBinding,
+                                                    StructseqTypes, bind, binding_file,
+                                                    binding_key, binding_plan, check_deprecated,
+                                                    enum_tag_file, render_binding,
+                                                    return_types_file, return_types_header,
+                                                    structseq_types, torch_file)
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.spec import parse_deprecated_entry
-from gradshard.pipeline.source import Entry
-from gradshard.pipeline.errors import SpecFile
-from gradshard.pipeline.tags import TagNames
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.spec import parse_deprecated_entry
+from gradshard.pipeline.parse.source import Entry
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.parse.tags import TagNames
 
-from .engine import Task
-from .tasks import Passed, single_template
+from gradshard.cache.engine.core import Task
+from gradshard.cache.graph.tasks import Passed, single_template
 
 
 def parse_deprecated(entry: Text) -> DeprecatedSignature:

@@ -4,7 +4,7 @@
            ├─ autograd side    derivatives.yaml + native side: views, parse, match, foreach
            ├─ autograd files   autograd side + templates: nodes, render, assemble
            └─ python bindings  native side + deprecated.yaml + templates: bind, render, assemble
-                               (cache/bindings_group.py)
+                               (cache/graph/bindings_group.py)
 
 A group whose inputs are unchanged is answered by its index without looking inside, so an
 edited formula never visits the native side or the bindings. Inside a group, every unit
@@ -14,7 +14,7 @@ entry a function matches), so an edit that leaves a summary unchanged stops ther
 
 A spec's problems are its tasks' outputs: a unit that breaks a rule is left out of what
 follows, the rest goes on, and each group's index keeps its problems phase by phase
-(cache/graph_records.py). The build's index keeps those of the first phase that has any,
+(cache/graph/group_records.py). The build's index keeps those of the first phase that has any,
 each placed at its file and line, so a cached run reports them without running a task.
 """
 
@@ -23,31 +23,34 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets, EntryInfos,
-                                                  InfoSummary, ViewCopies, duplicate_entry)
-from gradshard.pipeline.kernel_render import DispatchKeys
-from gradshard.pipeline.errors import Failure, InternalError, Problem, SpecError, SpecFile
-from gradshard.pipeline.matching import FOREACH as FOREACH_STEP
-from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
-                                         merge_formula_faults)
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.nodes import BackwardNode
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets,
+                                                        EntryInfos, InfoSummary, ViewCopies,
+                                                        duplicate_entry)
+from gradshard.pipeline.render.variable_type_files import DispatchKeys
+from gradshard.pipeline.problems import Failure, InternalError, Problem, SpecError, SpecFile
+from gradshard.pipeline.match.match_infos import FOREACH as FOREACH_STEP
+from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
+                                                  merge_formula_faults)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render import TemplateSet, python_function_shards
-from gradshard.pipeline.spec import SpecTexts, entry_lines, split_spec
-from gradshard.pipeline.tags import Tag, TagNames, duplicate_tag
+from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
+from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, split_spec
+from gradshard.pipeline.parse.tags import Tag, TagNames, duplicate_tag
 
-from . import tasks as t
-from .bindings_group import PYTHON_BINDINGS
-from .codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, VIEW_SIDE_MATCH,
-                            native_codegen_inputs, view_codegen_inputs)
-from .engine import Engine, Group, Value
-from .variable_type_group import VARIABLE_TYPE
-from .graph_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES, RENDER, SPLIT,
-                            AutogradSide, BuildIndex, BuildInputs, EntryValue, FailureLog,
-                            FunctionNames, Labels, NativeOutputs, NativeSide, Outputs, Positions,
-                            entry_values, parsed, pick, split_failed)
+from gradshard.cache.graph import tasks as t
+from gradshard.cache.graph.bindings_group import PYTHON_BINDINGS
+from gradshard.cache.graph.codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, VIEW_SIDE_MATCH,
+                                                 native_codegen_inputs, view_codegen_inputs)
+from gradshard.cache.engine.core import Engine, Group, Value
+from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
+from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES,
+                                                 RENDER, SPLIT, AutogradSide, BuildIndex,
+                                                 BuildInputs, EntryValue, FailureLog,
+                                                 FunctionNames, Labels, NativeOutputs, NativeSide,
+                                                 Outputs, Positions, entry_values, parsed, pick,
+                                                 split_failed)
 
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave

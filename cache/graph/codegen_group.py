@@ -2,7 +2,7 @@
 annotated_fn_args.py from the native side; ADInplaceOrViewType and ViewFuncs from the native
 side and the matches.
 
-    native side ─► group.native_codegen ─┬─ TraceType_0..9, Everything (cache/kernel_family.py)
+    native side ─► group.native_codegen ─┬─ TraceType_0..9, Everything (cache/graph/kernel_family.py)
                                          ├─ factory.render ×function ─► assemble.variable_factories
                                          └─ annotated.render ×function ─► assemble.annotated_fn_args
     native side + matches ─► group.view_codegen ─┬─ ADInplaceOrViewType_0..1, Everything
@@ -17,29 +17,30 @@ group reads nothing of derivatives.yaml: an edited formula never enters it.
 
 from __future__ import annotations
 
-from gradshard.pipeline.annotated_args import (RenderedAnnotatedArgs, annotated_fn_args_file,
-                                               annotated_function, render_annotated_args)
-from gradshard.pipeline.factories import (RenderedFactory, render_factory,
-                                          variable_factories, variable_factories_file)
-from gradshard.pipeline.inplace_or_view import (RenderedInplaceOrView, inplace_or_view_file,
-                                                inplace_or_view_kernels,
-                                                inplace_or_view_shards, render_inplace_or_view,
-                                                view_side_match)
-from gradshard.pipeline.kernel_lists import view_info
-from gradshard.pipeline.matching import FunctionMatch
-from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
+                                                      annotated_fn_args_file, annotated_function,
+                                                      render_annotated_args)
+from gradshard.pipeline.render.factories import (RenderedFactory, render_factory,
+                                                 variable_factories, variable_factories_file)
+from gradshard.pipeline.render.inplace_or_view import (RenderedInplaceOrView, inplace_or_view_file,
+                                                       inplace_or_view_kernels,
+                                                       inplace_or_view_shards,
+                                                       render_inplace_or_view, view_side_match)
+from gradshard.pipeline.render.kernel_lists import view_info
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.trace_type import (RenderedTrace, is_trace_item, render_trace,
-                                           trace_kernel, trace_shards, trace_type_file)
-from gradshard.pipeline.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc, render_view_func,
-                                           view_func, view_funcs_files)
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.render.trace_type import (RenderedTrace, is_trace_item, render_trace,
+                                                  trace_kernel, trace_shards, trace_type_file)
+from gradshard.pipeline.render.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc,
+                                                  render_view_func, view_func, view_funcs_files)
 
-from .engine import Engine, Group, Task, Value
-from .graph_records import RENDER, FailureLog, Outputs
-from .kernel_family import FamilyMember, KernelFamily, family_files, register
-from .tasks import NATIVE, single_template
-from .variable_type_group import kernel_functions
+from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
+from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
+from gradshard.cache.graph.tasks import NATIVE, single_template
+from gradshard.cache.graph.variable_type_group import kernel_functions
 
 TRACE_TEMPLATE = "TraceType.cpp"
 INPLACE_OR_VIEW_TEMPLATE = "ADInplaceOrViewType.cpp"

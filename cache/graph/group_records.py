@@ -1,8 +1,8 @@
-"""What the build graph's groups hand each other (cache/graph.py, cache/bindings_group.py):
+"""What the build graph's groups hand each other (cache/graph/build_graph.py, cache/graph/bindings_group.py):
 their inputs and index records, and what every group body does alike — splitting a spec
 file into entry values, and keeping the problems its tasks found, phase by phase.
 
-A group's problems are task outputs (`Failure`s: cache/engine.py), kept by phase, in the
+A group's problems are task outputs (`Failure`s: cache/engine/core.py), kept by phase, in the
 order torchgen's stages run:
 
     split   a file that is not a list of entries: nothing else is looked at
@@ -11,7 +11,7 @@ order torchgen's stages run:
     bind    backward nodes and Python bindings
     render  the spec's templates
 
-The build reports the problems of the first phase that has any (cache/graph.py: build), as
+The build reports the problems of the first phase that has any (cache/graph/build_graph.py: build), as
 the stages would have stopped there; later phases ran on what parsed and are not reported.
 """
 
@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
-from gradshard.pipeline.errors import Failure, Problem, SpecFile
+from gradshard.pipeline.problems import Failure, Problem, SpecFile
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.source import Entry, split_entries
-from gradshard.pipeline.spec import SpecTexts, entry_label
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.source import Entry, split_entries
+from gradshard.pipeline.parse.spec import SpecTexts, entry_label
 
-from .engine import Engine, Value, encode_hash
+from gradshard.cache.engine.core import Engine, Value, encode_hash
 
 SPLIT, PARSE, MATCH, BIND, RENDER = range(5)
 PHASES = ("split", "parse", "match", "bind", "render")
@@ -138,7 +138,7 @@ class BuildIndex(Record):
     kernels: tuple[tuple[str, str], ...] = ()  # each VariableType kernel ("<file> <function>
     #                                              <n>") by the hash of its code
     family_kernels: tuple[tuple[str, str], ...] = ()  # TraceType's and ADInplaceOrViewType's
-    #                                                   (cache/kernel_family.py), alike
+    #                                                   (cache/graph/kernel_family.py), alike
 
 
 class EntryValue(NamedTuple):
@@ -167,7 +167,7 @@ def parsed(values: Sequence[Value], entries: Sequence[EntryValue]
 
 
 class FailureLog:
-    """The problems a group body's tasks gave (cache/engine.py: Engine.failures), phase by
+    """The problems a group body's tasks gave (cache/engine/core.py: Engine.failures), phase by
     phase, kept in its index as one persisted Failure per phase."""
 
     def __init__(self, engine: Engine) -> None:

@@ -1,5 +1,5 @@
 """Sharded kernel files other than VariableType's: TraceType_0..9 and ADInplaceOrViewType_0..1,
-each with its Everything file, built the way cache/variable_type_group.py builds VariableType.
+each with its Everything file, built the way cache/graph/variable_type_group.py builds VariableType.
 
     functions (the family's order) ─► group.kernel_file ×file (its functions, by shard key):
         <family kernel task> ×function ─► assemble.<family> (its kernels, the spec template)
@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
-from gradshard.pipeline.errors import Failure
-from gradshard.pipeline.matching import FunctionMatch
-from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.problems import Failure
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
 
-from .engine import Engine, Group, Task, Value
-from .graph_records import RENDER, FailureLog, Labels, Outputs
+from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The compile layout as engine tasks: from a build's index (its node pieces and files) to the
-sources, headers and units of the compile directory (pipeline/compile_layout.py).
+sources, headers and units of the compile directory (pipeline/layout/compile_layout.py).
 
 One task per node header, per formula unit, per Functions unit, per VariableType unit and per
 python_functions file, so an edited formula re-renders one formula unit and a changed struct
@@ -11,34 +11,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR, KERNEL_PRELUDE_PATH,
-                                               MERGED_KERNEL_PREFIX, PCH_KINDS, PRELUDE_PATH,
-                                               PYTHON_PCH, SOURCE_DIR, VARIABLE_TYPE_PCH,
-                                               CompileLayout, CompileUnit, ShardSettings,
-                                               ShardSource, binding_unit_source, binding_units,
-                                               formula_shard_source, forward_shard_source,
-                                               forward_unit_name, functions_prelude,
-                                               functions_shards, kernel_op, kernel_prelude,
-                                               kernel_shard_source, kernel_unit_name,
-                                               merged_formula_source, merged_groups,
-                                               merged_kernel_source, methods_shard_source,
-                                               node_header, node_header_path, pch_header,
-                                               python_shard_source, qualified_kernel, shard_count,
-                                               shard_name, codegen_unit_name,
-                                               variable_factories_unit)
-from gradshard.pipeline.functional_inverses import functional_inverses_header
-from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.nodes import BackwardNode
+from gradshard.pipeline.layout.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR,
+                                                      KERNEL_PRELUDE_PATH, MERGED_KERNEL_PREFIX,
+                                                      PCH_KINDS, PRELUDE_PATH, PYTHON_PCH,
+                                                      SOURCE_DIR, VARIABLE_TYPE_PCH, CompileLayout,
+                                                      CompileUnit, ShardSettings, ShardSource,
+                                                      binding_unit_source, binding_units,
+                                                      formula_shard_source, forward_shard_source,
+                                                      forward_unit_name, functions_prelude,
+                                                      functions_shards, kernel_op, kernel_prelude,
+                                                      kernel_shard_source, kernel_unit_name,
+                                                      merged_formula_source, merged_groups,
+                                                      merged_kernel_source, methods_shard_source,
+                                                      node_header, node_header_path, pch_header,
+                                                      python_shard_source, qualified_kernel,
+                                                      shard_count, shard_name, codegen_unit_name,
+                                                      variable_factories_unit)
+from gradshard.pipeline.layout.functional_inverses import functional_inverses_header
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render import TemplateSet, python_function_shards
-from gradshard.pipeline.views import ViewOrder, view_grouping
+from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
+from gradshard.pipeline.parse.views import ViewOrder, view_grouping
 
-from .engine import Engine, Group, Task, Value
-from .graph import BuildIndex
-from .graph_records import AutogradSide, NativeSide
-from .kernel_family import FAMILIES, KernelFamily, family_of_file, kernel_unit_fields
-from .tasks import single_template
+from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.group_records import AutogradSide, NativeSide
+from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,
+                                                 kernel_unit_fields)
+from gradshard.cache.graph.tasks import single_template
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,7 @@ NOT_BINDINGS = ("python_functions", "VariableType", "TraceType", "ADInplaceOrVie
 COPIED_HEADERS = ("python_functions.h", "python_return_types.h", "VariableType.h", "ViewFuncs.h",
                   "variable_factories.h")
 # gen.py writes it with the ATen files, which the wheel does not ship: ADInplaceOrViewType
-# includes it (pipeline/functional_inverses.py)
+# includes it (pipeline/layout/functional_inverses.py)
 INVERSES_PATH = "include/ATen/FunctionalInverses.h"
 VIEW_FUNCS_HEADER = f"{GENERATED_DIR}/ViewFuncs.h"
 
@@ -376,7 +378,7 @@ def _kernel_unit(engine: Engine, op: str, shard: ShardSource,
     headers = (PRELUDE_PATH, f"{GENERATED_DIR}/VariableType.h", KERNEL_PRELUDE_PATH,
                *(node_header_path(n) for n in shard.nodes))
     # its "nodes" are kernels: a compile error names the kernel, and its entry
-    # (service/compile.py: FailureSource)
+    # (service/compile/driver.py: FailureSource)
     return CompileUnit(name, source, False, VARIABLE_TYPE_PCH, headers, shard.kernels,
                        shard.node_lines, len(shard.text))
 
@@ -396,7 +398,7 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
                   files: dict[str, Value]) -> list[CompileUnit]:
     out_files = dict(built.files)
     units = []
-    # only the nodes with a Python class (the loaded infos', first in the list: cache/graph.py)
+    # only the nodes with a Python class (the loaded infos', first in the list: cache/graph/build_graph.py)
     bound = built.node_keys[:built.python_nodes]
     for shard_id, members in python_function_shards(bound).items():
         if shard_id == "Everything":

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.errors import SpecFile
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Record, Text, content_hash
-from gradshard.pipeline.source import split_entries
-from gradshard.pipeline.spec import entry_label
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import entry_label
 
-from .engine import Task
+from gradshard.cache.engine.core import Task
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,6 @@ ENTRY_STAMPS = Task("manifest.entry_stamps", "parse", entry_stamps, EntryStamps,
 class Manifest(Record):
     spec: str
     layout: str
-    inputs: tuple[tuple[str, str], ...]  # input name → hash (see service/inputs.py)
+    inputs: tuple[tuple[str, str], ...]  # input name → hash (see service/files/inputs.py)
     entries: tuple[str, ...]  # EntryStamps of each spec file, by hash
     index: str  # the BuildIndex

@@ -1,25 +1,25 @@
 """What a build knows of its spec, read from the indexes of its groups: the records `check`
-counts and `show` explains (service/codegen.py, service/show.py). Nothing runs again: every
+counts and `show` explains (service/query/check.py, service/query/show.py). Nothing runs again: every
 record is an output the build's tasks gave, loaded by its hash."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.deprecated import DeprecatedSignature
-from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import EntryInfos
-from gradshard.pipeline.errors import SpecFile
-from gradshard.pipeline.matching import FunctionMatch, FunctionSummary, cpp_name_order
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.nodes import BackwardNode
-from gradshard.pipeline.source import Entry
-from gradshard.pipeline.spec import SpecTexts, entry_lines, generated_origins, split_spec
-from gradshard.pipeline.tags import Tag
-from gradshard.pipeline.views import ViewGrouping, ViewOrder, view_grouping
+from gradshard.pipeline.parse.deprecated import DeprecatedSignature
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import EntryInfos
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.match.match_infos import FunctionMatch, FunctionSummary, cpp_name_order
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.parse.source import Entry
+from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, generated_origins, split_spec
+from gradshard.pipeline.parse.tags import Tag
+from gradshard.pipeline.parse.views import ViewGrouping, ViewOrder, view_grouping
 
-from .engine import Engine
-from .graph_records import AutogradSide, BuildIndex, NativeSide, Outputs
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide, Outputs
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def spec_records(engine: Engine, index: BuildIndex, texts: SpecTexts) -> SpecRec
 def side_records(engine: Engine, native: NativeSide, autograd: AutogradSide, texts: SpecTexts,
                  deprecated: tuple[DeprecatedSignature, ...] = (),
                  nodes: tuple[BackwardNode, ...] = ()) -> SpecRecords:
-    """The records of the native and autograd sides (cache/graph.py: spec_sides), with the
+    """The records of the native and autograd sides (cache/graph/build_graph.py: spec_sides), with the
     bindings' deprecated signatures and the nodes when the build went that far."""
     summaries = _listed(engine, native.summaries, FunctionSummary)
     found = {m.function: m for m in _listed(engine, autograd.matches, FunctionMatch)}

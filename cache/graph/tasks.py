@@ -1,7 +1,7 @@
 """Every task of a build: which pipeline function it runs, over which inputs.
 
 Each compute function is a pipeline function, or a one-line adapter giving it record inputs
-and a record output. A rule the inputs break makes the output a `Failure` (cache/engine.py);
+and a record output. A rule the inputs break makes the output a `Failure` (cache/engine/core.py);
 a per-entry task blames its entry (`blames`: the entry's file; its ident, the entry's
 label). A cross-entry stage that leaves units out (a second function of one signature kind,
 a view torchgen cannot group) keeps going, and its record names the problems for the group
@@ -14,33 +14,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
-                                                  OpNames, ViewCopies, bucket_infos, copy_entry,
-                                                  op_names, summarize_infos, unknown_schema,
-                                                  view_copies, view_ordered_buckets,
-                                                  with_op_names)
-from gradshard.pipeline.errors import Problem, SpecError, SpecFile
-from gradshard.pipeline.generation import SignatureGroups, generate_for_members, signature_groups
-from gradshard.pipeline.matching import (FunctionMatch, FunctionSummary, MatchStep,
-                                         match_function, match_plan, summarize_function)
-from gradshard.pipeline.foreach import synthesized_infos
-from gradshard.pipeline.kernel_render import DispatchKeys, dispatch_keys
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.native_checks import cross_function_problems
-from gradshard.pipeline.nodes import BackwardNode, NodeNames, entry_nodes, node_names
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
+                                                        OpNames, ViewCopies, bucket_infos,
+                                                        copy_entry, op_names, summarize_infos,
+                                                        unknown_schema, view_copies,
+                                                        view_ordered_buckets, with_op_names)
+from gradshard.pipeline.problems import Problem, SpecError, SpecFile
+from gradshard.pipeline.parse.variants import (SignatureGroups, generate_for_members,
+                                               signature_groups)
+from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
+                                                  match_function, match_plan, summarize_function)
+from gradshard.pipeline.match.foreach import synthesized_infos
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch_keys
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.native_checks import cross_function_problems
+from gradshard.pipeline.render.nodes import BackwardNode, NodeNames, entry_nodes, node_names
 from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render import (TemplateSet, functions_file, python_functions_header,
-                                       python_functions_shard, render_node)
+from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
+                                                  python_functions_header, python_functions_shard,
+                                                  render_node)
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.source import Entry
-from gradshard.pipeline.spec import (parse_derivatives_entry,
-                                     parse_native_entry, parse_tag_entry)
-from gradshard.pipeline.tags import Tag, TagNames, tag_names
-from gradshard.pipeline.views import ViewOrder, view_order
+from gradshard.pipeline.parse.source import Entry
+from gradshard.pipeline.parse.spec import (parse_derivatives_entry, parse_native_entry,
+                                           parse_tag_entry)
+from gradshard.pipeline.parse.tags import Tag, TagNames, tag_names
+from gradshard.pipeline.parse.views import ViewOrder, view_order
 
-from .engine import Task
-from .graph_records import Labels
+from gradshard.cache.engine.core import Task
+from gradshard.cache.graph.group_records import Labels
 
 NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
 

@@ -7,7 +7,7 @@
     spec VariableType.cpp + the dispatch keys ─► assemble.variable_type_template (first stage)
     spec VariableType.h ─► assemble.variable_type_h
 
-A kernel reads its function and the match the plan gave it (pipeline/variable_type.py), so a
+A kernel reads its function and the match the plan gave it (pipeline/render/variable_type.py), so a
 formula edit reruns the kernels of the functions using that entry, inside the group of their
 file only (the other files' groups answer from their index); a kernel whose record is
 unchanged (a backward formula saving the same values) is not rendered again, and a file whose
@@ -19,20 +19,22 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gradshard.pipeline.errors import Failure
-from gradshard.pipeline.kernel_render import (DispatchKeys, RenderedKernel, kernel_shards,
-                                              render_kernel, variable_type_file,
-                                              variable_type_header, variable_type_template)
-from gradshard.pipeline.matching import FunctionMatch, cpp_name_order
-from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.problems import Failure
+from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
+                                                           kernel_shards, render_kernel,
+                                                           variable_type_file,
+                                                           variable_type_header,
+                                                           variable_type_template)
+from gradshard.pipeline.match.match_infos import FunctionMatch, cpp_name_order
+from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.variable_type import VariableKernel, variable_kernels
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.render.variable_type import VariableKernel, variable_kernels
 
-from .engine import Engine, Group, Task, Value
-from .graph_records import RENDER, FailureLog, Labels, Outputs
-from .kernel_family import kernel_owners, units_in_order
-from .tasks import NATIVE, single_template
+from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
+from gradshard.cache.graph.kernel_family import kernel_owners, units_in_order
+from gradshard.cache.graph.tasks import NATIVE, single_template
 
 
 def kernels_of(function: NativeFunction, match: FunctionMatch) -> tuple[VariableKernel, ...]:
@@ -91,7 +93,7 @@ def variable_type(engine: Engine, functions: Value, summaries: Value, matches: V
     everything = engine.run(FILE, [
         engine.collection([engine.ref(h, RenderedKernel) for _, h in kernels], RenderedKernel),
         stage_one, keys, layout, engine.text("Everything")], "VariableTypeEverything.cpp")
-    # the first stage is a file of its own in generate_code's tree (service/tree.py)
+    # the first stage is a file of its own in generate_code's tree (service/files/placement.py)
     named = {"VariableType.h": engine.run(HEADER, [header, layout], "VariableType.h"),
              "VariableTypeEverything.cpp": everything, "templates/VariableType.cpp": stage_one}
     return Outputs(tuple(sorted([*((n, v.hash) for n, v in named.items()),

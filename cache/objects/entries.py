@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .cache_files import entry_kind_matches, remove_entry
-from .object_cache import RECORD_BYTES, content_sum, is_key
-from .regular_files import read_regular
-from .store import Store, path_inside
+from gradshard.cache.store.directory import entry_kind_matches, remove_entry
+from gradshard.cache.objects.object_cache import RECORD_BYTES, content_sum, is_key
+from gradshard.cache.store.regular_files import read_regular
+from gradshard.cache.store.database import Store, path_inside
 
 _COLUMNS = {
     "compile_entries": ("path", "kind", "key", "size", "hash", "toolchain", "headers",

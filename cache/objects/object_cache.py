@@ -1,8 +1,8 @@
 """What ninja runs for every compile, splice and precompiled header: the content-addressed
 object cache in front of the compiler.
 
-    python -m gradshard.cache.object_cache STORE KEY OUTPUT -- COMMAND...
-    python -m gradshard.cache.object_cache --pch GCH REPORT -- COMMAND...
+    python -m gradshard.cache.objects.object_cache STORE KEY OUTPUT -- COMMAND...
+    python -m gradshard.cache.objects.object_cache --pch GCH REPORT -- COMMAND...
 
 The key (computed by gradshard: the unit's text, its generated headers, the toolchain and
 the header fingerprint; for a splice, its base object and parts) names the entry in STORE:
@@ -21,7 +21,7 @@ renamed into place, then its sum `GCH.sum` written) under an exclusive lock (`GC
 concurrent builds build it once and a reader holding the lock never sees half of one;
 REPORT.log and REPORT.how say how it went. Nothing runs through a shell.
 
-Everything read from STORE is read as cache/regular_files.py reads input: a FIFO, a
+Everything read from STORE is read as cache/store/regular_files.py reads input: a FIFO, a
 device or a file beyond any object's size there is damage, never waited on or read whole.
 
 Imports a few standard modules and xxhash only (no dataclasses, no typing: ~10 ms more a
@@ -45,7 +45,8 @@ from pathlib import Path
 
 import xxhash
 
-from .regular_files import FileTooLarge, RefusedFile, open_regular, read_regular
+from gradshard.cache.store.regular_files import (FileTooLarge, RefusedFile, open_regular,
+                                                 read_regular)
 
 KEY_LENGTH = 32  # an xxh3-128 hex digest: object keys, splice keys and content sums
 _HEX = frozenset("0123456789abcdef")

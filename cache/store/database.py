@@ -43,7 +43,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import xxhash
 
-from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.cache.errors import EnvironmentFailure
 
 SCHEMA_VERSION = 3
 DB_FILE = "gradshard.sqlite3"
@@ -66,7 +66,7 @@ _CACHE_HINT = "pass --cache DIR (or set GRADSHARD_CACHE) to a writable directory
 # How blob bytes are read: UTF-8 text, a collection's hashes, or canonical JSON of a record
 # ("json:" + the record's class name).
 _PLAIN_CODECS = frozenset({"text", "refs"})
-FAILURE_CODEC = "json:Failure"  # pipeline/errors.py: Failure
+FAILURE_CODEC = "json:Failure"  # pipeline/problems.py: Failure
 
 
 class StoreDamaged(Exception):

@@ -1,10 +1,10 @@
 """The cache directory on disk: every file in it, what it belongs to, and removing entries.
 
     CACHE/
-      gradshard.sqlite3 (-wal, -shm), .lock       the store (cache/store.py)
+      gradshard.sqlite3 (-wal, -shm), .lock       the store (cache/store/database.py)
       gradshard.sqlite3.damaged-<stamp>(-wal…)    set aside: damaged, never read again
       objects/<key[:2]>/<key>.o .d .sum           compiled objects and splices (object_cache)
-      objects/merged/<identity>.json              merged units' baselines (service/compile.py)
+      objects/merged/<identity>.json              merged units' baselines (service/compile/driver.py)
       pch/<key>/<kind>.h .h.gch .h.gch.sum …      precompiled headers, one directory each
       headers.json                                the header fingerprint memo
       logs/                                       the daemon's logs
@@ -30,7 +30,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import DB_FILE, path_inside
+from gradshard.cache.store.database import DB_FILE, path_inside
 
 # The automatic limit on the cache directory applied after each build (maintenance.py:
 # apply_cache_limit), read before anything heavy is imported (service/build.py).
@@ -53,7 +53,7 @@ _OBJECT_FILE = re.compile(_OBJECT_ENTRY.pattern + r"\.(?:o|d|sum)")
 _BASELINE_FILE = re.compile(r"objects/merged/[0-9a-f]{32}\.json")
 _PCH_ENTRY = re.compile(r"pch/[0-9a-f]{32}")
 _PCH_FILE = re.compile(r"(pch/[0-9a-f]{32})/[^/]+")
-# an entry path of each kind the store records (cache/compile_entries.py)
+# an entry path of each kind the store records (cache/objects/entries.py)
 ENTRY_PATHS = {"object": _OBJECT_ENTRY, "splice": _OBJECT_ENTRY, "pch": _PCH_ENTRY,
                "baseline": _BASELINE_FILE, "header_memo": re.compile(re.escape(HEADER_MEMO))}
 _STORE_FILES = frozenset({DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm", f"{DB_FILE}-journal",

@@ -7,7 +7,7 @@ it is opened (a device is never opened), opened without blocking (O_NONBLOCK), a
 opened is checked again (the path may have changed meanwhile); a file larger than the limit,
 or growing past it, is refused.
 
-Standard library only, and cheap to import (not even typing: ~10 ms): cache/object_cache.py,
+Standard library only, and cheap to import (not even typing: ~10 ms): cache/objects/object_cache.py,
 which reads stored objects with it, starts once per compile unit.
 """
 

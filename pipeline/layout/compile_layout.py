@@ -30,12 +30,13 @@ from typing import Sequence
 
 import xxhash
 
-from .kernel_render import (DispatchKeys, RenderedKernel, registrations_by_key,
-                            variable_type_head)
-from .nodes import BackwardNode
-from .records import Record
-from .render import (TemplateSet, functions_file, jinja_module, render_node_formula,
-                     render_node_methods)
+from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
+                                                           registrations_by_key,
+                                                           variable_type_head)
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, functions_file, jinja_module,
+                                                  render_node_formula, render_node_methods)
 
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
@@ -43,7 +44,7 @@ PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h eve
 KERNEL_PRELUDE_PATH = "include/gradshard/variable_type_head.h"  # VariableType.cpp's head
 SOURCE_DIR = "src"
 
-# Which precompiled header a unit starts from (see templates/compile_units.j2).
+# Which precompiled header a unit starts from (see templates/codegen/compile_units.j2).
 AUTOGRAD_PCH = "autograd"
 PYTHON_PCH = "python"
 VARIABLE_TYPE_PCH = "variable_type"
@@ -223,9 +224,9 @@ MERGED_KERNEL_PREFIX = "VariableType_merged-"
 def merged_groups(count: int, per_group: int) -> list[range]:
     """The formula units (positions) each merged unit compiles: consecutive runs of
     per_group. A build with no object of a merged unit's parts compiles the merged unit, one
-    compile floor for many units (templates/compile_units.j2); its formulas are weak symbols,
+    compile floor for many units (templates/codegen/compile_units.j2); its formulas are weak symbols,
     so after an edit the edited part's own object is linked over them
-    (service/compile.py: splice_command) and a formula edit still compiles one small unit."""
+    (service/compile/driver.py: splice_command) and a formula edit still compiles one small unit."""
     if per_group < 2 or count < 2:
         return []
     return [range(start, min(start + per_group, count)) for start in range(0, count, per_group)]
@@ -234,7 +235,7 @@ def merged_groups(count: int, per_group: int) -> list[range]:
 def binding_units(sizes: Sequence[tuple[str, int]], limit: int) -> list[tuple[str, ...]]:
     """The binding files (name, bytes) packed, in name order, into units of at most `limit`
     bytes; a larger file is a unit of its own. A Python unit pays ~6 s before its first line
-    (templates/compile_units.j2), more than most small binding files cost themselves, so
+    (templates/codegen/compile_units.j2), more than most small binding files cost themselves, so
     small files compile together. Files move between units only when sizes cross the limit.
     """
     units: list[list[str]] = []
@@ -277,7 +278,7 @@ def piece_lines(text: str, pieces: Sequence[str], skip: int = 0) -> tuple[int, .
 
 
 # ---------------------------------------------------------------------------------------------
-# Texts (templates/compile_units.j2 and the spec's own Functions templates)
+# Texts (templates/codegen/compile_units.j2 and the spec's own Functions templates)
 
 
 def node_header(node: str, declaration: str, templates: TemplateSet) -> str:
@@ -369,7 +370,7 @@ def _calling_definition(kernel: RenderedKernel, namespace: str, macros) -> str:
 
 def forward_shard_source(kernels: Sequence[RenderedKernel], templates: TemplateSet,
                          op: str) -> ShardSource:
-    """An op's outlined forward formulas (pipeline/forward_outline.py), each traced back to
+    """An op's outlined forward formulas (pipeline/layout/forward_outline.py), each traced back to
     its kernel on a compile error."""
     owners = [(k.wrapper, f) for k in kernels for f in k.forward]
     macros = jinja_module(templates, "compile_units.j2")

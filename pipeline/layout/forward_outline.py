@@ -4,7 +4,7 @@ A kernel unit includes VariableType.cpp's whole head; compiling it costs ~3 s be
 kernel (GCC instantiates the headers' pending templates in every unit, PCH or not), and its
 kernels' inline code ~2 s more. An edited forward formula would pay all of it. So in the
 compile layout each forward formula whose every name is known is a function of its own, in a
-forward unit that needs only FunctionsManual.h (pipeline/compile_layout.py:
+forward unit that needs only FunctionsManual.h (pipeline/layout/compile_layout.py:
 forward_shard_source), and the kernel calls it: a forward-formula edit recompiles that small
 unit, not the kernels. VariableType's files print the formula inline, as torchgen does.
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .records import Record
-from .variable_type import Formal, ForwardFormula, VariableKernel
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.variable_type import Formal, ForwardFormula, VariableKernel
 
 # the kernel's unpacked tangents and primals are non-const locals, which a formula may pass
 # where at::Tensor & is taken (`at::_index_put_impl_(self_t, …)`): so are the parameters
@@ -29,7 +29,7 @@ _TENSOR = "at::Tensor &"
 # precedes it: a member (`.x`, `->x`) or qualified name (`::x`) is no local.
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _NAME = re.compile(r"(\.|->|::)?\s*\b([A-Za-z_]\w*)")
-# Locals of every kernel (templates/variable_type.j2) a formula cannot be given: the unpacked
+# Locals of every kernel (templates/codegen/variable_type.j2) a formula cannot be given: the unpacked
 # arguments (`self_`) and the kernel's own. (`_trilinear(…)` is at::_trilinear: no local.)
 _KERNEL_LOCALS = frozenset({"ks", "grad_fn", "grad_fns", "original_self", "original_selfs",
                             "_tmp"})

@@ -6,7 +6,7 @@ CompositeImplicitAutograd kernel, so a new view op fails to link until its inver
 PyTorch's ADInplaceOrViewType_*.cpp include the header, which the torch wheel does not ship,
 so gradshard prints it for its own compile (gen.py writes it with the ATen files:
 `cpu_fm.write("FunctionalInverses.h", ...)`). The ATen templates directory is no part of the
-spec gradshard reads, so the whole file is gradshard's template (templates/functional_inverses.j2).
+spec gradshard reads, so the whole file is gradshard's template (templates/codegen/functional_inverses.j2).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import argument_ctype
-from .errors import RuleViolation
-from .native import NativeFunction
-from .records import Record
-from .render import TemplateSet, jinja_module
-from .schema import FunctionSchema, OperatorName
-from .variable_type import Formal
-from .views import ViewGrouping
+from gradshard.pipeline.cpp import argument_ctype
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import TemplateSet, jinja_module
+from gradshard.pipeline.schema import FunctionSchema, OperatorName
+from gradshard.pipeline.render.variable_type import Formal
+from gradshard.pipeline.parse.views import ViewGrouping
 
 # The parameters every inverse starts with (api/functionalization.py: base_binding,
 # mutated_view_binding, inverse_return_mode_binding) and the one multi-output views add

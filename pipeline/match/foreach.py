@@ -12,12 +12,14 @@ foreach ops (`_foreach_div.List`…) are spelled out in derivatives.yaml instead
 
 from __future__ import annotations
 
-from .cpp import CppBinding, TENSOR_LIST, argument_ctype
-from .differentiability import (DEFAULT_KEY, Derivative, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, KeyedInfo, SavedAttribute, formula_violation)
-from .errors import RuleViolation
-from .native import NativeFunction
-from .schema import Argument, FunctionSchema, SchemaKind, TENSOR, TypeForm
+from gradshard.pipeline.cpp import CppBinding, TENSOR_LIST, argument_ctype
+from gradshard.pipeline.parse.differentiability import (DEFAULT_KEY, Derivative,
+                                                        DifferentiabilityInfo, EntryInfos,
+                                                        ForwardDerivative, KeyedInfo,
+                                                        SavedAttribute, formula_violation)
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, TENSOR, TypeForm
 
 # Foreach ops whose reference is an in-place op (api/autograd.py: _foreach_with_inplace_ref).
 INPLACE_REFERENCE = frozenset({"_foreach_zero_"})

@@ -4,7 +4,7 @@ api/autograd.py: match_differentiability_info visits the native functions sorted
 name and, for each, finds (1) infos for its exact schema, (2) the infos of its functional
 variant by signature (`mul_` and `mul.out` use `mul`'s), (3) for a generated functional
 variant, the infos of the mutable op it came from, or (4) for an out-of-place `_foreach_*`
-op, infos synthesized from its reference op (pipeline/foreach.py). Synthesized infos join
+op, infos synthesized from its reference op (pipeline/match/foreach.py). Synthesized infos join
 the infos list, so they are rendered into Functions.* and python_functions* as well.
 
 In-place functions get their forward formulas rewritten to update the tangent in place.
@@ -16,14 +16,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .differentiability import (IDENT_REGEX, DifferentiabilityInfo, EntryInfos,
-                                ForwardDerivative, InfoSummary, formula_violation, uses_ident)
-from .errors import Problem, RuleViolation, SpecFile
-from .foreach import (borrowed_infos, is_foreach, is_reference_for,
-                      reference_without_default, searches_non_functional)
-from .native import NativeFunction
-from .records import Record
-from .schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
+from gradshard.pipeline.parse.differentiability import (IDENT_REGEX, DifferentiabilityInfo,
+                                                        EntryInfos, ForwardDerivative, InfoSummary,
+                                                        formula_violation, uses_ident)
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
+from gradshard.pipeline.match.foreach import (borrowed_infos, is_foreach, is_reference_for,
+                                              reference_without_default, searches_non_functional)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import RuleViolation, did_you_mean
-from .records import Record
-from .schema import FunctionSchema
-from .source import quote_value
+from gradshard.pipeline.problems import RuleViolation, did_you_mean
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import FunctionSchema
+from gradshard.pipeline.parse.source import quote_value
 
 DEPRECATED_KEYS = ("name", "aten")
 # Literal call arguments deprecated.yaml may pass, with their schema types

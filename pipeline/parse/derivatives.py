@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import RuleViolation
-from .records import Record
-from .source import LoadedEntry, quote_value
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
 ENTRY_KEYS = ("name", "output_differentiability", "dispatch")
 DEFAULT_KEY = "Default"

@@ -20,16 +20,17 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from .cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments, return_ctype,
-                  return_names,
-                  wrap, BOOL, INT64, LAYOUT, SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
-                  TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
-from .derivatives import DEFAULT_KEY, DerivativeEntry, DispatchFormulas, Formula
-from .errors import Problem, RuleViolation, SpecFile, did_you_mean
-from .native import NativeFunction
-from .records import Record
-from .schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
-from .views import ViewGroup, ViewOrder
+from gradshard.pipeline.cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments,
+                                    return_ctype, return_names, wrap, BOOL, INT64, LAYOUT,
+                                    SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
+                                    TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
+from gradshard.pipeline.parse.derivatives import (DEFAULT_KEY, DerivativeEntry, DispatchFormulas,
+                                                  Formula)
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile, did_you_mean
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
+from gradshard.pipeline.parse.views import ViewGroup, ViewOrder
 
 # Dispatch keys a derivatives.yaml entry may use besides Default (model.py: AUTOGRAD_KEYS).
 AUTOGRAD_KEYS = ("AutogradNestedTensor",) + tuple("Autograd" + backend for backend in (

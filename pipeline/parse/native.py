@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .cpp import CppFlags
-from .errors import RuleViolation, did_you_mean
-from .records import Record
-from .schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
-from .source import LoadedEntry, quote_value
+from gradshard.pipeline.cpp import CppFlags
+from gradshard.pipeline.problems import RuleViolation, did_you_mean
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
+from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
 # Backend keys a kernel may be registered for in native_functions.yaml (model.py: dispatch_keys).
 SUPPORTED_DISPATCH_KEYS = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import keyword
 
-from .errors import Problem, SpecFile
-from .native import NativeFunction
-from .schema import BaseOperatorName
+from gradshard.pipeline.problems import Problem, SpecFile
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.schema import BaseOperatorName
 
 # Arguments named after Python keywords that torchgen tolerates for historical reasons.
 KEYWORD_ARGUMENTS_ALLOWED = frozenset({

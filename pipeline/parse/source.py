@@ -29,8 +29,8 @@ from typing import Any
 
 import yaml
 
-from .errors import Problem, RuleViolation, SpecError, SpecFile
-from .records import Record, content_hash
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.records import Record, content_hash
 
 _DIRECTIVE = re.compile(r"(%|---|\.\.\.)")
 # Characters libyaml's reader refuses anywhere in a stream (reader.c: "control characters

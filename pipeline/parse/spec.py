@@ -1,7 +1,7 @@
 """The spec's files as the stages read them: decoded texts, their entries, each entry parsed
 on its own (`parse_*_entry`), how problems name an entry and where each entry starts.
 
-The stages that look across entries run as the build graph's tasks (cache/graph.py), in
+The stages that look across entries run as the build graph's tasks (cache/graph/build_graph.py), in
 torchgen's order (gen.py: parse_native_yaml_struct, then load_derivatives.py:
 load_derivatives).
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .deprecated import DeprecatedSignature, parse_deprecated
-from .derivatives import DerivativeEntry, parse_derivative_entry
-from .errors import YAML_FILES, Problem, SpecError, SpecFile
-from .native import NativeFunction, parse_native_function
-from .records import Record
-from .source import Entry, decode_spec_text, load_entry, split_entries
-from .tags import Tag, parse_tag
+from gradshard.pipeline.parse.deprecated import DeprecatedSignature, parse_deprecated
+from gradshard.pipeline.parse.derivatives import DerivativeEntry, parse_derivative_entry
+from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
+from gradshard.pipeline.parse.native import NativeFunction, parse_native_function
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry, split_entries
+from gradshard.pipeline.parse.tags import Tag, parse_tag
 
 
 @dataclass(frozen=True, slots=True)

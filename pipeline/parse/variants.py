@@ -12,11 +12,12 @@ import string
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .errors import Problem, RuleViolation, SpecFile
-from .native import COMPOSITE_EXPLICIT, Kernel, NativeFunction
-from .records import Record
-from .schema import (Annotation, Argument, BaseOperatorName, FunctionSchema, OperatorName,
-                     Return, SchemaKind, TENSOR, check_schema_invariants)
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
+from gradshard.pipeline.parse.native import COMPOSITE_EXPLICIT, Kernel, NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import (Annotation, Argument, BaseOperatorName, FunctionSchema,
+                                       OperatorName, Return, SchemaKind, TENSOR,
+                                       check_schema_invariants)
 
 # Out-only groups torchgen tolerates (native_function_generation.py).
 OUT_ONLY_ALLOWED = frozenset({"adaptive_avg_pool3d_backward.grad_input",

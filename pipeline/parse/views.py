@@ -12,10 +12,10 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import Problem, RuleViolation, SpecFile
-from .native import NativeFunction
-from .records import Record
-from .schema import OperatorName, SchemaKind
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import OperatorName, SchemaKind
 
 
 class ViewKind(enum.Enum):

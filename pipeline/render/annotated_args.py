@@ -7,7 +7,7 @@ is listed under each namespace it is bound in, with its arguments that have no d
 fixed order; within one, functions are grouped by name in the order names first appear in
 native_functions.yaml (generated functions after), each group in YAML order
 (gen_annotated's defaultdict). Overloads give duplicate dict keys, as torchgen's do. The text
-of a line is in `templates/annotated_fn_args.j2`.
+of a line is in `templates/codegen/annotated_fn_args.j2`.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import RuleViolation
-from .native import NativeFunction
-from .python_files import should_bind
-from .python_signature import argument_type_str
-from .records import Record
-from .render import TemplateSet, expand_spec_template, jinja_module
-from .schema import Argument
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.python.files import should_bind
+from gradshard.pipeline.render.python.signatures import argument_type_str
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import TemplateSet, expand_spec_template, jinja_module
+from gradshard.pipeline.schema import Argument
 
 TEMPLATE = "annotated_fn_args.py.in"
 # gen_annotated's mappings, in its order: the namespace, and the python_module and variant

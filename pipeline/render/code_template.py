@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from .errors import RuleViolation
+from gradshard.pipeline.problems import RuleViolation
 
 _PLACEHOLDER = re.compile(r"(^[^\n\S]*)?\$([^\d\W]\w*|\{,?[^\d\W]\w*,?\})", re.MULTILINE)
 

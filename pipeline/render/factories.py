@@ -6,7 +6,7 @@ signature (the plain one, and the SymInt one when the schema has SymInts) that c
 `at::<name>` below the ADInplaceOrView key and marks the result as requiring grad when its
 options say so. The file lists factories in native_functions.yaml order (generated functions
 after), an `#include` of each one's operator header, duplicates kept. Every C++ spelling is
-in `templates/variable_factories.j2`.
+in `templates/codegen/variable_factories.j2`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import CppBinding, cpp_arguments, default_expr
-from .errors import RuleViolation
-from .native import NativeFunction
-from .records import Record
-from .render import TemplateSet, expand_spec_template, generated_comment, jinja_module
-from .schema import TensorOptionsGroup, cpp_name
+from gradshard.pipeline.cpp import CppBinding, cpp_arguments, default_expr
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
+                                                  generated_comment, jinja_module)
+from gradshard.pipeline.schema import TensorOptionsGroup, cpp_name
 
 TEMPLATE = "variable_factories.h"
 

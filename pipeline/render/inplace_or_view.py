@@ -6,7 +6,7 @@ The items are the functions with derived kernels (as VariableType's), in C++-nam
 view (VIEW_FUNCTIONS / RETURNS_VIEWS_OF_INPUT by base name) or modifies its arguments and
 returns something. A view's outputs come from its Default info (`differentiable_outputs`), so
 a view's `output_differentiability` or `grad` use in derivatives.yaml reaches these files.
-`templates/inplace_or_view.j2` prints a kernel; the files shard by root name, two of them and
+`templates/codegen/inplace_or_view.j2` prints a kernel; the files shard by root name, two of them and
 Everything (write_sharded), from the spec's ADInplaceOrViewType.cpp.
 """
 
@@ -15,20 +15,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .cpp import return_names, return_value_form, returns_type, tie_return_values
-from .differentiability import DifferentiabilityInfo, KeyedInfo, formula_violation
-from .errors import RuleViolation
-from .kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
-from .matching import FunctionMatch
-from .native import NativeFunction
-from .records import Record
-from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
-                     sharded_positions)
-from .schema import FunctionSchema, cpp_name
-from .variable_type import (DEFAULT_KEY, Formal, differentiable_outputs, type_wrapper_name,
-                            uses_derived)
-from .view_funcs import (VIEW_FUNC_NAMESPACE, binding_types, modifies_arguments, ops_header,
-                         unambiguous_name, view_func_name)
+from gradshard.pipeline.cpp import return_names, return_value_form, returns_type, tie_return_values
+from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, KeyedInfo,
+                                                        formula_violation)
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
+                                                  generated_comment, jinja_module,
+                                                  sharded_positions)
+from gradshard.pipeline.schema import FunctionSchema, cpp_name
+from gradshard.pipeline.render.variable_type import (DEFAULT_KEY, Formal, differentiable_outputs,
+                                                     type_wrapper_name, uses_derived)
+from gradshard.pipeline.render.view_funcs import (VIEW_FUNC_NAMESPACE, binding_types,
+                                                  modifies_arguments, ops_header, unambiguous_name,
+                                                  view_func_name)
 
 NUM_INPLACE_OR_VIEW_SHARDS = 2  # gen_inplace_or_view_type.py: write_sharded(num_shards=2)
 TEMPLATE = "ADInplaceOrViewType.cpp"

@@ -11,10 +11,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .differentiability import DifferentiabilityInfo, EntryInfos, SavedAttribute, uses_ident
-from .errors import RuleViolation, SpecError, SpecFile
-from .kernel_lists import VIEW_FUNCTIONS  # ops whose backward cannot be traced
-from .records import Record
+from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, EntryInfos,
+                                                        SavedAttribute, uses_ident)
+from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS  # ops whose backward cannot be traced
+from gradshard.pipeline.records import Record
 
 
 # C++ argument types that bind a list of tensors (api/types/types.py: TENSOR_LIST_LIKE_CTYPES).

@@ -1,7 +1,7 @@
 """Render stage: backward nodes → C++ text, and the spec's templates → whole files.
 
 Every node is rendered on its own from its `BackwardNode` (so it can be cached per node) by
-gradshard's Jinja2 templates (`templates/autograd_node.j2`). Whole files are the spec's own
+gradshard's Jinja2 templates (`templates/codegen/autograd_node.j2`). Whole files are the spec's own
 templates (`autograd/templates/Functions.h`…) expanded with the node texts, so edits to
 those templates are honoured. Template texts are inputs here, not files read from disk.
 """
@@ -15,10 +15,10 @@ from typing import Mapping, Sequence
 
 import jinja2
 
-from .errors import RuleViolation, SpecError, SpecFile
-from .nodes import BackwardNode
-from .records import Record
-from .spec_template import Value, block, expand_template, inline
+from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.code_template import Value, block, expand_template, inline
 
 NUM_PYTHON_FUNCTION_SHARDS = 5  # gen_autograd_functions.py: gen_autograd_functions_python
 

@@ -3,7 +3,7 @@
 Every native function but the hand-written ones (MANUAL_TRACER) gets a kernel that records
 the call in the JIT trace when it is traceable and redispatches below the tracer
 (PA/gen_trace_type.py). `trace_kernel` turns one function into a `TraceKernel` holding the
-decisions (names, inputs, outputs, call); `templates/trace_type.j2` prints it; the spec's
+decisions (names, inputs, outputs, call); `templates/codegen/trace_type.j2` prints it; the spec's
 TraceType.cpp is filled per shard, by root name, in native_functions.yaml order with the
 generated functions last (gen_trace_type: write_sharded over the unsorted native functions).
 """
@@ -13,17 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import return_names, return_value_form, returns_type, tie_return_values
-from .kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
-                           RENAME_TRACE_ADD_ARGS)
-from .native import NativeFunction
-from .records import Record
-from .render import (TemplateSet, expand_spec_template, generated_comment, jinja_module,
-                     sharded_positions)
-from .schema import FunctionSchema, SchemaKind, cpp_name
-from .spec_template import BlockLines, block_lines
-from .variable_type import Formal, type_wrapper_name
-from .view_funcs import binding_types, unambiguous_name
+from gradshard.pipeline.cpp import return_names, return_value_form, returns_type, tie_return_values
+from gradshard.pipeline.render.kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
+                                                    RENAME_TRACE_ADD_ARGS)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
+                                                  generated_comment, jinja_module,
+                                                  sharded_positions)
+from gradshard.pipeline.schema import FunctionSchema, SchemaKind, cpp_name
+from gradshard.pipeline.render.code_template import BlockLines, block_lines
+from gradshard.pipeline.render.variable_type import Formal, type_wrapper_name
+from gradshard.pipeline.render.view_funcs import binding_types, unambiguous_name
 
 NUM_TRACE_TYPE_SHARDS = 10  # gen_trace_type.py: write_sharded(num_shards=10)
 UNTRACEABLE_ARGUMENT_TYPES = ("Storage", "Type")  # gen_trace_type.py: should_trace

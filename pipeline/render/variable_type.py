@@ -5,7 +5,7 @@ has derivatives) and is not written by hand (PA/gen_inplace_or_view_type.py: use
 `variable_kernels` turns one function and its match into a `VariableKernel` per dispatch key
 of its infos (or one Default kernel, or one fallback registration), following
 PA/gen_variable_type.py: gen_variable_type_func and emit_body. Every C++ spelling is in
-`templates/variable_type.j2`; this module decides what each kernel holds and checks the
+`templates/codegen/variable_type.j2`; this module decides what each kernel holds and checks the
 rules PyTorch's build enforces while it generates them (§2.10 of the behaviour notes).
 """
 
@@ -15,21 +15,28 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import (CppFlags, argument_ctype, return_ctype, return_names, return_value_form,
-                  returns_type, tie_return_values)
-from .differentiability import (Derivative, DifferentiabilityInfo, EntryInfos, ForwardDerivative,
-                                SavedAttribute, formula_violation, uses_ident)
-from .errors import RuleViolation
-from .kernel_lists import (ALL_VIEW_FUNCTIONS, DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
-                           DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
-                           DONT_ENFORCE_TENSOR_IMPL_USE_COUNT, DONT_REQUIRE_DERIVATIVE,
-                           FOREACH_WITH_DIFFERENT_ARITY, FOREACH_WITHOUT_INFO,
-                           GRADIENT_IMPLEMENTED_FOR_COMPLEX, MANUAL_AUTOGRAD,
-                           RESET_GRAD_ACCUMULATOR, view_info)
-from .matching import FunctionMatch
-from .native import NativeFunction
-from .records import Record
-from .schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm, cpp_name
+from gradshard.pipeline.cpp import (CppFlags, argument_ctype, return_ctype, return_names,
+                                    return_value_form, returns_type, tie_return_values)
+from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
+                                                        EntryInfos, ForwardDerivative,
+                                                        SavedAttribute, formula_violation,
+                                                        uses_ident)
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.kernel_lists import (ALL_VIEW_FUNCTIONS,
+                                                    DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
+                                                    DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
+                                                    DONT_ENFORCE_TENSOR_IMPL_USE_COUNT,
+                                                    DONT_REQUIRE_DERIVATIVE,
+                                                    FOREACH_WITH_DIFFERENT_ARITY,
+                                                    FOREACH_WITHOUT_INFO,
+                                                    GRADIENT_IMPLEMENTED_FOR_COMPLEX,
+                                                    MANUAL_AUTOGRAD, RESET_GRAD_ACCUMULATOR,
+                                                    view_info)
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import (Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm,
+                                       cpp_name)
 
 DEFAULT_KEY = "Default"
 TENSOR_LIST_LIKE = ("at::TensorList", "const c10::List<::std::optional<at::Tensor>> &",
@@ -185,7 +192,7 @@ class VariableKernel(Record):
     cpp_name: str = ""
     overload: str = ""
     ties: tuple[str, ...] = ()
-    tie_types: tuple[str, ...] = ()  # the ties' C++ types (pipeline/forward_outline.py)
+    tie_types: tuple[str, ...] = ()  # the ties' C++ types (pipeline/layout/forward_outline.py)
     moves_result: bool = False
     ndebug_before: tuple[NdebugCheck, ...] = ()
     ndebug_after: tuple[NdebugCheck, ...] = ()

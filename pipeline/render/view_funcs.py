@@ -5,7 +5,7 @@ A view op gets a struct when it uses derived dispatch (so ADInplaceOrView makes 
 and neither modifies its arguments nor writes an out= result. `view_func` turns one function
 and its match into a `ViewFunc` record: the struct's constructor, its state (the op's
 arguments but self, held by value), the SymInts and tensors it exposes, and the call it
-replays. `templates/view_funcs.j2` prints it; both files are the spec's templates expanded
+replays. `templates/codegen/view_funcs.j2` prints it; both files are the spec's templates expanded
 with every struct in C++-name order (one environment for both, as gen_view_funcs writes them).
 """
 
@@ -14,15 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import CForm, CppFlags, CType, argument_ctype, base, wrap
-from .errors import RuleViolation
-from .kernel_lists import view_info
-from .matching import FunctionMatch
-from .native import NativeFunction
-from .records import Record
-from .render import TemplateSet, expand_spec_template, generated_comment, jinja_module
-from .schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm
-from .variable_type import Formal, uses_derived
+from gradshard.pipeline.cpp import CForm, CppFlags, CType, argument_ctype, base, wrap
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.kernel_lists import view_info
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
+                                                  generated_comment, jinja_module)
+from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm
+from gradshard.pipeline.render.variable_type import Formal, uses_derived
 
 VIEW_FUNC_NAMESPACE = "torch::autograd::generated::"
 VIEW_FUNCS_FILES = ("ViewFuncs.h", "ViewFuncs.cpp")

@@ -21,10 +21,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from gradshard.pipeline.compile_layout import CompileUnit
-from gradshard.pipeline.errors import CompileDiagnostic, SpecFile
-from gradshard.pipeline.source import Entry, split_entries
-from gradshard.pipeline.spec import entry_label
+from gradshard.pipeline.layout.compile_layout import CompileUnit
+from gradshard.pipeline.problems import SpecFile
+from gradshard.cache.errors import CompileDiagnostic
+from gradshard.pipeline.parse.source import Entry, split_entries
+from gradshard.pipeline.parse.spec import entry_label
 
 _ERROR = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<column>\d+): "
                     r"(?:fatal )?error: (?P<message>.*)$")

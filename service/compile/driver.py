@@ -15,17 +15,17 @@
     <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
     <cache>/headers.json                           the header fingerprint, by stat signature
 
-Every compile goes through cache/object_cache.py, so a unit whose key (its text, its
+Every compile goes through cache/objects/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
 ninja runs with -k 0: one failing unit does not stop the others. With a store, each of these
-cache entries is a row of it (cache/compile_entries.py, through `EntryLedger`): the entries a
+cache entries is a row of it (cache/objects/entries.py, through `EntryLedger`): the entries a
 build uses are taken before ninja runs and recorded (size, content hash, last use, toolchain
 and header set) after, so `stats` counts them and `gc --max-size` bounds them with the rest.
 
 The cache directory is input (CI restores it): the compile layout read from it must name
 units, PCH kinds, sources, headers and parts a layout can have (`check_layout`), every key
 read from it is checked to be a key (hex, so no path can hide in it), every file read from it
-is read as a regular file of bounded size (cache/regular_files.py: a FIFO or /dev/zero
+is read as a regular file of bounded size (cache/store/regular_files.py: a FIFO or /dev/zero
 there is damage, never waited on), every stored object, depfile, splice and PCH is checked
 against the sum stored with it before use, and a damaged one is removed with a warning and
 made again. No command is run through a shell of our own; ninja's commands are quoted word
@@ -54,35 +54,38 @@ from typing import TYPE_CHECKING, Callable
 
 import xxhash
 
-from gradshard.cache import compile_entries
-from gradshard.cache.cache_files import (BASELINES, HEADER_MEMO, OBJECTS, PCHS, object_entry,
-                                         pch_entry)
-from gradshard.cache.compile_entries import EntryUse
-from gradshard.cache.object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget,
-                                         forget_pch, is_key, load, pch_lock, pch_problem,
-                                         remove_pch_leftovers, stored, stored_object)
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph_records import BuildIndex
-from gradshard.cache.regular_files import read_regular
-from gradshard.cache.store import StoreDamaged, safe_relative_path
-from gradshard.pipeline.compile_layout import (PCH_KINDS, PRELUDE_PATH, CompileLayout,
-                                               CompileUnit, ShardSettings, estimated_seconds)
-from gradshard.pipeline.kernel_render import RenderedKernel
-from gradshard.pipeline.errors import (CompileError, EnvironmentFailure, InternalError,
-                                       SpecFile, UsageError)
+from gradshard.cache.objects import entries as compile_entries
+from gradshard.cache.store.directory import (BASELINES, HEADER_MEMO, OBJECTS, PCHS, object_entry,
+                                             pch_entry)
+from gradshard.cache.objects.entries import EntryUse
+from gradshard.cache.objects.object_cache import (PCH_MISSING, RECORD_BYTES, DamagedEntry, forget,
+                                                  forget_pch, is_key, load, pch_lock, pch_problem,
+                                                  remove_pch_leftovers, stored, stored_object)
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.group_records import BuildIndex
+from gradshard.cache.store.regular_files import read_regular
+from gradshard.cache.store.database import StoreDamaged, safe_relative_path
+from gradshard.pipeline.layout.compile_layout import (PCH_KINDS, PRELUDE_PATH, CompileLayout,
+                                                      CompileUnit, ShardSettings,
+                                                      estimated_seconds)
+from gradshard.pipeline.render.variable_type_files import RenderedKernel
+from gradshard.pipeline.problems import InternalError, SpecFile
+from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 
-from .outcome import BuildOutcome
-from .compile_report import (CompileReport, PchFailure, environment_failure,
-                             pch_failure_diagnostic, union, unit_failure_diagnostic)
-from .diagnostics import diagnose
-from .outputs import (KnownHashes, UnsafeOutputName, cache_damage, stat_signature, sync_outputs,
-                      write_atomic, write_changed)
-from .toolchain import (Toolchain, find_toolchain, header_fingerprint, launcher_environment,
-                        ninja_binary)
-from .tree import generated_dir
+from gradshard.service.outcome import BuildOutcome
+from gradshard.service.compile.report import (CompileReport, PchFailure, environment_failure,
+                                              pch_failure_diagnostic, union,
+                                              unit_failure_diagnostic)
+from gradshard.service.compile.diagnostics import diagnose
+from gradshard.service.files.outputs import (KnownHashes, UnsafeOutputName, cache_damage,
+                                             stat_signature, sync_outputs, write_atomic,
+                                             write_changed)
+from gradshard.service.compile.toolchain import (Toolchain, find_toolchain, header_fingerprint,
+                                                 launcher_environment, ninja_binary)
+from gradshard.service.files.placement import generated_dir
 
 if TYPE_CHECKING:
-    from gradshard.cache.store import Store
+    from gradshard.cache.store.database import Store
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
 
@@ -388,7 +391,7 @@ def pch_command(plan: CompilePlan, header: Path) -> list[str]:
     tool = plan.toolchain
     compile = [tool.cxx, *tool.flags, *tool.pch_flags(), *tool.include_flags(), "-x",
                "c++-header", str(header)]
-    return [sys.executable, "-m", "gradshard.cache.object_cache", "--pch",
+    return [sys.executable, "-m", "gradshard.cache.objects.object_cache", "--pch",
             f"{header}.gch", pch_report(header), "--", *compile]
 
 
@@ -435,7 +438,7 @@ def write_build_files(plan: CompilePlan, units: list[PreparedUnit],
                       pch_headers: dict[str, Path]) -> None:
     """build.ninja: one edge per PCH, per compile and per splice."""
     units, kinds = longest_first(units, pch_headers)
-    wrapper = [sys.executable, "-m", "gradshard.cache.object_cache", str(plan.objects)]
+    wrapper = [sys.executable, "-m", "gradshard.cache.objects.object_cache", str(plan.objects)]
     lines = ["# @generated by gradshard: the compile of the generated C++", "",
              "ninja_required_version = 1.10", "",
              "rule cxx", "  command = $command", "  depfile = $out.d", "  deps = gcc",
@@ -704,7 +707,7 @@ def shared_problem(layout: CompileLayout, files: dict[str, str]) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The compile cache's entries, recorded in the store (cache/compile_entries.py)
+# The compile cache's entries, recorded in the store (cache/objects/entries.py)
 
 
 @dataclass(frozen=True)

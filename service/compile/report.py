@@ -13,10 +13,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from gradshard.pipeline.errors import CompileDiagnostic, CompileError, EnvironmentFailure
+from gradshard.cache.errors import CompileDiagnostic, CompileError, EnvironmentFailure
 
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
-    from gradshard.pipeline.compile_layout import CompileUnit
+    from gradshard.pipeline.layout.compile_layout import CompileUnit
 
 @dataclass
 class CompileReport:

@@ -23,12 +23,12 @@ from typing import Sequence
 
 import xxhash
 
-from gradshard.cache.object_cache import RECORD_BYTES, is_key
-from gradshard.cache.regular_files import RefusedFile, read_regular
-from gradshard.pipeline.errors import UsageError
+from gradshard.cache.objects.object_cache import RECORD_BYTES, is_key
+from gradshard.cache.store.regular_files import RefusedFile, read_regular
+from gradshard.cache.errors import UsageError
 
-from .outputs import write_atomic
-from .spec_location import SpecLocation
+from gradshard.service.files.outputs import write_atomic
+from gradshard.service.files.spec_location import SpecLocation
 
 DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")
 LAUNCHERS = ("ccache", "sccache", "distcc")

@@ -2,7 +2,7 @@
 its work to a running daemon.
 
 Only the client's side lives here (socket, lock, paths); the service itself is
-service/daemon.py, imported by `watch` and by the daemon process.
+service/daemon/server.py, imported by `watch` and by the daemon process.
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ import time
 from collections import deque
 from pathlib import Path
 
-from gradshard.pipeline.errors import CompileError, SpecError, UsageError
+from gradshard.pipeline.problems import SpecError
+from gradshard.cache.errors import CompileError, UsageError
 
-from .defaults import default_cache_dir
-from .daemon_runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths, NoAnswer,
-                             daemon_paths, exchange, print_status, request, running_daemon)
-from .options import (compile_options, daemon_serves, forwarded_options, match_words,
-                      placement_of)
-from .spec_location import SpecLocation, locate_spec
+from gradshard.service.defaults import default_cache_dir
+from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths,
+                                              NoAnswer, daemon_paths, exchange, print_status,
+                                              request, running_daemon)
+from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
+                                       match_words, placement_of)
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 EXIT_OK, EXIT_NONE = 0, 1
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
@@ -57,7 +59,7 @@ def serve(args: argparse.Namespace, loaded) -> int:
 
 
 def _daemon(args: argparse.Namespace, loaded, announce):
-    from .daemon import Daemon
+    from gradshard.service.daemon.server import Daemon
 
     if args.settle < 0:
         raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
@@ -69,7 +71,7 @@ def _daemon(args: argparse.Namespace, loaded, announce):
 def daemon_config(args: argparse.Namespace, location: SpecLocation):
     """What the daemon builds, from its parsed options; its match words (the options that
     decide what a build produces) go into its lock for clients to compare."""
-    from .daemon import DaemonConfig
+    from gradshard.service.daemon.server import DaemonConfig
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
                         compile_options(args), args.settle / 1000, tuple(match_words(args)),
@@ -81,7 +83,7 @@ def try_options(args: argparse.Namespace):
     compiler."""
     if not args.try_checks:
         return None
-    from .try_command import DEFAULT_DTYPES, TryOptions
+    from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions
 
     jobs = args.jobs or os.cpu_count() or 2
     return TryOptions((), tuple(args.try_dtype) or DEFAULT_DTYPES, None, args.cxx, jobs)

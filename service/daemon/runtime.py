@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import xxhash
 
-from .defaults import default_cache_dir, installed_torchgen
-from .options import CACHE, SPEC
+from gradshard.service.defaults import default_cache_dir, installed_torchgen
+from gradshard.service.options import CACHE, SPEC
 
 # Seconds a client waits for the next line from a daemon working on its request. The daemon
 # sends a progress line at least every 2 s while it works (a cold compile takes minutes), so
@@ -44,7 +44,7 @@ class DaemonPaths(NamedTuple):
 
 
 def usage_error(message: str, hint: str) -> Exception:
-    from gradshard.pipeline.errors import UsageError
+    from gradshard.cache.errors import UsageError
 
     return UsageError(message, hint)
 

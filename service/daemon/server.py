@@ -36,20 +36,20 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from gradshard.cache.store import StoreDamaged
-from gradshard.pipeline.errors import (YAML_FILES, CompileError, EnvironmentFailure,
-                                       GradshardError, InternalError, SpecError, UsageError)
+from gradshard.cache.store.database import StoreDamaged
+from gradshard.pipeline.problems import YAML_FILES, GradshardError, InternalError, SpecError
+from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 
-from .session import Session
-from .build_report import build_json, build_text
-from .compile import CompileOptions
-from .compile_report import diagnostic_text
-from .daemon_runtime import DaemonLock, DaemonPaths, running_daemon
-from .daemon_try import TryChecks
-from .report import problem_json, spec_error_lines, spec_texts_of
-from .spec_location import SpecLocation
-from .tree import Placement
-from .try_command import TryOptions
+from gradshard.service.session import Session
+from gradshard.service.report.build import build_json, build_text
+from gradshard.service.compile.driver import CompileOptions
+from gradshard.service.compile.report import diagnostic_text
+from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
+from gradshard.service.daemon.try_checks import TryChecks
+from gradshard.service.report.problems import problem_json, spec_error_lines, spec_texts_of
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.files.placement import Placement
+from gradshard.service.live.command import TryOptions
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
@@ -78,7 +78,7 @@ class DaemonConfig:
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
     checks: TryOptions | None = None  # --try: gradcheck the edited ops after each generation
-    placement: Placement = Placement()  # which files go where under out (service/tree.py)
+    placement: Placement = Placement()  # which files go where under out (service/files/placement.py)
 
 
 @dataclass
@@ -460,7 +460,7 @@ class Daemon:
         return self.changes.submit(self._affected_now).result()
 
     def _affected_now(self) -> dict:
-        from .affected import affected_json
+        from gradshard.service.query.affected import affected_json
 
         result = self.session.affected(self.config.location, None, None)
         return affected_json(result, self.config.location)

@@ -19,15 +19,16 @@ import logging
 import time
 from typing import Callable
 
-from gradshard.cache.store import StoreDamaged
-from gradshard.pipeline.errors import CompileError, EnvironmentFailure, GradshardError
+from gradshard.cache.store.database import StoreDamaged
+from gradshard.pipeline.problems import GradshardError
+from gradshard.cache.errors import CompileError, EnvironmentFailure
 
-from .compile_report import diagnostic_text
-from .patch_plan import plan_patch
-from .spec_location import SpecLocation
-from .try_command import (TryOptions, build_library, check_extra, check_ops, check_version,
-                          op_json, op_lines)
-from .try_process import TryProcess
+from gradshard.service.compile.report import diagnostic_text
+from gradshard.service.live.plan import plan_patch
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.live.command import (TryOptions, build_library, check_extra, check_ops,
+                                            check_version, op_json, op_lines)
+from gradshard.service.live.process import TryProcess
 
 
 class TryChecks:

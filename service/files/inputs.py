@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import xxhash
 
 from gradshard.cache.version import code_version
-from gradshard.pipeline.errors import Problem, SpecError, SpecFile
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+from gradshard.pipeline.problems import Problem, SpecError, SpecFile
+from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 
-from .spec_location import SpecLocation, read_spec_file
+from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,14 @@ def read_spec_templates(location: SpecLocation, names: tuple[str, ...]) -> dict[
     return {name: read_spec_file(location.templates / name, missing_ok=True) for name in names}
 
 
-def gradshard_template_bytes() -> dict[str, bytes]:
-    """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
-    root = importlib.resources.files("gradshard.templates")
+# The templates the build's tasks read (templates/codegen); `try`'s patch template lives
+# beside them in templates/live, which no task reads.
+CODEGEN_TEMPLATES = "gradshard.templates.codegen"
+
+
+def gradshard_template_bytes(package: str = CODEGEN_TEMPLATES) -> dict[str, bytes]:
+    """gradshard's own Jinja2 templates, shipped in a package of gradshard.templates."""
+    root = importlib.resources.files(package)
     return {p.name: p.read_bytes() for p in sorted(root.iterdir(), key=lambda p: p.name)
             if p.name.endswith(".j2")}
 
@@ -60,7 +65,7 @@ def gradshard_template_bytes() -> dict[str, bytes]:
 def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str, str], ...]:
     """The spec's templates as text, read as torchgen reads them (CodeTemplate.from_file:
     text mode, so CRLF and CR become LF); a missing or undecodable one is a spec problem."""
-    from gradshard.pipeline.source import universal_newlines  # the pipeline loads on decoding
+    from gradshard.pipeline.parse.source import universal_newlines  # the pipeline loads on decoding
 
     sources, problems = [], []
     for name, data in templates.items():

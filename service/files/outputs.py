@@ -9,8 +9,8 @@ change keeps its mtime, so make and ninja see nothing to rebuild.
 
 The names come from the cache (a build's index, the last build's manifest) or from a file a
 build keeps beside its outputs, so they are data: a name is used only once
-cache/store.py's `path_inside` places it inside its directory. What is found at a name is
-read only if it is a regular file of a generated file's size (cache/regular_files.py): a
+cache/store/database.py's `path_inside` places it inside its directory. What is found at a name is
+read only if it is a regular file of a generated file's size (cache/store/regular_files.py): a
 FIFO or a link to /dev/zero there is a file to write again, never waited on or read.
 """
 
@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from gradshard.cache.regular_files import read_regular
-from gradshard.cache.store import (NO_SPACE, Store, StoreDamaged, blob_hash, disk_full,
-                                   paths_inside)
-from gradshard.pipeline.errors import EnvironmentFailure, InternalError
+from gradshard.cache.store.regular_files import read_regular
+from gradshard.cache.store.database import (NO_SPACE, Store, StoreDamaged, blob_hash, disk_full,
+                                            paths_inside)
+from gradshard.pipeline.problems import InternalError
+from gradshard.cache.errors import EnvironmentFailure
 
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20

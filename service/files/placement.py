@@ -10,7 +10,7 @@ them out as tools/setup_helpers/generate_code.py does under a checkout's root, s
     torch/csrc/autograd/generated/             every autograd file, with templates/VariableType.cpp
     torch/testing/_internal/generated/         annotated_fn_args.py (gen_annotated's python_install_dir)
 
-Files are written only when their content changed (service/outputs.py: sync_outputs), so
+Files are written only when their content changed (service/files/outputs.py: sync_outputs), so
 CMake's ninja (restat) recompiles only what an edit changed.
 
 generate_code's selection, with its effect: `--subset pybindings` writes what

@@ -6,7 +6,7 @@
 
 Every spec file and template is read by `read_spec_file`: only regular files (after
 following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each
-(cache/regular_files.py).
+(cache/store/regular_files.py).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradshard.cache.regular_files import FileTooLarge, NotRegularFile, read_regular
-from gradshard.pipeline.errors import YAML_FILES, EnvironmentFailure, SpecFile, UsageError
+from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
+from gradshard.pipeline.problems import YAML_FILES, SpecFile
+from gradshard.cache.errors import EnvironmentFailure, UsageError
 
-from .defaults import installed_torchgen
+from gradshard.service.defaults import installed_torchgen
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -72,7 +73,7 @@ def max_spec_bytes() -> int:
 def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
     """The bytes of a spec file or template (None if missing and missing_ok). Anything but a
     regular file, and a file over the size limit, is refused without being read: opening
-    never blocks (cache/regular_files.py), so a FIFO cannot hang a build or the daemon."""
+    never blocks (cache/store/regular_files.py), so a FIFO cannot hang a build or the daemon."""
     limit = max_spec_bytes()
     try:
         return read_regular(path, limit)

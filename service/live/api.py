@@ -5,8 +5,8 @@
         ...  # torch runs the edited formulas here
     # and torch's own kernels again here
 
-The patch is planned and built as `gradshard try` builds it (service/patch_plan.py,
-service/patch_build.py), then loaded and installed in this process (service/try_worker.py)
+The patch is planned and built as `gradshard try` builds it (service/live/plan.py,
+service/live/build.py), then loaded and installed in this process (service/live/worker.py)
 instead of a worker's. A library stays loaded after the block (a process cannot unload code
 that nodes still alive may run); its kernels and Python classes are what the block removes.
 """
@@ -17,7 +17,7 @@ import contextlib
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .patch_plan import PatchPlan
+from gradshard.service.live.plan import PatchPlan
 
 
 @contextlib.contextmanager
@@ -29,7 +29,7 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
     if library is None:
         yield plan
         return
-    from .try_worker import install, load_library
+    from gradshard.service.live.worker import install, load_library
 
     loaded = load_library(library.path, library.slots, library.sum)
     handle = install(loaded)
@@ -43,10 +43,10 @@ def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | 
           jobs: int):
     """The plan and its built library (None when there is nothing to patch), in a session of
     its own on the cache."""
-    from .defaults import default_cache_dir
-    from .session import Session
-    from .spec_location import locate_spec
-    from .try_command import plan_and_build
+    from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.session import Session
+    from gradshard.service.files.spec_location import locate_spec
+    from gradshard.service.live.command import plan_and_build
 
     location = locate_spec(str(Path(spec).expanduser()) if spec else None)
     session = Session(Path(cache) if cache else default_cache_dir())

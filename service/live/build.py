@@ -1,5 +1,5 @@
 """Building a `gradshard try` patch: its units compiled against the installed torch, linked
-into a shared library the worker loads (service/try_worker.py).
+into a shared library the worker loads (service/live/worker.py).
 
 Everything a patch is built from and into lives in a per-user directory (`try_directory`:
 mode 0700, owned by this user, on this machine), never in the cache directory: the library
@@ -34,30 +34,30 @@ from typing import Sequence
 
 import xxhash
 
-from gradshard.pipeline.compile_layout import (AUTOGRAD_PCH, PYTHON_PCH, VARIABLE_TYPE_PCH,
-                                               CompileUnit, pch_header)
-from gradshard.pipeline.errors import CompileError, EnvironmentFailure, UsageError
-from gradshard.pipeline.patch import PATCH_HEADER, PatchSources, trampoline_source
+from gradshard.pipeline.layout.compile_layout import (AUTOGRAD_PCH, PYTHON_PCH, VARIABLE_TYPE_PCH,
+                                                      CompileUnit, pch_header)
+from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
+from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
 
-from .codegen import gradshard_templates
-from .diagnostics import diagnose
-from .elf_symbols import SYMBOL_NAME, hidden_functions, load_anchor, undefined_symbols
-from .outputs import write_atomic
-from .patch_plan import PatchPlan
-from .toolchain import Toolchain, ninja_binary
+from gradshard.service.compile.diagnostics import diagnose
+from gradshard.service.live.elf_symbols import (SYMBOL_NAME, hidden_functions, load_anchor,
+                                                undefined_symbols)
+from gradshard.service.files.outputs import write_atomic
+from gradshard.service.live.plan import PatchPlan, patch_templates
+from gradshard.service.compile.toolchain import Toolchain, ninja_binary
 
 TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
 # the libraries whose hidden functions a patch may call, searched in this order
 TORCH_LIBRARIES = ("libtorch_cpu.so", "libtorch_python.so")
 LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
-# a checkout's FunctionsManual.cpp (service/patch_plan.py: checkout_manual): its object is
+# a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
 # What a try directory keeps, by kind, the most recently used first: two PCH sets (and the
 # include directories they were made for), the patches of the last 50 builds (their libraries
 # and their structs' headers) and the objects of about as many (each unit's .cpp and .o).
 KEEP = {"pch": 2, "include": 2, "lib": 50, "src": 50, "obj": 400}
-# which PCH each unit starts from (the compile layout's: templates/compile_units.j2)
+# which PCH each unit starts from (the compile layout's: templates/codegen/compile_units.j2)
 UNIT_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
              "kernels.cpp": VARIABLE_TYPE_PCH, MANUAL_UNIT: AUTOGRAD_PCH}
 
@@ -147,7 +147,7 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
     include = _content_dir(root / "include", plan.includes)
     own = root / "src" / sources.namespace
     _write(own / PATCH_HEADER, sources.header.encode())
-    templates = gradshard_templates()
+    templates = patch_templates()
     pch_dir = root / "pch" / _hash([str(include), toolchain.identity(),
                                     *(pch_header(k, templates) for k in UNIT_PCHS.values())])
     units = []
@@ -227,7 +227,7 @@ def _run_ninja(root: Path, units: list[_Unit], include: Path, toolchain: Toolcha
 
 
 def _compile_error(units: list[_Unit], log: str, plan: PatchPlan) -> CompileError:
-    """The compiler's errors placed at their formulas (service/diagnostics.py), as build's."""
+    """The compiler's errors placed at their formulas (service/compile/diagnostics.py), as build's."""
     sources = plan.sources
     assert sources is not None
     shards = {"nodes.cpp": sources.nodes_unit, "kernels.cpp": sources.kernels_unit}
@@ -273,7 +273,7 @@ def _link(root: Path, objects: list[Path], toolchain: Toolchain, torch_lib: Path
 def _trampolines(root: Path, symbols: list[str], toolchain: Toolchain) -> Path:
     """The trampolines' object, named by its text: the next patch calling the same hidden
     functions links it again without compiling it."""
-    text = trampoline_source(symbols, gradshard_templates())
+    text = trampoline_source(symbols, patch_templates())
     source = root / "obj" / f"{_hash([text, toolchain.identity()])}.trampolines.cpp"
     target = source.with_suffix(".o")
     if not target.exists():

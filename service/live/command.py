@@ -1,6 +1,6 @@
 """`gradshard try`: an edited formula compiled, loaded into the installed torch and
-gradchecked on OpInfo samples (service/patch_plan.py → service/patch_build.py →
-service/try_worker.py), without rebuilding PyTorch.
+gradchecked on OpInfo samples (service/live/plan.py → service/live/build.py →
+service/live/worker.py), without rebuilding PyTorch.
 
 Exit codes: 0 every verdict passes, 5 one fails, 2 nothing could be checked (each op's
 reason is printed); the others as `build` has them (1 spec errors, 3 a patch that does not
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from gradshard.pipeline.errors import UsageError
+from gradshard.cache.errors import UsageError
 
-from .options import TRY_DTYPES
-from .patch_plan import PatchOp, PatchPlan
-from .spec_location import SpecLocation
-from .try_process import CHECK_TIMEOUT, TryProcess
+from gradshard.service.options import TRY_DTYPES
+from gradshard.service.live.plan import PatchOp, PatchPlan
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.live.process import CHECK_TIMEOUT, TryProcess
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 # A patch lives for a check: g++ 12 compiles its units a quarter faster at -O1 than at the
@@ -105,8 +105,8 @@ class TryOptions:
 def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: str | None,
                    jobs: int):
     """The plan, and its library built (None when there is nothing to patch): what both
-    `try` and the Python API (service/patching.py) load."""
-    from .patch_plan import plan_patch
+    `try` and the Python API (service/live/api.py) load."""
+    from gradshard.service.live.plan import plan_patch
 
     check_extra()
     check_version(location, names)
@@ -116,8 +116,8 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
 
 def build_library(plan: PatchPlan, cxx: str | None, jobs: int):
     """The plan's patch library (None when there is nothing to patch)."""
-    from .patch_build import build_patch
-    from .toolchain import find_toolchain
+    from gradshard.service.live.build import build_patch
+    from gradshard.service.compile.toolchain import find_toolchain
 
     if plan.sources is None:
         return None

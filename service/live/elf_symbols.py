@@ -5,7 +5,7 @@ libtorch_cpu.so exports neither the FunctionsManual helpers formulas call (mul_t
 …) nor VariableType::unpack, which every kernel calls: they are in its `.symtab` (as local,
 hidden functions), not its `.dynsym`. A patch reaches them through a trampoline whose slot
 holds the address of torch's copy: the library's load address (that of an exported symbol,
-less its value) plus the symbol's value (pipeline/patch.py: trampoline_source).
+less its value) plus the symbol's value (service/live/patch_sources.py: trampoline_source).
 
 pyelftools reads the headers and the small tables; libtorch_cpu's `.symtab` (~530,000
 symbols, a 76 MB `.strtab`) is scanned as one numpy array, which takes ~0.2 s where
@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.cache.errors import EnvironmentFailure
 
 # symbols a trampoline may be written for: what the assembler takes as a name, nothing else
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*\Z")

@@ -3,7 +3,7 @@ from the installed torch's own spec (or the ops named), each with its autograd k
 the backward nodes they create, read from the spec's build (the session's graph run, cached
 like any build's).
 
-An op here is what a formula reaches together (pipeline/compile_layout.py: function_op): sin
+An op here is what a formula reaches together (pipeline/layout/compile_layout.py: function_op): sin
 covers sin, sin_ and sin.out. Ops that cannot be patched are kept with the reason, for the
 report.
 """
@@ -14,25 +14,27 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph import BuildIndex
-from gradshard.cache.graph_records import AutogradSide, NativeSide
-from gradshard.pipeline.compile_layout import function_op
-from gradshard.pipeline.errors import SpecFile
-from gradshard.pipeline.kernel_render import DispatchKeys, RenderedKernel
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.patch import PatchNode, PatchSources, patch_includes, patch_sources
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.group_records import AutogradSide, NativeSide
+from gradshard.pipeline.layout.compile_layout import function_op
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
+                                                  patch_sources)
 from gradshard.pipeline.records import Text, canonical_json, content_hash
-from gradshard.pipeline.render import TemplateSet
+from gradshard.pipeline.render.templating import TemplateSet
 
-from .affected import build_side
-from .codegen import gradshard_templates, spec_templates
-from .incremental import new_engine
-from .inputs import read_inputs
-from .spec_location import SpecLocation, locate_spec, read_spec_file
+from gradshard.service.query.affected import build_side
+from gradshard.service.files.inputs import gradshard_template_bytes, template_sources
+from gradshard.service.query.check import spec_templates
+from gradshard.service.graph_run import new_engine
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
 
 if TYPE_CHECKING:
-    from .open_cache import OpenCache
+    from gradshard.service.open_cache import OpenCache
 
 
 # where a checkout keeps the helpers formulas call (torch's own FunctionsManual)
@@ -232,8 +234,18 @@ def _patch_nodes(engine: Engine, index: BuildIndex, names: Sequence[str]) -> lis
     return nodes
 
 
+LIVE_TEMPLATES = "gradshard.templates.live"
+
+
+def patch_templates() -> TemplateSet:
+    """The build's templates (a patch renders nodes and kernels as the build does) and the
+    patch's own (templates/live), which no build task reads."""
+    sources = {**gradshard_template_bytes(), **gradshard_template_bytes(LIVE_TEMPLATES)}
+    return TemplateSet(template_sources(sources))
+
+
 def _templates(location: SpecLocation) -> tuple[TemplateSet, TemplateSet]:
-    return gradshard_templates(), spec_templates(location, (
+    return patch_templates(), spec_templates(location, (
         "Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp",
         "VariableType.cpp", "VariableType.h"))
 

@@ -6,7 +6,7 @@ OpInfo database imported by a ping sent at start, answered while the first build
 save's verdicts cost the checks only. A worker that dies (patched code can crash the process
 it is loaded in) or overruns its time is killed and reported; the next request starts a new
 one. A long-lived worker is replaced after RECYCLE_AFTER patches: each patch's library stays
-loaded in it (service/try_worker.py).
+loaded in it (service/live/worker.py).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import tempfile
 import time
 from typing import IO
 
-from gradshard.pipeline.errors import EnvironmentFailure
+from gradshard.cache.errors import EnvironmentFailure
 
 # seconds one request may take: a wrong formula can loop forever, and gradgradcheck on an
 # OpInfo's largest samples takes a minute or two
 CHECK_TIMEOUT = 600.0
 RECYCLE_AFTER = 50
-WORKER_MODULE = "gradshard.service.try_worker"
+WORKER_MODULE = "gradshard.service.live.worker"
 
 
 class TryProcess:

@@ -1,6 +1,6 @@
 """A pytest plugin (entry point `pytest11`: gradshard): `pytest --gradshard-spec DIR` runs any
 test suite (a user's, or PyTorch's own gradient tests) against the installed torch with the
-spec's edited kernels patched in (service/patching.py), from the start of the session to its
+spec's edited kernels patched in (service/live/api.py), from the start of the session to its
 end. Without the option the plugin does nothing (and imports nothing heavy).
 """
 
@@ -25,9 +25,9 @@ def pytest_configure(config) -> None:
     spec = config.getoption("gradshard_spec")
     if spec is None:
         return
-    from gradshard.pipeline.errors import GradshardError
+    from gradshard.pipeline.problems import GradshardError
 
-    from .patching import patch
+    from gradshard.service.live.api import patch
 
     manager = patch(spec=spec, names=config.getoption("gradshard_op"),
                     cache=config.getoption("gradshard_cache"))

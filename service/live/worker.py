@@ -1,14 +1,14 @@
 """The process `gradshard try` checks a patch in: the installed torch, the patch library loaded
 and installed, and torch's own gradient checks run on OpInfo samples.
 
-    python -m gradshard.service.try_worker      one request per line on stdin (JSON),
+    python -m gradshard.service.live.worker      one request per line on stdin (JSON),
                                                 one answer per line on stdout
 
 A request names the library (with its slots and sum), the ops, the dtypes and an optional
 samples file; the answer holds a verdict per op and sample. The patch is installed for the
 request and removed after it, so a warm worker (the daemon's) serves edit after edit; a
 library, once loaded, stays in the process (each is at a path of its own, named by its
-content: service/patch_build.py).
+content: service/live/build.py).
 
 The checks are those of PyTorch's gradient tests (torch/testing/_internal/common_utils.py:
 TestGradients._check_helper, as test_ops_gradients runs it): for every OpInfo of the op
@@ -196,7 +196,7 @@ def opinfos_of(op: str) -> list:
 @functools.lru_cache(maxsize=1)
 def _opinfo_index() -> dict[str, list]:
     """Every op → its OpInfos, made once per process (a warm worker serves many patches)."""
-    from gradshard.pipeline.compile_layout import function_op
+    from gradshard.pipeline.layout.compile_layout import function_op
 
     index: dict[str, list] = {}
     for info in _op_db():

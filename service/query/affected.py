@@ -17,20 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradshard.cache.engine import Engine, StaleCache
-from gradshard.cache.graph import BuildIndex
-from gradshard.cache.kernel_family import family_of_file, kernel_unit_fields
-from gradshard.cache.manifest import EntryStamp, EntryStamps, Manifest
-from gradshard.pipeline.errors import YAML_FILES, SpecFile, UsageError
-from gradshard.pipeline.kernel_render import RenderedKernel, library_key
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
+from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
+from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
+from gradshard.pipeline.problems import YAML_FILES, SpecFile
+from gradshard.cache.errors import UsageError
+from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
+from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 
-from .incremental import Generation, new_engine
-from .inputs import InputBytes, gradshard_template_bytes, read_inputs
-from .spec_location import SpecLocation, check_spec_size, locate_spec
+from gradshard.service.graph_run import Generation, new_engine
+from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes, read_inputs
+from gradshard.service.files.spec_location import SpecLocation, check_spec_size, locate_spec
 
 if TYPE_CHECKING:
-    from .open_cache import OpenCache
+    from gradshard.service.open_cache import OpenCache
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -170,7 +171,7 @@ def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affect
 
 def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...],
                     engine: Engine) -> list[KernelChange]:
-    """Kernels by unit (`<file> <function> <n>`, cache/variable_type_group.py); each changed
+    """Kernels by unit (`<file> <function> <n>`, cache/graph/variable_type_group.py); each changed
     one named by its RenderedKernel (the baseline's for a removed one)."""
     old, new = dict(before), dict(after)
     return [_kernel_change(unit, change, new[unit] if change != REMOVED else old[unit], engine)
@@ -178,7 +179,7 @@ def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str,
 
 
 def _kernel_change(unit: str, change: str, code: str, engine: Engine) -> KernelChange:
-    """A VariableType kernel, or one of another family's (cache/kernel_family.py)."""
+    """A VariableType kernel, or one of another family's (cache/graph/kernel_family.py)."""
     file, function = kernel_unit_fields(unit)
     family = family_of_file(file)
     try:

@@ -1,25 +1,26 @@
 """`check` and `show`: the build graph run on a located spec in memory (no store: every task
-runs, nothing is written), and the records it knows of the spec (cache/build_records.py).
+runs, nothing is written), and the records it knows of the spec (cache/graph/spec_records.py).
 
 A spec with problems raises SpecError from the graph, every problem at its line, as `build`
 reports it."""
 
 from __future__ import annotations
 
-from gradshard.cache.build_records import SpecRecords, spec_records
-from gradshard.cache.engine import StaleCache
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.spec import SpecTexts, decode_spec
+from gradshard.cache.graph.spec_records import SpecRecords, spec_records
+from gradshard.cache.engine.core import StaleCache
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 
-from .incremental import Generation, GraphResult
-from .inputs import (gradshard_template_bytes, read_inputs, read_spec_templates,
-                     spec_template_sources, template_sources)
-from .session import Session
-from .spec_location import SpecLocation
+from gradshard.service.graph_run import Generation, GraphResult
+from gradshard.service.files.inputs import (gradshard_template_bytes, read_inputs,
+                                            read_spec_templates, spec_template_sources,
+                                            template_sources)
+from gradshard.service.session import Session
+from gradshard.service.files.spec_location import SpecLocation
 
 
 def gradshard_templates() -> TemplateSet:
-    """gradshard's own Jinja2 templates, shipped in the gradshard.templates package."""
+    """gradshard's own Jinja2 templates that the build's tasks read (templates/codegen)."""
     return TemplateSet(template_sources(gradshard_template_bytes()))
 
 

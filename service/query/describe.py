@@ -6,11 +6,11 @@ compares exactly what users see.
 
 from __future__ import annotations
 
-from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import (DifferentiabilityInfo, EntryInfos,
-                                                  ForwardDerivative, SavedAttribute)
-from gradshard.pipeline.matching import FunctionMatch
-from gradshard.pipeline.native import NativeFunction
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, EntryInfos,
+                                                        ForwardDerivative, SavedAttribute)
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
 
 
 def describe_native(f: NativeFunction) -> dict:

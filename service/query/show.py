@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.cache.build_records import SpecRecords
-from gradshard.pipeline.derivatives import DerivativeEntry
-from gradshard.pipeline.differentiability import EntryInfos
-from gradshard.pipeline.errors import SpecFile, UsageError, did_you_mean
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.source import Entry
+from gradshard.cache.graph.spec_records import SpecRecords
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import EntryInfos
+from gradshard.pipeline.problems import SpecFile, did_you_mean
+from gradshard.cache.errors import UsageError
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.source import Entry
 
-from .describe import describe_entry, describe_info, describe_match, describe_native
-from .spec_location import SpecLocation
+from gradshard.service.query.describe import (describe_entry, describe_info, describe_match,
+                                              describe_native)
+from gradshard.service.files.spec_location import SpecLocation
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .outcome import BuildOutcome
-from .compile_report import compile_json, compile_line
+from gradshard.service.outcome import BuildOutcome
+from gradshard.service.compile.report import compile_json, compile_line
 
 STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
 SHOWN_RUNS = 4

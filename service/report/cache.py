@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gradshard.cache.cache_files import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
+from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
 
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")

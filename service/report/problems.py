@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from gradshard.pipeline.errors import (YAML_FILES, GradshardError, Problem, SpecError, SpecFile,
-                                       UsageError)
+from gradshard.pipeline.problems import YAML_FILES, GradshardError, Problem, SpecError, SpecFile
+from gradshard.cache.errors import UsageError
 
 if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
-    from gradshard.pipeline.spec import SpecTexts
+    from gradshard.pipeline.parse.spec import SpecTexts
 
-from .spec_location import SpecLocation
+from gradshard.service.files.spec_location import SpecLocation
 
 MAX_PRINTED_PROBLEMS = 50
 
@@ -118,7 +118,7 @@ def spec_texts_of(location: SpecLocation | None) -> SpecTexts | None:
     """The spec's texts for quoting source lines, when they can be decoded."""
     if location is None:
         return None
-    from gradshard.pipeline.spec import decode_spec
+    from gradshard.pipeline.parse.spec import decode_spec
 
     try:
         return decode_spec(location.read_all())

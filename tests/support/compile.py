@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine import encode
-from gradshard.cache.store import DB_FILE, blob_hash
-from gradshard.pipeline.compile_layout import CompileLayout
+from gradshard.cache.engine.core import encode
+from gradshard.cache.store.database import DB_FILE, blob_hash
+from gradshard.pipeline.layout.compile_layout import CompileLayout
 from gradshard.service.cli import main
 from support.specs import MINI_SPEC
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradshard.cache.build_records import SpecRecords
-from gradshard.service.describe import describe_infos, describe_match, describe_native
+from gradshard.cache.graph.spec_records import SpecRecords
+from gradshard.service.query.describe import describe_infos, describe_match, describe_native
 
 from .graph_run import parsed_records
 

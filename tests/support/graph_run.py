@@ -1,5 +1,5 @@
 """The build graph run on a spec in this process without a store (every task runs, nothing is
-written), as `gradshard check` runs it: the spec's records (cache/build_records.py), its
+written), as `gradshard check` runs it: the spec's records (cache/graph/spec_records.py), its
 generated files, and each node's and binding's generated code; or its parse and match alone;
 or what the build hands the native codegen's stages (codegen_inputs)."""
 
@@ -9,25 +9,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from gradshard.cache.build_records import SpecRecords, side_records
-from gradshard.cache.engine import Engine
-from gradshard.cache.graph import spec_sides
-from gradshard.cache.kernel_family import family_of_file
+from gradshard.cache.graph.spec_records import SpecRecords, side_records
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.build_graph import spec_sides
+from gradshard.cache.graph.kernel_family import family_of_file
 from gradshard.cache.version import code_version
-from gradshard.pipeline.kernel_render import RenderedKernel, library_key
-from gradshard.pipeline.matching import FunctionMatch
-from gradshard.pipeline.native import NativeFunction
-from gradshard.pipeline.python_files import RenderedBinding
+from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.render import TemplateSet
-from gradshard.pipeline.spec import decode_spec
-from gradshard.pipeline.spec_templates import ALL_TEMPLATES
-from gradshard.service.codegen import (analyze, gradshard_templates, prepare, records_of,
-                                       spec_templates)
-from gradshard.service.incremental import Generation, GraphResult
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.parse.spec import decode_spec
+from gradshard.pipeline.render.template_names import ALL_TEMPLATES
+from gradshard.service.query.check import (analyze, gradshard_templates, prepare, records_of,
+                                           spec_templates)
+from gradshard.service.graph_run import Generation, GraphResult
 from gradshard.service.session import Session
-from gradshard.service.spec_location import locate_spec
-from gradshard.service.tree import FLAT, Placement, index_names
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.files.placement import FLAT, Placement, index_names
 
 
 def spec_records(spec_dir: str | Path) -> SpecRecords:
@@ -76,7 +76,7 @@ class GraphRun:
         return records_of(self.result, self.generation)
 
     def files(self, tree: str = FLAT) -> dict[str, str]:
-        """Every generated file's text, by its name under --out in `tree` (service/tree.py)."""
+        """Every generated file's text, by its name under --out in `tree` (service/files/placement.py)."""
         names = index_names(self.result.files, Placement(tree))
         texts = self.result.load(sorted(names.values()))
         return {placed: texts[name] for placed, name in names.items()}

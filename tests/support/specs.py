@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Iterator
 
-from gradshard.service.spec_location import locate_spec
+from gradshard.service.files.spec_location import locate_spec
 
 TESTS = Path(__file__).resolve().parent.parent
 MINI_SPEC = TESTS / "fixtures" / "mini"

@@ -5,7 +5,7 @@ which PythonArgParser outputs feed which lambda parameters, the local inits (sel
 outs, TensorOptions), the C++ call, and how the result returns (gen_python_functions.py:
 method_impl, emit_single_dispatch; api/python.py: dispatch_lambda_args,
 dispatch_lambda_exprs, arg_parser_unpack_method, cpp_dispatch_target/exprs). Every C++
-spelling is left to templates/python_binding.j2.
+spelling is left to templates/codegen/python_binding.j2.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype
-from .errors import RuleViolation
-from .native import NativeFunction
-from .python_signature import PyArgument, PyOverload, PyPair, PySignature, group_overloads, \
-    structseq_fieldnames, unpack_method
-from .records import Record
-from .schema import FunctionSchema, Return, SchemaKind, cpp_name
+from gradshard.pipeline.cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.python.signatures import (PyArgument, PyOverload, PyPair,
+                                                         PySignature, group_overloads,
+                                                         structseq_fieldnames, unpack_method)
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import FunctionSchema, Return, SchemaKind, cpp_name
 
 # Return types the wrap() helpers accept (api/python.py: SUPPORTED_RETURN_TYPES): these
 # scalars and lists, and tuples of these element types.

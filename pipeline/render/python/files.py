@@ -14,16 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .deprecated import DeprecatedSignature
-from .errors import Problem, RuleViolation, SpecError, SpecFile
-from .native import NativeFunction
-from .python_binding import Binding, binding
-from .python_signature import (PyPair, deprecated_pairs, pairs_by_name, python_pair,
-                               structseq_fieldnames)
-from .records import Record
-from .render import TemplateSet, expand_spec_template, generated_comment, jinja_module, shard_of
-from .schema import cpp_name
-from .spec_templates import MODULE_FILES
+from gradshard.pipeline.parse.deprecated import DeprecatedSignature
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.render.python.bindings import Binding, binding
+from gradshard.pipeline.render.python.signatures import (PyPair, deprecated_pairs, pairs_by_name,
+                                                         python_pair, structseq_fieldnames)
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
+                                                  generated_comment, jinja_module, shard_of)
+from gradshard.pipeline.schema import cpp_name
+from gradshard.pipeline.render.template_names import MODULE_FILES
 
 # Functions bound by hand or not at all (gen_python_functions.py: _SKIP_PYTHON_BINDINGS),
 # matched against the whole C++ name (with `_out`); one alternation matches any of them.

@@ -14,12 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
-from .cpp import default_expr
-from .deprecated import KNOWN_CONSTANTS, DeprecatedSignature
-from .errors import RuleViolation, SpecFile
-from .native import NativeFunction
-from .records import Record
-from .schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
+from gradshard.pipeline.cpp import default_expr
+from gradshard.pipeline.parse.deprecated import KNOWN_CONSTANTS, DeprecatedSignature
+from gradshard.pipeline.problems import RuleViolation, SpecFile
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
 
 # Schema base types whose Python parser type has the same name (api/python.py: argument_type_str).
 _SAME_NAME_TYPES = frozenset({"Tensor", "bool", "QScheme", "Scalar", "ScalarType", "Generator",

@@ -1,0 +1,4 @@
+"""The build graph: the pipeline's stages wired as engine tasks and groups (`build_graph`,
+`tasks`, one module per group), what the groups hand each other (`group_records`), the
+compile layout as tasks (`layout_group`), the manifest, and the records `check` and `show`
+read from a run (`spec_records`)."""

@@ -1,0 +1,2 @@
+"""The Python bindings of gen_python_functions.py: each overload's Python signature, the
+binding data of one op name, and the files by module."""

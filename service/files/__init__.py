@@ -1,0 +1,3 @@
+"""The files a build reads and writes: where the spec lives (`spec_location`), the build's
+inputs as bytes (`inputs`), writing outputs atomically (`outputs`), and where each output
+goes under --out (`placement`)."""

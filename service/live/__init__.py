@@ -1,0 +1,4 @@
+"""`gradshard try`: an edited formula's kernels and nodes compiled into a library, loaded
+into the installed torch through the dispatcher, and gradchecked on OpInfo samples: the
+plan, the patch's sources and build, the worker and its process, the Python API and the
+pytest plugin. (Not `try/`: `try` is a Python keyword.)"""
