@@ -1,4 +1,4 @@
-"""Forward formulas compiled out of their kernels (pipeline/layout/forward_outline.py) and the kernel
+"""Forward formulas compiled out of their kernels (pipeline/render/forward_outline.py) and the kernel
 and forward units that print them (pipeline/layout/compile_layout.py). The real spec's set compiles
 in tests/test_compile_full.py; an edited forward formula recompiles its forward unit alone in
 tests/test_compile_kernels.py."""
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from gradshard.pipeline.layout.compile_layout import forward_shard_source, kernel_shard_source
-from gradshard.pipeline.layout.forward_outline import formula_names, outline_forward
+from gradshard.pipeline.render.forward_outline import formula_names, outline_forward
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type import (Formal, ForwardFormula, TangentInput,

@@ -25,7 +25,7 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 def test_every_rule_is_documented():
     rules = set()
-    for path in (ROOT / "pipeline").glob("*.py"):
+    for path in (ROOT / "pipeline").rglob("*.py"):
         rules |= set(re.findall(r'"((?:yaml|schema|native|tags|deprecated|derivatives|views|cpp|'
                                 r'match|foreach|render|templates|python)\.[a-z0-9-]+)"', path.read_text()))
     rules -= {"derivatives.yaml", "deprecated.yaml", "tags.yaml"}  # file names, not rules

@@ -370,7 +370,7 @@ def _calling_definition(kernel: RenderedKernel, namespace: str, macros) -> str:
 
 def forward_shard_source(kernels: Sequence[RenderedKernel], templates: TemplateSet,
                          op: str) -> ShardSource:
-    """An op's outlined forward formulas (pipeline/layout/forward_outline.py), each traced back to
+    """An op's outlined forward formulas (pipeline/render/forward_outline.py), each traced back to
     its kernel on a compile error."""
     owners = [(k.wrapper, f) for k in kernels for f in k.forward]
     macros = jinja_module(templates, "compile_units.j2")

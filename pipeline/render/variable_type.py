@@ -192,7 +192,7 @@ class VariableKernel(Record):
     cpp_name: str = ""
     overload: str = ""
     ties: tuple[str, ...] = ()
-    tie_types: tuple[str, ...] = ()  # the ties' C++ types (pipeline/layout/forward_outline.py)
+    tie_types: tuple[str, ...] = ()  # the ties' C++ types (pipeline/render/forward_outline.py)
     moves_result: bool = False
     ndebug_before: tuple[NdebugCheck, ...] = ()
     ndebug_after: tuple[NdebugCheck, ...] = ()

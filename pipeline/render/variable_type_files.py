@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.layout.forward_outline import ForwardFunction, outline_forward
+from gradshard.pipeline.render.forward_outline import ForwardFunction, outline_forward
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module,
