@@ -1,9 +1,11 @@
-"""The layers and the absence of import cycles, read from the sources with `ast`: every import
-of every module of pipeline/, cache/, service/ and templates/, those inside functions
-included (a function-level import is still a dependency, only a later one).
+"""The layers, the rooms and the absence of import cycles, read from the sources with `ast`:
+every import of every module of pipeline/, cache/, service/ and templates/, those inside
+functions included (a function-level import is still a dependency, only a later one).
 
 - pipeline/ is pure: it imports none of cache/ or service/; cache/ imports nothing of
   service/; templates/ (the emitted C++ text) imports nothing of ours.
+- Between rooms (sub-packages), the rules of ROOM_RULES: each says which rooms one may not
+  import, and why.
 - No two of our modules import each other, directly or through others.
 """
 
@@ -163,6 +165,63 @@ def short(module: str) -> str:
     return module.removeprefix(PACKAGE + ".")
 
 
+# (room, rooms it may not import, why). A room is a package prefix: every module in it.
+ROOM_RULES = (
+    ("pipeline.parse", ("pipeline.match", "pipeline.render", "pipeline.layout"),
+     "parsing comes first: the later stages read its records"),
+    ("pipeline.match", ("pipeline.render", "pipeline.layout"),
+     "matching reads parsed records; rendering reads matches"),
+    ("pipeline.render", ("pipeline.layout",),
+     "the compile layout cuts rendered text, never the other way"),
+    ("pipeline.records", ("pipeline.problems", "pipeline.schema", "pipeline.cpp",
+                          "pipeline.parse", "pipeline.match", "pipeline.render",
+                          "pipeline.layout"), "records are the base of every stage"),
+    ("cache.engine", ("cache.graph", "cache.objects", "cache.maintenance"),
+     "the engine runs any tasks; the build graph is one user of it"),
+    ("cache.store", ("cache.engine", "cache.graph", "cache.objects", "cache.maintenance"),
+     "the store keeps values; it knows no task and no compile"),
+    ("cache.objects", ("cache.engine", "cache.graph", "cache.maintenance"),
+     "the compile cache is files and rows, not tasks"),
+    ("cache.errors", ("cache.engine", "cache.graph", "cache.store", "cache.objects",
+                      "cache.maintenance"), "errors are raised by everything above them"),
+    ("service.files", ("service.compile", "service.query", "service.report",
+                       "service.daemon", "service.live", "service.build", "service.session",
+                       "service.graph_run", "service.open_cache", "service.cli"),
+     "reading inputs and writing outputs is the bottom of the service"),
+    ("service.compile", ("service.query", "service.report", "service.daemon", "service.live",
+                         "service.session", "service.cli"),
+     "the compile driver serves build and try; it calls neither"),
+    ("service.query", ("service.live", "service.daemon", "service.report", "service.cli"),
+     "queries answer from the graph run; live patching builds on them, not back"),
+    ("service.report", ("service.daemon", "service.live", "service.query", "service.session",
+                        "service.cli"), "reports print results; they compute none"),
+    ("service.live", ("service.daemon", "service.cli", "service.report"),
+     "try is reached by the CLI and the daemon, and reaches neither"),
+    ("service.daemon", ("service.cli",), "the daemon serves the CLI's commands, not its parser"),
+)
+
+
+def room_violations(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import against ROOM_RULES, at its line."""
+    modules = module_files()
+    found = []
+    for room, forbidden, why in ROOM_RULES:
+        for source, targets in graph.items():
+            if not in_room(source, room):
+                continue
+            for target, line in targets.items():
+                hit = next((f for f in forbidden if in_room(target, f)), None)
+                if hit is not None:
+                    found.append(f"{modules[source].relative_to(ROOT)}:{line}: {short(source)} "
+                                 f"imports {short(target)} ({room} may not import {hit}: {why})")
+    return found
+
+
+def in_room(module: str, room: str) -> bool:
+    full = f"{PACKAGE}.{room}"
+    return module == full or module.startswith(full + ".")
+
+
 def test_the_walk_sees_every_layer_and_function_level_imports():
     """The graph itself: modules of each layer, an import, a function-level import (so that
     a walk that misses them cannot pass the tests below)."""
@@ -178,6 +237,27 @@ def test_the_walk_sees_every_layer_and_function_level_imports():
 def test_no_layer_imports_a_layer_above_it():
     upward = upward_imports(import_graph())
     assert not upward, "imports against the layers:\n" + "\n".join(upward)
+
+
+def test_every_room_of_the_rules_exists():
+    graph = import_graph()
+    rooms = {room for rule in ROOM_RULES for room in (rule[0], *rule[1])}
+    missing = sorted(r for r in rooms if not any(in_room(m, r) for m in graph))
+    assert not missing, f"ROOM_RULES names rooms that do not exist: {missing}"
+
+
+def test_no_room_imports_what_its_rule_forbids():
+    found = room_violations(import_graph())
+    assert not found, "imports against the room rules:\n" + "\n".join(found)
+
+
+def test_a_forbidden_import_is_found():
+    """The rule check itself, on the real graph with one import added against a rule (a
+    query importing live patching), so that a check that finds nothing cannot pass."""
+    graph = {module: dict(targets) for module, targets in import_graph().items()}
+    graph["gradshard.service.query.show"]["gradshard.service.live.command"] = 1
+    (found,) = room_violations(graph)
+    assert "query/show.py:1: service.query.show imports service.live.command" in found
 
 
 def test_no_import_cycles():
