@@ -5,7 +5,7 @@ tests/test_packaging.py builds the wheel and checks that every module is in it."
 from setuptools import find_packages, setup
 
 ROOMS = ("pipeline", "cache", "service", "templates")
-PACKAGES = [p for p in find_packages(include=[f"{room}*" for room in ROOMS])]
+PACKAGES = find_packages(include=[f"{room}*" for room in ROOMS])
 
 setup(packages=[f"gradshard.{p}" for p in PACKAGES],
       package_dir={f"gradshard.{room}": room for room in ROOMS})
