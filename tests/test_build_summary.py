@@ -40,3 +40,32 @@ def test_a_cold_build_counts_its_tasks_and_an_edit_names_what_reran(tmp_path, pa
     why = next(k for k, line in enumerate(edited) if line.startswith("  why:"))
     assert re.fullmatch(r"  why:   \d+ changed", edited[why]), edited
     assert "parse.derivative sinh (changed: entry)" in edited[why + 1]
+
+
+def test_every_stage_the_graph_times_is_reported():
+    """The reports' one list of stages (service/report/build.py: STAGES) holds every stage a
+    task or group of the build graph is timed under, so `build` and `stats` show them all
+    (the layout's tasks and the compile among them)."""
+    from gradshard.service.report.build import STAGES
+
+    stages = set()
+    graph = Path(__file__).resolve().parent.parent / "cache" / "graph"
+    for path in graph.glob("*.py"):
+        stages |= set(re.findall(r'(?:Task|Group)\("[\w.]+", "(\w+)"', path.read_text()))
+    assert {"parse", "layout", "assemble"} <= stages
+    assert stages <= set(STAGES), sorted(stages - set(STAGES))
+    assert {"write", "compile"} <= set(STAGES)
+
+
+def test_stats_shows_the_layout_and_compile_times():
+    from gradshard.cache.maintenance import BuildRow, StoreStats
+    from gradshard.service.report.cache import stats_text
+
+    row = BuildRow(3, 0.0, 9.0, "built", "/spec", "/out",
+                   {"run": {"layout": 2}, "reused": {},
+                    "seconds": {"parse": 0.5, "layout": 0.25, "compile": 8.0}})
+    totals = dict.fromkeys(("builds", "up_to_date", "run", "reused", "compiled", "cached",
+                            "spliced"), 0)
+    text = stats_text(StoreStats("/cache/gradshard.sqlite3", 0, 0, 0, 0, 0, [row], totals,
+                                 "/cache"))
+    assert "parse 0.50 · layout 0.25 · compile 8.00" in text

@@ -1,10 +1,20 @@
-"""The build graph: the pipeline's stages wired as engine tasks, in four groups.
+"""The build graph: the pipeline's stages wired as engine tasks, in six groups under the
+build's own.
 
     build ─┬─ native side      native_functions.yaml, tags.yaml: parse, generate
+           ├─ native outputs   native side + deprecated.yaml + templates, begun first (a child
+           │   ├─ python bindings   may run it): bind, render, assemble (bindings_group.py)
+           │   └─ native codegen    TraceType, variable_factories.h, annotated_fn_args.py
+           │                        (codegen_group.py)
            ├─ autograd side    derivatives.yaml + native side: views, parse, match, foreach
+           ├─ view codegen     ADInplaceOrViewType, ViewFuncs: native side + the matches' view
+           │                   projections, begun before the next two (codegen_group.py)
            ├─ autograd files   autograd side + templates: nodes, render, assemble
-           └─ python bindings  native side + deprecated.yaml + templates: bind, render, assemble
-                               (cache/graph/bindings_group.py)
+           └─ VariableType     native side + matches + templates: kernels per file
+                               (variable_type_group.py)
+
+The compile layout is a group of its own (layout_group.py), run over a build's index when it
+compiles.
 
 A group whose inputs are unchanged is answered by its index without looking inside, so an
 edited formula never visits the native side or the bindings. Inside a group, every unit

@@ -7,7 +7,10 @@ from collections import Counter
 from gradshard.service.outcome import BuildOutcome
 from gradshard.service.compile.report import compile_json, compile_line
 
-STAGE_ORDER = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
+# Every stage a build times, in the order a build meets them: the engine's stages (each
+# task's and group's `stage`, cache/graph), then writing the files and compiling them.
+STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "layout", "write",
+          "compile")
 SHOWN_RUNS = 4
 # Up to this many tasks that ran (an edit's) are named, the first SHOWN_RUNS of them; more
 # (a cold build's 20,000) are only counted, by reason.
@@ -28,10 +31,10 @@ def build_text(outcome: BuildOutcome) -> str:
     stats = outcome.stats
     if stats is not None:
         run, reused = sum(stats.run.values()), sum(stats.reused.values())
-        per_stage = " · ".join(f"{s} {stats.run[s]}" for s in STAGE_ORDER if stats.run.get(s))
+        per_stage = " · ".join(f"{s} {stats.run[s]}" for s in STAGES if stats.run.get(s))
         lines.append(f"  tasks: {run:,} run, {reused:,} reused" + (f" ({per_stage})" if run else ""))
         lines.extend(_why(stats))
-        timed = [(s, outcome.seconds[s]) for s in STAGE_ORDER if outcome.seconds.get(s)]
+        timed = [(s, outcome.seconds[s]) for s in STAGES if outcome.seconds.get(s)]
         lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed))
     if outcome.compiled is not None:
         lines.append("  " + compile_line(outcome.compiled))

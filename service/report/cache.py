@@ -6,8 +6,8 @@ import time
 
 from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
+from gradshard.service.report.build import STAGES
 
-STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "write")
 # What each compile-cache kind's hit rate counts: entries served, and entries made
 _HIT_KINDS = {OBJECT_FILES: (("object", "splice"), "compiled or spliced"),
               PCH_FILES: (("pch",), "built")}
