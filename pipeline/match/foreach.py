@@ -13,9 +13,9 @@ foreach ops (`_foreach_div.List`…) are spelled out in derivatives.yaml instead
 from __future__ import annotations
 
 from gradshard.pipeline.cpp import CppBinding, TENSOR_LIST, argument_ctype
-from gradshard.pipeline.parse.differentiability import (DEFAULT_KEY, Derivative,
-                                                        DifferentiabilityInfo, EntryInfos,
-                                                        ForwardDerivative, KeyedInfo,
+from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
+from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
+                                                        EntryInfos, ForwardDerivative, KeyedInfo,
                                                         SavedAttribute, formula_violation)
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction

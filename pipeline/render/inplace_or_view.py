@@ -27,7 +27,8 @@ from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_templ
                                                   generated_comment, jinja_module,
                                                   sharded_positions)
 from gradshard.pipeline.schema import FunctionSchema, cpp_name
-from gradshard.pipeline.render.variable_type import (DEFAULT_KEY, Formal, differentiable_outputs,
+from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
+from gradshard.pipeline.render.variable_type import (Formal, differentiable_outputs,
                                                      type_wrapper_name, uses_derived)
 from gradshard.pipeline.render.view_funcs import (VIEW_FUNC_NAMESPACE, binding_types,
                                                   modifies_arguments, ops_header, unambiguous_name,

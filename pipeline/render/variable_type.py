@@ -33,12 +33,12 @@ from gradshard.pipeline.render.kernel_lists import (ALL_VIEW_FUNCTIONS,
                                                     MANUAL_AUTOGRAD, RESET_GRAD_ACCUMULATOR,
                                                     view_info)
 from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import (Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm,
                                        cpp_name)
 
-DEFAULT_KEY = "Default"
 TENSOR_LIST_LIKE = ("at::TensorList", "const c10::List<::std::optional<at::Tensor>> &",
                     "const at::ITensorListRef &")
 
