@@ -256,7 +256,7 @@ def test_cache_max_collects_after_a_build(copied, capsys, monkeypatch, tmp_path)
 HOLDING_BUILD = """
 import sys
 from pathlib import Path
-from gradshard.cache import compile_entries
+from gradshard.cache.objects import entries as compile_entries
 from gradshard.cache.objects.entries import EntryUse
 from gradshard.cache.store.database import Store
 store = Store.open(Path(sys.argv[1]), print)
