@@ -1,4 +1,5 @@
-"""Compiling the generated C++: the compile directory, its build.ninja, and the run.
+"""The compile step of `gradshard build`: the generated C++ compiled in a compile directory,
+through ninja, from the layout of the build's own graph run.
 
     <compile dir>/
       include/torch/csrc/autograd/generated/   Functions.h (prelude), python_functions.h, …
@@ -15,12 +16,12 @@
     <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
     <cache>/headers.json                           the header fingerprint, by stat signature
 
-Every compile goes through cache/objects/object_cache.py, so a unit whose key (its text, its
+A compile (`compile_generated`) checks the layout (layout_check.py), makes the compile
+directory hold its files and gives each unit its key and PCH (plan.py), compiles each merged
+unit whole or splices its edited parts (splice.py), writes build.ninja (build_files.py), runs
+ninja (ninja.py) and, with a store, records the cache entries it used (ledger.py). Every
+compile goes through cache/objects/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
-ninja runs with -k 0: one failing unit does not stop the others. With a store, each of these
-cache entries is a row of it (cache/objects/entries.py, through `EntryLedger`): the entries a
-build uses are taken before ninja runs and recorded (size, content hash, last use, toolchain
-and header set) after, so `stats` counts them and `gc --max-size` bounds them with the rest.
 
 The cache directory is input (CI restores it): the compile layout read from it must name
 units, PCH kinds, sources, headers and parts a layout can have (`check_layout`), every key
@@ -30,11 +31,6 @@ there is damage, never waited on), every stored object, depfile, splice and PCH 
 against the sum stored with it before use, and a damaged one is removed with a warning and
 made again. No command is run through a shell of our own; ninja's commands are quoted word
 by word (shlex) and for ninja.
-
-A merged unit compiles many formula units at one compile floor (a cold build). Once its
-object is stored, an edit compiles only the edited parts and splices them over it: a
-relocatable link of the parts' objects with the stored one, in which their strong formulas
-replace its weak ones (`plan_merged`). Linking obj/*.o gives the same program either way.
 """
 
 from __future__ import annotations
@@ -68,9 +64,13 @@ from gradshard.service.compile.ninja import StaleObjects, remove_stale_objects, 
 from gradshard.service.compile.layout_check import check_layout
 from gradshard.service.compile.ledger import EntryLedger
 
+__all__ = ["CompileOptions", "compile_generated"]
 
 @dataclass(frozen=True)
 class CompileOptions:
+    """How a build compiles: the build command's compile options (service/options.py:
+    compile_options)."""
+
     directory: Path | None = None  # default: <out>/compile
     cxx: str | None = None
     flags: tuple[str, ...] = ()

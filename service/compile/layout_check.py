@@ -1,4 +1,7 @@
-"""The compile layout, as read from the cache."""
+"""The compile layout, as read from the cache: the graph run's layout is a cache record, and
+the cache is input (CI restores it), so the layout must name units, PCH kinds, sources,
+headers and parts a layout can have before any of it becomes a path (`check_layout`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from gradshard.pipeline.problems import InternalError
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store
 
+__all__ = ["check_layout"]
 
 UNIT_NAME = re.compile(r"[A-Za-z0-9_-]+")  # Functions_formulas_00-11, python_functions_2
 

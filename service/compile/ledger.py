@@ -1,4 +1,10 @@
-"""The compile cache's entries, recorded in the store (cache/objects/entries.py)."""
+"""The compile cache's entries, recorded in the store (cache/objects/entries.py).
+
+With a store, each entry of the compile cache (a PCH, an object, a merged unit's baseline,
+the header memo) is a row of it: the entries a build uses are taken before ninja runs (gc
+then leaves them) and recorded (size, content hash, last use, toolchain and header set)
+after, so `stats` counts them and `gc --max-size` bounds them with the rest.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from gradshard.service.compile.ninja import read_outcome
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store
 
+__all__ = ["EntryLedger"]
 
 @dataclass(frozen=True)
 class EntryLedger:
@@ -35,6 +42,7 @@ class EntryLedger:
     @classmethod
     def of(cls, store: Store | None, build: int, plan: CompilePlan,
            fingerprint: str) -> EntryLedger | None:
+        """None without a store: a build without one has no entries to record."""
         if store is None:
             return None
         compile_entries.ensure_tables(store)
@@ -64,12 +72,7 @@ class EntryLedger:
             uses.append(EntryUse("pch", pch_entry(header.parent.name), header.parent.name,
                                  served=served, **depends))
         for p in edges:
-            served = None if report is None else _served(p.unit.name, report)
-            uses.append(EntryUse("splice" if p.is_splice else "object", object_entry(p.key),
-                                 p.key, served=served, **depends))
-            if p.is_splice:
-                base = Path(p.base).stem
-                uses.append(EntryUse("object", object_entry(base), base, **depends))
+            uses += edge_uses(p, report, depends)
         for whole in merged:
             path = baseline_path(self.plan, layout, whole.unit, whole.pch)
             uses.append(EntryUse("baseline", f"{BASELINES}/{path.name}", path.stem, **depends))
@@ -79,6 +82,18 @@ class EntryLedger:
         """A PCH was served unless this run built it (no record: its edge found it)."""
         return read_outcome(self.plan.directory / f"{pch_report(header)}.how").get(
             "how") != "compiled"
+
+
+def edge_uses(p: PreparedUnit, report: CompileReport | None,
+              depends: dict[str, str]) -> list[EntryUse]:
+    """An edge's object, and a splice's stored object it links over (which it reads only)."""
+    served = None if report is None else _served(p.unit.name, report)
+    uses = [EntryUse("splice" if p.is_splice else "object", object_entry(p.key), p.key,
+                     served=served, **depends)]
+    if p.is_splice:
+        base = Path(p.base).stem
+        uses.append(EntryUse("object", object_entry(base), base, **depends))
+    return uses
 
 
 def _served(name: str, report: CompileReport) -> bool | None:

@@ -1,4 +1,9 @@
-"""Running ninja, and recording what each edge did."""
+"""Running ninja over build.ninja, and reading back what each edge did: compiled, served from
+the object cache, spliced, failed (and why, when the compiler's messages cannot say), into a
+CompileReport. ninja runs with -k 0: one failing unit does not stop the others.
+
+Before a run, the objects no edge writes are removed (`StaleObjects`): obj/ is what links.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,10 @@ from gradshard.cache.objects.object_cache import RECORD_BYTES
 from gradshard.cache.errors import UsageError
 from gradshard.service.compile.report import CompileReport, PchFailure
 from gradshard.service.compile.toolchain import launcher_environment, ninja_binary
-from gradshard.service.compile.plan import CompilePlan, PreparedUnit, _read
+from gradshard.service.compile.plan import CompilePlan, PreparedUnit, read_bounded
 from gradshard.service.compile.build_files import pch_report
+
+__all__ = ["StaleObjects", "read_outcome", "remove_stale_objects", "run_ninja"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class StaleObjects:
 
 def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit],
                          stale: StaleObjects) -> None:
+    """Before ninja runs: what obj/ holds is what a link of obj/*.o takes."""
     wanted = {p.output for p in units}
     for path in (plan.directory / "obj").glob("*.o"):
         if (stale.linked or path.stem in stale.parts) and f"obj/{path.name}" not in wanted:
@@ -40,6 +48,7 @@ def remove_stale_objects(plan: CompilePlan, units: list[PreparedUnit],
 
 
 def remove_object(path: Path) -> None:
+    """An object and what its edge left beside it (depfile, messages, outcome)."""
     for suffix in ("", ".d", ".log", ".how"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
@@ -50,7 +59,22 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[st
     when the compiler's messages cannot say, why."""
     started = time.perf_counter()
     forget_outcomes(plan, units, pch_headers)
+    # an edge whose output's mtime is as before did not run: ninja found it up to date
     before = {p.unit.name: _mtime(plan.directory / p.output) for p in units}
+    returncode, captured = run_streamed(plan, progress)
+    report = CompileReport(units=len(units), seconds=time.perf_counter() - started,
+                           pch_failures=pch_failures(plan, pch_headers))
+    for p in units:
+        record_unit(plan, p, before[p.unit.name], report)
+    if returncode != 0 and not report.failed and not report.pch_failures:
+        raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(),
+                         f"see {plan.directory / 'build.ninja'}")
+    return report
+
+
+def run_streamed(plan: CompilePlan, progress) -> tuple[int, list[str]]:
+    """ninja's exit status and its output, each line passed on as it comes (the progress
+    bar's `[done/total]` status: NINJA_STATUS)."""
     command = [ninja_binary(), "-C", str(plan.directory), "-k", "0", "-j", str(plan.jobs)]
     env = dict(launcher_environment(plan.toolchain.launcher, dict(os.environ)),
                NINJA_STATUS="[%f/%t] ")
@@ -62,14 +86,7 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[st
         captured.append(line)
         progress(line)
     process.wait()
-    report = CompileReport(units=len(units), seconds=time.perf_counter() - started,
-                           pch_failures=pch_failures(plan, pch_headers))
-    for p in units:
-        record_unit(plan, p, before[p.unit.name], report)
-    if process.returncode != 0 and not report.failed and not report.pch_failures:
-        raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(),
-                         f"see {plan.directory / 'build.ninja'}")
-    return report
+    return process.returncode, captured
 
 
 def forget_outcomes(plan: CompilePlan, units: list[PreparedUnit],
@@ -88,6 +105,8 @@ def forget_outcomes(plan: CompilePlan, units: list[PreparedUnit],
 
 def record_unit(plan: CompilePlan, p: PreparedUnit, before: int | None,
                 report: CompileReport) -> None:
+    """One edge's outcome into the report: no output is a failure (a splice whose parts
+    failed is blocked, too); an output ninja rewrote was compiled, spliced or served."""
     output = plan.directory / p.output
     if p.is_splice and not all((plan.directory / part).is_file() for part in p.parts):
         remove_object(output)  # the last build's object, without the edit: not an output
@@ -109,7 +128,7 @@ def record_unit(plan: CompilePlan, p: PreparedUnit, before: int | None,
 def read_outcome(path: Path) -> dict:
     """object_cache's record of an edge (how, warnings, failure); {} when it did not run."""
     try:
-        outcome = json.loads(_read(path, RECORD_BYTES) or b"null")
+        outcome = json.loads(read_bounded(path, RECORD_BYTES) or b"null")
     except ValueError:
         return {}
     return outcome if isinstance(outcome, dict) else {}
@@ -124,7 +143,7 @@ def pch_failures(plan: CompilePlan, pch_headers: dict[str, Path]) -> list[PchFai
         if Path(f"{header}.gch").is_file() and outcome.get("how") != "failed":
             continue
         failure = outcome.get("failure")
-        log = _read(Path(f"{report}.log"), LOG_BYTES) or b""
+        log = read_bounded(Path(f"{report}.log"), LOG_BYTES) or b""
         failed.append(PchFailure(kind, str(header), failure if isinstance(failure, dict) else None,
                                  log.decode(errors="replace")))
     return failed

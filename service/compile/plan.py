@@ -1,4 +1,10 @@
-"""The compile plan and its prepared units: where things go, each unit's key, the PCHs."""
+"""The compile plan and its prepared units: where the compile directory and the cache are,
+the compile directory's files, each unit's key and each kind of precompiled header.
+
+A unit's key hashes its source, the generated headers it includes, the toolchain and its
+PCH's key (which hashes the PCH's text, the prelude, the toolchain and the installed headers'
+fingerprint): an object stored under a key is served only to the same compile.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ from gradshard.service.compile.toolchain import Toolchain
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store
 
+__all__ = ["CompilePlan", "PreparedUnit", "check_pchs", "prepare_units", "read_bounded",
+           "sync_compile_dir"]
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
 
@@ -132,7 +140,7 @@ def cached_pch_header(plan: CompilePlan, kind: str, key: str) -> Path:
     header that differs is written again, and a PCH built from it is not used."""
     header = plan.cache / PCHS / key / f"{kind}.h"
     text = (plan.directory / "pch" / f"{kind}.h").read_bytes()
-    if _read(header, len(text)) != text:
+    if read_bounded(header, len(text)) != text:
         if header.exists():
             plan.warnings.append(f"{header} differs from the text its key names (damaged): "
                                  "written again, and its precompiled header rebuilt")
@@ -154,19 +162,26 @@ def check_pchs(plan: CompilePlan, pch_headers: dict[str, Path],
         gch = Path(f"{header}.gch")
         with pch_lock(gch):
             leftovers = remove_pch_leftovers(gch)
-            signature = stat_signature(gch)
-            if signature is None or sound.get(str(gch)) != signature:
-                sound.pop(str(gch), None)
-                problem = pch_problem(gch)
-                if problem is None and signature is not None:
-                    sound[str(gch)] = signature
-                elif problem != PCH_MISSING:
-                    forget_pch(gch)
-                    plan.warnings.append(f"the precompiled header {gch} {problem}: removed, "
-                                         "and rebuilt")
+            check_pch(plan, gch, sound)
         if leftovers:
             plan.warnings.append(f"removed {len(leftovers)} temporary file(s) a killed "
                                  f"build of {gch} left")
+
+
+def check_pch(plan: CompilePlan, gch: Path, sound: dict[str, tuple[int, ...]]) -> None:
+    """One PCH, under its lock: hashed against its sum unless the session found it sound at
+    the stat signature it has now; removed when it does not match (missing is no damage:
+    its edge builds it)."""
+    signature = stat_signature(gch)
+    if signature is not None and sound.get(str(gch)) == signature:
+        return
+    sound.pop(str(gch), None)
+    problem = pch_problem(gch)
+    if problem is None and signature is not None:
+        sound[str(gch)] = signature
+    elif problem != PCH_MISSING:
+        forget_pch(gch)
+        plan.warnings.append(f"the precompiled header {gch} {problem}: removed, and rebuilt")
 
 
 def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
@@ -180,7 +195,7 @@ def prepare_unit(plan: CompilePlan, files: dict[str, str], unit: CompileUnit,
     return PreparedUnit(unit, source, f"obj/{unit.name}.o", key, str(pch_headers[unit.pch]))
 
 
-def _read(path: Path, limit: int) -> bytes | None:
+def read_bounded(path: Path, limit: int) -> bytes | None:
     """The file's bytes; None when it is missing, unreadable, no regular file or larger
     than `limit` (what reads it then takes it for damaged or absent)."""
     try:

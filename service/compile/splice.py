@@ -1,4 +1,12 @@
-"""Merged units: compiled whole when nothing of them is stored, else spliced."""
+"""Merged units: compiled whole when nothing of them is stored, else spliced.
+
+A merged unit compiles many formula units at one compile floor (a cold build). Once its
+object is stored, an edit compiles only the edited parts and splices them over it: a
+relocatable link of the parts' objects with the stored one, in which their strong formulas
+replace its weak ones (`plan_merged`). Linking obj/*.o gives the same program either way.
+What each merged unit's stored object holds is its baseline, a record in
+<cache>/objects/merged/ (`write_baselines` after each run).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit,
 from gradshard.service.files.outputs import stat_signature, write_atomic
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit
 
+__all__ = ["baseline_path", "plan_merged", "splice_command", "write_baselines"]
 
 @dataclass(frozen=True)
 class MergedBaseline:
@@ -116,23 +125,28 @@ def plan_merged(plan: CompilePlan, layout: CompileLayout, prepared: list[Prepare
     in_merged = {name for m in merged for name in m.unit.parts}
     edges = [p for p in prepared if p.unit.name not in in_merged]
     for whole in merged:
-        parts = [by_name[name] for name in whole.unit.parts]
-        baseline = read_baseline(baseline_path(plan, layout, whole.unit, whole.pch),
-                                 plan.objects, plan.warnings, plan.sound_objects)
-        changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
-        cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
-        # a node that left would keep its weak formula here, beside its new unit's
-        kept = baseline is not None and baseline.nodes <= {n for p in parts for n in p.unit.nodes}
-        if not (kept and changed and cheaper):
-            edges.append(whole)
-            continue
-        moved = [replace(p, output=f"obj/parts/{p.unit.name}.o") for p in changed]
-        edges += [*moved, splice_edge(whole, baseline, moved, plan.objects)]
+        edges += merged_edges(plan, layout, whole, [by_name[name] for name in whole.unit.parts])
     return edges
+
+
+def merged_edges(plan: CompilePlan, layout: CompileLayout, whole: PreparedUnit,
+                 parts: list[PreparedUnit]) -> list[PreparedUnit]:
+    """One merged unit's edges: itself, or its changed parts and a splice over its baseline."""
+    baseline = read_baseline(baseline_path(plan, layout, whole.unit, whole.pch),
+                             plan.objects, plan.warnings, plan.sound_objects)
+    changed = [p for p in parts if baseline and baseline.parts.get(p.unit.name) != p.key]
+    cheaper = sum(estimated_seconds(p.unit) for p in changed) < estimated_seconds(whole.unit)
+    # a node that left would keep its weak formula here, beside its new unit's
+    kept = baseline is not None and baseline.nodes <= {n for p in parts for n in p.unit.nodes}
+    if not (kept and changed and cheaper):
+        return [whole]
+    moved = [replace(p, output=f"obj/parts/{p.unit.name}.o") for p in changed]
+    return [*moved, splice_edge(whole, baseline, moved, plan.objects)]
 
 
 def splice_edge(whole: PreparedUnit, baseline: MergedBaseline, parts: list[PreparedUnit],
                 objects: Path) -> PreparedUnit:
+    """The splice's key names what it links: the stored object and the parts' keys."""
     key = xxhash.xxh3_128_hexdigest("\0".join(
         ("splice", baseline.object_key, *sorted(p.key for p in parts))).encode())
     return replace(whole, key=key, parts=tuple(p.output for p in parts),
