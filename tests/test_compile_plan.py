@@ -16,7 +16,8 @@ from gradshard.cache.objects.object_cache import Entry, save
 from gradshard.pipeline.layout.compile_layout import (CompileLayout, CompileUnit, ShardSettings,
                                                       binding_units, functions_shards, kernel_op,
                                                       merged_groups, shard_count, shard_name)
-from gradshard.service.compile.driver import CompilePlan, PreparedUnit, baseline_path, plan_merged
+from gradshard.service.compile.plan import CompilePlan, PreparedUnit
+from gradshard.service.compile.splice import baseline_path, plan_merged
 from gradshard.service.session import Session
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.compile.toolchain import Toolchain

@@ -27,6 +27,8 @@ from gradshard.cache.errors import CompileDiagnostic
 from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import entry_label
 
+__all__ = ["diagnose"]
+
 _ERROR = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<column>\d+): "
                     r"(?:fatal )?error: (?P<message>.*)$")
 _FORMULA = re.compile(r"^\s+(?P<vars>[A-Za-z_][\w, ]*):\s*(?P<formula>.+)$")

@@ -18,6 +18,11 @@ from gradshard.cache.errors import CompileDiagnostic, CompileError, EnvironmentF
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
     from gradshard.pipeline.layout.compile_layout import CompileUnit
 
+__all__ = ["CompileReport", "PchFailure", "compile_json", "compile_line", "diagnostic_text",
+           "environment_failure", "pch_failure_diagnostic", "progress_printer",
+           "report_compile_error", "union", "unit_failure_diagnostic"]
+
+
 @dataclass
 class CompileReport:
     units: int = 0
@@ -86,29 +91,40 @@ def progress_printer(enabled: bool) -> Iterator[Callable[[str], None]]:
     if not (enabled and sys.stderr.isatty()):
         yield lambda line: None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    bar = _ProgressBar()
+    try:
+        yield bar
+    finally:
+        bar.stop()
 
-    started = time.perf_counter()
-    bar = Progress(TextColumn("compiling"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                   TimeElapsedColumn(), transient=True, console=None)
-    task = bar.add_task("compile", total=None)
-    shown = False
 
-    def update(line: str) -> None:
-        nonlocal shown
+class _ProgressBar:
+    """ninja's `[done/total]` status lines on a rich progress bar, shown only once the
+    compile has taken QUIET_SECONDS: a short compile does not flash a bar."""
+
+    def __init__(self) -> None:
+        # imported here: the build report imports this module on the no-op path
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.started = time.perf_counter()
+        self.bar = Progress(TextColumn("compiling"), BarColumn(),
+                            TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                            transient=True, console=None)
+        self.task = self.bar.add_task("compile", total=None)
+        self.shown = False
+
+    def __call__(self, line: str) -> None:
         status = _STATUS.match(line)
         if not status:
             return
-        if not shown and time.perf_counter() - started > QUIET_SECONDS:
-            bar.start()
-            shown = True
-        bar.update(task, completed=int(status[1]), total=int(status[2]))
+        if not self.shown and time.perf_counter() - self.started > QUIET_SECONDS:
+            self.bar.start()
+            self.shown = True
+        self.bar.update(self.task, completed=int(status[1]), total=int(status[2]))
 
-    try:
-        yield update
-    finally:
-        if shown:
-            bar.stop()
+    def stop(self) -> None:
+        if self.shown:
+            self.bar.stop()
 
 
 def diagnostic_text(d: CompileDiagnostic, derivatives: str) -> str:

@@ -30,6 +30,9 @@ from gradshard.cache.errors import UsageError
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
 
+__all__ = ["Toolchain", "find_toolchain", "header_fingerprint", "launcher_environment",
+           "ninja_binary"]
+
 DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")
 LAUNCHERS = ("ccache", "sccache", "distcc")
 
