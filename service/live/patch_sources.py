@@ -56,7 +56,7 @@ class PatchNode(Record):
 class PatchSources(Record):
     """The texts of a patch's units (see the module's docstring). `nodes_unit` and
     `kernels_unit` carry where each node's and kernel's definition starts, for the error
-    mapping of service/compile/driver.py."""
+    mapping of service/compile/diagnostics.py."""
 
     namespace: str
     header: str
