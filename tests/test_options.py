@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -191,6 +192,20 @@ def test_one_record_per_meaning():
     for command in COMMANDS:
         flags = [flag for o in options_of(command) for flag in o.flags]
         assert len(flags) == len(set(flags)), command
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "usage.md"
+
+
+SHOWN = [o for o in OPTIONS if o.flags and o.help != argparse.SUPPRESS]
+
+
+@pytest.mark.parametrize("option", SHOWN, ids=lambda o: o.name)
+def test_the_usage_guide_names_every_option(option: Option):
+    """docs/usage.md names every flag of every shown option (the pytest plugin's too)."""
+    guide = GUIDE.read_text()
+    for flag in option.flags:
+        assert re.search(re.escape(flag) + r"(?![\w-])", guide), flag
 
 
 def test_build_and_try_compile_with_the_same_jobs(monkeypatch):
