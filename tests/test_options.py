@@ -129,8 +129,19 @@ CLI_COMMANDS = [c for c in COMMANDS if c != PYTEST]
 
 
 def test_the_command_line_has_the_tables_commands():
+    """A parser for each command of the table; those above them (`gradshard`, `gradshard
+    daemon`) hold no option but --help, only their commands."""
     assert sorted(command for command, _ in command_parsers(build_parser())) == \
         sorted(CLI_COMMANDS)
+    above = [build_parser()]
+    while above:
+        parser = above.pop()
+        commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not commands:
+            continue
+        assert [type(a) for a in parser._actions] == [argparse._HelpAction,
+                                                      argparse._SubParsersAction]
+        above += commands[0].choices.values()
 
 
 @pytest.mark.parametrize("command", CLI_COMMANDS)
