@@ -10,7 +10,7 @@
 They derive from the spec problems' root (pipeline/problems.py: GradshardError) but live
 here, outside the code version (cache/version.py): no task computes them, and their hints
 name command-line flags. The cache is the lowest layer that raises them (the store on a
-full disk, gc on a bad argument).
+full disk, gc on a bad argument). Their exit codes are the process's (service/exit_codes.py).
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ __all__ = ["CompileDiagnostic", "CompileError", "EnvironmentFailure", "UsageErro
 
 class UsageError(GradshardError):
     """The command line or the environment is wrong (not the spec)."""
-
-    exit_code = 2
 
     def __init__(self, message: str, hint: str = "") -> None:
         self.message = message
@@ -78,8 +76,6 @@ class VerifyMismatch(GradshardError):
     """`build --verify`: cached task results that differ from what their task computes now.
     Each disagreement names the task (name and ident) and the two hashes."""
 
-    exit_code = 6
-
     def __init__(self, disagreements: Iterable[str]) -> None:
         self.disagreements = tuple(disagreements)
         super().__init__(f"{len(self.disagreements)} cached result(s) disagree with their task")
@@ -102,8 +98,6 @@ class CompileDiagnostic(Record):
 
 class CompileError(GradshardError):
     """Generated code failed to compile: units that compiled are kept."""
-
-    exit_code = 3
 
     def __init__(self, diagnostics: Iterable[CompileDiagnostic], failed: Iterable[str],
                  raw: str, source: str = "derivatives.yaml") -> None:

@@ -7,7 +7,8 @@
 
 The process's own errors (usage, the machine, the compiler, --verify) are in
 cache/errors.py, outside the code version: their hints name command-line flags, and editing
-one must leave every cache warm.
+one must leave every cache warm. No error carries its exit code: that is the process's
+business (service/exit_codes.py).
 
 Pure stage code raises `RuleViolation`, which knows the rule but not where the entry lives;
 the stage boundary turns it into a `Problem` at the entry's location. Records never hold
@@ -83,13 +84,9 @@ class Failure(Record):
 class GradshardError(Exception):
     """Base of every error gradshard reports to its user."""
 
-    exit_code = 4
-
 
 class SpecError(GradshardError):
     """The spec has one or more problems; nothing was written."""
-
-    exit_code = 1
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems = tuple(problems)
@@ -104,8 +101,6 @@ class SpecError(GradshardError):
 
 class InternalError(GradshardError):
     """A bug in gradshard: reported with its cause, never blamed on the spec."""
-
-    exit_code = 4
 
 
 class RuleViolation(Exception):

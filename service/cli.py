@@ -1,9 +1,10 @@
 """The `gradshard` command line.
 
-Exit codes: 0 ok, 1 the spec has errors, 2 usage or environment error, 3 compile failure,
-4 internal error, 6 `build --verify` found cached results that disagree with their task,
-141 the reader of our output went away. Bad input never
-shows a traceback; an internal error says it is a bug (GRADSHARD_DEBUG=1 shows the trace).
+Exit codes (service/exit_codes.py, shared with the daemon): 0 ok, 1 the spec has errors,
+2 usage or environment error, 3 compile failure, 4 internal error, 6 `build --verify` found
+cached results that disagree with their task, 141 the reader of our output went away. Bad
+input never shows a traceback; an internal error says it is a bug (GRADSHARD_DEBUG=1 shows
+the trace). Every command's options are service/options.py's table.
 
 Commands import the pipeline only when they need it: `build` answers "nothing changed"
 from hashes and the cache before anything heavy is loaded.
@@ -23,26 +24,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from gradshard.cache.store.database import StoreDamaged, set_aside
-from gradshard.pipeline.problems import GradshardError, SpecError
-from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError, VerifyMismatch
+from gradshard.cache.store.database import set_aside
+from gradshard.cache.errors import UsageError, VerifyMismatch
 
 from gradshard.service.daemon import commands as daemon_commands
-from gradshard.service.options import (BUILD, CACHE, JSON, RUN, SPEC, START, TRY_DTYPES, WATCH,
-                                       add_build_options, add_option, compile_options,
-                                       placement_of)
+from gradshard.service.exit_codes import (EXIT_INTERRUPTED, EXIT_OK, RUN_AGAIN, Report,
+                                          damaged_text, ending_of)
+from gradshard.service.options import (AFFECTED, BUILD, CHECK, GC, LOGS, RUN, SHOW, START,
+                                       STATS, STATUS, STOP, TRY, WATCH, add_options,
+                                       compile_options, jobs_of, placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.problems import (problem_json, report_spec_error, report_usage_error,
                                                spec_file_paths, spec_texts_of)
 from gradshard.service.session import Session
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
-from gradshard.service.live.process import CHECK_TIMEOUT
 
 if TYPE_CHECKING:
     from gradshard.cache.graph.spec_records import SpecRecords
+    from gradshard.pipeline.problems import SpecError
     from gradshard.pipeline.parse.spec import SpecTexts
-
-EXIT_OK, EXIT_INTERNAL = 0, 4
 
 
 @dataclass
@@ -201,8 +201,8 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: the checks need some time",
                          "pass seconds, such as --timeout 300")
-    options = TryOptions(tuple(args.names), tuple(args.dtype or DEFAULT_DTYPES), args.samples,
-                         args.cxx, args.jobs, args.timeout)
+    options = TryOptions(tuple(args.names), tuple(args.dtype) or DEFAULT_DTYPES, args.samples,
+                         args.cxx, jobs_of(args.jobs), args.timeout)
     outcome = _in_session(args, loaded, default_cache_dir,
                           lambda location, session: try_patch(location, session, options))
     if args.json:
@@ -257,114 +257,47 @@ def _existing_cache(args: argparse.Namespace, default) -> Session:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: every command's options from the table (service/options.py)."""
     parser = argparse.ArgumentParser(
         prog="gradshard",
         description="Incremental, cached autograd code generation for PyTorch specs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    build = commands.add_parser("build", help="generate the autograd files")
-    add_build_options(build, BUILD)
-    build.set_defaults(run=run_build)
-
-    watch = commands.add_parser(
-        "watch", help="build, then rebuild on every save of the spec (Ctrl-C stops)")
-    add_build_options(watch, WATCH)
-    watch.set_defaults(run=run_daemon_command, daemon_command="watch")
+    _command(commands, BUILD, "generate the autograd files", run=run_build)
+    _command(commands, WATCH, "build, then rebuild on every save of the spec (Ctrl-C stops)",
+             run=run_daemon_command, daemon_command="watch")
     _daemon_parser(commands)
-
-    check = commands.add_parser("check", help="parse, match and render the spec; write nothing")
-    _spec_and_json(check)
-    check.set_defaults(run=run_check)
-
-    show = commands.add_parser("show", help="what gradshard knows of a function or entry")
-    show.add_argument("name", metavar="NAME",
-                      help="operator name (mul.Tensor), base name (mul), full schema, or "
-                           "backward node (MulBackward0)")
-    _spec_and_json(show)
-    show.set_defaults(run=run_show)
-    affected = commands.add_parser(
-        "affected", help="which entries, nodes, bindings and files a spec edit changes")
-    add_option(affected, SPEC)
-    add_option(affected, CACHE)
-    baseline = affected.add_mutually_exclusive_group()
-    baseline.add_argument("--against", metavar="SPECDIR",
-                          help="compare with another spec directory (default: the last build "
-                               "of this spec recorded in the cache)")
-    baseline.add_argument("--since", metavar="GITREV",
-                          help="compare with the spec files at a git revision of the checkout")
-    add_option(affected, JSON)
-    affected.set_defaults(run=run_affected)
-
-    _try_parser(commands)
-
-    stats = commands.add_parser("stats", help="what the cache holds and how the last builds went")
-    add_option(stats, CACHE)
-    stats.add_argument("--last", type=int, default=10, metavar="N",
-                       help="how many recent builds to list (default 10)")
-    add_option(stats, JSON)
-    stats.set_defaults(run=run_stats)
-
-    collect = commands.add_parser("gc", help="drop cache entries no recorded build needs")
-    add_option(collect, CACHE)
-    collect.add_argument("--max-size", metavar="SIZE",
-                         help="also forget the oldest builds until the cache fits (500M, 2G…)")
-    collect.add_argument("--all", action="store_true",
-                         help="drop even what the last builds need (without --max-size: all "
-                              "that no running build holds)")
-    add_option(collect, JSON)
-    collect.set_defaults(run=run_gc)
+    _command(commands, CHECK, "parse, match and render the spec; write nothing", run=run_check)
+    _command(commands, SHOW, "what gradshard knows of a function or entry", run=run_show)
+    _command(commands, AFFECTED, "which entries, nodes, bindings and files a spec edit changes",
+             run=run_affected)
+    _command(commands, TRY, "patch edited formulas into the installed torch and gradcheck them",
+             run=run_try)
+    _command(commands, STATS, "what the cache holds and how the last builds went",
+             run=run_stats)
+    _command(commands, GC, "drop cache entries no recorded build needs", run=run_gc)
     return parser
 
 
-def _try_parser(commands) -> None:
-    attempt = commands.add_parser(
-        "try", help="patch edited formulas into the installed torch and gradcheck them")
-    attempt.add_argument("names", nargs="*", metavar="NAME",
-                         help="ops to try: a derivatives entry, native function or node (default: "
-                              "every op whose generated code differs from the installed torch's)")
-    add_option(attempt, SPEC)
-    add_option(attempt, CACHE)
-    attempt.add_argument("--samples", metavar="FILE",
-                         help="a Python file giving samples for ops without an OpInfo: "
-                              "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}")
-    attempt.add_argument("--dtype", action="append", choices=TRY_DTYPES,
-                         help="dtypes to check (default: both, where the op supports them)")
-    attempt.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++)")
-    attempt.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
-                         help="parallel compiles (default 2)")
-    attempt.add_argument("--timeout", type=float, default=CHECK_TIMEOUT, metavar="SECONDS",
-                         help=f"time for the checks (default {CHECK_TIMEOUT:.0f} s): a wrong "
-                              "formula may loop")
-    add_option(attempt, JSON)
-    attempt.set_defaults(run=run_try)
-
-
-def _spec_and_json(parser: argparse.ArgumentParser) -> None:
-    add_option(parser, SPEC)
-    add_option(parser, JSON)
+def _command(commands, command: str, text: str, **defaults) -> None:
+    """One command's parser (named by the command's last word), its options from the table;
+    `defaults` says what runs it."""
+    parser = commands.add_parser(command.split()[-1], help=text)
+    add_options(parser, command)
+    parser.set_defaults(**defaults)
 
 
 def _daemon_parser(commands) -> None:
     daemon = commands.add_parser("daemon", help="the background build service (start, stop, "
                                                 "status, logs)")
     actions = daemon.add_subparsers(dest="action", required=True, metavar="ACTION")
-    start = actions.add_parser("start", help="start watching and building in the background")
-    add_build_options(start, START)
-    start.set_defaults(run=run_daemon_command, daemon_command="start")
-    run = actions.add_parser("run", help=argparse.SUPPRESS)  # the daemon process itself
-    add_build_options(run, RUN)
-    run.set_defaults(run=run_daemon_command, daemon_command="serve")
-    for name, text in (("stop", "stop the daemon"), ("status", "what the daemon is doing"),
-                       ("logs", "print the daemon's log")):
-        action = actions.add_parser(name, help=text)
-        add_option(action, SPEC)
-        add_option(action, CACHE)
-        action.set_defaults(run=run_daemon_command, daemon_command=name)
-        if name == "status":
-            action.add_argument("--json", action="store_true", help="the status answer as JSON")
-        if name == "logs":
-            action.add_argument("-n", "--lines", type=int, default=50, metavar="N",
-                                help="how many of the last lines (default 50)")
+    _command(actions, START, "start watching and building in the background",
+             run=run_daemon_command, daemon_command="start")
+    # the daemon process itself: not shown
+    _command(actions, RUN, argparse.SUPPRESS, run=run_daemon_command, daemon_command="serve")
+    for command, text in ((STOP, "stop the daemon"), (STATUS, "what the daemon is doing"),
+                          (LOGS, "print the daemon's log")):
+        _command(actions, command, text, run=run_daemon_command,
+                 daemon_command=command.split()[-1])
 
 
 # Commands whose process lives on, building again and again.
@@ -408,55 +341,14 @@ def _run(args: argparse.Namespace) -> int:
         code = args.run(args, loaded)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
-    except SpecError as error:
-        _report_spec_error(args, error, loaded)
-        return error.exit_code
-    except UsageError as error:
-        return _report_usage_error(args, error)
-    except CompileError as error:
-        from gradshard.service.compile.report import report_compile_error
-
-        report_compile_error(error, raw=getattr(args, "raw", False),
-                             as_json=getattr(args, "json", False))
-        return error.exit_code
-    except VerifyMismatch as error:
-        print(f"gradshard: error: {error}:", *error.disagreements, sep="\n  ", file=sys.stderr)
-        print("  hint: the cache was written by other code or altered; the rows were rewritten "
-              "with the computed results", file=sys.stderr)
-        return error.exit_code
-    except GradshardError as error:
-        print(f"gradshard: error: {error}", file=sys.stderr)
-        return error.exit_code
-    except StoreDamaged as damage:
-        set_aside(damage.path)
-        print(f"gradshard: error: the cache database {damage.path} {damage}; it was moved "
-              "aside\n  hint: run the command again (a new cache is started)", file=sys.stderr)
-        return UsageError.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return closed_pipe()
-    except OSError as error:
-        failure = EnvironmentFailure.from_os_error(error)
-        return _internal_error(error) if failure is None else _report_usage_error(args, failure)
-    except Exception as error:  # a bug in gradshard, never the user's input
-        return _internal_error(error)
-
-
-def _report_usage_error(args: argparse.Namespace, error: UsageError) -> int:
-    if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
-    report_usage_error(error)
-    return error.exit_code
-
-
-def _internal_error(error: Exception) -> int:
-    print(f"gradshard: internal error: {type(error).__name__}: {error}\n"
-          "  this is a bug in gradshard; please report it with the command you ran "
-          "(GRADSHARD_DEBUG=1 shows the traceback)", file=sys.stderr)
-    if os.environ.get("GRADSHARD_DEBUG"):
-        traceback.print_exc()
-    return EXIT_INTERNAL
+    except Exception as error:  # reported as service/exit_codes.py says, as the daemon does
+        ending = ending_of(error)
+        _REPORTS[ending.report](args, ending.error, loaded)
+        return ending.code
 
 
 def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loaded) -> None:
@@ -465,6 +357,53 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
                           "problems": [problem_json(p, loaded.location) for p in error.problems]},
                          indent=2))
     report_spec_error(error, loaded.location, loaded.texts or spec_texts_of(loaded.location))
+
+
+def _report_usage_error(args: argparse.Namespace, error: UsageError, loaded: Loaded) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
+    report_usage_error(error)
+
+
+def _report_compile_error(args: argparse.Namespace, error, loaded: Loaded) -> None:
+    from gradshard.service.compile.report import report_compile_error
+
+    report_compile_error(error, raw=getattr(args, "raw", False),
+                         as_json=getattr(args, "json", False))
+
+
+def _report_verify_mismatch(args: argparse.Namespace, error: VerifyMismatch,
+                            loaded: Loaded) -> None:
+    print(f"gradshard: error: {error}:", *error.disagreements, sep="\n  ", file=sys.stderr)
+    print("  hint: the cache was written by other code or altered; the rows were rewritten "
+          "with the computed results", file=sys.stderr)
+
+
+def _report_error(args: argparse.Namespace, error: Exception, loaded: Loaded) -> None:
+    print(f"gradshard: error: {error}", file=sys.stderr)
+
+
+def _report_damage(args: argparse.Namespace, damage, loaded: Loaded) -> None:
+    set_aside(damage.path)
+    print(damaged_text(damage, RUN_AGAIN), file=sys.stderr)
+
+
+def _report_internal_error(args: argparse.Namespace, error: BaseException,
+                           loaded: Loaded) -> None:
+    """A bug in gradshard, never the user's input (called while `error` is handled, for its
+    traceback)."""
+    print(f"gradshard: internal error: {type(error).__name__}: {error}\n"
+          "  this is a bug in gradshard; please report it with the command you ran "
+          "(GRADSHARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+    if os.environ.get("GRADSHARD_DEBUG"):
+        traceback.print_exc()
+
+
+# How the command line reports each kind of ending (service/exit_codes.py).
+_REPORTS = {Report.SPEC: _report_spec_error, Report.USAGE: _report_usage_error,
+            Report.COMPILE: _report_compile_error, Report.VERIFY: _report_verify_mismatch,
+            Report.ERROR: _report_error, Report.DAMAGED: _report_damage,
+            Report.INTERNAL: _report_internal_error}
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
-"""The build options, as data: one table that `build`, `watch` and `daemon start|run` parse
-(argparse), that `daemon start` forwards to the daemon process, and that decides whether a
-running daemon may serve a client's `gradshard build` (the daemon-match check).
+"""Every command's options, as data: one table that the command line's parsers (argparse), the
+pytest plugin's options, `daemon start`'s forwarding to the daemon process and the
+daemon-match check (may a running daemon serve a client's `gradshard build`?) all read.
 
-Each option is one `Option` record (the shape of pydoit's `cmd_options`): its flags, how its
-value is parsed, its default and help, which commands take it, how the daemon is handed it
-(`forward`), whether a daemon built with another value must not serve the build (`match`),
-and which CompileOptions field it sets. Adding an option means adding one record here;
-tests/test_options.py walks every record through all three consumers.
+Each option is one `Option` record (the shape of pydoit's `cmd_options`): its flags (none for
+a positional argument), how its value is parsed, its default and help, which commands take it,
+how the daemon is handed it (`forward`), whether a daemon built with another value must not
+serve the build (`match`), and which CompileOptions field it sets. One meaning is one record,
+whatever commands take it (`-j` is the same option for `build` and `try`). Adding an option
+means adding one record here; tests/test_options.py compares every command's parser with the
+table and walks every building option through all its consumers.
 
 Imports only the standard library at start: `gradshard daemon status` reads --spec and
---cache through here and answers in milliseconds.
+--cache through here and answers in milliseconds, and the pytest plugin loads it in every
+pytest run.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ DEFAULT_OUT = "gradshard-out"
 BUILD, WATCH, START, RUN = "build", "watch", "daemon start", "daemon run"
 BUILDING = frozenset({BUILD, WATCH, START, RUN})
 SERVING = frozenset({WATCH, START, RUN})
+# The other commands, the daemon's other actions, and pytest's command line (the plugin's
+# options: service/live/pytest_plugin.py)
+CHECK, SHOW, AFFECTED, TRY, STATS, GC = "check", "show", "affected", "try", "stats", "gc"
+STOP, STATUS, LOGS = "daemon stop", "daemon status", "daemon logs"
+PYTEST = "pytest"
+COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, TRY, STATS,
+            GC, PYTEST)
 
 # How `daemon start` writes a value for the daemon process (None: not forwarded)
 PATH, TEXT, NUMBER, COUNTS, FLAG = "path", "text", "number", "counts", "flag"
@@ -109,8 +119,18 @@ def _try_dtype(value: str) -> str:
     return value
 
 
+# service/live/process.py's CHECK_TIMEOUT (not imported: it imports the error classes, and
+# `daemon status` answers in milliseconds); tests/test_options.py checks they agree
+TRY_TIMEOUT = 600.0
+
+
+def jobs_of(value: int) -> int:
+    """-j's value as a number of compiles: 0 (the default) is the machine's cores."""
+    return value or os.cpu_count() or 1
+
+
 class Option(NamedTuple):
-    flags: tuple[str, ...]
+    flags: tuple[str, ...]  # () for a positional argument
     dest: str
     help: str
     commands: frozenset[str] = BUILDING
@@ -123,24 +143,45 @@ class Option(NamedTuple):
     match: bool = False  # a daemon built with another value does not serve the build
     compile_field: str | None = None  # the CompileOptions field it sets
     to_compile: Callable[[Any], Any] = lambda value: value  # its value as that field's
+    choices: tuple[str, ...] | None = None  # argparse's choices=
+    nargs: str | None = None  # argparse's nargs= (a positional's "*")
+    exclusive: str | None = None  # options of one name here: at most one of them is given
 
     @property
     def name(self) -> str:
-        """The long flag: how the forwarded words and the daemon's lock name it."""
-        return self.flags[-1]
+        """The long flag (a positional's dest): how the forwarded words and the daemon's lock
+        name it."""
+        return self.flags[-1] if self.flags else self.dest
+
+
+def _commands(*commands: str | frozenset[str]) -> frozenset[str]:
+    return frozenset().union(*(c if isinstance(c, frozenset) else {c} for c in commands))
+
+
+# pytest's help section of the plugin's options: its name and title
+PYTEST_GROUP = "gradshard"
+PYTEST_GROUP_TITLE = "gradshard: run against edited autograd formulas"
 
 
 SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch checkout "
-              "(default: the installed torch's packaged spec)", metavar="DIR", forward=PATH,
-              match=True)
+              "(default: the installed torch's packaged spec)",
+              _commands(BUILDING, CHECK, SHOW, AFFECTED, TRY, STOP, STATUS, LOGS),
+              metavar="DIR", forward=PATH, match=True)
 CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_CACHE, else "
-               "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)", metavar="DIR",
+               "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)",
+               _commands(BUILDING, AFFECTED, TRY, STATS, GC, STOP, STATUS, LOGS), metavar="DIR",
                parse=_default_if_empty, forward=PATH, match=True)
-JSON = Option(("--json",), "json", "machine-readable output", frozenset({BUILD}),
+JSON = Option(("--json",), "json", "machine-readable output",
+              _commands(BUILD, CHECK, SHOW, AFFECTED, TRY, STATS, GC, STATUS),
               action="store_true")
 
 # In the order argparse shows them.
-BUILD_OPTIONS: tuple[Option, ...] = (
+OPTIONS: tuple[Option, ...] = (
+    Option((), "name", "operator name (mul.Tensor), base name (mul), full schema, or backward "
+           "node (MulBackward0)", _commands(SHOW), metavar="NAME"),
+    Option((), "names", "ops to try: a derivatives entry, native function or node (default: "
+           "every op whose generated code differs from the installed torch's)", _commands(TRY),
+           metavar="NAME", nargs="*"),
     SPEC,
     Option(("--out",), "out", f"where to write the generated files (default: ./{DEFAULT_OUT})",
            metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True),
@@ -158,7 +199,7 @@ BUILD_OPTIONS: tuple[Option, ...] = (
            "--disable-autograd", action="store_true", group="drop-in", forward=FLAG, match=True),
     Option(("--selected-op-list-path", "--operators-yaml-path", "--operators_yaml_path"),
            "selective_build", "generate_code's selective build: refused (gradshard generates "
-           "every operator)", frozenset({BUILD}), metavar="PATH", parse=_selective_build,
+           "every operator)", _commands(BUILD), metavar="PATH", parse=_selective_build,
            group="drop-in"),
     Option(("--codegen-only",), "codegen_only", "generate the files without compiling them",
            action="store_true", forward=FLAG, match=True),
@@ -166,8 +207,9 @@ BUILD_OPTIONS: tuple[Option, ...] = (
            "compile_commands.json go (default: OUT/compile)", metavar="DIR", group="compiling",
            parse=_default_if_empty, forward=PATH, match=True, compile_field="directory",
            to_compile=_optional_path),
-    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++)", metavar="CXX",
-           group="compiling", forward=TEXT, match=True, compile_field="cxx"),
+    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++)",
+           _commands(BUILDING, TRY), metavar="CXX", group="compiling", forward=TEXT,
+           match=True, compile_field="cxx"),
     Option(("--cxxflags",), "cxxflags", "extra compiler flags (default: $CXXFLAGS)",
            metavar="FLAGS", group="compiling", forward=TEXT, match=True,
            compile_field="flags", to_compile=_compiler_flags),
@@ -178,10 +220,14 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     Option(("--launcher",), "launcher", "run compiles through ccache, sccache, distcc or CMD "
            "(default: $CXX_LAUNCHER)", metavar="CMD", group="compiling", forward=TEXT,
            match=True, compile_field="launcher"),
-    # the number of compiles at once changes no output: a daemon with another -j serves
+    # The number of compiles at once changes no output: a daemon with another -j serves.
+    # One default for `build` and `try` (until issue 34 `try` had 2): the machine's cores
+    # (jobs_of), the build's, won. ninja never runs more compiles than a patch has units, so
+    # a one-op `try` is unchanged, and a `try` of several ops, its first PCHs, or the daemon's
+    # --try (which already compiled with the build's -j) use the cores the build uses.
     Option(("-j", "--jobs"), "jobs", "parallel compiles (default: the machine's cores)",
-           metavar="N", parse=int, default=0, group="compiling", forward=NUMBER,
-           compile_field="jobs"),
+           _commands(BUILDING, TRY), metavar="N", parse=int, default=0, group="compiling",
+           forward=NUMBER, compile_field="jobs"),
     Option(("--units",), "units", "compile only the units whose names match (repeatable; "
            "shell patterns such as 'Functions_*' or 'python_functions_*')", metavar="PATTERN",
            action="append", default=[], group="compiling", forward=TEXT, match=True,
@@ -196,10 +242,31 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     CACHE,
     # --no-cache and --verify never go through a daemon (the client builds by itself)
     Option(("--no-cache",), "no_cache", "run every task and keep nothing (the cache is not "
-           "opened)", frozenset({BUILD}), action="store_true"),
+           "opened)", _commands(BUILD), action="store_true"),
     Option(("--verify",), "verify", "run every task and compare with what the cache holds: "
            "each disagreement is listed and rewritten, and the exit code is 6",
-           frozenset({BUILD}), action="store_true"),
+           _commands(BUILD), action="store_true"),
+    Option(("--against",), "against", "compare with another spec directory (default: the last "
+           "build of this spec recorded in the cache)", _commands(AFFECTED), metavar="SPECDIR",
+           exclusive="baseline"),
+    Option(("--since",), "since", "compare with the spec files at a git revision of the "
+           "checkout", _commands(AFFECTED), metavar="GITREV", exclusive="baseline"),
+    Option(("--samples",), "samples", "a Python file giving samples for ops without an OpInfo: "
+           "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}", _commands(TRY),
+           metavar="FILE"),
+    Option(("--dtype",), "dtype", "dtypes to check (default: both, where the op supports them)",
+           _commands(TRY), action="append", default=[], choices=TRY_DTYPES),
+    Option(("--timeout",), "timeout", f"time for the checks (default {TRY_TIMEOUT:.0f} s): a "
+           "wrong formula may loop", _commands(TRY), metavar="SECONDS", parse=float,
+           default=TRY_TIMEOUT),
+    Option(("--last",), "last", "how many recent builds to list (default 10)", _commands(STATS),
+           metavar="N", parse=int, default=10),
+    Option(("--max-size",), "max_size", "also forget the oldest builds until the cache fits "
+           "(500M, 2G…)", _commands(GC), metavar="SIZE"),
+    Option(("--all",), "all", "drop even what the last builds need (without --max-size: all "
+           "that no running build holds)", _commands(GC), action="store_true"),
+    Option(("-n", "--lines"), "lines", "how many of the last lines (default 50)",
+           _commands(LOGS), metavar="N", parse=int, default=50),
     JSON,
     Option(("--settle",), "settle", "quiet time before a burst of saves is built (default "
            "50 ms)", SERVING, metavar="MS", parse=float, default=50, forward=NUMBER),
@@ -212,30 +279,55 @@ BUILD_OPTIONS: tuple[Option, ...] = (
     Option(("--try-dtype",), "try_dtype", "dtypes --try checks (repeatable; float64, "
            "complex128; default: both)", SERVING, metavar="DTYPE", action="append", default=[],
            parse=_try_dtype, group="checking", forward=TEXT),
+    # the pytest plugin's, in pytest's help section PYTEST_GROUP
+    Option(("--gradshard-spec",), "gradshard_spec", "patch the ops whose generated code this "
+           "spec changes into torch", _commands(PYTEST), metavar="DIR", group=PYTEST_GROUP),
+    Option(("--gradshard-op",), "gradshard_op", "patch this op (repeatable), changed or not",
+           _commands(PYTEST), metavar="NAME", action="append", default=[],
+           group=PYTEST_GROUP),
+    Option(("--gradshard-cache",), "gradshard_cache", "gradshard's cache directory (default: "
+           "as for gradshard)", _commands(PYTEST), metavar="DIR", group=PYTEST_GROUP),
 )
+
+def options_of(command: str) -> tuple[Option, ...]:
+    """The options `command` takes, in the table's order."""
+    return tuple(o for o in OPTIONS if command in o.commands)
+
+
+def argument_settings(option: Option) -> dict[str, Any]:
+    """add_argument's keywords for one option (pytest's addoption takes the same)."""
+    settings: dict[str, Any] = {"action": option.action, "help": option.help}
+    if option.flags:  # a positional's dest is its name
+        settings["dest"] = option.dest
+    if option.action == "store_true":
+        return settings
+    settings.update(metavar=option.metavar, default=option.default)
+    optional = {"type": option.parse, "choices": option.choices, "nargs": option.nargs}
+    settings.update({key: value for key, value in optional.items() if value is not None})
+    return settings
 
 
 def add_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                option: Option) -> None:
-    settings: dict[str, Any] = {"dest": option.dest, "action": option.action,
-                                "help": option.help}
-    if option.action != "store_true":
-        settings.update(metavar=option.metavar, default=option.default)
-        if option.parse is not None:
-            settings["type"] = option.parse
-    parser.add_argument(*option.flags, **settings)
+    parser.add_argument(*(option.flags or (option.dest,)), **argument_settings(option))
 
 
-def add_build_options(parser: argparse.ArgumentParser, command: str) -> None:
+def add_options(parser: argparse.ArgumentParser, command: str) -> None:
     """Every option of the table that `command` takes, in the table's order; grouped options
-    under their section."""
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for option in BUILD_OPTIONS:
-        if command not in option.commands:
-            continue
-        if option.group is not None and option.group not in groups:
-            groups[option.group] = parser.add_argument_group(option.group)
-        add_option(groups[option.group] if option.group else parser, option)
+    under their section, exclusive ones in their mutually exclusive group."""
+    sections: dict[str, argparse._ArgumentGroup] = {}
+    exclusive: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for option in options_of(command):
+        place = parser
+        if option.group is not None:
+            if option.group not in sections:
+                sections[option.group] = parser.add_argument_group(option.group)
+            place = sections[option.group]
+        if option.exclusive is not None:
+            if option.exclusive not in exclusive:
+                exclusive[option.exclusive] = place.add_mutually_exclusive_group()
+            place = exclusive[option.exclusive]
+        add_option(place, option)
 
 
 def compile_options(args: argparse.Namespace) -> CompileOptions:
@@ -243,7 +335,7 @@ def compile_options(args: argparse.Namespace) -> CompileOptions:
     from gradshard.service.compile.driver import CompileOptions
 
     return CompileOptions(**{o.compile_field: o.to_compile(getattr(args, o.dest))
-                             for o in BUILD_OPTIONS if o.compile_field})
+                             for o in OPTIONS if o.compile_field})
 
 
 def placement_of(args: argparse.Namespace) -> Placement:
@@ -274,14 +366,14 @@ def _written(option: Option, value: Any) -> str:
 
 def forwarded_options(args: argparse.Namespace) -> list[str]:
     """`daemon start`'s options as the daemon process (`daemon run`) takes them."""
-    return [word for o in BUILD_OPTIONS if o.forward and RUN in o.commands
+    return [word for o in OPTIONS if o.forward and RUN in o.commands
             for word in _words(o, getattr(args, o.dest))]
 
 
 def match_words(args: argparse.Namespace) -> list[str]:
     """The options that decide what a build produces, paths made absolute: equal words, equal
     builds. A daemon writes its own into its lock ("options")."""
-    return [word for o in BUILD_OPTIONS if o.match
+    return [word for o in OPTIONS if o.match
             for word in _words(o, getattr(args, o.dest))]
 
 

@@ -1,13 +1,18 @@
-"""The build options table (service/options.py) is the one description of the build options:
-the real argparse parser takes exactly its options, and every option in it is walked through
-all three consumers (the parser and where its value lands, `daemon start`'s forwarding to
-the daemon process, and the daemon-match check); then one real daemon round trip."""
+"""The options table (service/options.py) is the one description of every command's options:
+each command's parser (and the pytest plugin's options) is exactly what the table makes of
+it, help included, and every building option is walked through all three consumers (the
+parser and where its value lands, `daemon start`'s forwarding to the daemon process, and the
+daemon-match check); then one real daemon round trip."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +20,20 @@ import pytest
 from gradshard.pipeline.layout.compile_layout import ShardSettings
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.cli import Loaded, build_parser
+from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
-from gradshard.service.options import (BUILD, BUILD_OPTIONS, RUN, START, WATCH, Option,
-                                       compile_options, daemon_serves, forwarded_options)
+from gradshard.service.live import pytest_plugin
+from gradshard.service.live.process import CHECK_TIMEOUT
+from gradshard.service.options import (BUILD, BUILDING, COMMANDS, OPTIONS, PYTEST, PYTEST_GROUP,
+                                       PYTEST_GROUP_TITLE, RUN, START, STATUS, TRY, TRY_TIMEOUT,
+                                       Option, add_options, argument_settings, compile_options,
+                                       daemon_serves, forwarded_options, jobs_of, options_of)
 from support.daemon import Running
 from support.specs import MINI_SPEC
 
-COMMANDS = (BUILD, WATCH, START, RUN)
+# The options of the commands that build (the others' are parsed and read by their command
+# alone: the help comparison below covers them).
+BUILD_OPTIONS = [o for o in OPTIONS if o.commands & BUILDING]
 
 
 class Sample:
@@ -91,31 +103,170 @@ def base_words(root: Path) -> list[str]:
             str(root / "cache")]
 
 
-def subparser(command: str) -> argparse.ArgumentParser:
-    parser = build_parser()
-    for word in command.split():
-        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = action.choices[word]
-    return parser
-
-
 def parse(command: str, words: list[str]) -> argparse.Namespace:
     return build_parser().parse_args([*command.split(), *words])
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_the_parser_takes_exactly_the_tables_options(command):
-    """An option added to a building command's parser outside the table fails here."""
-    taken = {s for a in subparser(command)._actions for s in a.option_strings} - {"-h", "--help"}
-    table = {flag for o in BUILD_OPTIONS if command in o.commands for flag in o.flags}
-    assert taken == table
-    assert len({o.dest for o in BUILD_OPTIONS}) == len(BUILD_OPTIONS)
+def command_parsers(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
+    """(command, parser) for every command of the command line (`daemon status`'s is the
+    parser under `daemon`)."""
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not actions:
+        yield " ".join(words), parser
+    for action in actions:
+        for word, child in action.choices.items():
+            yield from command_parsers(child, (*words, word))
+
+
+def table_parser(command: str) -> argparse.ArgumentParser:
+    """What the table alone makes of a command."""
+    parser = argparse.ArgumentParser(prog=f"gradshard {command}")
+    add_options(parser, command)
+    return parser
+
+
+CLI_COMMANDS = [c for c in COMMANDS if c != PYTEST]
+
+
+def test_the_command_line_has_the_tables_commands():
+    """A parser for each command of the table; those above them (`gradshard`, `gradshard
+    daemon`) hold no option but --help, only their commands."""
+    assert sorted(command for command, _ in command_parsers(build_parser())) == \
+        sorted(CLI_COMMANDS)
+    above = [build_parser()]
+    while above:
+        parser = above.pop()
+        commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not commands:
+            continue
+        assert [type(a) for a in parser._actions] == [argparse._HelpAction,
+                                                      argparse._SubParsersAction]
+        above += commands[0].choices.values()
+
+
+@pytest.mark.parametrize("command", CLI_COMMANDS)
+def test_a_commands_help_is_the_tables(command, monkeypatch):
+    """The parser the command line uses for `command` and one built from the table alone
+    print the same --help (every flag, positional, section and exclusive pair), and their
+    arguments parse alike (defaults, types, choices, which help does not show): an option
+    added to a parser by hand, or changed there, fails here."""
+    monkeypatch.setenv("COLUMNS", "100")
+    used = dict(command_parsers(build_parser()))[command]
+    table = table_parser(command)
+    assert used.format_help() == table.format_help()
+    assert arguments(used) == arguments(table)
+
+
+def arguments(parser: argparse.ArgumentParser) -> list[tuple]:
+    return [(type(a).__name__, a.option_strings, a.dest, a.default, a.type, a.choices,
+             a.nargs, a.required, a.metavar, a.help) for a in parser._actions]
+
+
+class RecordingGroup:
+    """pytest's option group, as far as the plugin uses it."""
+
+    def __init__(self, parser: RecordingParser) -> None:
+        self.parser = parser
+
+    def addoption(self, *flags: str, **settings) -> None:
+        self.parser.added.append((flags, settings))
+
+
+class RecordingParser:
+    def __init__(self) -> None:
+        self.groups: list[tuple[str, str]] = []
+        self.added: list[tuple[tuple[str, ...], dict]] = []
+
+    def getgroup(self, name: str, description: str = "") -> RecordingGroup:
+        self.groups.append((name, description))
+        return RecordingGroup(self)
+
+    def addoption(self, *flags: str, **settings) -> None:
+        self.added.append((flags, settings))
+
+
+def test_the_pytest_plugins_options_are_the_tables():
+    """The plugin adds exactly the table's PYTEST options, in its section, as the table
+    says."""
+    recorded = RecordingParser()
+    pytest_plugin.pytest_addoption(recorded)
+    assert recorded.groups == [(PYTEST_GROUP, PYTEST_GROUP_TITLE)]
+    assert recorded.added == [(o.flags, argument_settings(o)) for o in options_of(PYTEST)]
+    assert [o.name for o in options_of(PYTEST)] == ["--gradshard-spec", "--gradshard-op",
+                                                    "--gradshard-cache"]
+
+
+def test_one_record_per_meaning():
+    """A dest is one record's (a command reads an option by its dest), and no command
+    takes a flag twice."""
+    assert len({o.dest for o in OPTIONS}) == len(OPTIONS)
+    for command in COMMANDS:
+        flags = [flag for o in options_of(command) for flag in o.flags]
+        assert len(flags) == len(set(flags)), command
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "usage.md"
+
+
+SHOWN = [o for o in OPTIONS if o.flags and o.help != argparse.SUPPRESS]
+
+
+@pytest.mark.parametrize("option", SHOWN, ids=lambda o: o.name)
+def test_the_usage_guide_names_every_option(option: Option):
+    """docs/usage.md names every flag of every shown option (the pytest plugin's too)."""
+    guide = GUIDE.read_text()
+    for flag in option.flags:
+        assert re.search(re.escape(flag) + r"(?![\w-])", guide), flag
+
+
+def test_build_and_try_compile_with_the_same_jobs(monkeypatch):
+    """-j is one option: `try` compiles with as many jobs as `build` by default, the
+    machine's cores (issue 34: `try` had 2)."""
+    assert parse(TRY, []).jobs == parse(BUILD, []).jobs == 0
+    monkeypatch.setattr(os, "cpu_count", lambda: 7)
+    assert jobs_of(0) == 7 and jobs_of(3) == 3
+
+
+def test_the_try_timeout_is_the_processs():
+    """The table's default (standard library only) is the one the worker process uses."""
+    assert TRY_TIMEOUT == CHECK_TIMEOUT == parse(TRY, []).timeout
+
+
+def test_daemon_status_reads_the_tables_options():
+    """`daemon status`'s fast reader (service/daemon/runtime.py) knows every option the table
+    gives the command: an option added there without teaching it fails here (it would hand
+    every status to the full command line)."""
+    assert options_of(STATUS) == QUICK_STATUS_OPTIONS
+
+
+def test_daemon_status_imports_only_the_standard_library(tmp_path):
+    """`gradshard daemon status` (no daemon running) answers without importing the pipeline,
+    the cache or any third-party module but xxhash (the socket's name)."""
+    (tmp_path / "run").mkdir(mode=0o700)
+    program = ("import json, sys\n"
+               "from gradshard.service.entry import main\n"
+               f"code = main(['daemon', 'status', '--spec', {str(MINI_SPEC)!r}, '--cache', "
+               f"{str(tmp_path / 'cache')!r}, '--json'])\n"
+               "print(json.dumps([code, sorted(sys.modules)]))")
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          env=env, check=True)
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    assert code == 1  # none runs
+    ours = {m for m in modules if m.startswith("gradshard.")}
+    assert ours <= {"gradshard.service", "gradshard.service.daemon",
+                    "gradshard.service.daemon.runtime", "gradshard.service.defaults",
+                    "gradshard.service.entry", "gradshard.service.options",
+                    "gradshard.service.process_end"}, ours
+    assert not {m for m in modules if m.split(".")[0] in ("yaml", "jinja2", "watchdog",
+                                                          "sqlite3")}
 
 
 def test_what_a_daemon_need_not_match(root):
     """How many compiles run at once, how a failure is printed, how long saves settle and
     the options that never reach a daemon: a daemon serves a build differing only in them."""
     unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
+    assert not [o for o in OPTIONS if o.match and not o.commands & BUILDING]
     assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "try_checks",
                          "try_dtype", "selective_build"}
 
@@ -146,7 +297,7 @@ def test_an_option_reaches_what_reads_it(option: Option, root):
     """argparse parses the sample in every command that takes the option, and the value
     reaches CompileOptions (ShardSettings), the daemon's config or the command."""
     sample = samples(root)[option.dest]
-    for command in option.commands:
+    for command in option.commands & BUILDING:
         args = parse(command, [*base_words(root), *sample.words])
         assert getattr(args, option.dest) == sample.parsed, command
         if option.compile_field:

@@ -15,18 +15,18 @@ import time
 from collections import deque
 from pathlib import Path
 
-from gradshard.pipeline.problems import SpecError
-from gradshard.cache.errors import CompileError, UsageError
+from gradshard.cache.errors import UsageError
 
 from gradshard.service.defaults import default_cache_dir
 from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths,
                                               NoAnswer, daemon_paths, exchange, print_status,
                                               request, running_daemon)
+from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_OK, EXIT_SPEC
 from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
-                                       match_words, placement_of)
+                                       jobs_of, match_words, placement_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
-EXIT_OK, EXIT_NONE = 0, 1
+EXIT_NONE = 1  # `daemon stop` and `daemon logs`: no daemon (no log) for this spec and cache
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
 STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops
 
@@ -85,8 +85,8 @@ def try_options(args: argparse.Namespace):
         return None
     from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions
 
-    jobs = args.jobs or os.cpu_count() or 2
-    return TryOptions((), tuple(args.try_dtype) or DEFAULT_DTYPES, None, args.cxx, jobs)
+    return TryOptions((), tuple(args.try_dtype) or DEFAULT_DTYPES, None, args.cxx,
+                      jobs_of(args.jobs))
 
 
 def _print_line(line: str) -> None:
@@ -193,11 +193,11 @@ def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
 
 
 def _exit_code_of(answer: dict) -> int:
-    """The exit code of the daemon's failed build (a daemon older than "exit": from the
-    kind of failure)."""
+    """The exit code of the daemon's failed build (service/exit_codes.py's, as the daemon
+    answered it; a daemon older than "exit": from the kind of failure)."""
     if isinstance(answer.get("exit"), int):
         return answer["exit"]
-    return CompileError.exit_code if answer.get("failed") else SpecError.exit_code
+    return EXIT_COMPILE if answer.get("failed") else EXIT_SPEC
 
 
 def _build_here_instead(paths: DaemonPaths, running: dict, failure: NoAnswer) -> None:

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import xxhash
 
 from gradshard.service.defaults import default_cache_dir, installed_torchgen
-from gradshard.service.options import CACHE, SPEC
+from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
 
 # Seconds a client waits for the next line from a daemon working on its request. The daemon
 # sends a progress line at least every 2 s while it works (a cold compile takes minutes), so
@@ -206,32 +206,49 @@ def _checks_head(checks: dict) -> str:
             "no op's code differs from the installed torch's")
 
 
+# `daemon status`'s options in the table, which quick_status reads (in the table's order)
+QUICK_STATUS_OPTIONS = (SPEC, CACHE, JSON)
+
+
 def quick_status(words: list[str]) -> int | None:
     """`gradshard daemon status [--json] [--spec DIR] [--cache DIR]` from the standard library
     alone (editors and prompts poll it); None for anything it cannot read, which the full
     command line then answers, errors included."""
-    options: dict[str, str | None] = {SPEC.name: None, CACHE.name: None}
-    as_json = False
-    pending = list(words)
-    while pending:
-        word = pending.pop(0)
-        name, equals, value = word.partition("=")
-        if word == "--json":
-            as_json = True
-        elif name in options and (equals or pending):
-            options[name] = value if equals else pending.pop(0)
-        else:
-            return None
+    given = _quick_words(words)
+    if given is None or options_of(STATUS) != QUICK_STATUS_OPTIONS:
+        return None  # (or an option the table gained that this reader does not know)
     torchgen = installed_torchgen()
-    spec = Path(options[SPEC.name]) if options[SPEC.name] else torchgen and torchgen / "packaged"
+    spec = Path(given[SPEC.dest]) if given.get(SPEC.dest) else torchgen and torchgen / "packaged"
     if spec is None or not spec.is_dir():
         return None
-    cache = Path(options[CACHE.name]) if options[CACHE.name] else default_cache_dir()
+    cache = Path(given[CACHE.dest]) if given.get(CACHE.dest) else default_cache_dir()
     try:
         answer = request(daemon_paths(spec.resolve(), cache.resolve()), {"request": "status"})
     except Exception:  # the full command line reports it properly
         return None
-    return print_status(answer, as_json)
+    return print_status(answer, bool(given.get(JSON.dest)))
+
+
+def _quick_words(words: list[str]) -> dict[str, str | bool] | None:
+    """The options' values by dest (a flag's: True; `--name value` or `--name=value`), or None
+    for a word that is not one of QUICK_STATUS_OPTIONS."""
+    flags = {flag: option for option in QUICK_STATUS_OPTIONS for flag in option.flags}
+    given: dict[str, str | bool] = {}
+    pending = list(words)
+    while pending:
+        name, equals, value = pending.pop(0).partition("=")
+        option = flags.get(name)
+        if option is None:
+            return None
+        if option.action == "store_true":
+            if equals:
+                return None
+            given[option.dest] = True
+        elif equals or pending:
+            given[option.dest] = value if equals else pending.pop(0)
+        else:
+            return None
+    return given
 
 
 def print_status(answer: dict | None, as_json: bool) -> int:

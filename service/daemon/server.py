@@ -37,8 +37,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from gradshard.cache.store.database import StoreDamaged
-from gradshard.pipeline.problems import YAML_FILES, GradshardError, InternalError, SpecError
-from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
+from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
+from gradshard.cache.errors import UsageError
 
 from gradshard.service.session import Session
 from gradshard.service.report.build import build_json, build_text
@@ -46,6 +46,8 @@ from gradshard.service.compile.driver import CompileOptions
 from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
 from gradshard.service.daemon.try_checks import TryChecks
+from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report,
+                                          damaged_text, ending_of)
 from gradshard.service.report.problems import problem_json, spec_error_lines, spec_texts_of
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement
@@ -363,29 +365,21 @@ class Daemon:
             return self._reported_build()
         except SURVIVED as error:
             self._log_failure("a build", error)
-            return {"ok": False, "exit": InternalError.exit_code,
+            return {"ok": False, "exit": EXIT_INTERNAL,
                     "errors": [f"gradshard: internal error: {type(error).__name__}: {error} "
                                f"(a bug in gradshard; the daemon's log has the traceback)"]}
 
     def _reported_build(self) -> dict:
-        """The build's result, its errors reported as the command line reports them."""
+        """The build's result, its errors reported as the command line reports them, with
+        the command line's exit code (service/exit_codes.py)."""
         try:
             self._signature = spec_signature(self.config.location)
             return self._build()
-        except SpecError as error:
-            return self._spec_failure(error)
-        except CompileError as error:
-            return {"ok": False, "exit": error.exit_code, "failed": list(error.failed),
-                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
-        except GradshardError as error:
-            return {"ok": False, "exit": error.exit_code, "errors": [error_text(error)]}
-        except StoreDamaged as damage:  # damaged again after the build's own retry
-            return self._damaged(damage)
-        except OSError as error:  # the machine's failure (an unreadable directory), else a bug
-            failure = EnvironmentFailure.from_os_error(error)
-            if failure is None:
+        except Exception as error:
+            ending = ending_of(error)
+            if ending.report is Report.INTERNAL:  # a bug: _outcome reports it
                 raise
-            return {"ok": False, "exit": failure.exit_code, "errors": [error_text(failure)]}
+            return self._failure(ending)
 
     def _build(self) -> dict:
         """Build and compile (unless --codegen-only) as `gradshard build` does. Each build's
@@ -400,18 +394,29 @@ class Daemon:
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 
-    def _damaged(self, damage: StoreDamaged) -> dict:
+    def _failure(self, ending: Ending) -> dict:
+        """A failed build's answer: its exit code, and its errors as `check` and `build`
+        print them."""
+        error = ending.error
+        if ending.report is Report.SPEC:
+            return self._spec_failure(error, ending.code)
+        if ending.report is Report.DAMAGED:  # damaged again after the build's own retry
+            return self._damaged(error, ending.code)
+        if ending.report is Report.COMPILE:
+            return {"ok": False, "exit": ending.code, "failed": list(error.failed),
+                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
+        return {"ok": False, "exit": ending.code, "errors": [error_text(error)]}
+
+    def _damaged(self, damage: StoreDamaged, code: int) -> dict:
         """The store is set aside, so that the next build starts a new one instead of
         meeting the same damage."""
         self.session.set_aside()
-        return {"ok": False, "exit": UsageError.exit_code,
-                "errors": [f"gradshard: error: the cache database {damage.path} {damage}; it "
-                           "was moved aside\n  hint: the next build starts a new cache"]}
+        return {"ok": False, "exit": code, "errors": [damaged_text(damage, NEXT_BUILD)]}
 
-    def _spec_failure(self, error: SpecError) -> dict:
+    def _spec_failure(self, error: SpecError, code: int) -> dict:
         location = self.config.location
         texts = spec_texts_of(location)
-        return {"ok": False, "exit": error.exit_code,
+        return {"ok": False, "exit": code,
                 "problems": [problem_json(p, location) for p in error.problems],
                 "errors": spec_error_lines(error, location, texts)}
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import pytest
 
+from gradshard.service.options import (PYTEST, PYTEST_GROUP, PYTEST_GROUP_TITLE,
+                                       argument_settings, options_of)
+
 _PATCH = "_gradshard_patch"
 
 
 def pytest_addoption(parser) -> None:
-    group = parser.getgroup("gradshard", "gradshard: run against edited autograd formulas")
-    group.addoption("--gradshard-spec", metavar="DIR", default=None,
-                    help="patch the ops whose generated code this spec changes into torch")
-    group.addoption("--gradshard-op", metavar="NAME", action="append", default=[],
-                    help="patch this op (repeatable), changed or not")
-    group.addoption("--gradshard-cache", metavar="DIR", default=None,
-                    help="gradshard's cache directory (default: as for gradshard)")
+    """The plugin's options, from the table of every command's options (service/options.py;
+    standard library only, as this module must be: pytest loads it in every run)."""
+    group = parser.getgroup(PYTEST_GROUP, PYTEST_GROUP_TITLE)
+    for option in options_of(PYTEST):
+        group.addoption(*option.flags, **argument_settings(option))
 
 
 def pytest_configure(config) -> None:

@@ -1,0 +1,128 @@
+"""One mapping of errors to exit codes and reports (service/exit_codes.py): the command line
+and the daemon's build answers read it, and they end each failure with the same code and
+the same words; no error class carries an exit code of its own."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import inspect
+from pathlib import Path
+
+import pytest
+
+from gradshard.cache import errors as process_errors
+from gradshard.cache.errors import (CompileDiagnostic, CompileError, EnvironmentFailure,
+                                    UsageError, VerifyMismatch)
+from gradshard.cache.store.database import StoreDamaged
+from gradshard.pipeline import problems
+from gradshard.pipeline.problems import InternalError, Problem, SpecError, SpecFile
+from gradshard.service import cli
+from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.daemon.server import Daemon
+from gradshard.service.exit_codes import Report, ending_of
+from support.specs import MINI_SPEC
+
+PROBLEM = Problem(SpecFile.DERIVATIVES, "mul.Tensor", "derivatives.example", "a message",
+                  "a hint", line=3)
+DIAGNOSTIC = CompileDiagnostic("mul.Tensor", "MulBackward0", "self", "grad * 2", 3,
+                               "src/Functions_0.cpp:1:1", "error: no")
+
+
+def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
+    """One error of each kind, how it is reported and its exit code (as before issue 34)."""
+    return {
+        "spec": (SpecError([PROBLEM]), Report.SPEC, 1),
+        "usage": (UsageError("bad", "do this"), Report.USAGE, 2),
+        "environment": (EnvironmentFailure("full", "free space"), Report.USAGE, 2),
+        "compile": (CompileError([DIAGNOSTIC], ["Functions_0"], "raw"), Report.COMPILE, 3),
+        "verify": (VerifyMismatch(["task 1"]), Report.VERIFY, 6),
+        "internal": (InternalError("broken"), Report.ERROR, 4),
+        "damaged": (StoreDamaged("is malformed", tmp_path / "cache" / "gradshard.sqlite3"),
+                    Report.DAMAGED, 2),
+        "full disk": (OSError(errno.ENOSPC, "No space left on device", "/x"), Report.USAGE, 2),
+        "other OSError": (OSError(errno.EBADF, "Bad file descriptor"), Report.INTERNAL, 4),
+        "bug": (ValueError("a bug"), Report.INTERNAL, 4),
+    }
+
+
+NAMES = ["spec", "usage", "environment", "compile", "verify", "internal", "damaged",
+         "full disk", "other OSError", "bug"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_error_has_its_exit_code_and_report(name, tmp_path):
+    error, report, code = failures(tmp_path)[name]
+    ending = ending_of(error)
+    assert (ending.report, ending.code) == (report, code)
+    if isinstance(error, OSError) and report is Report.USAGE:
+        assert isinstance(ending.error, EnvironmentFailure)
+        assert str(ending.error) == "No space left on device (/x)"
+    else:
+        assert ending.error is error
+
+
+def test_no_error_class_carries_an_exit_code():
+    """Exit codes are the process's: pipeline/ is hashed into every cache key."""
+    for module in (problems, process_errors):
+        for _, kind in inspect.getmembers(module, inspect.isclass):
+            if issubclass(kind, BaseException):
+                assert not hasattr(kind, "exit_code"), kind
+
+
+def cli_ending(error: BaseException, capsys) -> tuple[int, str]:
+    """The command line's exit code and stderr for a command that raises `error`."""
+    def command(args, loaded):
+        raise error
+
+    code = cli._run(argparse.Namespace(run=command, json=False, raw=False))
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def daemon(tmp_path, monkeypatch):
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    args = cli.build_parser().parse_args(
+        ["daemon", "run", "--spec", str(MINI_SPEC), "--out", str(tmp_path / "out"),
+         "--cache", str(tmp_path / "cache"), "--codegen-only"])
+    loaded = cli.Loaded()
+    paths = daemon_commands.paths_of(args, loaded)
+    served = Daemon(daemon_commands.daemon_config(args, loaded.location), paths, print)
+    yield served
+    served.session.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_daemon_and_the_command_line_end_alike(name, daemon, tmp_path, capsys,
+                                                   monkeypatch):
+    """A build that raises `error` answers from the daemon with the exit code the command
+    line exits with, and the same words (the damaged cache's next step aside: the daemon's
+    next build starts the new cache by itself)."""
+    error, report, code = failures(tmp_path)[name]
+
+    def build():
+        raise error
+
+    monkeypatch.setattr(daemon, "_build", build)
+    answer = daemon._outcome()
+    exited, printed = cli_ending(error, capsys)
+    assert answer["exit"] == exited == code and answer["ok"] is False
+    if report in (Report.USAGE, Report.ERROR):
+        assert answer["errors"] == [printed.rstrip("\n")]
+    if report is Report.DAMAGED:
+        said = answer["errors"][0]
+        assert said.endswith("hint: the next build starts a new cache")
+        assert printed.endswith("hint: run the command again (a new cache is started)\n")
+        assert said.split("hint:")[0] == printed.split("hint:")[0]
+    if report is Report.INTERNAL:
+        assert answer["errors"][0].startswith(f"gradshard: internal error: "
+                                              f"{type(error).__name__}: ")
+        assert printed.startswith(f"gradshard: internal error: {type(error).__name__}: ")
+
+
+def test_a_daemon_without_exit_in_its_answer():
+    """A daemon older than "exit": the code from the kind of failure."""
+    assert daemon_commands._exit_code_of({"ok": False, "failed": ["Functions_0"]}) == 3
+    assert daemon_commands._exit_code_of({"ok": False, "errors": []}) == 1
+    assert daemon_commands._exit_code_of({"ok": False, "exit": 2}) == 2
