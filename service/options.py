@@ -119,8 +119,8 @@ def _try_dtype(value: str) -> str:
     return value
 
 
-# service/live/process.py's CHECK_TIMEOUT (not imported: it imports the error classes, and
-# `daemon status` answers in milliseconds); tests/test_options.py checks they agree
+# Seconds one request to try's worker may take (service/live/process.py): a wrong formula can
+# loop forever, and gradgradcheck on an OpInfo's largest samples takes a minute or two.
 TRY_TIMEOUT = 600.0
 
 

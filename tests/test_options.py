@@ -23,7 +23,7 @@ from gradshard.service.cli import Loaded, build_parser
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
 from gradshard.service.live import pytest_plugin
-from gradshard.service.live.process import CHECK_TIMEOUT
+from gradshard.service.live import process
 from gradshard.service.options import (BUILD, BUILDING, COMMANDS, OPTIONS, PYTEST, PYTEST_GROUP,
                                        PYTEST_GROUP_TITLE, RUN, START, STATUS, TRY, TRY_TIMEOUT,
                                        Option, add_options, argument_settings, compile_options,
@@ -229,7 +229,7 @@ def test_build_and_try_compile_with_the_same_jobs(monkeypatch):
 
 def test_the_try_timeout_is_the_processs():
     """The table's default (standard library only) is the one the worker process uses."""
-    assert TRY_TIMEOUT == CHECK_TIMEOUT == parse(TRY, []).timeout
+    assert process.TryProcess().timeout == TRY_TIMEOUT == parse(TRY, []).timeout
 
 
 def test_daemon_status_reads_the_tables_options():

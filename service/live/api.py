@@ -22,9 +22,10 @@ from gradshard.service.live.plan import PatchPlan
 
 @contextlib.contextmanager
 def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None = None,
-          cxx: str | None = None, jobs: int = 2) -> Iterator[PatchPlan]:
+          cxx: str | None = None, jobs: int = 0) -> Iterator[PatchPlan]:
     """Install the kernels of the ops `spec` changes (or of the ops named) for the block;
-    yields the plan (its `patched` ops, and the others with their reasons)."""
+    yields the plan (its `patched` ops, and the others with their reasons). `jobs`: compiles
+    at once, 0 (as `try -j`'s default) the machine's cores."""
     plan, library = build(spec, names, cache, cxx, jobs)
     if library is None:
         yield plan
@@ -47,10 +48,11 @@ def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | 
     from gradshard.service.session import Session
     from gradshard.service.files.spec_location import locate_spec
     from gradshard.service.live.command import plan_and_build
+    from gradshard.service.options import jobs_of
 
     location = locate_spec(str(Path(spec).expanduser()) if spec else None)
     session = Session(Path(cache) if cache else default_cache_dir())
     try:
-        return plan_and_build(location, session, tuple(names), cxx, jobs)
+        return plan_and_build(location, session, tuple(names), cxx, jobs_of(jobs))
     finally:
         session.close()

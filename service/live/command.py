@@ -16,10 +16,10 @@ from typing import Sequence
 
 from gradshard.cache.errors import UsageError
 
-from gradshard.service.options import TRY_DTYPES
-from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.live.process import CHECK_TIMEOUT, TryProcess
+from gradshard.service.live.plan import PatchOp, PatchPlan
+from gradshard.service.live.process import TryProcess
+from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 # A patch lives for a check: g++ 12 compiles its units a quarter faster at -O1 than at the
@@ -99,7 +99,7 @@ class TryOptions:
     samples: str | None = None
     cxx: str | None = None
     jobs: int = 2
-    timeout: float = CHECK_TIMEOUT  # seconds for the checks of one patch
+    timeout: float = TRY_TIMEOUT  # seconds for the checks of one patch
 
 
 def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: str | None,

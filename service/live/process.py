@@ -21,16 +21,14 @@ import time
 from typing import IO
 
 from gradshard.cache.errors import EnvironmentFailure
+from gradshard.service.options import TRY_TIMEOUT
 
-# seconds one request may take: a wrong formula can loop forever, and gradgradcheck on an
-# OpInfo's largest samples takes a minute or two
-CHECK_TIMEOUT = 600.0
 RECYCLE_AFTER = 50
 WORKER_MODULE = "gradshard.service.live.worker"
 
 
 class TryProcess:
-    def __init__(self, timeout: float = CHECK_TIMEOUT,
+    def __init__(self, timeout: float = TRY_TIMEOUT,
                  command: tuple[str, ...] = (sys.executable, "-m", WORKER_MODULE)) -> None:
         self.timeout, self.command = timeout, command
         self._process: subprocess.Popen | None = None
