@@ -36,7 +36,7 @@ FORMULA_EDIT = MUL_OTHER.replace("grad,", "grad * 2,")
 OTHER_FORMULA_EDIT = MUL_OTHER.replace("grad,", "grad * 3,")
 SAVED_EDIT = MUL_OTHER.replace("other.scalar_type()", "self.scalar_type()")
 DAMAGED = f"{DB_FILE}.damaged-1700000000-4242"
-_WRAPPED = re.compile(r"-m gradshard\.cache\.object_cache \S+ ([0-9a-f]{32}) ")
+_WRAPPED = re.compile(r"-m gradshard\.cache\.objects\.object_cache \S+ ([0-9a-f]{32}) ")
 _PCH = re.compile(r"pch/([0-9a-f]{32})/\w+\.h\.gch")
 
 
