@@ -42,7 +42,6 @@ from gradshard.pipeline.records import Record, Text, canonical_json
 from gradshard.cache.engine import fork as split
 from gradshard.cache.store.database import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
-STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble")
 # A map hands runs to a child only when it has at least this many left (a fork and reading
 # the outputs back cost about what a few hundred runs do); it looks for a free processor
 # again after every CHECK_EVERY runs it did itself.
