@@ -25,7 +25,7 @@ from gradshard.service.files.inputs import InputBytes, spec_template_sources, te
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
                force_groups: bool = False, verify: bool = False) -> Engine:
     """The one place an engine is made: over the session's store and memory, for one run."""
-    return Engine(store, code_version(), generation=build_id, force_groups=force_groups,
+    return Engine(store, code_version(), build_id=build_id, force_groups=force_groups,
                   memory=memory, verify=verify)
 
 
@@ -33,7 +33,7 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     """The graph again, every group entered: what a run needs when a value an index names is
     gone from the cache (cache/engine/core.py: StaleCache); the missing values are recomputed.
     The only recovery from a stale cache."""
-    engine = new_engine(failed.store, failed.memory, failed.generation, force_groups=True,
+    engine = new_engine(failed.store, failed.memory, failed.build_id, force_groups=True,
                         verify=failed.verify)
     try:
         index_hash, index = build(engine, inputs)

@@ -93,7 +93,7 @@ def two_groups_fork(monkeypatch):
 
 def run_both(store: Store | None, first: list[str], second: list[str], processes: int = 2
              ) -> tuple[Engine, list[list[Where]]]:
-    engine = Engine(store, "v1", generation=1, processes=processes)
+    engine = Engine(store, "v1", build_id=1, processes=processes)
     values = engine.groups([(FIRST, [texts(engine, first)], "first"),
                             (SECOND, [texts(engine, second)], "second")])
     found = [results(engine, v) for v in values]
@@ -135,7 +135,7 @@ def log_frames(store: Store) -> tuple[int, int]:
 def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
     """The last connection to close checkpoints what the log holds: a parent whose child
     did not would pay for the child's rows at its next fork or at its end."""
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                    (SECOND, [texts(engine, ["b c " * 2000])], "second")])
     frames, copied = log_frames(store)  # the parent has committed nothing yet
@@ -146,7 +146,7 @@ def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
 def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
     monkeypatch.setattr(engine_module, "GROUPS_LEAST", 4)
     calls = [(FIRST if k % 2 else SECOND, [f"w{k} " * (k + 1)], f"g{k}") for k in range(5)]
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     values = engine.groups([(g, [texts(engine, words)], ident) for g, words, ident in calls])
     found = [results(engine, v) for v in values]
     engine.finish()
@@ -156,7 +156,7 @@ def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
     assert pids[3] == pids[4] != PARENT  # the back half in one child
     assert no_child_left()
     # the second time every index is known: nothing runs, nothing forks
-    again = Engine(store, "v1", generation=2, processes=2)
+    again = Engine(store, "v1", build_id=2, processes=2)
     again.groups([(g, [texts(again, words)], ident) for g, words, ident in calls])
     assert not again.stats.runs and no_child_left()
 
@@ -195,7 +195,7 @@ def test_a_group_whose_child_dies_runs_here(store):
 
 
 def test_a_child_error_is_raised_by_the_parent_running_the_group(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     with pytest.raises(InternalError, match="the task fails everywhere"):
         engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                        (SECOND, [texts(engine, ["raise now"])], "second")])
@@ -221,7 +221,7 @@ def begin_and_join(engine: Engine, texts: Value) -> Index:
 
 
 def test_a_group_begun_and_joined_inside_a_group(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer", "parse", begin_and_join, Index, ("texts",))
     value = engine.group(outer, [texts(engine, ["x y", "z"])], "outer")
     found = results(engine, value)
@@ -230,7 +230,7 @@ def test_a_group_begun_and_joined_inside_a_group(store):
 
 
 def test_a_group_begun_and_never_joined_is_a_bug_and_its_child_ends(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     careless = Group("toy.careless", "parse", begin_only, Index, ("texts",))
     with pytest.raises(InternalError, match="never joined"):
         engine.group(careless, [texts(engine, ["x"])], "careless")
@@ -285,7 +285,7 @@ def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(st
     monkeypatch.setattr(engine_module.Engine, "_fork", forks_noted)
     monkeypatch.setattr(sys.modules[__name__], "FORK_SCOPES", [])
     monkeypatch.setattr(sys.modules[__name__], "HOLD_UNTIL", [tmp_path / "inside"])
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_waits", "parse", begin_two_then_inner, Index,
                   ("first", "second", "words"))
     value = engine.group(outer, [texts(engine, ["hold"]), texts(engine, ["b c"]),
@@ -317,7 +317,7 @@ def begin_two_join_the_waiting_one(engine: Engine, first: Value, second: Value) 
 
 
 def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_joins", "parse", begin_two_join_the_waiting_one, Index,
                   ("first", "second"))
     value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"])], "outer")
@@ -331,7 +331,7 @@ def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
 
 def test_a_group_begun_where_nothing_forks_runs_at_once(store):
     for engine_store, processes in ((None, 2), (store, 1)):
-        engine = Engine(engine_store, "v1", generation=1, processes=processes)
+        engine = Engine(engine_store, "v1", build_id=1, processes=processes)
         begun = engine.begin(SECOND, [texts(engine, ["a b"])], "second")
         assert begun.value is not None and begun.child is None and not begun.waiting
         assert [w.pid for w in results(engine, begun.join())] == [PARENT]
@@ -339,7 +339,7 @@ def test_a_group_begun_where_nothing_forks_runs_at_once(store):
 
 def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
     run_both(store, ["a"], ["b c"])
-    engine = Engine(store, "v1", generation=2, verify=True, processes=2)
+    engine = Engine(store, "v1", build_id=2, verify=True, processes=2)
     engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                    (SECOND, [texts(engine, ["b c"])], "second")])
     engine.finish()
@@ -366,7 +366,7 @@ MANY = SPLIT_LEAST * 2
 
 def map_many(store: Store | None, words: list[str], processes: int = 2
              ) -> tuple[Engine, list[Value]]:
-    engine = Engine(store, "v1", generation=1, processes=processes)
+    engine = Engine(store, "v1", build_id=1, processes=processes)
     values = engine.map(SPLIT_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
     engine.finish()
     return engine, values
@@ -425,7 +425,7 @@ def test_a_failure_computed_in_the_child_is_the_parents_failure(store):
 def test_a_map_splits_once_the_group_child_running_beside_it_is_done(store):
     """A begun group's child holds the second processor while it runs; a map beside it
     hands runs to a child of its own once that one is done, joined or not."""
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_map", "parse", begin_then_map, Index, ("texts", "words"))
     value = engine.group(outer, [texts(engine, ["x"]), texts(engine, many_words())], "outer")
     found = results(engine, value)

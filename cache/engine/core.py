@@ -251,12 +251,12 @@ class Memory:
 class Engine:
     """Runs tasks against a store (or none: everything runs, nothing is kept)."""
 
-    def __init__(self, store: Store | None, code_version: str, *, generation: int = 0,
+    def __init__(self, store: Store | None, code_version: str, *, build_id: int = 0,
                  force_groups: bool = False, memory: Memory | None = None,
                  verify: bool = False, processes: int | None = None) -> None:
         self.store = store
         self.code_version = code_version
-        self.generation = generation
+        self.build_id = build_id
         self.verify = verify
         self.force_groups = force_groups or verify
         # entering every group to recover what a stale cache lost: no child then, since a
@@ -477,7 +477,7 @@ class Engine:
         if self._stop_begun(self._scope):
             raise InternalError("a group begun was never joined")
         if self.store is not None:
-            self.store.flush(self.generation)
+            self.store.flush(self.build_id)
         self.memory.trim()
 
     # -----------------------------------------------------------------------------------------
@@ -559,7 +559,7 @@ class Engine:
     def _child_report(self, warnings: list[str], **made: Any) -> bytes:
         """A child's last act: its rows committed, and for its parent what it made and what
         it ran (its stats and warnings)."""
-        self.store.flush(self.generation)  # type: ignore[union-attr]
+        self.store.flush(self.build_id)  # type: ignore[union-attr]
         self.store.checkpoint()  # type: ignore[union-attr]
         return json.dumps({**made, "stats": _stats_json(self.stats),
                            "warnings": warnings}).encode()
@@ -773,7 +773,7 @@ class Engine:
             self.store.put_trace(job.name, recipe.ident, recipe.key,
                                  [v.hash for v in recipe.inputs])
             if len(self.store.pending) > 5000:
-                self.store.flush(self.generation)
+                self.store.flush(self.build_id)
 
     def _reasons(self, job: Task | Group, recipes: list[Recipe]) -> list[str]:
         """Why each task runs: new, which inputs changed, gradshard changed, or not cached."""
