@@ -1,5 +1,5 @@
 """Work done in forked children: groups (Engine.groups, Engine.begin) and the back of a
-long map of a task that splits. Real forks, real SQLite files.
+long map of a task that forks. Real forks, real SQLite files.
 
 The toy tasks here say which process computed them (their output holds its pid), so the
 tests see where each group ran; a task that is not pure this way is a test's device only.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gradshard.cache.engine import core as engine_module
-from gradshard.cache.engine.core import CHILD_SHARE, SPLIT_LEAST, Engine, Group, Task, Value
+from gradshard.cache.engine.core import CHILD_SHARE, MAP_FORK_LEAST, Engine, Group, Task, Value
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.problems import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
@@ -350,7 +350,7 @@ def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
 
 
 # ---------------------------------------------------------------------------------------------
-# A long map of a task that splits
+# A long map of a task that forks
 
 
 def counted_or_refused(text: Text) -> Where:
@@ -359,15 +359,15 @@ def counted_or_refused(text: Text) -> Where:
     return counted_here(text)
 
 
-SPLIT_COUNT = Task("toy.where_split", "parse", counted_or_refused, Where, ("text",),
-                   blames=SpecFile.NATIVE_FUNCTIONS, splits=True)
-MANY = SPLIT_LEAST * 2
+FORKED_COUNT = Task("toy.where_forked", "parse", counted_or_refused, Where, ("text",),
+                   blames=SpecFile.NATIVE_FUNCTIONS, forks=True)
+MANY = MAP_FORK_LEAST * 2
 
 
 def map_many(store: Store | None, words: list[str], processes: int = 2
              ) -> tuple[Engine, list[Value]]:
     engine = Engine(store, "v1", build_id=1, processes=processes)
-    values = engine.map(SPLIT_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
+    values = engine.map(FORKED_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
     engine.finish()
     return engine, values
 
@@ -398,8 +398,8 @@ def test_a_long_map_hands_its_back_to_a_child_and_keeps_the_order(store):
     assert not again.stats.runs and [v.hash for v in values_again] == [v.hash for v in values]
 
 
-def test_a_short_map_a_single_processor_or_no_store_never_splits(store):
-    short = many_words()[:SPLIT_LEAST - 1]
+def test_a_short_map_a_single_processor_or_no_store_never_forks(store):
+    short = many_words()[:MAP_FORK_LEAST - 1]
     for engine_store, processes, words in ((store, 2, short), (store, 1, many_words()),
                                            (None, 2, many_words())):
         engine, values = map_many(engine_store, words, processes)
@@ -422,7 +422,7 @@ def test_a_failure_computed_in_the_child_is_the_parents_failure(store):
     assert engine.records([values[-1]])[0].pid != PARENT
 
 
-def test_a_map_splits_once_the_group_child_running_beside_it_is_done(store):
+def test_a_map_forks_once_the_group_child_running_beside_it_is_done(store):
     """A begun group's child holds the second processor while it runs; a map beside it
     hands runs to a child of its own once that one is done, joined or not."""
     engine = Engine(store, "v1", build_id=1, processes=2)
@@ -440,6 +440,6 @@ def begin_then_map(engine: Engine, first: Value, words: Value) -> Index:
     deadline = time.monotonic() + 60
     while begun.child.running() and time.monotonic() < deadline:  # done, not joined
         time.sleep(0.01)
-    values = engine.map(SPLIT_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
+    values = engine.map(FORKED_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
     begun.join()
     return Index(engine.collection(values, Where, persist=True).hash)

@@ -39,13 +39,13 @@ import xxhash
 from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text, canonical_json
 
-from gradshard.cache.engine import fork as split
+from gradshard.cache.engine.fork import Child, can_fork, processors
 from gradshard.cache.store.database import FAILURE_CODEC, Blob, Store, Trace, blob_hash
 
 # A map hands runs to a child only when it has at least this many left (a fork and reading
 # the outputs back cost about what a few hundred runs do); it looks for a free processor
 # again after every CHECK_EVERY runs it did itself.
-SPLIT_LEAST = 256
+MAP_FORK_LEAST = 256
 # `groups` hands groups to a child only when at least this many must run: a fork and the
 # parent's reading back cost ~40 ms, more than the one or two groups an edit reaches.
 GROUPS_LEAST = 6
@@ -69,7 +69,7 @@ class Task:
     `output` is the record type it returns, or of each item when it fans out. A rule the
     inputs break (RuleViolation, SpecError) makes the output a `Failure`; a violation that
     names no entry blames the task's ident, an entry of the file `blames`. A task that
-    `splits` costs well above reading its output back: a long map of it may hand part of
+    `forks` costs well above reading its output back: a long map of it may hand part of
     its runs to a forked child while a processor is free."""
 
     name: str
@@ -79,7 +79,7 @@ class Task:
     inputs: tuple[str, ...]
     fan_out: bool = False
     blames: SpecFile | None = None
-    splits: bool = False
+    forks: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class Begun:
                  scope: int) -> None:
         self.engine = engine
         self.call = call
-        self.child: split.Child | None = None
+        self.child: Child | None = None
         self.scope = scope
         self.value: Value | None = None
         self.waiting = True
@@ -264,7 +264,7 @@ class Engine:
         # that ran (or reused) its task knows (see StaleCache)
         self.recovering = force_groups and not verify
         # how many processes `groups` may run at once (None: the processors there are)
-        self.processes = split.processors() if processes is None else processes
+        self.processes = processors() if processes is None else processes
         self.stats = EngineStats()
         # a verifying engine must not answer from what this process remembers either
         self.memory = memory if memory is not None and not verify else Memory()
@@ -277,7 +277,7 @@ class Engine:
         self._scopes = 0
         self._timing: list[list[Any]] = []   # stack of [stage, started]
         self._begun: list[Begun] = []  # groups begun, not joined yet (waiting, or in a child)
-        self._children: list[split.Child] = []  # every child that may still be running
+        self._children: list[Child] = []  # every child that may still be running
 
     # -----------------------------------------------------------------------------------------
     # Making values
@@ -429,7 +429,7 @@ class Engine:
         return running[(len(running) + 1) // 2:]
 
     def _run_groups(self, calls: list[tuple[Group, tuple[Value, ...], str]],
-                    handed: list[int], child: split.Child | None) -> list[Value]:
+                    handed: list[int], child: Child | None) -> list[Value]:
         """Each group's value in order; the child's (at the positions `handed`) are read when
         the first of them is reached (every group run here comes before it)."""
         outputs: list[str] | None = None
@@ -519,7 +519,7 @@ class Engine:
         it would be lost with them), the run is not recovering, forking is safe, and there
         is more than one processor."""
         return (self.store is not None and not self.recovering and self.processes > 1
-                and split.can_fork())
+                and can_fork())
 
     def _free_processor(self) -> bool:
         """Whether a child may be forked now: fewer children run than processors are free."""
@@ -528,7 +528,7 @@ class Engine:
         self._children = [c for c in self._children if c.running()]
         return len(self._children) + 1 < self.processes
 
-    def _fork(self, work: Callable[[], bytes]) -> split.Child | None:
+    def _fork(self, work: Callable[[], bytes]) -> Child | None:
         """A child doing `work`. What this process staged stays staged here: the child
         reads it from memory, and commits only its own rows (flushing first would cost
         the parent tens of milliseconds at every fork)."""
@@ -536,7 +536,7 @@ class Engine:
         assert store is not None
         store.close()  # SQLite: a connection never crosses a fork; each process opens its own
         try:
-            child = split.Child.start(work)
+            child = Child.start(work)
         finally:
             store.reopen()
         if child is not None:
@@ -564,7 +564,7 @@ class Engine:
         return json.dumps({**made, "stats": _stats_json(self.stats),
                            "warnings": warnings}).encode()
 
-    def _collect(self, child: split.Child) -> dict | None:
+    def _collect(self, child: Child) -> dict | None:
         """Wait for a child: its report, its stats and warnings taken as this process's
         own; None if it raised or died."""
         with self._paused():  # the child's stages count its own time
@@ -638,19 +638,19 @@ class Engine:
             self._fork_waiting()
         self._load([v for r in misses for v in r.inputs if not v.failed])
         work = list(zip(misses, self._reasons(task, misses)))
-        if task.splits and len(work) >= SPLIT_LEAST:
-            return self._execute_split(task, work)
+        if task.forks and len(work) >= MAP_FORK_LEAST:
+            return self._execute_forking(task, work)
         return [self._compute(r, reason) for r, reason in work]
 
-    def _execute_split(self, task: Task, work: list[tuple[Recipe, str]]) -> list[Value]:
+    def _execute_forking(self, task: Task, work: list[tuple[Recipe, str]]) -> list[Value]:
         """The runs, in order; whenever a processor is free, the back of those left (a
         CHILD_SHARE of them) goes to a forked child (as a scheduler's work stealing would
         take it)."""
         values: list[Value | None] = [None] * len(work)
-        handed: list[tuple[split.Child, int, int]] = []
+        handed: list[tuple[Child, int, int]] = []
         start, end, forking = 0, len(work), True
         while start < end:
-            if forking and end - start >= SPLIT_LEAST and self._free_processor():
+            if forking and end - start >= MAP_FORK_LEAST and self._free_processor():
                 middle = end - int((end - start) * CHILD_SHARE)
                 child = self._fork(partial(self._tasks_in_child, task, work[middle:end]))
                 forking = child is not None
@@ -677,7 +677,7 @@ class Engine:
         return self._child_report(warnings, outputs=outputs)
 
     def _adopt_tasks(self, task: Task, work: list[tuple[Recipe, str]],
-                     child: split.Child) -> list[Value]:
+                     child: Child) -> list[Value]:
         """The values of runs a child did, read back from the store (each blob checked
         against its hash); runs it gave nothing for are done here."""
         told = self._collect(child)

@@ -110,7 +110,7 @@ def _match(match: FunctionMatch) -> FunctionMatch | None:
 
 
 TRACE_KERNEL = Task("trace_type.kernel", "render", traced, RenderedTrace,
-                    ("function", "templates"), fan_out=True, splits=True,
+                    ("function", "templates"), fan_out=True, forks=True,
                     blames=NATIVE)
 TRACE_FILE = Task("assemble.trace_type", "assemble", trace_file, Text,
                   ("kernels", "template", "layout", "shard"))
@@ -119,7 +119,7 @@ FACTORY = Task("factory.render", "render", factories, RenderedFactory,
 FACTORIES_FILE = Task("assemble.variable_factories", "assemble", factories_file, Text,
                       ("factories", "template", "layout"))
 ANNOTATED_ARGS = Task("annotated.render", "render", annotated, RenderedAnnotatedArgs,
-                      ("function", "templates"), splits=True, blames=NATIVE)
+                      ("function", "templates"), forks=True, blames=NATIVE)
 ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, Text,
                       ("entries", "template"))
 
@@ -129,7 +129,7 @@ VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatc
                        ("function", "match"))
 INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
                               RenderedInplaceOrView, ("function", "match", "templates"),
-                              fan_out=True, splits=True, blames=NATIVE)
+                              fan_out=True, forks=True, blames=NATIVE)
 INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
                             ("kernels", "template", "layout", "shard"))
 VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,

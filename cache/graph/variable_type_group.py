@@ -61,7 +61,7 @@ def assemble_header(template: Text, layout: Text) -> Text:
 KERNELS = Task("variable_type.kernels", "render", kernels_of, VariableKernel,
                ("function", "match"), fan_out=True, blames=NATIVE)
 RENDER_KERNEL = Task("render.kernel", "render", render, RenderedKernel,
-                     ("kernel", "templates"), splits=True)
+                     ("kernel", "templates"), forks=True)
 TEMPLATE = Task("assemble.variable_type_template", "assemble", assemble_template, Text,
                 ("template", "dispatch keys"))
 FILE = Task("assemble.variable_type", "assemble", assemble_file, Text,
