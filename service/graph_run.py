@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
-from gradshard.cache.engine.core import Engine, EngineStats, Memory, StaleCache, encode
+from gradshard.cache.engine.codec import encode
+from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.engine.memory import Memory
+from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.build_graph import BuildIndex, BuildInputs, build
 from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store.database import Store, blob_hash
@@ -130,7 +133,7 @@ class Generation:
             memory: Memory | None = None, commit: bool = True) -> GraphResult:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
-        where the cache disagrees (cache/engine/core.py: Disagreement). Without `commit`, what
+        where the cache disagrees (cache/engine/stats.py: Disagreement). Without `commit`, what
         a successful run computed stays staged: the caller finishes the engine (a build
         does, once its files are written). A rejected spec's problems, and a run that
         recovered from a stale cache, are committed all the same."""

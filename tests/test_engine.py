@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine.core import Engine, Group, StaleCache, Task, Value
+from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import DB_FILE, Store, blob_hash
 from gradshard.pipeline.problems import InternalError
 from gradshard.pipeline.records import Record, Text

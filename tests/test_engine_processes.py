@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine import core as engine_module
-from gradshard.cache.engine.core import CHILD_SHARE, MAP_FORK_LEAST, Engine, Group, Task, Value
+from gradshard.cache.engine import scheduler as scheduler_module
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.scheduler import CHILD_SHARE, MAP_FORK_LEAST, ForkScheduler
+from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.problems import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
@@ -88,7 +91,7 @@ def results(engine: Engine, index: Value) -> list[Where]:
 @pytest.fixture(autouse=True)
 def two_groups_fork(monkeypatch):
     """Most tests here run two groups: let two be enough for `groups` to fork."""
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 2)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 2)
 
 
 def run_both(store: Store | None, first: list[str], second: list[str], processes: int = 2
@@ -144,7 +147,7 @@ def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
 
 
 def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 4)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 4)
     calls = [(FIRST if k % 2 else SECOND, [f"w{k} " * (k + 1)], f"g{k}") for k in range(5)]
     engine = Engine(store, "v1", build_id=1, processes=2)
     values = engine.groups([(g, [texts(engine, words)], ident) for g, words, ident in calls])
@@ -162,7 +165,7 @@ def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
 
 
 def test_fewer_groups_than_worth_a_fork_run_here(store, monkeypatch):
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 3)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 3)
     _, (first, second) = run_both(store, ["a"], ["b c"])
     assert {w.pid for w in first + second} == {PARENT}
 
@@ -243,7 +246,7 @@ THIRD = Group("toy.third", "bindings", counts, Index, ("texts",))
 def wait_for_a_free_processor(engine: Engine) -> None:
     """A test's device: until the child running beside this process is done."""
     deadline = time.monotonic() + 60
-    while not engine._free_processor() and time.monotonic() < deadline:
+    while not engine.scheduler._free_processor() and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
@@ -260,13 +263,13 @@ INNER = Group("toy.inner", "parse", count_when_a_processor_is_free, Index, ("tex
 
 
 FORK_SCOPES: list[int] = []
-FORK = Engine._fork
+FORK = ForkScheduler._fork
 
 
-def forks_noted(engine: Engine, work):
-    """Engine._fork, noting the scope this process is in when it forks."""
-    FORK_SCOPES.append(engine._scope)
-    return FORK(engine, work)
+def forks_noted(scheduler: ForkScheduler, work):
+    """ForkScheduler._fork, noting the scope its engine is in when it forks."""
+    FORK_SCOPES.append(scheduler.engine.scope)
+    return FORK(scheduler, work)
 
 
 def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Value) -> Index:
@@ -282,7 +285,7 @@ def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Val
 
 def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(store, tmp_path,
                                                                                monkeypatch):
-    monkeypatch.setattr(engine_module.Engine, "_fork", forks_noted)
+    monkeypatch.setattr(ForkScheduler, "_fork", forks_noted)
     monkeypatch.setattr(sys.modules[__name__], "FORK_SCOPES", [])
     monkeypatch.setattr(sys.modules[__name__], "HOLD_UNTIL", [tmp_path / "inside"])
     engine = Engine(store, "v1", build_id=1, processes=2)

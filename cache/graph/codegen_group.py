@@ -36,7 +36,9 @@ from gradshard.pipeline.render.trace_type import (RenderedTrace, is_trace_item, 
 from gradshard.pipeline.render.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc,
                                                   render_view_func, view_func, view_funcs_files)
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
 from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
 from gradshard.cache.graph.tasks import NATIVE, single_template

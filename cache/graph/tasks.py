@@ -41,7 +41,7 @@ from gradshard.pipeline.parse.spec import (parse_derivatives_entry, parse_native
 from gradshard.pipeline.parse.tags import Tag, TagNames, tag_names
 from gradshard.pipeline.parse.views import ViewOrder, view_order
 
-from gradshard.cache.engine.core import Task
+from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.group_records import Labels
 
 NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
