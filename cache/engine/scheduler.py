@@ -216,6 +216,20 @@ class ForkScheduler:
         if len(work) < MAP_FORK_LEAST:
             return [self.engine.compute(r, reason) for r, reason in work]
         values: list[Value | None] = [None] * len(work)
+        handed = self._compute_handing_on(task, work, values)
+        try:
+            for child, first, last in handed:
+                values[first:last] = self._adopt_runs(task, work[first:last], child)
+        finally:
+            for child, _, _ in handed:
+                child.stop()  # those not collected: this process is failing
+        return values  # type: ignore[return-value]
+
+    def _compute_handing_on(self, task: Task, work: list[Run], values: list[Value | None]
+                            ) -> list[tuple[Child, int, int]]:
+        """Compute the runs into `values` from the front, CHECK_EVERY at a time, handing the
+        back of those left to a child whenever a processor is free: each child, with the
+        positions of the runs it took (first, last)."""
         handed: list[tuple[Child, int, int]] = []
         start, end, forking = 0, len(work), True
         while start < end:
@@ -228,15 +242,9 @@ class ForkScheduler:
                     end = middle
                     continue
             stop = min(end, start + CHECK_EVERY)
-            values[start:stop] = [self.engine.compute(r, reason) for r, reason in work[start:stop]]
+            values[start:stop] = [self.engine.compute(r, why) for r, why in work[start:stop]]
             start = stop
-        try:
-            for child, first, last in handed:
-                values[first:last] = self._adopt_runs(task, work[first:last], child)
-        finally:
-            for child, _, _ in handed:
-                child.stop()  # those not collected: this process is failing
-        return values  # type: ignore[return-value]
+        return handed
 
     def _adopt_runs(self, task: Task, work: list[Run], child: Child) -> list[Value]:
         """The values of runs a child did; runs it gave nothing for are done here."""
