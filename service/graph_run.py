@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
-from gradshard.cache.engine.core import Engine, EngineStats, Memory, StaleCache, encode
+from gradshard.cache.engine.codec import encode
+from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.engine.memory import Memory
+from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.build_graph import BuildIndex, BuildInputs, build
 from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store.database import Store, blob_hash
@@ -25,7 +28,7 @@ from gradshard.service.files.inputs import InputBytes, spec_template_sources, te
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
                force_groups: bool = False, verify: bool = False) -> Engine:
     """The one place an engine is made: over the session's store and memory, for one run."""
-    return Engine(store, code_version(), generation=build_id, force_groups=force_groups,
+    return Engine(store, code_version(), build_id=build_id, force_groups=force_groups,
                   memory=memory, verify=verify)
 
 
@@ -33,7 +36,7 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     """The graph again, every group entered: what a run needs when a value an index names is
     gone from the cache (cache/engine/core.py: StaleCache); the missing values are recomputed.
     The only recovery from a stale cache."""
-    engine = new_engine(failed.store, failed.memory, failed.generation, force_groups=True,
+    engine = new_engine(failed.store, failed.memory, failed.build_id, force_groups=True,
                         verify=failed.verify)
     try:
         index_hash, index = build(engine, inputs)
@@ -130,7 +133,7 @@ class Generation:
             memory: Memory | None = None, commit: bool = True) -> GraphResult:
         """The graph on the engine (the session's memory, or a fresh one); a spec the graph
         rejects is reported with every problem located. `verify` runs every task and records
-        where the cache disagrees (cache/engine/core.py: Disagreement). Without `commit`, what
+        where the cache disagrees (cache/engine/stats.py: Disagreement). Without `commit`, what
         a successful run computed stays staged: the caller finishes the engine (a build
         does, once its files are written). A rejected spec's problems, and a run that
         recovered from a stale cache, are committed all the same."""

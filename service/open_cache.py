@@ -19,7 +19,7 @@ from gradshard.cache.store.database import Store, StoreDamaged, set_aside
 from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
-    from gradshard.cache.engine.core import Memory
+    from gradshard.cache.engine.memory import Memory
 
     from gradshard.service.graph_run import Generation, GraphResult
 
@@ -50,10 +50,10 @@ class OpenCache:
     @property
     def memory(self) -> Memory:
         """What this session's engines remember between runs (task keys → outputs, hashes →
-        records; cache/engine/core.py: Memory), made on first use, so that a build with nothing
+        records; cache/engine/memory.py: Memory), made on first use, so that a build with nothing
         to do never imports the engine."""
         if self._memory is None:
-            from gradshard.cache.engine.core import Memory  # the pipeline's records come with it
+            from gradshard.cache.engine.memory import Memory
 
             self._memory = Memory()
         return self._memory

@@ -1,7 +1,7 @@
 """One session of the cache: what a command (or the daemon, for its whole life) holds and does.
 
     Session ─ store      the SQLite store of the cache directory (opened on first use)
-            ─ memory     what its engines remember between runs (cache/engine/core.py: Memory)
+            ─ memory     what its engines remember between runs (cache/engine/memory.py: Memory)
             ─ warnings   what the cache said on the way (damage found and set aside)
             ─ build      generate, then compile, as one build of the cache (service/build.py)
             ─ compile    a build's generated C++, from its own graph run (service/compile/driver.py)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine.core import Engine, Group, StaleCache, Task, Value
+from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import DB_FILE, Store, blob_hash
 from gradshard.pipeline.problems import InternalError
 from gradshard.pipeline.records import Record, Text
@@ -74,8 +76,8 @@ def reopen(store: Store) -> Store:
     return again
 
 
-def build_parity(store: Store, text: str, generation: int = 1) -> tuple[int, Engine]:
-    engine = Engine(store, "v1", generation=generation)
+def build_parity(store: Store, text: str, build_id: int = 1) -> tuple[int, Engine]:
+    engine = Engine(store, "v1", build_id=build_id)
     count = engine.run(COUNT, [engine.text(text)], "words")
     result = engine.run(PARITY, [count], "parity")
     value = engine.records([result])[0].value
@@ -96,7 +98,7 @@ def test_second_build_reuses_everything(store):
 def test_early_cutoff_stops_an_unchanged_output(store):
     build_parity(store, "a b c")
     CALLS.clear()
-    value, engine = build_parity(store, "x y z", generation=2)  # same count, new text
+    value, engine = build_parity(store, "x y z", build_id=2)  # same count, new text
     assert value == 1
     assert CALLS == ["count"]  # parity's input hash is unchanged: reused
     assert [r.reason for r in engine.stats.runs] == ["changed: text"]
@@ -174,7 +176,7 @@ def test_damaged_blob_is_detected_and_recomputed(store):
     store.connection.execute("UPDATE blobs SET data = CAST('{\"value\":0}' AS BLOB) "
                              "WHERE codec LIKE 'json:%'")
     CALLS.clear()
-    engine = Engine(store, "v1", generation=2)
+    engine = Engine(store, "v1", build_id=2)
     count = engine.run(COUNT, [engine.text("a b c")], "words")
     assert engine.records([count])[0].value == 3  # not the planted 0
     assert "count" in CALLS and any("damaged" in w for w in store.warnings)
@@ -185,7 +187,7 @@ def test_damaged_task_row_is_a_miss(store):
     build_parity(store, "a b c")
     store.connection.execute("UPDATE tasks SET output = '00000000000000000000000000000000'")
     CALLS.clear()
-    assert build_parity(store, "a b c", generation=2)[0] == 1
+    assert build_parity(store, "a b c", build_id=2)[0] == 1
     assert CALLS == ["count", "parity"]
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text

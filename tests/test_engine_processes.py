@@ -1,5 +1,5 @@
 """Work done in forked children: groups (Engine.groups, Engine.begin) and the back of a
-long map of a task that splits. Real forks, real SQLite files.
+long map of a task that forks. Real forks, real SQLite files.
 
 The toy tasks here say which process computed them (their output holds its pid), so the
 tests see where each group ran; a task that is not pure this way is a test's device only.
@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine import core as engine_module
-from gradshard.cache.engine.core import CHILD_SHARE, SPLIT_LEAST, Engine, Group, Task, Value
+from gradshard.cache.engine import scheduler as scheduler_module
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.scheduler import CHILD_SHARE, MAP_FORK_LEAST, ForkScheduler
+from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.problems import InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
@@ -88,12 +91,12 @@ def results(engine: Engine, index: Value) -> list[Where]:
 @pytest.fixture(autouse=True)
 def two_groups_fork(monkeypatch):
     """Most tests here run two groups: let two be enough for `groups` to fork."""
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 2)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 2)
 
 
 def run_both(store: Store | None, first: list[str], second: list[str], processes: int = 2
              ) -> tuple[Engine, list[list[Where]]]:
-    engine = Engine(store, "v1", generation=1, processes=processes)
+    engine = Engine(store, "v1", build_id=1, processes=processes)
     values = engine.groups([(FIRST, [texts(engine, first)], "first"),
                             (SECOND, [texts(engine, second)], "second")])
     found = [results(engine, v) for v in values]
@@ -135,7 +138,7 @@ def log_frames(store: Store) -> tuple[int, int]:
 def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
     """The last connection to close checkpoints what the log holds: a parent whose child
     did not would pay for the child's rows at its next fork or at its end."""
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                    (SECOND, [texts(engine, ["b c " * 2000])], "second")])
     frames, copied = log_frames(store)  # the parent has committed nothing yet
@@ -144,9 +147,9 @@ def test_a_child_copies_the_log_into_the_database_before_it_exits(store):
 
 
 def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 4)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 4)
     calls = [(FIRST if k % 2 else SECOND, [f"w{k} " * (k + 1)], f"g{k}") for k in range(5)]
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     values = engine.groups([(g, [texts(engine, words)], ident) for g, words, ident in calls])
     found = [results(engine, v) for v in values]
     engine.finish()
@@ -156,13 +159,13 @@ def test_groups_hand_the_back_half_to_one_child_in_order(store, monkeypatch):
     assert pids[3] == pids[4] != PARENT  # the back half in one child
     assert no_child_left()
     # the second time every index is known: nothing runs, nothing forks
-    again = Engine(store, "v1", generation=2, processes=2)
+    again = Engine(store, "v1", build_id=2, processes=2)
     again.groups([(g, [texts(again, words)], ident) for g, words, ident in calls])
     assert not again.stats.runs and no_child_left()
 
 
 def test_fewer_groups_than_worth_a_fork_run_here(store, monkeypatch):
-    monkeypatch.setattr(engine_module, "GROUPS_LEAST", 3)
+    monkeypatch.setattr(scheduler_module, "GROUPS_LEAST", 3)
     _, (first, second) = run_both(store, ["a"], ["b c"])
     assert {w.pid for w in first + second} == {PARENT}
 
@@ -195,7 +198,7 @@ def test_a_group_whose_child_dies_runs_here(store):
 
 
 def test_a_child_error_is_raised_by_the_parent_running_the_group(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     with pytest.raises(InternalError, match="the task fails everywhere"):
         engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                        (SECOND, [texts(engine, ["raise now"])], "second")])
@@ -221,7 +224,7 @@ def begin_and_join(engine: Engine, texts: Value) -> Index:
 
 
 def test_a_group_begun_and_joined_inside_a_group(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer", "parse", begin_and_join, Index, ("texts",))
     value = engine.group(outer, [texts(engine, ["x y", "z"])], "outer")
     found = results(engine, value)
@@ -230,7 +233,7 @@ def test_a_group_begun_and_joined_inside_a_group(store):
 
 
 def test_a_group_begun_and_never_joined_is_a_bug_and_its_child_ends(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     careless = Group("toy.careless", "parse", begin_only, Index, ("texts",))
     with pytest.raises(InternalError, match="never joined"):
         engine.group(careless, [texts(engine, ["x"])], "careless")
@@ -243,7 +246,7 @@ THIRD = Group("toy.third", "bindings", counts, Index, ("texts",))
 def wait_for_a_free_processor(engine: Engine) -> None:
     """A test's device: until the child running beside this process is done."""
     deadline = time.monotonic() + 60
-    while not engine._free_processor() and time.monotonic() < deadline:
+    while not engine.scheduler._free_processor() and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
@@ -260,13 +263,13 @@ INNER = Group("toy.inner", "parse", count_when_a_processor_is_free, Index, ("tex
 
 
 FORK_SCOPES: list[int] = []
-FORK = Engine._fork
+FORK = ForkScheduler._fork
 
 
-def forks_noted(engine: Engine, work):
-    """Engine._fork, noting the scope this process is in when it forks."""
-    FORK_SCOPES.append(engine._scope)
-    return FORK(engine, work)
+def forks_noted(scheduler: ForkScheduler, work):
+    """ForkScheduler._fork, noting the scope its engine is in when it forks."""
+    FORK_SCOPES.append(scheduler.engine.scope)
+    return FORK(scheduler, work)
 
 
 def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Value) -> Index:
@@ -282,10 +285,10 @@ def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Val
 
 def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(store, tmp_path,
                                                                                monkeypatch):
-    monkeypatch.setattr(engine_module.Engine, "_fork", forks_noted)
+    monkeypatch.setattr(ForkScheduler, "_fork", forks_noted)
     monkeypatch.setattr(sys.modules[__name__], "FORK_SCOPES", [])
     monkeypatch.setattr(sys.modules[__name__], "HOLD_UNTIL", [tmp_path / "inside"])
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_waits", "parse", begin_two_then_inner, Index,
                   ("first", "second", "words"))
     value = engine.group(outer, [texts(engine, ["hold"]), texts(engine, ["b c"]),
@@ -317,7 +320,7 @@ def begin_two_join_the_waiting_one(engine: Engine, first: Value, second: Value) 
 
 
 def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_joins", "parse", begin_two_join_the_waiting_one, Index,
                   ("first", "second"))
     value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"])], "outer")
@@ -331,7 +334,7 @@ def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
 
 def test_a_group_begun_where_nothing_forks_runs_at_once(store):
     for engine_store, processes in ((None, 2), (store, 1)):
-        engine = Engine(engine_store, "v1", generation=1, processes=processes)
+        engine = Engine(engine_store, "v1", build_id=1, processes=processes)
         begun = engine.begin(SECOND, [texts(engine, ["a b"])], "second")
         assert begun.value is not None and begun.child is None and not begun.waiting
         assert [w.pid for w in results(engine, begun.join())] == [PARENT]
@@ -339,7 +342,7 @@ def test_a_group_begun_where_nothing_forks_runs_at_once(store):
 
 def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
     run_both(store, ["a"], ["b c"])
-    engine = Engine(store, "v1", generation=2, verify=True, processes=2)
+    engine = Engine(store, "v1", build_id=2, verify=True, processes=2)
     engine.groups([(FIRST, [texts(engine, ["a"])], "first"),
                    (SECOND, [texts(engine, ["b c"])], "second")])
     engine.finish()
@@ -350,7 +353,7 @@ def test_what_a_verifying_child_finds_is_reported_by_its_parent(store):
 
 
 # ---------------------------------------------------------------------------------------------
-# A long map of a task that splits
+# A long map of a task that forks
 
 
 def counted_or_refused(text: Text) -> Where:
@@ -359,15 +362,15 @@ def counted_or_refused(text: Text) -> Where:
     return counted_here(text)
 
 
-SPLIT_COUNT = Task("toy.where_split", "parse", counted_or_refused, Where, ("text",),
-                   blames=SpecFile.NATIVE_FUNCTIONS, splits=True)
-MANY = SPLIT_LEAST * 2
+FORKED_COUNT = Task("toy.where_forked", "parse", counted_or_refused, Where, ("text",),
+                   blames=SpecFile.NATIVE_FUNCTIONS, forks=True)
+MANY = MAP_FORK_LEAST * 2
 
 
 def map_many(store: Store | None, words: list[str], processes: int = 2
              ) -> tuple[Engine, list[Value]]:
-    engine = Engine(store, "v1", generation=1, processes=processes)
-    values = engine.map(SPLIT_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
+    engine = Engine(store, "v1", build_id=1, processes=processes)
+    values = engine.map(FORKED_COUNT, [((engine.text(w),), f"w{k}") for k, w in enumerate(words)])
     engine.finish()
     return engine, values
 
@@ -398,8 +401,8 @@ def test_a_long_map_hands_its_back_to_a_child_and_keeps_the_order(store):
     assert not again.stats.runs and [v.hash for v in values_again] == [v.hash for v in values]
 
 
-def test_a_short_map_a_single_processor_or_no_store_never_splits(store):
-    short = many_words()[:SPLIT_LEAST - 1]
+def test_a_short_map_a_single_processor_or_no_store_never_forks(store):
+    short = many_words()[:MAP_FORK_LEAST - 1]
     for engine_store, processes, words in ((store, 2, short), (store, 1, many_words()),
                                            (None, 2, many_words())):
         engine, values = map_many(engine_store, words, processes)
@@ -422,10 +425,10 @@ def test_a_failure_computed_in_the_child_is_the_parents_failure(store):
     assert engine.records([values[-1]])[0].pid != PARENT
 
 
-def test_a_map_splits_once_the_group_child_running_beside_it_is_done(store):
+def test_a_map_forks_once_the_group_child_running_beside_it_is_done(store):
     """A begun group's child holds the second processor while it runs; a map beside it
     hands runs to a child of its own once that one is done, joined or not."""
-    engine = Engine(store, "v1", generation=1, processes=2)
+    engine = Engine(store, "v1", build_id=1, processes=2)
     outer = Group("toy.outer_map", "parse", begin_then_map, Index, ("texts", "words"))
     value = engine.group(outer, [texts(engine, ["x"]), texts(engine, many_words())], "outer")
     found = results(engine, value)
@@ -440,6 +443,6 @@ def begin_then_map(engine: Engine, first: Value, words: Value) -> Index:
     deadline = time.monotonic() + 60
     while begun.child.running() and time.monotonic() < deadline:  # done, not joined
         time.sleep(0.01)
-    values = engine.map(SPLIT_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
+    values = engine.map(FORKED_COUNT, [((w,), f"w{k}") for k, w in enumerate(engine.items(words))])
     begun.join()
     return Index(engine.collection(values, Where, persist=True).hash)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine.core import EngineStats
+from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
 from gradshard.service.graph_run import Generation

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine.core import Engine, Memory
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.memory import Memory
 from gradshard.cache.graph.build_graph import BuildInputs, build
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version

@@ -89,10 +89,10 @@ def test_an_up_to_date_build_without_compile_runs_no_graph(tmp_path, graph_runs)
 
 
 def flush_noting(store: Store, commits: list[tuple[int, bool]], marker: Path,
-                 generation: int) -> None:
+                 build_id: int) -> None:
     """Store.flush, noting how many task rows it commits and whether `marker` exists."""
     commits.append((len(store.pending.tasks), marker.exists()))
-    FLUSH(store, generation)
+    FLUSH(store, build_id)
 
 
 def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypatch):

@@ -18,6 +18,8 @@ import tempfile
 import threading
 from typing import Callable
 
+__all__ = ["Child", "can_fork", "processors"]
+
 
 def can_fork() -> bool:
     """Whether a child can be forked: only the calling thread goes on in a child, so a

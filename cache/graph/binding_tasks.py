@@ -18,7 +18,7 @@ from gradshard.pipeline.parse.source import Entry
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.parse.tags import TagNames
 
-from gradshard.cache.engine.core import Task
+from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.tasks import Passed, single_template
 
 

@@ -14,7 +14,9 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.template_names import MODULE_FILES
 
 from gradshard.cache.graph import binding_tasks as t
-from gradshard.cache.engine.core import Engine, Group, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import (BIND, PARSE, RENDER, FailureLog, Outputs,
                                                  entry_values, parsed, pick, split_failed)
 

@@ -53,7 +53,9 @@ from gradshard.cache.graph import tasks as t
 from gradshard.cache.graph.bindings_group import PYTHON_BINDINGS
 from gradshard.cache.graph.codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, VIEW_SIDE_MATCH,
                                                  native_codegen_inputs, view_codegen_inputs)
-from gradshard.cache.engine.core import Engine, Group, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
 from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES,
                                                  RENDER, SPLIT, AutogradSide, BuildIndex,

@@ -36,7 +36,9 @@ from gradshard.pipeline.render.trace_type import (RenderedTrace, is_trace_item, 
 from gradshard.pipeline.render.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc,
                                                   render_view_func, view_func, view_funcs_files)
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
 from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
 from gradshard.cache.graph.tasks import NATIVE, single_template
@@ -110,7 +112,7 @@ def _match(match: FunctionMatch) -> FunctionMatch | None:
 
 
 TRACE_KERNEL = Task("trace_type.kernel", "render", traced, RenderedTrace,
-                    ("function", "templates"), fan_out=True, splits=True,
+                    ("function", "templates"), fan_out=True, forks=True,
                     blames=NATIVE)
 TRACE_FILE = Task("assemble.trace_type", "assemble", trace_file, Text,
                   ("kernels", "template", "layout", "shard"))
@@ -119,7 +121,7 @@ FACTORY = Task("factory.render", "render", factories, RenderedFactory,
 FACTORIES_FILE = Task("assemble.variable_factories", "assemble", factories_file, Text,
                       ("factories", "template", "layout"))
 ANNOTATED_ARGS = Task("annotated.render", "render", annotated, RenderedAnnotatedArgs,
-                      ("function", "templates"), splits=True, blames=NATIVE)
+                      ("function", "templates"), forks=True, blames=NATIVE)
 ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, Text,
                       ("entries", "template"))
 
@@ -129,7 +131,7 @@ VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatc
                        ("function", "match"))
 INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
                               RenderedInplaceOrView, ("function", "match", "templates"),
-                              fan_out=True, splits=True, blames=NATIVE)
+                              fan_out=True, forks=True, blames=NATIVE)
 INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
                             ("kernels", "template", "layout", "shard"))
 VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,

@@ -26,7 +26,9 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import SpecTexts, entry_label
 
-from gradshard.cache.engine.core import Engine, Value, encode_hash
+from gradshard.cache.engine.codec import encode_hash
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.values import Value
 
 SPLIT, PARSE, MATCH, BIND, RENDER = range(5)
 PHASES = ("split", "parse", "match", "bind", "render")

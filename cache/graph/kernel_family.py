@@ -22,7 +22,9 @@ from gradshard.pipeline.problems import Failure
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 
 

@@ -35,7 +35,9 @@ from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.parse.views import ViewOrder, view_grouping
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.build_graph import BuildIndex
 from gradshard.cache.graph.group_records import AutogradSide, NativeSide
 from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,

@@ -15,7 +15,7 @@ from gradshard.pipeline.records import Record, Text, content_hash
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import entry_label
 
-from gradshard.cache.engine.core import Task
+from gradshard.cache.engine.jobs import Task
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from gradshard.pipeline.parse.spec import (parse_derivatives_entry, parse_native
 from gradshard.pipeline.parse.tags import Tag, TagNames, tag_names
 from gradshard.pipeline.parse.views import ViewOrder, view_order
 
-from gradshard.cache.engine.core import Task
+from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.group_records import Labels
 
 NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
@@ -112,14 +112,14 @@ def used_dispatch_keys(summaries: tuple[InfoSummary, ...]) -> DispatchKeys:
 PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
 TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
 PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"),
-                    blames=NATIVE, splits=True)
+                    blames=NATIVE, forks=True)
 CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("functions",))
 SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
                         ("functions",))
 GENERATE = Task("parse.generate", "parse", generate_for_members, NativeFunction, ("group",),
-                fan_out=True, blames=NATIVE, splits=True)
+                fan_out=True, blames=NATIVE, forks=True)
 FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, FunctionSummary,
-                        ("function",), splits=True)
+                        ("function",), forks=True)
 VIEW_ORDER = Task("parse.view_order", "parse", view_order, ViewOrder, ("functions",))
 BUCKETS = Task("parse.buckets", "parse", view_ordered_buckets, DerivativeBuckets,
                ("functions", "view order"))
@@ -198,7 +198,7 @@ def single_template(name: str, template: Text) -> TemplateSet:
 NODE_NAMES = Task("render.node_names", "render", node_names, NodeNames, ("infos",))
 NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos",), fan_out=True)
 RENDER_NODE = Task("render.node", "render", render_pieces, Text, ("node", "templates"),
-                   fan_out=True, splits=True)
+                   fan_out=True, forks=True)
 FUNCTIONS_FILE = Task("assemble.functions", "assemble", assemble_functions, Text,
                       ("pieces", "template", "layout", "file"))
 PYTHON_FUNCTIONS_HEADER = Task("assemble.python_functions_h", "assemble", assemble_python_header,

@@ -31,7 +31,9 @@ from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type import VariableKernel, variable_kernels
 
-from gradshard.cache.engine.core import Engine, Group, Task, Value
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 from gradshard.cache.graph.kernel_family import kernel_owners, units_in_order
 from gradshard.cache.graph.tasks import NATIVE, single_template
@@ -61,7 +63,7 @@ def assemble_header(template: Text, layout: Text) -> Text:
 KERNELS = Task("variable_type.kernels", "render", kernels_of, VariableKernel,
                ("function", "match"), fan_out=True, blames=NATIVE)
 RENDER_KERNEL = Task("render.kernel", "render", render, RenderedKernel,
-                     ("kernel", "templates"), splits=True)
+                     ("kernel", "templates"), forks=True)
 TEMPLATE = Task("assemble.variable_type_template", "assemble", assemble_template, Text,
                 ("template", "dispatch keys"))
 FILE = Task("assemble.variable_type", "assemble", assemble_file, Text,

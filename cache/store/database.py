@@ -365,22 +365,24 @@ class Store:
     def put_trace(self, task: str, ident: str, key: str, inputs: Sequence[str]) -> None:
         self.pending.traces[(task, ident)] = (key, "\n".join(inputs))
 
-    def flush(self, generation: int) -> None:
+    def flush(self, build_id: int) -> None:
         """Commit every staged row in one transaction; blobs always land with the task rows
-        that name them, so a killed build never leaves a task pointing at nothing."""
+        that name them, so a killed build never leaves a task pointing at nothing. The rows'
+        `used` is `build_id`: the `builds` row of the build committing them (0 for a run
+        recorded as no build)."""
         pending, self.pending = self.pending, _Pending()
         if pending.empty():
             return
         with self.guarded(pending.bytes), self.transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO blobs (hash, codec, data, size, used) VALUES (?,?,?,?,?)",
-                ((h, c, d, len(d), generation) for h, (c, d) in pending.blobs.items()))
+                ((h, c, d, len(d), build_id) for h, (c, d) in pending.blobs.items()))
             db.executemany("INSERT OR IGNORE INTO refs (parent, child) VALUES (?,?)",
                            pending.refs)
             db.executemany(
                 "INSERT OR REPLACE INTO tasks (key, task, output, seconds, used, version) "
                 "VALUES (?,?,?,?,?,?)",
-                ((k, t, o, s, generation, v) for k, (t, o, s, v) in pending.tasks.items()))
+                ((k, t, o, s, build_id, v) for k, (t, o, s, v) in pending.tasks.items()))
             db.executemany(
                 "INSERT OR REPLACE INTO traces (task, ident, key, inputs) VALUES (?,?,?,?)",
                 ((t, i, k, inputs) for (t, i), (k, inputs) in pending.traces.items()))

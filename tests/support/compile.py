@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gradshard.cache.engine.core import encode
+from gradshard.cache.engine.codec import encode
 from gradshard.cache.store.database import DB_FILE, blob_hash
 from gradshard.pipeline.layout.compile_layout import CompileLayout
 from gradshard.service.cli import main
