@@ -108,23 +108,18 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
     fingerprint.update(request.placement.words())
-    store = session.open()
-    last = _up_to_date(request, store, fingerprint)
+    last = _up_to_date(request, session.open(), fingerprint)
     # decoded before the lease: a file that is not text is a spec error, and no build
     decoded = _decode(inputs) if last is None else None
+    store = session.store
     build_id = store.begin_build(request.spec_key, request.out_key) if store is not None else 0
     done: FilesOutcome | None = None
     try:
-        run = (_run_graph(decoded, session, build_id, request.verify, commit=False)
-               if decoded is not None else None)
-        done = (_write_and_record(request, session, run, build_id, fingerprint, started)
-                if run is not None else _files_up_to_date(request, last, started))
+        run, done = _files(request, session, decoded, last, build_id, fingerprint, started)
         if before_compile is not None:
             before_compile()
-        compiled = None
-        if options is not None:
-            layout_run = run if run is not None else _layout_run(inputs, session, build_id)
-            compiled = _compile(request, build_id, layout_run, session, options, progress)
+        compiled = (_compile(request, build_id, run, inputs, session, options, progress)
+                    if options is not None else None)
     except BaseException as failure:
         _give_up(session, build_id, done, failure, started)
         raise
@@ -140,10 +135,9 @@ def _up_to_date(request: BuildRequest, store: Store | None,
                 fingerprint: dict[str, str]) -> LastBuild | None:
     """The last build of this spec into this directory, when this build has nothing to do:
     it read the same inputs (placed alike) and its files are intact. Never for --verify."""
-    if store is None or request.verify:
-        return None
-    last = store.last_build(request.spec_key, request.out_key)
-    if last is None or last.inputs != fingerprint or not outputs_match(request.out, last.files):
+    last = store.last_build(request.spec_key, request.out_key) if store is not None else None
+    if (request.verify or last is None or last.inputs != fingerprint
+            or not outputs_match(request.out, last.files)):
         return None
     return last
 
@@ -154,19 +148,25 @@ def _decode(inputs: InputBytes) -> DecodedInputs:
     return DecodedInputs.decode(inputs)
 
 
+def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | None,
+           last: LastBuild | None, build_id: int, fingerprint: dict[str, str],
+           started: float) -> tuple[GraphResult | None, FilesOutcome]:
+    """The build's files: up to date (`last`: no graph runs), else the graph's run, its
+    files written and the build recorded. What the run computed stays staged until its
+    files are written (the files of a save appear sooner)."""
+    if decoded is None:
+        assert last is not None
+        return None, _files_up_to_date(request, last, started)
+    run = _run_graph(decoded, session, build_id, request.verify, commit=False)
+    return run, _write_and_record(request, session, run, build_id, fingerprint, started)
+
+
 def _run_graph(decoded: DecodedInputs, session: OpenCache, build_id: int, verify: bool,
                commit: bool) -> GraphResult:
     """The graph on the session's store and memory (service/graph_run.py: run_graph)."""
     from gradshard.service.graph_run import run_graph
 
     return run_graph(decoded, session.open(), session.memory, build_id, verify, commit)
-
-
-def _layout_run(inputs: InputBytes, session: OpenCache, build_id: int) -> GraphResult:
-    """The graph run an up-to-date build's compile reads its layout from: the build ran
-    none, and this one is answered by the cache's indexes (no task runs when nothing
-    changed)."""
-    return _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
 
 
 def _files_up_to_date(request: BuildRequest, last: LastBuild, started: float) -> FilesOutcome:
@@ -206,10 +206,15 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
     return FilesOutcome("built", writes, seconds, run.stats, len(files), run.nodes)
 
 
-def _compile(request: BuildRequest, build_id: int, run: GraphResult, session: OpenCache,
-             options: CompileOptions, progress: Callable[[str], None]) -> CompileReport:
+def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
+             inputs: InputBytes, session: OpenCache, options: CompileOptions,
+             progress: Callable[[str], None]) -> CompileReport:
+    """The compile, from the layout of the build's graph run. An up-to-date build ran none:
+    one run, answered by the cache's indexes (no task runs when nothing changed), gives it."""
     from gradshard.service.compile.driver import compile_generated  # only to compile
 
+    if run is None:
+        run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
     return compile_generated(request, build_id, run, session, options, progress)
 
 
