@@ -30,8 +30,9 @@ T = TypeVar("T")
 @dataclass
 class OpenCache:
     """One command's (or the daemon's) view of the cache: the store (if any), the engine
-    memory, the warnings given and the precompiled headers found sound (gch path → stat
-    signature, service/compile/driver.py: check_pchs)."""
+    memory, the warnings given, and the compile cache's state: the precompiled headers found
+    sound (gch path → stat signature, service/compile/driver.py: check_pchs), the stored
+    objects found sound, and the hashes of the files its builds wrote or read."""
 
     directory: Path | None
     warnings: list[str] = field(default_factory=list)
