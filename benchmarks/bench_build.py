@@ -23,7 +23,8 @@ before each round of gradshard's runs, so that both see the machine as loaded as
 A fresh Python process costs ~0.2 s before any work (interpreter start and imports, for
 torchgen and gradshard alike), which is most of an edited formula's build. So the edited
 formula is also timed in one warm process, as `gradshard daemon` and IDE integrations run
-it: torchgen's generation (its caches cleared) against Session.build, both imported already.
+it: torchgen's generation (its caches cleared) against service/build.py's build_and_compile,
+both imported already.
 
     python benchmarks/bench_build.py [--spec DIR] [--repeat N]
 """
@@ -40,6 +41,7 @@ import time
 from pathlib import Path
 
 from gradshard.service.cli import collector_for
+from gradshard.service.build import build_and_compile
 from gradshard.service.session import Session
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
@@ -85,7 +87,7 @@ def gradshard_in_process(session: Session, spec: Path, out: Path) -> float:
     the daemon's collector settings (service/cli.py: collector_for)."""
     with collector_for("daemon"):
         started = time.perf_counter()
-        session.build(locate_spec(str(spec)), out)
+        build_and_compile(locate_spec(str(spec)), out, session)
         return time.perf_counter() - started
 
 

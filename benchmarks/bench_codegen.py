@@ -28,7 +28,7 @@ from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
 from gradshard.service.query.check import prepare
 from gradshard.service.files.outputs import write_outputs
-from gradshard.service.session import Session
+from gradshard.service.graph_run import run_graph
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement, placed_files
 
@@ -49,7 +49,7 @@ def torchgen_all(location: SpecLocation, out: Path) -> float:
 
 def gradshard_all(location: SpecLocation, out: Path) -> float:
     started = time.perf_counter()
-    result = Session(None).run_graph(prepare(location))
+    result = run_graph(prepare(location), None)
     write_outputs(out, result.load(sorted(placed_files(result.files, Placement()))))
     return time.perf_counter() - started
 

@@ -59,9 +59,9 @@ def generate(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
     from gradshard.service.query.check import analyze, prepare
 
     loaded.location = locate_spec(args.spec)
-    generation = prepare(loaded.location)
-    loaded.texts = generation.texts
-    return analyze(generation)
+    decoded = prepare(loaded.location)
+    loaded.texts = decoded.texts
+    return analyze(decoded)
 
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
@@ -148,16 +148,19 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
 
 def _build_and_compile(args: argparse.Namespace, location: SpecLocation, session: Session):
     """The build and, unless --codegen-only, its compile (with a progress bar on a terminal),
-    as one build of the cache (Session.build)."""
+    as one build of the cache (service/build.py)."""
+    from gradshard.service.build import build_and_compile
+
     out = Path(args.out)
     placement = placement_of(args)
     if args.codegen_only:
-        return session.build(location, out, verify=args.verify, placement=placement)
+        return build_and_compile(location, out, session, verify=args.verify,
+                                 placement=placement)
     from gradshard.service.compile.report import progress_printer
 
     with progress_printer(enabled=not args.json) as progress:
-        return session.build(location, out, compile_options(args), progress, args.verify,
-                             placement=placement)
+        return build_and_compile(location, out, session, compile_options(args), progress,
+                                 args.verify, placement=placement)
 
 
 def _cache_dir(args: argparse.Namespace, default) -> Path:

@@ -1,6 +1,10 @@
-"""Running the build graph for a spec: its inputs as records, the engine run, the manifest.
+"""The graph run: a spec's inputs decoded into the records the build graph reads
+(DecodedInputs), the graph run over them on an engine (run_graph), and what a finished run
+gives (GraphResult): its files and their texts, the compile layout over them, the manifest a
+build records.
 
-Imported only when a build has work to do (it loads the whole pipeline).
+A run is told its store and its engine memory (the session's: service/open_cache.py); it calls
+back into nothing above it. Imported only when there is work (it loads the whole pipeline).
 """
 
 from __future__ import annotations
@@ -45,15 +49,55 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     return engine, index_hash, index
 
 
+@dataclass(frozen=True)
+class DecodedInputs:
+    """One spec's inputs decoded: its texts, and the records the graph reads."""
+
+    texts: SpecTexts
+    inputs: BuildInputs
+
+    @classmethod
+    def decode(cls, raw: InputBytes) -> DecodedInputs:
+        """A file that is not text, or a missing template, is a spec problem here."""
+        texts = decode_spec(raw.yaml)
+        inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
+                             TemplateSet(template_sources(raw.templates)), raw.location.layout)
+        return cls(texts, inputs)
+
+
+def run_graph(decoded: DecodedInputs, store: Store | None, memory: Memory | None = None,
+              build_id: int = 0, verify: bool = False, commit: bool = True) -> GraphResult:
+    """The graph on an engine over `store` and `memory` (a session's, or a fresh memory); a
+    spec the graph rejects is reported with every problem located. `verify` runs every task
+    and records where the cache disagrees (cache/engine/stats.py: Disagreement). Without
+    `commit`, what a successful run computed stays staged: the caller finishes the engine
+    (a build does, once its files are written). A rejected spec's problems, and a run that
+    recovered from a stale cache, are committed all the same."""
+    engine = new_engine(store, memory if memory is not None else Memory(), build_id,
+                        verify=verify)
+    try:
+        index_hash, index = build(engine, decoded.inputs)
+    except StaleCache:
+        engine, index_hash, index = build_entering_groups(engine, decoded.inputs)
+    except SpecError:
+        engine.finish()  # the problems are outputs too: the next run reports them cached
+        raise
+    if commit:
+        engine.finish()
+    return GraphResult(engine, index_hash, index, decoded, dict(engine.stats.seconds))
+
+
 @dataclass
 class GraphResult:
-    """A finished graph run: the files (name → content hash), how to read them, and the
-    compile layout over them (the same run's engine: the graph runs once per build)."""
+    """A finished graph run over decoded inputs: the files (name → content hash), how to read
+    them, the compile layout over them and the manifest of the run (all on the run's own
+    engine: a build runs the graph once, its compile included). Recovering from a stale cache
+    replaces the engine and the index in place."""
 
     engine: Engine
     index_hash: str
     index: BuildIndex
-    inputs: BuildInputs
+    decoded: DecodedInputs
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -88,8 +132,8 @@ class GraphResult:
     def rerun_entering_groups(self) -> None:
         """Something an index names is gone from the cache: rebuild it (the files do not
         change)."""
-        self.engine, self.index_hash, self.index = build_entering_groups(self.engine,
-                                                                         self.inputs)
+        self.engine, self.index_hash, self.index = build_entering_groups(
+            self.engine, self.decoded.inputs)
 
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The compile layout of this run's files: the layout group over the run's index, on
@@ -101,7 +145,7 @@ class GraphResult:
             return self._layout(settings)
 
     def _layout(self, settings: ShardSettings) -> CompileLayout:
-        engine, inputs = self.engine, self.inputs
+        engine, inputs = self.engine, self.decoded.inputs
         value = engine.group(COMPILE_LAYOUT, [
             engine.ref(self.index_hash, BuildIndex), engine.literal(inputs.spec_templates),
             engine.literal(inputs.templates), engine.text(inputs.layout),
@@ -114,64 +158,26 @@ class GraphResult:
         engine.finish()
         return layout
 
-
-@dataclass(frozen=True)
-class Generation:
-    """One spec's build: its inputs decoded into the records the graph reads."""
-
-    texts: SpecTexts
-    inputs: BuildInputs
-
-    @classmethod
-    def prepare(cls, raw: InputBytes) -> Generation:
-        texts = decode_spec(raw.yaml)
-        inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
-                             TemplateSet(template_sources(raw.templates)), raw.location.layout)
-        return cls(texts, inputs)
-
-    def run(self, store: Store | None, build_id: int, verify: bool = False,
-            memory: Memory | None = None, commit: bool = True) -> GraphResult:
-        """The graph on the engine (the session's memory, or a fresh one); a spec the graph
-        rejects is reported with every problem located. `verify` runs every task and records
-        where the cache disagrees (cache/engine/stats.py: Disagreement). Without `commit`, what
-        a successful run computed stays staged: the caller finishes the engine (a build
-        does, once its files are written). A rejected spec's problems, and a run that
-        recovered from a stale cache, are committed all the same."""
-        engine = new_engine(store, memory if memory is not None else Memory(), build_id,
-                            verify=verify)
-        try:
-            index_hash, index = build(engine, self.inputs)
-        except StaleCache:
-            engine, index_hash, index = build_entering_groups(engine, self.inputs)
-        except SpecError:
-            engine.finish()  # the problems are outputs too: the next run reports them cached
-            raise
-        if commit:
-            engine.finish()
-        return GraphResult(engine, index_hash, index, self.inputs, dict(engine.stats.seconds))
-
-    def manifest(self, result: GraphResult, spec: str, fingerprint: dict[str, str]) -> Manifest:
-        """The manifest of a finished run; the entry stamps are tasks too (a file that did not
+    def manifest(self, spec: str, fingerprint: dict[str, str]) -> Manifest:
+        """The manifest of this run; the entry stamps are tasks too (a file that did not
         change is not split again)."""
-        engine = result.engine
+        engine, texts = self.engine, self.decoded.texts
         stamps = engine.map(ENTRY_STAMPS, [
-            ((engine.text(f.value), engine.text(self.texts.text_of(f))), f.value)
+            ((engine.text(f.value), engine.text(texts.text_of(f))), f.value)
             for f in YAML_FILES])
         engine.finish()
-        return Manifest(spec, self.inputs.layout, tuple(sorted(fingerprint.items())),
-                        tuple(s.hash for s in stamps), result.index_hash)
+        return Manifest(spec, self.decoded.inputs.layout, tuple(sorted(fingerprint.items())),
+                        tuple(s.hash for s in stamps), self.index_hash)
 
     def record(self, store: Store, build_id: int, spec: str, out: str,
-               fingerprint: dict[str, str], result: GraphResult,
-               files: dict[str, str]) -> None:
+               fingerprint: dict[str, str], files: dict[str, str]) -> None:
         """Keep the manifest; gc keeps what it reaches (the entry stamps, the build's index,
         and through it every output of the build). `files`: as written under the build's
         out (service/files/placement.py: placed_files)."""
-        manifest = self.manifest(result, spec, fingerprint)
+        manifest = self.manifest(spec, fingerprint)
         codec, data = encode(manifest)
         name = blob_hash(codec, data)
         store.put_blob(name, codec, data)
-        store.put_refs(name, [result.index_hash, *manifest.entries])
+        store.put_refs(name, [self.index_hash, *manifest.entries])
         store.flush(build_id)
         store.set_manifest(spec, out, build_id, fingerprint, files, name)
-

@@ -1,9 +1,12 @@
-"""The cache directory as a session holds it: the store, the engine memory, the warnings.
+"""The cache directory as a session holds it: the store, the engine memory, the compile
+cache's state (precompiled headers and stored objects found sound, the hashes of files
+written or read) and the warnings given on the way.
 
-The commands (service/build.py, service/query/affected.py, service/compile/driver.py) take this; the
-session (service/session.py) is one of these with the commands as its methods. A damaged
-database is set aside and the work runs again (`retrying`), and everything remembered of it
-goes with it: that came from the damaged file too.
+The commands (service/build.py, service/query/affected.py, service/query/check.py,
+service/live/plan.py, service/compile/driver.py) take this and read what they need from it;
+it calls none of them. The session (service/session.py) is one of these. A damaged database
+is set aside (`recover`) and the work runs again, and everything remembered of it goes with
+it: that came from the damaged file too.
 
 This module imports no pipeline: a no-op build never loads it.
 """
@@ -21,16 +24,15 @@ from gradshard.service.files.outputs import KnownHashes
 if TYPE_CHECKING:
     from gradshard.cache.engine.memory import Memory
 
-    from gradshard.service.graph_run import Generation, GraphResult
-
 T = TypeVar("T")
 
 
 @dataclass
 class OpenCache:
     """One command's (or the daemon's) view of the cache: the store (if any), the engine
-    memory, the warnings given and the precompiled headers found sound (gch path → stat
-    signature, service/compile/driver.py: check_pchs)."""
+    memory, the warnings given, and the compile cache's state: the precompiled headers found
+    sound (gch path → stat signature, service/compile/driver.py: check_pchs), the stored
+    objects found sound, and the hashes of the files its builds wrote or read."""
 
     directory: Path | None
     warnings: list[str] = field(default_factory=list)
@@ -58,12 +60,6 @@ class OpenCache:
             self._memory = Memory()
         return self._memory
 
-    def run_graph(self, generation: Generation, build_id: int = 0,
-                  verify: bool = False, commit: bool = True) -> GraphResult:
-        """The build graph over these inputs, on this store and memory (see Generation.run
-        for `commit`)."""
-        return generation.run(self.open(), build_id, verify, self.memory, commit)
-
     def reset(self) -> Store | None:
         """Replace a damaged store by an empty one."""
         self.set_aside()
@@ -83,11 +79,15 @@ class OpenCache:
         if self.store is not None:
             self.store.close()
 
+    def recover(self, damage: StoreDamaged) -> None:
+        """The store was found damaged: say so, and set it aside for an empty one."""
+        self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
+        self.reset()
+
     def retrying(self, work: Callable[[], T]) -> T:
         """work(); a cache found damaged on the way is set aside and work runs again."""
         try:
             return work()
         except StoreDamaged as damage:
-            self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
-            self.reset()
+            self.recover(damage)
             return work()

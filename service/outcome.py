@@ -1,35 +1,59 @@
-"""What a build did: the record `gradshard build` reports and its compile step reads."""
+"""What a build was asked (BuildRequest: made once, its cache keys with it) and what it did
+(BuildOutcome: made once, when the build has ended; `gradshard build` and the daemon report
+it). Neither holds the graph run or its engine: the compile is given the run itself
+(service/build.py).
+
+This module imports no pipeline: a no-op build never loads it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Mapping
 
-from gradshard.service.files.inputs import InputBytes
 from gradshard.service.files.outputs import WriteReport
+from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 
 if TYPE_CHECKING:
-    from gradshard.service.graph_run import Generation, GraphResult
+    from gradshard.cache.engine.core import EngineStats
+    from gradshard.service.compile.report import CompileReport
 
 
-@dataclass
+@dataclass(frozen=True)
+class BuildRequest:
+    """One build's request: the spec, where its files go and how they are placed there
+    (service/files/placement.py), whether every task runs to be compared with the cache
+    (--verify); and the build's keys in the cache (the spec's root and --out, resolved)."""
+
+    location: SpecLocation
+    out: Path
+    placement: Placement
+    verify: bool
+    spec_key: str
+    out_key: str
+
+    @classmethod
+    def of(cls, location: SpecLocation, out: Path, placement: Placement,
+           verify: bool) -> BuildRequest:
+        return cls(location, out, placement, verify, str(location.root.resolve()),
+                   str(out.resolve()))
+
+
+@dataclass(frozen=True)
 class BuildOutcome:
     status: str  # "built" or "up to date"
     location: SpecLocation
     out: Path
     cache: Path | None
     writes: WriteReport
-    seconds: dict[str, float] = field(default_factory=dict)
-    stats: Any = None  # the engine's EngineStats when the graph ran
-    warnings: list[str] = field(default_factory=list)
-    files: int = 0
-    nodes: int = 0
-    build_id: int = 0  # the cache's record of this build (0 without a cache)
-    inputs: InputBytes | None = None  # what the build read (the compile step reads the same)
-    compiled: Any = None  # the CompileReport when the build compiled
-    verified: bool = False  # every task ran and was compared with the cache (--verify)
-    graph: GraphResult | None = None  # the graph's run, whose layout the compile step reads
-    generation: Generation | None = None  # the inputs as the graph read them
-    tree: str = "flat"  # how the files are laid out under out (service/files/placement.py)
+    seconds: Mapping[str, float]  # by stage, and "total" (the files' part of the build)
+    stats: EngineStats | None  # what the engine ran and reused, when the graph ran
+    warnings: tuple[str, ...]  # what the cache and the compile said on the way
+    files: int
+    nodes: int
+    build_id: int  # the cache's record of this build (0 without a cache)
+    compiled: CompileReport | None  # None: --codegen-only
+    verified: bool  # every task ran and was compared with the cache (--verify)
+    tree: str  # how the files are laid out under out (service/files/placement.py)

@@ -26,7 +26,7 @@ def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
     """Without a cache: each node's four pieces, each binding's text, each file."""
     run = run_graph(spec_dir)
     entries = {}
-    for e in split_entries(SpecFile.DERIVATIVES, run.generation.texts.derivatives):
+    for e in split_entries(SpecFile.DERIVATIVES, run.decoded.texts.derivatives):
         entries[entry_label(e)] = e.text
     return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
             "kernels": run.kernels(), "derivatives": entries}

@@ -73,7 +73,7 @@ def test_native_side_alone_equals_the_full_parse(packaged_spec):
     run = run_graph(packaged_spec)
     engine = run.result.engine
     full = engine.records([engine.ref(run.result.index.python, Outputs)])[0]
-    inputs = run.generation.inputs
+    inputs = run.decoded.inputs
     broken = dataclasses.replace(inputs, texts=dataclasses.replace(
         inputs.texts, derivatives="- name: [unclosed\n"))
     assert binding_outputs(Engine(None, code_version()), broken) == full

@@ -17,7 +17,7 @@ import pytest
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
-from gradshard.service.graph_run import Generation
+from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.files.placement import FLAT, Placement, index_names
@@ -30,11 +30,11 @@ def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], En
     """The build graph on a spec (no output directory): its files as `gradshard build` writes
     them flat (the first stage of VariableType.cpp, an intermediate, left out), and what
     ran."""
-    generation = Generation.prepare(read_inputs(locate_spec(str(spec_dir))))
+    decoded = DecodedInputs.decode(read_inputs(locate_spec(str(spec_dir))))
     warnings: list[str] = []
     store = Store.open(cache, warnings.append) if cache is not None else None
     try:
-        result = generation.run(store, 1)
+        result = run_graph(decoded, store, build_id=1)
         names = index_names(result.files, Placement(FLAT))
         texts = result.load(sorted(names.values()))
         files = {placed: texts[name] for placed, name in names.items()}

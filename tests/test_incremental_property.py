@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gradshard.pipeline.problems import SpecError
-from gradshard.service.graph_run import Generation
+from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.cache.store.database import Store
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec
@@ -90,7 +90,8 @@ def outcome(spec: Path, cache: Path | None) -> dict[str, str] | list[tuple]:
     """The files, or the problems (rule, file, line) when the spec is rejected."""
     store = Store.open(cache, print) if cache is not None else None
     try:
-        result = Generation.prepare(read_inputs(locate_spec(str(spec)))).run(store, 1)
+        result = run_graph(DecodedInputs.decode(read_inputs(locate_spec(str(spec)))), store,
+                           build_id=1)
         return result.load(sorted(result.files))
     except SpecError as error:
         return [(p.rule, p.file, p.line) for p in error.problems]

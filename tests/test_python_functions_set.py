@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from gradshard.service.graph_run import Generation
+from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec
 
@@ -29,7 +29,7 @@ ADD_CLASS = re.compile(r"addClass<(\w+)>\(module, ")
 @pytest.fixture(scope="module")
 def built(packaged_spec) -> dict[str, str]:
     """What `gradshard build` writes for the real spec: Functions.h and python_functions*."""
-    result = Generation.prepare(read_inputs(locate_spec(str(packaged_spec)))).run(None, 0)
+    result = run_graph(DecodedInputs.decode(read_inputs(locate_spec(str(packaged_spec)))), None)
     return result.load([n for n in result.files
                         if n == "Functions.h" or n.startswith("python_functions")])
 

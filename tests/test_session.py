@@ -1,6 +1,6 @@
-"""One session (service/session.py): the build graph runs once per build, compile included;
-the session, not the process, owns the engine memory; a set-aside cache takes its memory
-with it.
+"""One session (service/session.py) and the builds run in it (service/build.py): the build
+graph runs once per build, compile included; the session, not the process, owns the engine
+memory; a set-aside cache takes its memory with it.
 
 Real g++ and ninja on the mini spec's Functions units."""
 
@@ -25,11 +25,12 @@ from gradshard.cache.maintenance import collect_garbage
 from gradshard.cache.store.database import DB_FILE, Store
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service import build as build_module
+from gradshard.service.build import build_and_compile
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import ShardSettings
-from gradshard.service import graph_run as incremental
+from gradshard.service import graph_run
 from gradshard.service.compile.driver import CompileOptions
-from gradshard.service.graph_run import Generation
+from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.session import Session
 from gradshard.service.files.spec_location import locate_spec
@@ -42,15 +43,16 @@ COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
 
 
 @pytest.fixture
-def graph_runs(monkeypatch) -> list[str]:
-    """Every run of the whole build graph (cache/graph/build_graph.py: build) in this process."""
-    runs: list[str] = []
+def graph_runs(monkeypatch) -> list:
+    """The engine of every run of the whole build graph (cache/graph/build_graph.py: build)
+    in this process."""
+    runs: list = []
 
     def counted(engine, inputs):
-        runs.append("build")
+        runs.append(engine)
         return graph.build(engine, inputs)
 
-    monkeypatch.setattr(incremental, "build", counted)
+    monkeypatch.setattr(graph_run, "build", counted)
     return runs
 
 
@@ -67,24 +69,24 @@ def edited_spec(root: Path) -> Path:
 def test_a_build_with_its_compile_runs_the_graph_once(tmp_path, graph_runs):
     session = Session(tmp_path / "cache")
     location = locate_spec(str(MINI_SPEC))
-    cold = session.build(location, tmp_path / "out", COMPILE)
-    assert graph_runs == ["build"] and cold.compiled.compiled
+    cold = build_and_compile(location, tmp_path / "out", session, COMPILE)
+    assert len(graph_runs) == 1 and cold.compiled.compiled
     changed = locate_spec(str(edited_spec(tmp_path)))
-    edited = session.build(changed, tmp_path / "out", COMPILE)
-    assert graph_runs == ["build"] * 2 and edited.status == "built"
+    edited = build_and_compile(changed, tmp_path / "out", session, COMPILE)
+    assert len(graph_runs) == 2 and edited.status == "built"
     # nothing changed: the compile still needs the layout, which one graph run answers
-    again = session.build(changed, tmp_path / "out", COMPILE)
-    assert again.status == "up to date" and graph_runs == ["build"] * 3
-    assert again.compiled.compiled == [] and sum(again.graph.stats.run.values()) == 0
+    again = build_and_compile(changed, tmp_path / "out", session, COMPILE)
+    assert again.status == "up to date" and len(graph_runs) == 3
+    assert again.compiled.compiled == [] and sum(graph_runs[-1].stats.run.values()) == 0
     session.close()
 
 
 def test_an_up_to_date_build_without_compile_runs_no_graph(tmp_path, graph_runs):
     session = Session(tmp_path / "cache")
     location = locate_spec(str(MINI_SPEC))
-    session.build(location, tmp_path / "out")
-    assert session.build(location, tmp_path / "out").status == "up to date"
-    assert graph_runs == ["build"]
+    build_and_compile(location, tmp_path / "out", session)
+    assert build_and_compile(location, tmp_path / "out", session).status == "up to date"
+    assert len(graph_runs) == 1
     session.close()
 
 
@@ -103,7 +105,7 @@ def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypat
     monkeypatch.setattr(Store, "flush", functools.partialmethod(flush_noting, commits,
                                                                 out / "Functions.cpp"))
     session = Session(tmp_path / "cache")
-    built = session.build(locate_spec(str(MINI_SPEC)), out)
+    built = build_and_compile(locate_spec(str(MINI_SPEC)), out, session)
     session.close()
     assert built.status == "built" and sum(built.stats.run.values()) > 0
     # this process's commits of task rows (a forked child commits its own rows itself)
@@ -113,7 +115,7 @@ def test_a_build_writes_its_files_before_it_commits_its_rows(tmp_path, monkeypat
         assert db.execute("SELECT count(*) FROM tasks").fetchone()[0] == sum(
             built.stats.run.values())
     later = Session(tmp_path / "cache")
-    again = later.build(locate_spec(str(MINI_SPEC)), tmp_path / "again")
+    again = build_and_compile(locate_spec(str(MINI_SPEC)), tmp_path / "again", later)
     later.close()
     assert sum(again.stats.run.values()) == 0
 
@@ -124,7 +126,7 @@ def test_a_build_whose_files_cannot_be_written_still_commits_what_ran(tmp_path, 
     monkeypatch.setattr(build_module, "sync_outputs", refuse_to_write)
     session = Session(tmp_path / "cache")
     with pytest.raises(EnvironmentFailure, match="refused"):
-        session.build(locate_spec(str(MINI_SPEC)), tmp_path / "out")
+        build_and_compile(locate_spec(str(MINI_SPEC)), tmp_path / "out", session)
     assert not session.store.pending.tasks
     session.close()
     with sqlite3.connect(tmp_path / "cache" / DB_FILE) as db:
@@ -140,11 +142,11 @@ def test_the_session_owns_the_engine_memory(tmp_path):
     memory answered the second from the first's): the second reads the store."""
     location = locate_spec(str(MINI_SPEC))
     first = Session(tmp_path / "cache")
-    first.build(location, tmp_path / "out-1")
+    build_and_compile(location, tmp_path / "out-1", first)
     assert first.memory.memo
     second = Session(tmp_path / "cache")
     assert not second.memory.memo
-    built = second.build(location, tmp_path / "out-2")
+    built = build_and_compile(location, tmp_path / "out-2", second)
     assert sum(built.stats.run.values()) == 0  # answered by the store, not by memory
     first.close()
     second.close()
@@ -152,7 +154,7 @@ def test_the_session_owns_the_engine_memory(tmp_path):
 
 def test_setting_a_damaged_cache_aside_forgets_its_memory(tmp_path):
     session = Session(tmp_path / "cache")
-    session.build(locate_spec(str(MINI_SPEC)), tmp_path / "out")
+    build_and_compile(locate_spec(str(MINI_SPEC)), tmp_path / "out", session)
     remembered = session.memory
     session.set_aside()
     assert session.memory is not remembered and not session.memory.memo
@@ -187,13 +189,13 @@ def test_gc_keeps_the_compile_layout_of_a_kept_build(tmp_path):
     the next compile of that build runs no layout task."""
     location = locate_spec(str(MINI_SPEC))
     session = Session(tmp_path / "cache")
-    session.build(location, tmp_path / "out")
-    generation = Generation.prepare(read_inputs(location))
-    session.run_graph(generation).layout(COMPILE.shards)
+    build_and_compile(location, tmp_path / "out", session)
+    decoded = DecodedInputs.decode(read_inputs(location))
+    run_graph(decoded, session.open(), session.memory).layout(COMPILE.shards)
     collect_garbage(session.open(), None, code_version())
     session.close()
     fresh = Session(tmp_path / "cache")
-    result = fresh.run_graph(generation)
+    result = run_graph(decoded, fresh.open(), fresh.memory)
     result.layout(COMPILE.shards)
     assert [r.task for r in result.stats.runs] == []
     fresh.close()

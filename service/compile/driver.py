@@ -39,7 +39,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.store.directory import HEADER_MEMO
 from gradshard.cache.engine.core import Engine
@@ -49,7 +49,7 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.pipeline.problems import SpecFile
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 
-from gradshard.service.outcome import BuildOutcome
+from gradshard.service.outcome import BuildRequest
 from gradshard.service.compile.report import (CompileReport, environment_failure,
                                               pch_failure_diagnostic, union,
                                               unit_failure_diagnostic)
@@ -63,6 +63,11 @@ from gradshard.service.compile.build_files import write_build_files, write_compi
 from gradshard.service.compile.ninja import StaleObjects, remove_stale_objects, run_ninja
 from gradshard.service.compile.layout_check import check_layout
 from gradshard.service.compile.ledger import EntryLedger
+
+if TYPE_CHECKING:
+    from gradshard.service.files.spec_location import SpecLocation
+    from gradshard.service.graph_run import GraphResult
+    from gradshard.service.open_cache import OpenCache
 
 __all__ = ["CompileOptions", "compile_generated"]
 
@@ -134,14 +139,16 @@ def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[Prepared
     return edges, report
 
 
-def compile_generated(built: BuildOutcome, session, options: CompileOptions,
+def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
+                      session: OpenCache, options: CompileOptions,
                       progress: Callable[[str], None]) -> CompileReport:
-    """Compile what the build generated, from the inputs it read (an edit saved meanwhile
-    waits for the next build); raises CompileError (after compiling every unit it can) when
-    generated code does not compile, EnvironmentFailure when the machine failed (a full
-    disk). Damaged cache entries it made again are the build's warnings."""
+    """Compile what the build generated, from the layout of its graph run `run` (over the
+    inputs it read: an edit saved meanwhile waits for the next build); raises CompileError
+    (after compiling every unit it can) when generated code does not compile,
+    EnvironmentFailure when the machine failed (a full disk). Damaged cache entries it made
+    again are the session's warnings (the build's)."""
     try:
-        return _compile_generated(built, session, options, progress)
+        return _compile_generated(request, build_id, run, session, options, progress)
     except OSError as error:
         failure = EnvironmentFailure.from_os_error(error)
         if failure is None:
@@ -149,9 +156,10 @@ def compile_generated(built: BuildOutcome, session, options: CompileOptions,
         raise failure from None
 
 
-def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
+def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
+                       session: OpenCache, options: CompileOptions,
                        progress: Callable[[str], None]) -> CompileReport:
-    location, out, graph = built.location, built.out, built.graph
+    location, out = request.location, request.out
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
     store = session.open()
@@ -168,20 +176,21 @@ def _compile_generated(built: BuildOutcome, session, options: CompileOptions,
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
     units, merged, pch_headers = prepare_units(plan, layout, graph.files,
-                                               generated_dir(out, built.tree), fingerprint)
+                                               generated_dir(out, request.placement.tree),
+                                               fingerprint)
     check_pchs(plan, pch_headers, session.sound_pchs)
     write_compile_commands(plan, [*units, *merged])
     stale = StaleObjects(linked=not options.units,
                          parts=frozenset(n for m in whole.merged for n in m.parts))
-    ledger = EntryLedger.of(store, built.build_id, plan, fingerprint)
+    ledger = EntryLedger.of(store, build_id, plan, fingerprint)
     edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress,
                                   ledger)
     report.written = written
     report.warnings = union(plan.warnings, report.warnings)
-    built.warnings.extend(report.warnings)
+    session.warnings.extend(report.warnings)
     if report.failed or report.pch_failures:
         raise compile_failure(report, [p.unit for p in edges], whole.units,
-                              FailureSource.of(directory, built))
+                              FailureSource.of(directory, graph, location))
     return report
 
 
@@ -196,13 +205,13 @@ class FailureSource:
     path: str
 
     @classmethod
-    def of(cls, directory: Path, built: BuildOutcome) -> FailureSource:
-        index = built.graph.index
+    def of(cls, directory: Path, graph: GraphResult, location: SpecLocation) -> FailureSource:
+        index = graph.index
         names = dict(zip((n for n, _ in index.nodes), index.node_keys))
-        names.update(kernel_entries(built.graph.engine, index))
+        names.update(kernel_entries(graph.engine, index))
         # the derivatives.yaml text as the build read it, not as it is now
-        return cls(directory, built.generation.texts.derivatives, names,
-                   str(built.location.path_of(SpecFile.DERIVATIVES)))
+        return cls(directory, graph.decoded.texts.derivatives, names,
+                   str(location.path_of(SpecFile.DERIVATIVES)))
 
 
 def kernel_entries(engine: Engine, index: BuildIndex) -> dict[str, str]:

@@ -385,12 +385,15 @@ class Daemon:
         """Build and compile (unless --codegen-only) as `gradshard build` does. Each build's
         warnings are its own: the session's list is emptied first, and the result keeps a
         copy (status answers read it after later builds have begun)."""
+        from gradshard.service.build import build_and_compile
+
         self.session.warnings.clear()  # in place: the open store reports into this list
         options = None if self.config.codegen_only else self.config.compile
         checks = self.checks
-        generated = partial(checks.after_generation, self.session) if checks else None
-        outcome = self.session.build(self.config.location, self.config.out, options,
-                                     generated=generated, placement=self.config.placement)
+        before_compile = partial(checks.after_generation, self.session) if checks else None
+        outcome = build_and_compile(self.config.location, self.config.out, self.session,
+                                    options, before_compile=before_compile,
+                                    placement=self.config.placement)
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 

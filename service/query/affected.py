@@ -26,7 +26,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 
-from gradshard.service.graph_run import Generation, new_engine
+from gradshard.service.graph_run import DecodedInputs, new_engine, run_graph
 from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes, read_inputs
 from gradshard.service.files.spec_location import SpecLocation, check_spec_size, locate_spec
 
@@ -90,12 +90,11 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
 
 
 def build_side(inputs: InputBytes, session: OpenCache) -> Side:
-    """A spec's entries and its build's index (the session's graph run: cached like a build)."""
-    generation = Generation.prepare(inputs)
-    result = session.run_graph(generation)
-    manifest = generation.manifest(result, str(inputs.location.root.resolve()),
-                                   inputs.fingerprint())
-    return _read_side(result.engine, manifest)
+    """A spec's entries and its build's index (a graph run on the session's store and
+    memory: cached like a build)."""
+    run = run_graph(DecodedInputs.decode(inputs), session.open(), session.memory)
+    manifest = run.manifest(str(inputs.location.root.resolve()), inputs.fingerprint())
+    return _read_side(run.engine, manifest)
 
 
 def _read_side(engine: Engine, manifest: Manifest) -> Side:

@@ -1,5 +1,6 @@
-"""`check` and `show`: the build graph run on a located spec in memory (no store: every task
-runs, nothing is written), and the records it knows of the spec (cache/graph/spec_records.py).
+"""`check` and `show`: the build graph run (service/graph_run.py) on a located spec in memory
+(no store: every task runs, nothing is written), and the records it knows of the spec
+(cache/graph/spec_records.py).
 
 A spec with problems raises SpecError from the graph, every problem at its line, as `build`
 reports it."""
@@ -11,11 +12,11 @@ from gradshard.cache.engine.core import StaleCache
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 
-from gradshard.service.graph_run import Generation, GraphResult
+from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_inputs,
                                             read_spec_templates, spec_template_sources,
                                             template_sources)
-from gradshard.service.session import Session
+from gradshard.service.open_cache import OpenCache
 from gradshard.service.files.spec_location import SpecLocation
 
 
@@ -33,20 +34,21 @@ def load_texts(location: SpecLocation) -> SpecTexts:
     return decode_spec(location.read_all())
 
 
-def prepare(location: SpecLocation) -> Generation:
-    """The spec's inputs, decoded (a file that is not text is a spec problem here)."""
-    return Generation.prepare(read_inputs(location))
+def prepare(location: SpecLocation) -> DecodedInputs:
+    """The spec's inputs, read and decoded (a file that is not text is a spec problem here)."""
+    return DecodedInputs.decode(read_inputs(location))
 
 
-def analyze(generation: Generation, session: Session | None = None) -> SpecRecords:
+def analyze(decoded: DecodedInputs, session: OpenCache | None = None) -> SpecRecords:
     """Every stage on the spec, on the session's cache (none: all in memory)."""
-    result = (session or Session(None)).run_graph(generation)
+    session = session or OpenCache(None)
+    run = run_graph(decoded, session.open(), session.memory)
     try:
-        return records_of(result, generation)
+        return records_of(run)
     except StaleCache:
-        result.rerun_entering_groups()
-        return records_of(result, generation)
+        run.rerun_entering_groups()
+        return records_of(run)
 
 
-def records_of(result: GraphResult, generation: Generation) -> SpecRecords:
-    return spec_records(result.engine, result.index, generation.texts)
+def records_of(run: GraphResult) -> SpecRecords:
+    return spec_records(run.engine, run.index, run.decoded.texts)

@@ -24,8 +24,7 @@ from gradshard.pipeline.parse.spec import decode_spec
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.query.check import (analyze, gradshard_templates, prepare, records_of,
                                            spec_templates)
-from gradshard.service.graph_run import Generation, GraphResult
-from gradshard.service.session import Session
+from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph as run_decoded
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.files.placement import FLAT, Placement, index_names
 
@@ -68,12 +67,12 @@ def parsed_records(spec_dir: str | Path) -> SpecRecords:
 
 @dataclass(frozen=True)
 class GraphRun:
-    generation: Generation
+    decoded: DecodedInputs
     result: GraphResult
 
     @property
     def records(self) -> SpecRecords:
-        return records_of(self.result, self.generation)
+        return records_of(self.result)
 
     def files(self, tree: str = FLAT) -> dict[str, str]:
         """Every generated file's text, by its name under --out in `tree` (service/files/placement.py)."""
@@ -113,8 +112,8 @@ class GraphRun:
 
 
 def run_graph(spec_dir: str | Path) -> GraphRun:
-    generation = prepare(locate_spec(str(spec_dir)))
-    return GraphRun(generation, Session(None).run_graph(generation))
+    decoded = prepare(locate_spec(str(spec_dir)))
+    return GraphRun(decoded, run_decoded(decoded, None))
 
 
 def generated_files(spec_dir: str | Path, tree: str = FLAT) -> dict[str, str]:
