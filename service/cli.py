@@ -53,7 +53,7 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def generate(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
+def spec_records_of(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
     """Locate and read the spec, then run the build graph on it in memory (nothing is
     written): what it knows of the spec."""
     from gradshard.service.query.check import analyze, prepare
@@ -66,7 +66,7 @@ def generate(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     started = time.perf_counter()
-    result = generate(args, loaded)
+    result = spec_records_of(args, loaded)
     seconds = time.perf_counter() - started
     counts = _counts(result)
     if args.json:
@@ -109,7 +109,7 @@ def _counts(spec: SpecRecords) -> dict[str, int]:
 def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.query.show import show_json, show_text
 
-    result = generate(args, loaded)
+    result = spec_records_of(args, loaded)
     if args.json:
         print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
     else:

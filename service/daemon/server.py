@@ -79,7 +79,7 @@ class DaemonConfig:
     # rename) takes a few milliseconds; 50 ms is also watchexec's default debounce
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
-    checks: TryOptions | None = None  # --try: gradcheck the edited ops after each generation
+    checks: TryOptions | None = None  # --try: gradcheck the edited ops before each compile
     placement: Placement = Placement()  # which files go where under out (service/files/placement.py)
 
 
@@ -390,7 +390,7 @@ class Daemon:
         self.session.warnings.clear()  # in place: the open store reports into this list
         options = None if self.config.codegen_only else self.config.compile
         checks = self.checks
-        before_compile = partial(checks.after_generation, self.session) if checks else None
+        before_compile = partial(checks.before_compile, self.session) if checks else None
         outcome = build_and_compile(self.config.location, self.config.out, self.session,
                                     options, before_compile=before_compile,
                                     placement=self.config.placement)

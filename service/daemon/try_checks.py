@@ -1,12 +1,12 @@
-"""The daemon's `--try` (`watch --try`, `daemon start --try`): after each build's generation,
-the ops whose generated code differs from the installed torch's are patched, and those whose
+"""The daemon's `--try` (`watch --try`, `daemon start --try`): once each build has written its
+files, the ops whose generated code differs from the installed torch's are patched, and those whose
 code this save changed are gradchecked by a warm worker; one line per op.
 
-    save ─► build: generate ─► TryChecks.after_generation ─► compile ─► published result
+    save ─► build: files ─► TryChecks.before_compile ─► compile ─► published result
                                  plan (the session's engine, warm) ─► patch library
                                  ─► warm worker (torch and op_db already imported)
 
-It runs between generation and compile, so that the verdict comes first. Every op that
+It runs between the files and the compile, so that the verdict comes first. Every op that
 differs is installed (the process runs the whole edited spec), but only the ops whose code
 changed since the last check (their PatchOp.code) are checked again; the verdicts of the
 others stay as they were. Nothing here ends a build: a patch that does not compile, or a
@@ -60,8 +60,8 @@ class TryChecks:
         return {**self.last, "ops": list(self.ops.values()),
                 "lines": [line for report in self.ops.values() for line in op_lines(report)]}
 
-    def after_generation(self, session) -> None:
-        """The build's hook (service/build.py: build_and_compile's `generated`): never
+    def before_compile(self, session) -> None:
+        """The build's hook (service/build.py: build_and_compile's `before_compile`): never
         raises, so that the build goes on to compile whatever happens here."""
         started = time.perf_counter()
         try:

@@ -288,7 +288,7 @@ def _remove_leftovers(owners: list[Path]) -> None:
 
 def cache_damage(unsafe: UnsafeOutputName, store: Store | None) -> Exception:
     """A build's index naming a file outside --out came from a damaged (or crafted) cache:
-    the cache is set aside and the build runs again (Session.retrying). Without a cache the
+    the cache is set aside and the build runs again (service/build.py: build_and_compile). Without a cache the
     names are the pipeline's own, so this is a bug."""
     if store is None:
         return InternalError(f"the build {unsafe}")
