@@ -1,0 +1,1 @@
+__all__ = ["engine", "errors", "graph", "maintenance", "objects", "store", "version"]

@@ -53,6 +53,9 @@ from gradshard.cache.store.directory import (BASELINE_FILES, CACHE_MAX_VARIABLE,
                                              CacheFile, cache_files, directory_bytes, total_bytes)
 from gradshard.cache.store.database import DB_FILE, Store, host_name
 
+__all__ = ["BuildRow", "GcReport", "LEASE_EXPIRY_SECONDS", "StoreStats", "apply_cache_limit",
+           "collect_garbage", "parse_size", "size_text", "store_stats"]
+
 # Builds older than this many rows are forgotten by gc (their stats, not their outputs).
 KEPT_BUILD_ROWS = 200
 # A build flushes at least every few thousand tasks and when its graph is done: a lease not

@@ -1,0 +1,1 @@
+__all__ = ["layout", "match", "parse", "problems", "records", "render", "schema"]

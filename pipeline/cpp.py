@@ -16,6 +16,12 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import (Argument, FunctionSchema, Return, SchemaKind, SchemaType,
                                        TensorOptionsGroup, TypeForm)
 
+__all__ = ["BOOL", "CForm", "CType", "CppBinding", "CppFlags", "INT64", "LAYOUT", "SCALAR_TYPE",
+           "STRING_VIEW", "SYMINT", "SYMINT_ARRAY_REF", "TENSOR", "TENSOR_GEOMETRY", "TENSOR_LIST",
+           "TENSOR_OPTIONS", "TYPE_AND_SIZE", "argument_ctype", "base", "check_list_default",
+           "cpp_arguments", "default_expr", "return_ctype", "return_names", "return_value_form",
+           "returns_type", "tie_return_values", "wrap"]
+
 
 class CForm(enum.Enum):
     BASE = "base"

@@ -25,6 +25,9 @@ from typing import Iterable, Mapping
 
 from gradshard.pipeline.records import Record
 
+__all__ = ["Failure", "GradshardError", "InternalError", "Problem", "RuleViolation", "SpecError",
+           "SpecFile", "YAML_FILES", "did_you_mean"]
+
 
 class SpecFile(enum.Enum):
     """The spec files gradshard reads; the service maps each to a path on disk."""

@@ -24,6 +24,8 @@ from typing import Any, Self
 
 import xxhash
 
+__all__ = ["Record", "Text", "TextRecord", "canonical_json", "content_hash"]
+
 # One encoder, made once (json.dumps with options makes one per call). Records are trees, so
 # the check for cycles, which tracks every container written, is not needed.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,

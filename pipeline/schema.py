@@ -19,6 +19,10 @@ from typing import Iterator
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record, TextRecord
 
+__all__ = ["Annotation", "Argument", "BaseOperatorName", "FunctionSchema", "OperatorName",
+           "Return", "SchemaKind", "SchemaType", "TENSOR", "TensorOptionsGroup", "TypeForm",
+           "check_schema_invariants", "cpp_name"]
+
 # The base types of the schema language (model.py: BaseTy).
 BASE_TYPE_NAMES = frozenset({
     "Generator", "ScalarType", "Tensor", "int", "DimVector", "float", "str", "bool",

@@ -54,10 +54,12 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement, index_names, placed_files
 
 if TYPE_CHECKING:
-    from gradshard.cache.engine.core import EngineStats
+    from gradshard.cache.engine.stats import EngineStats
     from gradshard.service.compile.driver import CompileOptions
     from gradshard.service.compile.report import CompileReport
     from gradshard.service.graph_run import DecodedInputs, GraphResult
+
+__all__ = ["build_and_compile"]
 
 
 def ignore_progress(line: str) -> None:

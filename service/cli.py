@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from gradshard.pipeline.problems import SpecError
     from gradshard.pipeline.parse.spec import SpecTexts
 
+__all__ = ["Loaded", "build_parser", "collector_for", "main"]
+
 
 @dataclass
 class Loaded:

@@ -10,6 +10,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+__all__ = ["default_cache_dir", "installed_torchgen"]
+
 
 def default_cache_dir() -> Path:
     """$GRADSHARD_CACHE, else $XDG_CACHE_HOME/gradshard, else ~/.cache/gradshard."""

@@ -8,6 +8,8 @@ import sys
 
 from gradshard.service.process_end import closed_pipe, end_process
 
+__all__ = []
+
 
 def run() -> None:
     """The console script: the command, then an exit that skips the heap's teardown."""

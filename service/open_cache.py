@@ -24,6 +24,8 @@ from gradshard.service.files.outputs import KnownHashes
 if TYPE_CHECKING:
     from gradshard.cache.engine.memory import Memory
 
+__all__ = ["OpenCache"]
+
 T = TypeVar("T")
 
 

@@ -31,6 +31,12 @@ if TYPE_CHECKING:
 
     from gradshard.service.compile.driver import CompileOptions
 
+__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "GC", "JSON", "LOGS",
+           "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
+           "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
+           "add_options", "argument_settings", "compile_options", "daemon_serves",
+           "forwarded_options", "jobs_of", "match_words", "options_of", "placement_of"]
+
 DEFAULT_OUT = "gradshard-out"
 
 # The commands that build; `daemon run` is the daemon process itself (`daemon start` starts

@@ -17,8 +17,10 @@ from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 
 if TYPE_CHECKING:
-    from gradshard.cache.engine.core import EngineStats
+    from gradshard.cache.engine.stats import EngineStats
     from gradshard.service.compile.report import CompileReport
+
+__all__ = ["BuildOutcome", "BuildRequest"]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import NoReturn
 
+__all__ = ["closed_pipe", "end_process"]
+
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell tool killed by it
 
 

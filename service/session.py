@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from gradshard.service.query.affected import Affected
     from gradshard.service.files.spec_location import SpecLocation
 
+__all__ = ["Session"]
+
 
 class Session(OpenCache):
     """The cache, opened once, and its housekeeping (the CLI and the daemon hold one)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "gradshard"
@@ -264,3 +265,127 @@ def test_no_import_cycles():
     graph = import_graph()
     cycles = [described(component, graph) for component in strongly_connected(graph)]
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+# ---------------------------------------------------------------------------------------------
+# Surfaces: each module's `__all__` names what other modules may use, each package's
+# `__all__` the submodules other packages may import; no import of ours reaches past them
+# (tests may: they test internals).
+
+
+class Use(NamedTuple):
+    """One use of another module of ours: `name` of `target` (None: the module itself)."""
+
+    source: str
+    line: int
+    target: str
+    name: str | None
+
+
+@cache
+def declared_surface(module: str) -> tuple[str, ...] | None:
+    """The module's `__all__` (a literal list of strings at its top level), or None."""
+    for node in parsed(module).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__all__"):
+            return tuple(ast.literal_eval(node.value))
+    return None
+
+
+def bound_at_top(module: str) -> set[str]:
+    """The names a module binds at its top level: what it defines, and what it imports (a
+    shim such as service/patching.py re-exports its new home's names)."""
+    names = set()
+    for node in parsed(module).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def is_package(module: str) -> bool:
+    return module_files()[module].name == "__init__.py"
+
+
+def children(package: str) -> set[str]:
+    return {m.rsplit(".", 1)[1] for m in module_files() if m.rsplit(".", 1)[0] == package}
+
+
+@cache
+def uses() -> tuple[Use, ...]:
+    """Every use of another module of ours by our modules: each `from M import N` (N a name
+    of M), and each module imported (as `import M`, `from P import M`, or as the M of a
+    `from M import N`)."""
+    modules = module_files()
+    found = []
+    for source in modules:
+        package = is_package(source)
+        for node in ast.walk(parsed(source)):
+            if isinstance(node, ast.Import):
+                found += [Use(source, node.lineno, a.name, None) for a in node.names
+                          if a.name in modules]
+            elif isinstance(node, ast.ImportFrom):
+                origin = imported_names(node, source, package)[0]
+                for alias in node.names:
+                    full = f"{origin}.{alias.name}"
+                    if full in modules:
+                        found.append(Use(source, node.lineno, full, None))
+                    elif origin in modules:
+                        found += [Use(source, node.lineno, origin, None),
+                                  Use(source, node.lineno, origin, alias.name)]
+    return tuple(u for u in found if u.target != u.source)
+
+
+def surface_violations(all_uses: Sequence[Use]) -> list[str]:
+    """Uses past a surface: a name not in its module's `__all__`, or a module its package
+    does not name to an importer outside that package."""
+    modules = module_files()
+    found = []
+    for use in all_uses:
+        where = f"{modules[use.source].relative_to(ROOT)}:{use.line}: {short(use.source)}"
+        if use.name is not None:
+            if use.name not in (declared_surface(use.target) or ()):
+                found.append(f"{where} imports {use.name} from {short(use.target)}, "
+                             f"which its __all__ does not name")
+            continue
+        parts = use.target.split(".")
+        for depth in range(2, len(parts)):
+            package, child = ".".join(parts[:depth]), parts[depth]
+            inside = use.source == package or use.source.startswith(package + ".")
+            if not inside and child not in (declared_surface(package) or ()):
+                found.append(f"{where} imports {short(package)}.{child}, which "
+                             f"{short(package)}'s __all__ does not name")
+    return sorted(set(found))
+
+
+def test_every_module_and_package_declares_its_surface():
+    missing = [short(m) for m in module_files() if declared_surface(m) is None]
+    assert not missing, f"no __all__ in: {missing}"
+
+
+def test_each_surface_names_what_is_there():
+    wrong = []
+    for module in module_files():
+        there = children(module) if is_package(module) else bound_at_top(module)
+        wrong += [f"{short(module)}.{name}" for name in declared_surface(module) or ()
+                  if name not in there]
+    assert not wrong, f"__all__ names what its module does not bind: {wrong}"
+
+
+def test_no_import_reaches_past_a_surface():
+    found = surface_violations(uses())
+    assert not found, "imports past a surface:\n" + "\n".join(found)
+
+
+def test_a_use_past_a_surface_is_found():
+    """The check itself, on the real uses with two added: the daemon importing live
+    patching's worker (a module live's __all__ keeps to itself) and a private name."""
+    added = [Use("gradshard.service.daemon.server", 1, "gradshard.service.live.worker", None),
+             Use("gradshard.service.cli", 2, "gradshard.cache.version", "_walk")]
+    found = surface_violations([*uses(), *added])
+    assert any("server.py:1:" in f and "service.live.worker" in f for f in found), found
+    assert any("cli.py:2:" in f and "_walk" in f for f in found), found

@@ -16,7 +16,8 @@ import pytest
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.memory import Memory
-from gradshard.cache.graph.build_graph import BuildInputs, build
+from gradshard.cache.graph.build_graph import build
+from gradshard.cache.graph.group_records import BuildInputs
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.problems import SpecError

@@ -12,3 +12,5 @@ inputs, and forked children that give a build a second processor.
 
 Each module's `__all__` names what others may use; this package re-exports nothing.
 """
+
+__all__ = ["codec", "core", "jobs", "memory", "stats", "values"]

@@ -2,3 +2,6 @@
 `tasks`, one module per group), what the groups hand each other (`group_records`), the
 compile layout as tasks (`layout_group`), the manifest, and the records `check` and `show`
 read from a run (`spec_records`)."""
+
+__all__ = ["build_graph", "group_records", "kernel_family", "layout_group", "manifest",
+           "spec_records"]

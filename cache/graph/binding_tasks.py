@@ -21,6 +21,10 @@ from gradshard.pipeline.parse.tags import TagNames
 from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.tasks import Passed, single_template
 
+__all__ = ["BIND", "BINDING_FILE", "BINDING_KEY", "BINDING_PLAN", "CHECK_DEPRECATED",
+           "ENUM_TAG_FILE", "PARSE_DEPRECATED", "RENDER_BINDING", "RETURN_TYPES",
+           "RETURN_TYPES_FILE", "RETURN_TYPES_HEADER", "TORCH_FILE"]
+
 
 def parse_deprecated(entry: Text) -> DeprecatedSignature:
     return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text))

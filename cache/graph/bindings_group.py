@@ -20,6 +20,8 @@ from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import (BIND, PARSE, RENDER, FailureLog, Outputs,
                                                  entry_values, parsed, pick, split_failed)
 
+__all__ = ["PYTHON_BINDINGS"]
+
 
 def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: Value,
                     tag_names: Value, templates: Value, spec_templates: Value,

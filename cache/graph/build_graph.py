@@ -64,6 +64,7 @@ from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAIL
                                                  Outputs, Positions, entry_values, parsed, pick,
                                                  split_failed)
 
+__all__ = ["binding_outputs", "build", "spec_sides"]
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
 Derived = tuple[Value, Value, EntryValue]  # an entry's infos, their summary, the entry

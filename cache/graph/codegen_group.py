@@ -44,6 +44,9 @@ from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, fami
 from gradshard.cache.graph.tasks import NATIVE, single_template
 from gradshard.cache.graph.variable_type_group import kernel_functions
 
+__all__ = ["NATIVE_CODEGEN", "VIEW_CODEGEN", "VIEW_SIDE_MATCH", "native_codegen_inputs",
+           "view_codegen_inputs"]
+
 TRACE_TEMPLATE = "TraceType.cpp"
 INPLACE_OR_VIEW_TEMPLATE = "ADInplaceOrViewType.cpp"
 FACTORIES_TEMPLATE, FACTORIES = "variable_factories.h", "variable_factories.h"

@@ -30,6 +30,11 @@ from gradshard.cache.engine.codec import encode_hash
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.values import Value
 
+__all__ = ["AutogradSide", "BIND", "BLOCKED", "BuildIndex", "BuildInputs", "EntryValue",
+           "FailureLog", "FunctionNames", "Labels", "MATCH", "NONE_FAILED", "NativeOutputs",
+           "NativeSide", "Outputs", "PARSE", "PHASES", "Positions", "RENDER", "SPLIT",
+           "entry_values", "parsed", "pick", "split_failed"]
+
 SPLIT, PARSE, MATCH, BIND, RENDER = range(5)
 PHASES = ("split", "parse", "match", "bind", "render")
 

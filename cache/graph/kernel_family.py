@@ -27,6 +27,9 @@ from gradshard.cache.engine.jobs import Group, Task
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 
+__all__ = ["FAMILIES", "FamilyMember", "KernelFamily", "family_files", "family_of_file",
+           "kernel_owners", "kernel_unit_fields", "register", "units_in_order"]
+
 
 @dataclass(frozen=True)
 class KernelFamily:

@@ -38,11 +38,13 @@ from gradshard.pipeline.parse.views import ViewOrder, view_grouping
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.jobs import Group, Task
 from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.group_records import AutogradSide, NativeSide
 from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,
                                                  kernel_unit_fields)
 from gradshard.cache.graph.tasks import single_template
+
+__all__ = ["COMPILE_LAYOUT"]
 
 
 @dataclass(frozen=True, slots=True)

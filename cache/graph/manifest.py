@@ -17,6 +17,8 @@ from gradshard.pipeline.parse.spec import entry_label
 
 from gradshard.cache.engine.jobs import Task
 
+__all__ = ["ENTRY_STAMPS", "EntryStamp", "EntryStamps", "Manifest"]
+
 
 @dataclass(frozen=True, slots=True)
 class EntryStamp(Record):

@@ -21,6 +21,8 @@ from gradshard.pipeline.parse.views import ViewGrouping, ViewOrder, view_groupin
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide, Outputs
 
+__all__ = ["SpecRecords", "side_records", "spec_records"]
+
 
 @dataclass(frozen=True)
 class SpecRecords:

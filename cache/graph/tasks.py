@@ -44,6 +44,13 @@ from gradshard.pipeline.parse.views import ViewOrder, view_order
 from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.group_records import Labels
 
+__all__ = ["BUCKETS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS", "FOREACH", "FUNCTIONS_FILE",
+           "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",
+           "NATIVE", "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES",
+           "PARSE_DERIVATIVE", "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER",
+           "PYTHON_FUNCTIONS_SHARD", "Passed", "RENDER_NODE", "SIGNATURE_GROUPS", "TAG_NAMES",
+           "VIEW_COPIES", "VIEW_COPY", "VIEW_ORDER", "single_template"]
+
 NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
 
 

@@ -38,6 +38,8 @@ from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outp
 from gradshard.cache.graph.kernel_family import kernel_owners, units_in_order
 from gradshard.cache.graph.tasks import NATIVE, single_template
 
+__all__ = ["VARIABLE_TYPE", "kernel_functions"]
+
 
 def kernels_of(function: NativeFunction, match: FunctionMatch) -> tuple[VariableKernel, ...]:
     return variable_kernels(function, match if match.infos is not None else None)

@@ -30,6 +30,9 @@ from gradshard.cache.objects.object_cache import RECORD_BYTES, content_sum, is_k
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.cache.store.database import Store, path_inside
 
+__all__ = ["EntryUse", "drop_rows_without_files", "ensure_tables", "entry_rows", "forget_entries",
+           "hit_counts", "hold", "record", "used_paths"]
+
 _COLUMNS = {
     "compile_entries": ("path", "kind", "key", "size", "hash", "toolchain", "headers",
                         "used_build", "used_at"),

@@ -48,6 +48,10 @@ import xxhash
 from gradshard.cache.store.regular_files import (FileTooLarge, RefusedFile, open_regular,
                                                  read_regular)
 
+__all__ = ["DamagedEntry", "Entry", "PCH_MISSING", "RECORD_BYTES", "content_sum", "forget",
+           "forget_pch", "is_key", "load", "pch_lock", "pch_problem", "remove_pch_leftovers",
+           "save", "stored", "stored_object"]
+
 KEY_LENGTH = 32  # an xxh3-128 hex digest: object keys, splice keys and content sums
 _HEX = frozenset("0123456789abcdef")
 # The most read of a file in the cache: an object or depfile (the largest are ~600 MB, and

@@ -45,6 +45,10 @@ import xxhash
 
 from gradshard.cache.errors import EnvironmentFailure
 
+__all__ = ["Blob", "DB_FILE", "FAILURE_CODEC", "LastBuild", "NO_SPACE", "Store", "StoreDamaged",
+           "Trace", "blob_hash", "disk_full", "host_name", "path_inside", "paths_inside",
+           "row_check", "safe_relative_path", "set_aside"]
+
 SCHEMA_VERSION = 3
 DB_FILE = "gradshard.sqlite3"
 # SQLite's default limit on host parameters is 32766; stay far below it.

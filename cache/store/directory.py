@@ -32,6 +32,11 @@ from pathlib import Path
 
 from gradshard.cache.store.database import DB_FILE, path_inside
 
+__all__ = ["BASELINES", "BASELINE_FILES", "CACHE_MAX_VARIABLE", "CATEGORIES", "CacheFile",
+           "DAMAGED", "HEADER_MEMO", "LEFTOVER", "MEMO", "OBJECTS", "OBJECT_FILES", "PCHS",
+           "PCH_FILES", "STORE", "cache_files", "directory_bytes", "entry_kind_matches",
+           "object_entry", "pch_entry", "remove_entry", "total_bytes"]
+
 # The automatic limit on the cache directory applied after each build (maintenance.py:
 # apply_cache_limit), read before anything heavy is imported (service/build.py).
 CACHE_MAX_VARIABLE = "GRADSHARD_CACHE_MAX"

@@ -17,6 +17,8 @@ import io
 import os
 import stat
 
+__all__ = ["FileTooLarge", "NotRegularFile", "RefusedFile", "open_regular", "read_regular"]
+
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISDIR, "a directory"))

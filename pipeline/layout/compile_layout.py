@@ -38,6 +38,17 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import (TemplateSet, functions_file, jinja_module,
                                                   render_node_formula, render_node_methods)
 
+__all__ = ["AUTOGRAD_PCH", "CompileLayout", "CompileUnit", "GENERATED_DIR", "KERNEL_PRELUDE_PATH",
+           "MERGED_KERNEL_PREFIX", "PCH_KINDS", "PRELUDE_PATH", "PYTHON_PCH", "SOURCE_DIR",
+           "ShardSettings", "ShardSource", "VARIABLE_TYPE_PCH", "binding_unit_source",
+           "binding_units", "codegen_unit_name", "estimated_seconds", "formula_shard_source",
+           "forward_shard_source", "forward_unit_name", "function_op", "functions_prelude",
+           "functions_shards", "kernel_op", "kernel_prelude", "kernel_shard_source",
+           "kernel_unit_name", "merged_formula_source", "merged_groups", "merged_kernel_source",
+           "methods_shard_source", "node_header", "node_header_path", "pch_header", "piece_lines",
+           "python_shard_source", "qualified_kernel", "shard_count", "shard_name",
+           "variable_factories_unit"]
+
 NODE_HEADER_DIR = "include/gradshard/nodes"
 GENERATED_DIR = "include/torch/csrc/autograd/generated"
 PRELUDE_PATH = f"{GENERATED_DIR}/Functions.h"  # the struct-less Functions.h every unit sees

@@ -23,6 +23,9 @@ from gradshard.pipeline.schema import FunctionSchema, OperatorName
 from gradshard.pipeline.render.variable_type import Formal
 from gradshard.pipeline.parse.views import ViewGrouping
 
+__all__ = ["RenderedInverse", "functional_inverses_file", "functional_inverses_header",
+           "inverse_views", "render_inverse", "view_inverse"]
+
 # The parameters every inverse starts with (api/functionalization.py: base_binding,
 # mutated_view_binding, inverse_return_mode_binding) and the one multi-output views add
 # (out_index_binding).

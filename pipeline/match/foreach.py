@@ -21,6 +21,9 @@ from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, TENSOR, TypeForm
 
+__all__ = ["borrowed_infos", "is_foreach", "is_reference_for", "reference_without_default",
+           "searches_non_functional", "synthesized_infos"]
+
 # Foreach ops whose reference is an in-place op (api/autograd.py: _foreach_with_inplace_ref).
 INPLACE_REFERENCE = frozenset({"_foreach_zero_"})
 # Foreach ops whose plain Tensor argument broadcasts (_foreach_with_tensor_overload).

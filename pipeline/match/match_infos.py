@@ -26,6 +26,9 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
 
+__all__ = ["FOREACH", "FunctionMatch", "FunctionSummary", "MatchStep", "cpp_name_order",
+           "match_function", "match_plan", "merge_formula_faults", "summarize_function"]
+
 
 @dataclass(frozen=True, slots=True)
 class KeyedForwards(Record):

@@ -15,6 +15,8 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.parse.source import quote_value
 
+__all__ = ["DeprecatedSignature", "KNOWN_CONSTANTS", "parse_deprecated"]
+
 DEPRECATED_KEYS = ("name", "aten")
 # Literal call arguments deprecated.yaml may pass, with their schema types
 # (gen_python_functions.py: load_deprecated_signatures' known_constants).

@@ -17,6 +17,9 @@ from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
+__all__ = ["DEFAULT_KEY", "DerivativeEntry", "DispatchFormulas", "Formula",
+           "parse_derivative_entry"]
+
 ENTRY_KEYS = ("name", "output_differentiability", "dispatch")
 DEFAULT_KEY = "Default"
 

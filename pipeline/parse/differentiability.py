@@ -32,6 +32,13 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
 from gradshard.pipeline.parse.views import ViewGroup, ViewOrder
 
+__all__ = ["Derivative", "DerivativeBuckets", "DifferentiabilityInfo", "EntryInfos",
+           "ForwardDerivative", "IDENT_REGEX", "InfoSummary", "KeyedInfo", "OpNames",
+           "SavedAttribute", "UNKNOWN_SCHEMA", "ViewCopies", "assign_op_names", "bucket_infos",
+           "copy_entry", "derivative_buckets", "duplicate_entry", "formula_violation", "op_names",
+           "op_prefix", "saved_variables", "summarize_infos", "unknown_schema", "uses_ident",
+           "view_copies", "view_copy_infos", "view_ordered_buckets", "with_op_names"]
+
 # Dispatch keys a derivatives.yaml entry may use besides Default (model.py: AUTOGRAD_KEYS).
 AUTOGRAD_KEYS = ("AutogradNestedTensor",) + tuple("Autograd" + backend for backend in (
     "CPU", "CUDA", "HIP", "XLA", "MTIA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "Meta",

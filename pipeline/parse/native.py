@@ -16,6 +16,9 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
 from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
+__all__ = ["COMPOSITE_EXPLICIT", "COMPOSITE_IMPLICIT", "Kernel", "NativeFunction",
+           "parse_native_function"]
+
 # Backend keys a kernel may be registered for in native_functions.yaml (model.py: dispatch_keys).
 SUPPORTED_DISPATCH_KEYS = (
     "CPU", "SparseCPU", "SparseCsrCPU", "MkldnnCPU", "CUDA", "MPS", "XPU", "SparseXPU",

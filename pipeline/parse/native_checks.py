@@ -8,6 +8,8 @@ from gradshard.pipeline.problems import Problem, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.schema import BaseOperatorName
 
+__all__ = ["cross_function_problems"]
+
 # Arguments named after Python keywords that torchgen tolerates for historical reasons.
 KEYWORD_ARGUMENTS_ALLOWED = frozenset({
     ("_has_compatible_shallow_copy_type", "from"), ("random_.from", "from"), ("uniform_", "from"),

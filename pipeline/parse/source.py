@@ -32,6 +32,9 @@ import yaml
 from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record, content_hash
 
+__all__ = ["Entry", "LoadedEntry", "MAX_NESTING", "check_nesting", "decode_spec_text",
+           "load_entry", "quote_value", "resplit_entries", "split_entries", "universal_newlines"]
+
 _DIRECTIVE = re.compile(r"(%|---|\.\.\.)")
 # Characters libyaml's reader refuses anywhere in a stream (reader.c: "control characters
 # are not allowed"); a decoded str holds no surrogates.

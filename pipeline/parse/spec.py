@@ -19,6 +19,10 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry, split_entries
 from gradshard.pipeline.parse.tags import Tag, parse_tag
 
+__all__ = ["SpecTexts", "decode_spec", "entry_label", "entry_lines", "generated_origins",
+           "parse_deprecated_entry", "parse_derivatives_entry", "parse_native_entry",
+           "parse_tag_entry", "split_spec"]
+
 
 @dataclass(frozen=True, slots=True)
 class SpecTexts(Record):

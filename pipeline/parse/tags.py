@@ -9,6 +9,8 @@ from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile, did_yo
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
+__all__ = ["Tag", "TagNames", "duplicate_tag", "parse_tag", "tag_names"]
+
 TAG_KEYS = ("tag", "desc")
 
 

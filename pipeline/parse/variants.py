@@ -19,6 +19,9 @@ from gradshard.pipeline.schema import (Annotation, Argument, BaseOperatorName, F
                                        OperatorName, Return, SchemaKind, TENSOR,
                                        check_schema_invariants)
 
+__all__ = ["SignatureGroups", "generate_for_members", "generated_functions", "group_by_signature",
+           "signature_groups"]
+
 # Out-only groups torchgen tolerates (native_function_generation.py).
 OUT_ONLY_ALLOWED = frozenset({"adaptive_avg_pool3d_backward.grad_input",
                               "_slow_conv2d_backward.grad_input"})

@@ -17,6 +17,8 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import OperatorName, SchemaKind
 
+__all__ = ["ViewGroup", "ViewGrouping", "ViewOrder", "view_grouping", "view_order"]
+
 
 class ViewKind(enum.Enum):
     ALIASING = "aliasing"

@@ -23,6 +23,9 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import TemplateSet, expand_spec_template, jinja_module
 from gradshard.pipeline.schema import Argument
 
+__all__ = ["RenderedAnnotatedArgs", "annotated_fn_args_file", "annotated_function",
+           "annotated_lines", "namespaces_of", "render_annotated_args"]
+
 TEMPLATE = "annotated_fn_args.py.in"
 # gen_annotated's mappings, in its order: the namespace, and the python_module and variant
 # a function needs to be in it (gen_python_functions.py: is_py_torch_function,

@@ -17,6 +17,8 @@ from typing import Mapping, Sequence
 
 from gradshard.pipeline.problems import RuleViolation
 
+__all__ = ["BlockLines", "Value", "block", "block_lines", "expand_template", "inline"]
+
 _PLACEHOLDER = re.compile(r"(^[^\n\S]*)?\$([^\d\W]\w*|\{,?[^\d\W]\w*,?\})", re.MULTILINE)
 
 Value = str | Sequence[str]

@@ -22,6 +22,9 @@ from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_templ
                                                   generated_comment, jinja_module)
 from gradshard.pipeline.schema import TensorOptionsGroup, cpp_name
 
+__all__ = ["RenderedFactory", "is_factory_function", "render_factory", "variable_factories",
+           "variable_factories_file"]
+
 TEMPLATE = "variable_factories.h"
 
 

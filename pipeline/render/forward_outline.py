@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.variable_type import Formal, ForwardFormula, VariableKernel
 
+__all__ = ["ForwardFunction", "formula_names", "outline_forward"]
+
 # the kernel's unpacked tangents and primals are non-const locals, which a formula may pass
 # where at::Tensor & is taken (`at::_index_put_impl_(self_t, …)`): so are the parameters
 _TENSOR = "at::Tensor &"

@@ -34,6 +34,10 @@ from gradshard.pipeline.render.view_funcs import (VIEW_FUNC_NAMESPACE, binding_t
                                                   modifies_arguments, ops_header, unambiguous_name,
                                                   view_func_name)
 
+__all__ = ["InplaceOrViewKernel", "RenderedInplaceOrView", "inplace_or_view_file",
+           "inplace_or_view_kernels", "inplace_or_view_shards", "render_inplace_or_view",
+           "view_side_match"]
+
 NUM_INPLACE_OR_VIEW_SHARDS = 2  # gen_inplace_or_view_type.py: write_sharded(num_shards=2)
 TEMPLATE = "ADInplaceOrViewType.cpp"
 INVERSES_NAMESPACE = "at::functionalization::FunctionalInverses::"

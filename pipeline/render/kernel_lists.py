@@ -4,6 +4,14 @@ matched on the names each list's comment gives."""
 
 from __future__ import annotations
 
+__all__ = ["ALL_VIEW_FUNCTIONS", "DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE",
+           "DONT_ENFORCE_STORAGE_IMPL_USE_COUNT", "DONT_ENFORCE_TENSOR_IMPL_USE_COUNT",
+           "DONT_RECORD_TRACE", "DONT_REQUIRE_DERIVATIVE", "FOREACH_WITHOUT_INFO",
+           "FOREACH_WITH_DIFFERENT_ARITY", "GRADIENT_IMPLEMENTED_FOR_COMPLEX", "MANUAL_AUTOGRAD",
+           "MANUAL_TRACER", "RENAME_TRACE", "RENAME_TRACE_ADD_ARGS", "RESET_GRAD_ACCUMULATOR",
+           "RETURNS_VIEWS_OF_INPUT", "VIEW_FUNCTIONS", "VIEW_FUNCTIONS_WITH_METADATA_CHANGE",
+           "view_info"]
+
 # Kernels written by hand in every backend, by C++ name (gen_trace_type.py: MANUAL_BACKEND).
 MANUAL_BACKEND = frozenset({
     "_backward", "_version", "data", "is_leaf", "options", "output_nr", "requires_grad_",

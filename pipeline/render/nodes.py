@@ -17,6 +17,7 @@ from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS  # ops whose backward cannot be traced
 from gradshard.pipeline.records import Record
 
+__all__ = ["BackwardNode", "NodeNames", "entry_nodes", "node_names"]
 
 # C++ argument types that bind a list of tensors (api/types/types.py: TENSOR_LIST_LIKE_CTYPES).
 TENSOR_LIST_LIKE = frozenset({"at::TensorList", "const c10::List<::std::optional<at::Tensor>> &",

@@ -6,6 +6,8 @@ without importing the pipeline.
 
 from __future__ import annotations
 
+__all__ = ["ALL_TEMPLATES", "AUTOGRAD_TEMPLATES", "MODULE_FILES"]
+
 AUTOGRAD_TEMPLATES = ("Functions.h", "Functions.cpp", "python_functions.h", "python_functions.cpp",
                       "VariableType.h", "VariableType.cpp")
 # gen_python_functions.py: gen, with the module each module file binds.

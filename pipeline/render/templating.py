@@ -20,6 +20,11 @@ from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.code_template import Value, block, expand_template, inline
 
+__all__ = ["TemplateSet", "expand_spec_template", "functions_file", "functions_files",
+           "generated_comment", "jinja_module", "python_function_shards",
+           "python_functions_header", "python_functions_shard", "render_node",
+           "render_node_formula", "render_node_methods", "shard_of", "sharded_positions"]
+
 NUM_PYTHON_FUNCTION_SHARDS = 5  # gen_autograd_functions.py: gen_autograd_functions_python
 
 

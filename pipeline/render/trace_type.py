@@ -26,6 +26,9 @@ from gradshard.pipeline.render.code_template import BlockLines, block_lines
 from gradshard.pipeline.render.variable_type import Formal, type_wrapper_name
 from gradshard.pipeline.render.view_funcs import binding_types, unambiguous_name
 
+__all__ = ["RenderedTrace", "TraceKernel", "is_trace_item", "render_trace", "trace_kernel",
+           "trace_shards", "trace_type_file"]
+
 NUM_TRACE_TYPE_SHARDS = 10  # gen_trace_type.py: write_sharded(num_shards=10)
 UNTRACEABLE_ARGUMENT_TYPES = ("Storage", "Type")  # gen_trace_type.py: should_trace
 

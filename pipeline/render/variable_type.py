@@ -39,6 +39,9 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import (Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm,
                                        cpp_name)
 
+__all__ = ["Formal", "ForwardFormula", "TangentInput", "VariableKernel", "differentiable_outputs",
+           "type_wrapper_name", "uses_derived", "variable_kernels"]
+
 TENSOR_LIST_LIKE = ("at::TensorList", "const c10::List<::std::optional<at::Tensor>> &",
                     "const at::ITensorListRef &")
 

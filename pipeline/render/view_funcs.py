@@ -25,6 +25,10 @@ from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_templ
 from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm
 from gradshard.pipeline.render.variable_type import Formal, uses_derived
 
+__all__ = ["RenderedViewFunc", "VIEW_FUNCS_FILES", "VIEW_FUNC_NAMESPACE", "ViewFunc",
+           "binding_types", "modifies_arguments", "ops_header", "render_view_func",
+           "unambiguous_name", "view_func", "view_func_name", "view_funcs_files"]
+
 VIEW_FUNC_NAMESPACE = "torch::autograd::generated::"
 VIEW_FUNCS_FILES = ("ViewFuncs.h", "ViewFuncs.cpp")
 VIEW_IDX = Formal("int64_t", "view_idx")  # multi-output views: which output a struct replays

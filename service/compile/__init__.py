@@ -11,3 +11,5 @@
 - diagnostics: compiler errors placed at their derivatives.yaml line
 - report: the compile's report, progress bar and error output
 """
+
+__all__ = ["diagnostics", "driver", "report", "toolchain"]

@@ -26,6 +26,8 @@ from gradshard.service.options import (compile_options, daemon_serves, forwarded
                                        jobs_of, match_words, placement_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
+__all__ = ["build_through_daemon", "daemon_config", "paths_of"]
+
 EXIT_NONE = 1  # `daemon stop` and `daemon logs`: no daemon (no log) for this spec and cache
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
 STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops

@@ -30,6 +30,10 @@ import xxhash
 from gradshard.service.defaults import default_cache_dir, installed_torchgen
 from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
 
+__all__ = ["ClosedUnanswered", "DaemonLock", "DaemonPaths", "NoAnswer", "QUICK_STATUS_OPTIONS",
+           "SILENCE_LIMIT", "daemon_paths", "exchange", "print_status", "quick_status", "request",
+           "running_daemon"]
+
 # Seconds a client waits for the next line from a daemon working on its request. The daemon
 # sends a progress line at least every 2 s while it works (a cold compile takes minutes), so
 # this much silence means it is stopped, stuck or gone.

@@ -53,6 +53,9 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement
 from gradshard.service.live.command import TryOptions
 
+__all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
+           "daemon_logger", "spec_signature"]
+
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
 # Seconds between progress lines while a request is worked on. The documented promise is one

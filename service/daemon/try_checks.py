@@ -30,6 +30,8 @@ from gradshard.service.live.command import (TryOptions, build_library, check_ext
                                             check_version, op_json, op_lines)
 from gradshard.service.live.process import TryProcess
 
+__all__ = ["TryChecks"]
+
 
 class TryChecks:
     """What a daemon with --try keeps: its warm worker, and per op the code last checked and

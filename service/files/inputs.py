@@ -18,6 +18,9 @@ from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
+__all__ = ["InputBytes", "gradshard_template_bytes", "read_inputs", "read_spec_templates",
+           "spec_template_sources", "template_sources"]
+
 
 @dataclass(frozen=True)
 class InputBytes:

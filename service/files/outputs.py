@@ -29,6 +29,10 @@ from gradshard.cache.store.database import (NO_SPACE, Store, StoreDamaged, blob_
 from gradshard.pipeline.problems import InternalError
 from gradshard.cache.errors import EnvironmentFailure
 
+__all__ = ["KnownHashes", "UnsafeOutputName", "WriteReport", "cache_damage", "file_hash",
+           "files_left", "outputs_match", "stat_signature", "sync_outputs", "write_atomic",
+           "write_changed", "write_outputs"]
+
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20
 

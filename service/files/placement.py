@@ -25,6 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = ["FIRST_STAGE", "FLAT", "Placement", "generated_dir", "index_name", "index_names",
+           "placed_files", "subset_of"]
+
 FLAT, PYTORCH = "flat", "pytorch"
 TREES = (FLAT, PYTORCH)
 

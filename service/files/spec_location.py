@@ -21,6 +21,8 @@ from gradshard.cache.errors import EnvironmentFailure, UsageError
 
 from gradshard.service.defaults import installed_torchgen
 
+__all__ = ["SpecLocation", "check_spec_size", "locate_spec", "read_spec_file"]
+
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
     "packaged": {

@@ -19,6 +19,8 @@ from typing import Iterator, Sequence
 
 from gradshard.service.live.plan import PatchPlan
 
+__all__ = ["patch"]
+
 
 @contextlib.contextmanager
 def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None = None,

@@ -46,6 +46,8 @@ from gradshard.service.files.outputs import write_atomic
 from gradshard.service.live.plan import PatchPlan, patch_templates
 from gradshard.service.compile.toolchain import Toolchain, ninja_binary
 
+__all__ = ["TRY_DIRECTORY_VARIABLE", "build_patch", "prune_try_directory", "try_directory"]
+
 TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
 # the libraries whose hidden functions a patch may call, searched in this order
 TORCH_LIBRARIES = ("libtorch_cpu.so", "libtorch_python.so")

@@ -21,6 +21,10 @@ from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
 from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT
 
+__all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
+           "check_version", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
+           "try_json", "try_patch", "try_text"]
+
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 # A patch lives for a check: g++ 12 compiles its units a quarter faster at -O1 than at the
 # build's -O2 (measured on sin's nodes and kernels units: 4.0 s against 5.4 s of build), and

@@ -21,6 +21,8 @@ from typing import Iterable
 
 from gradshard.cache.errors import EnvironmentFailure
 
+__all__ = ["SYMBOL_NAME", "hidden_functions", "load_anchor", "undefined_symbols"]
+
 # symbols a trampoline may be written for: what the assembler takes as a name, nothing else
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*\Z")
 

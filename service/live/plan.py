@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.group_records import AutogradSide, NativeSide
 from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.problems import SpecFile
@@ -36,6 +36,7 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec, rea
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
+__all__ = ["PYTHON_ONLY", "PatchOp", "PatchPlan", "patch_templates", "plan_patch"]
 
 # where a checkout keeps the helpers formulas call (torch's own FunctionsManual)
 MANUAL_HEADER = "torch/csrc/autograd/FunctionsManual.h"

@@ -23,6 +23,8 @@ from typing import IO
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service.options import TRY_TIMEOUT
 
+__all__ = ["TryProcess"]
+
 RECYCLE_AFTER = 50
 WORKER_MODULE = "gradshard.service.live.worker"
 

@@ -11,6 +11,8 @@ import pytest
 from gradshard.service.options import (PYTEST, PYTEST_GROUP, PYTEST_GROUP_TITLE,
                                        argument_settings, options_of)
 
+__all__ = ["pytest_addoption"]
+
 _PATCH = "_gradshard_patch"
 
 

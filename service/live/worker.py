@@ -36,6 +36,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+__all__ = ["install", "load_library"]
+
 PASS, FAIL = "PASS", "FAIL"
 # a failing sample's error is located element by element (two calls per input element, one
 # backward per output element) only up to this many input elements: beyond, the message of

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import Engine, StaleCache
-from gradshard.cache.graph.build_graph import BuildIndex
+from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
 from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
@@ -32,6 +32,8 @@ from gradshard.service.files.spec_location import SpecLocation, check_spec_size,
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
+
+__all__ = ["Affected", "affected_command", "affected_json", "affected_text", "build_side"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 

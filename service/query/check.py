@@ -19,6 +19,9 @@ from gradshard.service.files.inputs import (gradshard_template_bytes, read_input
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.files.spec_location import SpecLocation
 
+__all__ = ["analyze", "gradshard_templates", "load_texts", "prepare", "records_of",
+           "spec_templates"]
+
 
 def gradshard_templates() -> TemplateSet:
     """gradshard's own Jinja2 templates that the build's tasks read (templates/codegen)."""

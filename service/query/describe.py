@@ -12,6 +12,9 @@ from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, E
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 
+__all__ = ["describe_entry", "describe_info", "describe_infos", "describe_match",
+           "describe_native"]
+
 
 def describe_native(f: NativeFunction) -> dict:
     return {

@@ -25,6 +25,8 @@ from gradshard.service.query.describe import (describe_entry, describe_info, des
                                               describe_native)
 from gradshard.service.files.spec_location import SpecLocation
 
+__all__ = ["show_json", "show_text"]
+
 
 @dataclass(frozen=True)
 class ShowMatches:

@@ -7,6 +7,8 @@ from collections import Counter
 from gradshard.service.outcome import BuildOutcome
 from gradshard.service.compile.report import compile_json, compile_line
 
+__all__ = ["STAGES", "build_json", "build_text"]
+
 # Every stage a build times, in the order a build meets them: the engine's stages (each
 # task's and group's `stage`, cache/graph), then writing the files and compiling them.
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "layout", "write",

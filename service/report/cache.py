@@ -8,6 +8,8 @@ from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES,
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
 from gradshard.service.report.build import STAGES
 
+__all__ = ["gc_json", "gc_text", "stats_json", "stats_text"]
+
 # What each compile-cache kind's hit rate counts: entries served, and entries made
 _HIT_KINDS = {OBJECT_FILES: (("object", "splice"), "compiled or spliced"),
               PCH_FILES: (("pch",), "built")}

@@ -18,6 +18,9 @@ if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when
 
 from gradshard.service.files.spec_location import SpecLocation
 
+__all__ = ["problem_json", "report_spec_error", "report_usage_error", "spec_error_lines",
+           "spec_file_paths", "spec_texts_of"]
+
 MAX_PRINTED_PROBLEMS = 50
 
 

@@ -22,6 +22,8 @@ from gradshard.pipeline.render.python.signatures import (PyArgument, PyOverload,
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, Return, SchemaKind, cpp_name
 
+__all__ = ["Binding", "DONT_RECORD_TRACE", "SUPPORTED_RETURN_TYPES", "binding"]
+
 # Return types the wrap() helpers accept (api/python.py: SUPPORTED_RETURN_TYPES): these
 # scalars and lists, and tuples of these element types.
 _TENSOR, _INT, _FLOAT = "at::Tensor", "int64_t", "double"

@@ -26,6 +26,13 @@ from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_templ
 from gradshard.pipeline.schema import cpp_name
 from gradshard.pipeline.render.template_names import MODULE_FILES
 
+__all__ = ["BindingKey", "BindingPlan", "METHODS_FILE", "RenderedBinding",
+           "SKIP_PYTHON_BINDINGS_SIGNATURES", "StructseqTypes", "TORCH_FILE", "TORCH_SHARD_IDS",
+           "bind", "binding_file", "binding_key", "binding_plan", "check_deprecated",
+           "enum_tag_file", "one_per_fault", "render_binding", "return_types_file",
+           "return_types_header", "should_bind", "structseq_types", "torch_file",
+           "torch_file_name", "torch_shard_of"]
+
 # Functions bound by hand or not at all (gen_python_functions.py: _SKIP_PYTHON_BINDINGS),
 # matched against the whole C++ name (with `_out`); one alternation matches any of them.
 _SKIP_PATTERNS = (

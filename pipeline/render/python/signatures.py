@@ -21,6 +21,10 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
 
+__all__ = ["PyArgument", "PyOverload", "PyPair", "PySignature", "argument_type_str",
+           "deprecated_pairs", "group_overloads", "pairs_by_name", "python_pair",
+           "structseq_fieldnames", "unpack_method"]
+
 # Schema base types whose Python parser type has the same name (api/python.py: argument_type_str).
 _SAME_NAME_TYPES = frozenset({"Tensor", "bool", "QScheme", "Scalar", "ScalarType", "Generator",
                               "Storage", "Layout", "Device", "DeviceIndex", "MemoryFormat",
