@@ -21,8 +21,9 @@ from typing import Callable
 
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError
-from gradshard.cache.errors import CompileError, EnvironmentFailure
+from gradshard.cache.errors import CompileError
 
+from gradshard.service.exit_codes import ending_of
 from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.live.plan import plan_patch
 from gradshard.service.files.spec_location import SpecLocation
@@ -77,7 +78,7 @@ class TryChecks:
         except StoreDamaged:
             raise  # the build's own retry sets the store aside and runs again
         except OSError as failure:  # the machine's (a full disk under the try directory)
-            error = str(EnvironmentFailure.from_os_error(failure) or failure)
+            error = str(ending_of(failure).error)
             lines = [f"try: {error}"]
         except Exception as failure:  # a bug: reported and logged, the build goes on
             self.log.exception("failure in the --try checks")
