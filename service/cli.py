@@ -170,14 +170,14 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.query.affected import affected_json, affected_text
+    from gradshard.service.query.affected import affected, affected_json, affected_text
     from gradshard.service.defaults import default_cache_dir
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
     result = _in_session(args, loaded, default_cache_dir,
-                         lambda location, session: session.affected(location, args.against,
-                                                                      args.since))
+                         lambda location, session: affected(location, session, args.against,
+                                                            args.since))
     if args.json:
         print(json.dumps(affected_json(result, loaded.location), indent=2))
     else:

@@ -5,43 +5,28 @@
             ─ compile    the compile cache's state: PCHs and stored objects found sound, the
                          hashes of files written or read (service/open_cache.py)
             ─ warnings   what the cache said on the way (damage found and set aside)
-            ─ affected   what the spec's edits change (service/query/affected.py), retried once
-                         on a damaged cache
             ─ settle     a long-lived process's housekeeping between builds (garbage)
             ─ close
 
 Shake's RunState has this shape: opened once, run many times. The CLI opens one per command;
-the daemon keeps one for its life, so a build after a save is answered from memory. A build
-is not a method of the session: the CLI and the daemon call service/build.py with it, and
-the build reads the store, the memory and the compile cache's state from it (its
-OpenCache half, service/open_cache.py, which is all the commands take).
+the daemon keeps one for its life, so a build after a save is answered from memory. No
+command is a method of the session: the CLI and the daemon call each (service/build.py,
+service/query/affected.py, ...) with it, and the command reads the store, the memory and the
+compile cache's state from it (its OpenCache half, service/open_cache.py, which is all the
+commands take).
 """
 
 from __future__ import annotations
 
 import gc
-from functools import partial
-from typing import TYPE_CHECKING
 
 from gradshard.service.open_cache import OpenCache
-
-if TYPE_CHECKING:
-    from gradshard.service.query.affected import Affected
-    from gradshard.service.files.spec_location import SpecLocation
 
 __all__ = ["Session"]
 
 
 class Session(OpenCache):
     """The cache, opened once, and its housekeeping (the CLI and the daemon hold one)."""
-
-    def affected(self, location: SpecLocation, against: str | None,
-                 since: str | None) -> Affected:
-        """What the spec's edits change since a baseline: the last build, a spec directory
-        or a git revision."""
-        from gradshard.service.query.affected import affected_command
-
-        return self.retrying(partial(affected_command, location, self, against, since))
 
     def settle(self) -> None:
         """Housekeeping of a long-lived process between builds (the daemon, once a build's

@@ -471,9 +471,9 @@ class Daemon:
         return self.changes.submit(self._affected_now).result()
 
     def _affected_now(self) -> dict:
-        from gradshard.service.query.affected import affected_json
+        from gradshard.service.query.affected import affected, affected_json
 
-        result = self.session.affected(self.config.location, None, None)
+        result = affected(self.config.location, self.session, None, None)
         return affected_json(result, self.config.location)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,8 @@ from gradshard.service.files.spec_location import SpecLocation, check_spec_size,
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["Affected", "affected_command", "affected_json", "affected_text", "build_side"]
+__all__ = ["Affected", "affected", "affected_command", "affected_json", "affected_text",
+           "build_side"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -76,6 +78,13 @@ class Side:
 
     entries: tuple[tuple[SpecFile, EntryStamp], ...]
     index: BuildIndex
+
+
+def affected(location: SpecLocation, session: OpenCache, against: str | None,
+             since: str | None) -> Affected:
+    """What the spec's edits change since a baseline: the last build, a spec directory or a
+    git revision; a cache found damaged on the way is set aside and it runs again, once."""
+    return session.retrying(partial(affected_command, location, session, against, since))
 
 
 def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
