@@ -33,7 +33,7 @@ T = TypeVar("T")
 class OpenCache:
     """One command's (or the daemon's) view of the cache: the store (if any), the engine
     memory, the warnings given, and the compile cache's state: the precompiled headers found
-    sound (gch path → stat signature, service/compile/driver.py: check_pchs), the stored
+    sound (gch path → stat signature, service/compile/plan.py: check_pchs), the stored
     objects found sound, and the hashes of the files its builds wrote or read."""
 
     directory: Path | None
@@ -41,7 +41,7 @@ class OpenCache:
     store: Store | None = None
     _memory: Memory | None = None
     sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # the stored objects found matching their sums (service/compile/driver.py: sound_object)
+    # the stored objects found matching their sums (service/compile/splice.py: sound_object)
     sound_objects: dict[str, tuple] = field(default_factory=dict)
     # the files its builds wrote or read, by stat signature (service/files/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)

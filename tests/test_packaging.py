@@ -1,6 +1,6 @@
 """The wheel ships every module and template of the four rooms, under the gradshard
-namespace (setup.py finds the sub-packages; pyproject.toml maps them), with the console
-script and the pytest plugin's entry point."""
+namespace (setup.py finds the sub-packages and maps them there; pyproject.toml holds the
+rest), with the console script and the pytest plugin's entry point."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ The files are the truth: object_cache (under ninja, one process per unit, no SQL
 and checks them, and the compile driver records them here after ninja ran. A row whose files
 are gone is a row to drop; files without a row (a cache from before these tables, a build
 killed before it recorded) are measured all the same and are gc's first to go. Paths read from
-these rows are data: only an entry path of the row's kind (cache_files.ENTRY_PATHS) is used.
+these rows are data: only an entry path of the row's kind (cache/store/directory.py: ENTRY_PATHS) is used.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def view_order(functions: Sequence[NativeFunction]) -> ViewOrder:
 
 
 def _same_signature_and_kind(fn: NativeFunction, other: NativeFunction) -> bool:
-    """Whether the two clash in signature groups too (generation.py: signature_groups reports
+    """Whether the two clash in signature groups too (variants.py: signature_groups reports
     them as native.duplicate-signature), so a view-kind clash is the same fault, not a second
     one. The view signature only adds the clash of `foo` with a `foo_copy` of one kind."""
     return (fn.func.kind() is other.func.kind()

@@ -70,7 +70,7 @@ class RenderedTrace(Record):
 
     wrapper: str
     ops_header: str
-    definition: str  # its lines, right-stripped, each followed by "\n" (spec_template.block_lines)
+    definition: str  # its lines, right-stripped, each followed by "\n" (code_template.block_lines)
     registration: str
 
 

@@ -48,7 +48,7 @@ class RenderedKernel(Record):
 
     wrapper: str
     key: str
-    definition: str  # its lines, right-stripped, each followed by "\n" (spec_template.block_lines)
+    definition: str  # its lines, right-stripped, each followed by "\n" (code_template.block_lines)
     registration: str
     node: str = ""
     entry: str = ""  # the derivatives entry label the kernel's formulas come from

@@ -59,7 +59,7 @@ __all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHan
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
 # Seconds between progress lines while a request is worked on. The documented promise is one
-# at least every 2 s (clients give up after daemon_runtime.SILENCE_LIMIT of silence); half of
+# at least every 2 s (clients give up after service/daemon/runtime.py: SILENCE_LIMIT of silence); half of
 # it leaves room for a loaded machine's scheduling.
 PROGRESS_INTERVAL = 1.0
 REQUEST_LIMIT = 1 << 20  # bytes in one request line (1 MiB): a request is a small JSON object

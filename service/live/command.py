@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -19,7 +20,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
-from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT
+from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
            "check_version", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
@@ -102,7 +103,7 @@ class TryOptions:
     dtypes: tuple[str, ...] = DEFAULT_DTYPES
     samples: str | None = None
     cxx: str | None = None
-    jobs: int = 2
+    jobs: int = field(default_factory=partial(jobs_of, 0))  # compiles at once: -j's default
     timeout: float = TRY_TIMEOUT  # seconds for the checks of one patch
 
 
