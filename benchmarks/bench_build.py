@@ -40,14 +40,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.service.cli import collector_for
-from gradshard.service.build import build_and_compile
-from gradshard.service.session import Session
-from gradshard.service.files.spec_location import SpecLocation, locate_spec
-
 from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, copy_spec,
                      generate_code_arguments, stamps, torchgen_generate_code, until_rewritten,
                      wait_idle)
+
+from gradshard.service.build import build_and_compile
+from gradshard.service.cli import collector_for
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.session import Session
 
 FORMULA = "  self: grad * self.cosh().conj()\n"
 

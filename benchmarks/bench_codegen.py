@@ -21,18 +21,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import benchmark_args, clear_torchgen_caches, torchgen_generate_code
+
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.graph.build_graph import binding_outputs
 from gradshard.cache.version import code_version
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
-from gradshard.service.query.check import prepare
 from gradshard.service.files.outputs import write_outputs
-from gradshard.service.graph_run import run_graph
-from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement, placed_files
-
-from _common import benchmark_args, clear_torchgen_caches, torchgen_generate_code
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.graph_run import run_graph
+from gradshard.service.query.check import prepare
 
 
 def paths(location: SpecLocation) -> dict[str, str]:

@@ -50,11 +50,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.pipeline.problems import SpecFile
-from gradshard.service.files.spec_location import SpecLocation, locate_spec
-
 from _common import compiler_benchmark, copy_spec, stamps, until_rewritten, wait_idle
 from bench_build import torchgen
+
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 GENERATED = "torch/csrc/autograd/generated"
 HEADERS = ("Functions.h", "python_functions.h", "python_return_types.h", "VariableType.h",

@@ -19,19 +19,19 @@ import statistics
 import time
 from pathlib import Path
 
+from _common import benchmark_args, clear_torchgen_caches
+
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.graph.build_graph import spec_sides
 from gradshard.cache.version import code_version
-from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.pipeline.parse.differentiability import (assign_op_names, bucket_infos,
                                                         derivative_buckets, view_copy_infos,
                                                         with_op_names)
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import resplit_entries, split_entries
 from gradshard.pipeline.parse.spec import decode_spec, parse_derivatives_entry
+from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.service.query.check import analyze, prepare
-
-from _common import benchmark_args, clear_torchgen_caches
 
 
 def time_torchgen(paths: dict[SpecFile, Path]) -> float:

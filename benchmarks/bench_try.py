@@ -37,12 +37,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradshard.service.daemon.runtime import daemon_paths, request
-from gradshard.service.files.spec_location import locate_spec
-
 from _common import compiler_benchmark, copy_spec
 from bench_build import torchgen
 from bench_compile import ninja, replace_line, write_torchgen_ninja
+
+from gradshard.service.daemon.runtime import daemon_paths, request
+from gradshard.service.files.spec_location import locate_spec
 
 FORMULA = "  self: grad * self.cos().conj()"
 CLI = [sys.executable, "-m", "gradshard.service.cli"]

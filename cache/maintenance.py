@@ -46,12 +46,11 @@ from typing import Callable
 import sqlite_utils
 
 from gradshard.cache.errors import UsageError
-
 from gradshard.cache.objects import entries as compile_entries
+from gradshard.cache.store.database import DB_FILE, Store, host_name
 from gradshard.cache.store.directory import (BASELINE_FILES, CACHE_MAX_VARIABLE, CATEGORIES,
                                              DAMAGED, LEFTOVER, MEMO, OBJECT_FILES, PCH_FILES,
                                              CacheFile, cache_files, directory_bytes, total_bytes)
-from gradshard.cache.store.database import DB_FILE, Store, host_name
 
 __all__ = ["BuildRow", "GcReport", "LEASE_EXPIRY_SECONDS", "StoreStats", "apply_cache_limit",
            "collect_garbage", "parse_size", "size_text", "store_stats"]
@@ -252,7 +251,8 @@ def apply_cache_limit(store: Store | None, warn: Callable[[str], None]) -> GcRep
         raise UsageError(f"{CACHE_MAX_VARIABLE}: {error}", hint) from None
     if store is None or directory_bytes(store.directory) <= limit:
         return None
-    from gradshard.cache.version import code_version  # imports and hashes gradshard's sources: only now
+    # imports and hashes gradshard's sources: only now
+    from gradshard.cache.version import code_version
 
     report = collect_garbage(store, limit, code_version())
     for warning in report.warnings:

@@ -40,18 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
-from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
-from gradshard.pipeline.problems import GradshardError
 from gradshard.cache.errors import CompileError
-
+from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
+from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
+from gradshard.pipeline.problems import GradshardError
 from gradshard.service.files.inputs import InputBytes, read_inputs
-from gradshard.service.open_cache import OpenCache
-from gradshard.service.outcome import BuildOutcome, BuildRequest
 from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
                                              files_left, outputs_match, sync_outputs)
-from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.files.placement import Placement, index_names, placed_files
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.open_cache import OpenCache
+from gradshard.service.outcome import BuildOutcome, BuildRequest
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.stats import EngineStats

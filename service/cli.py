@@ -24,25 +24,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from gradshard.cache.store.database import set_aside
 from gradshard.cache.errors import UsageError, VerifyMismatch
-
+from gradshard.cache.store.database import set_aside
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.exit_codes import (EXIT_INTERRUPTED, EXIT_OK, RUN_AGAIN, Report,
                                           damaged_text, ending_of)
-from gradshard.service.options import (AFFECTED, BUILD, CHECK, GC, LOGS, RUN, SHOW, START,
-                                       STATS, STATUS, STOP, TRY, WATCH, add_options,
-                                       compile_options, jobs_of, placement_of)
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.options import (AFFECTED, BUILD, CHECK, GC, LOGS, RUN, SHOW, START, STATS,
+                                       STATUS, STOP, TRY, WATCH, add_options, compile_options,
+                                       jobs_of, placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.problems import (problem_json, report_spec_error, report_usage_error,
                                                spec_file_paths, spec_texts_of)
 from gradshard.service.session import Session
-from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 if TYPE_CHECKING:
     from gradshard.cache.graph.spec_records import SpecRecords
-    from gradshard.pipeline.problems import SpecError
     from gradshard.pipeline.parse.spec import SpecTexts
+    from gradshard.pipeline.problems import SpecError
 
 __all__ = ["Loaded", "build_parser", "collector_for", "main"]
 
@@ -170,8 +169,8 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.query.affected import affected, affected_json, affected_text
     from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.query.affected import affected, affected_json, affected_text
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
@@ -219,7 +218,6 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
 
 def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import store_stats
-
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.report.cache import stats_json, stats_text
 
@@ -235,7 +233,6 @@ def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
 def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
-
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.report.cache import gc_json, gc_text
 

@@ -11,22 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
 from gradshard.cache.engine.codec import encode
 from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.engine.memory import Memory
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.build_graph import build
 from gradshard.cache.graph.group_records import BuildIndex, BuildInputs
+from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
 from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store.database import Store, blob_hash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSettings
+from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
 
 __all__ = ["DecodedInputs", "GraphResult", "new_engine", "run_graph"]

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from gradshard.cache.store.database import Store, StoreDamaged, set_aside
-
 from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:

@@ -26,10 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
     from gradshard.pipeline.layout.compile_layout import ShardSettings
-
-    from gradshard.service.files.placement import Placement
-
     from gradshard.service.compile.driver import CompileOptions
+    from gradshard.service.files.placement import Placement
 
 __all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "GC", "JSON", "LOGS",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",

@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE
-from gradshard.service.files.spec_location import locate_spec
 from support.graph_run import CodegenInputs, codegen_inputs
+
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE
 
 
 @pytest.fixture(autouse=True)

@@ -9,17 +9,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.parse.spec import entry_label
-from gradshard.service.query.affected import Affected, affected_command
-from gradshard.service.session import Session
-from gradshard.service.cli import main
-from gradshard.service.files.spec_location import locate_spec
 from support.graph_run import run_graph
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
 from support.specs import DERIVATIVES, stage_packaged_spec
+
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import entry_label
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.cli import main
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.query.affected import Affected, affected_command
+from gradshard.service.session import Session
 
 
 def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import ast
 
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import parse_native_entry
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_fn_args_file, annotated_function,
                                                       annotated_lines, namespaces_of,
                                                       render_annotated_args)
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.service.query.check import gradshard_templates
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})

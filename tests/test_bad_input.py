@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 from gradshard.service.cli import main
-from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gradshard.cache.store.database import DB_FILE
 from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
 from support.specs import MINI_SPEC
+
+from gradshard.cache.store.database import DB_FILE
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 

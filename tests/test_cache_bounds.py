@@ -19,14 +19,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
+from gradshard.cache.errors import UsageError
+from gradshard.cache.maintenance import apply_cache_limit
 from gradshard.cache.objects import entries as compile_entries
 from gradshard.cache.objects.entries import EntryUse
-from gradshard.cache.maintenance import apply_cache_limit
 from gradshard.cache.store.database import DB_FILE, Store
-from gradshard.cache.errors import UsageError
 from gradshard.service.cli import main
-from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
 MIB = 1 << 20
 SHARDS = ["--shard-nodes", "2,4,0", "-j", "2"]  # 5 Functions units, no merged units

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.specs import FLAT_FILES, MINI_SPEC, mini_spec_pair
 
 from gradshard.cache.maintenance import parse_size
 from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
-from support.specs import FLAT_FILES, MINI_SPEC, mini_spec_pair
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

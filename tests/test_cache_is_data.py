@@ -24,9 +24,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from support.specs import DERIVATIVES, MINI_SPEC
-
 
 AUDIT_EXIT = 97
 

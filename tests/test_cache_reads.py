@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
-from gradshard.cache.store.database import blob_hash
-from gradshard.pipeline.records import canonical_json
-from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
+from support.compile import merged_compiled  # noqa: F401  (a fixture: the shared cold compile)
 from support.compile import (FORMULAS, MERGED, MERGED_UNIT, baseline_record, merged_build,
                              restored_cache, stored_path, warnings_of)
-from support.compile import merged_compiled  # noqa: F401  (a fixture: the shared cold compile)
 from support.specs import MINI_SPEC
+
+from gradshard.cache.store.database import blob_hash
+from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
+from gradshard.pipeline.records import canonical_json
 
 TIMEOUT = 120  # seconds: a build served from the cache takes a few
 PCH_TIMEOUT = 600  # a build that rebuilds the precompiled header of the torch headers

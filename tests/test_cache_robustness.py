@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gradshard.cache.store.database import DB_FILE
 from support.graph_run import generated_files
 from support.spec_edits import ALL_EDITS, apply_edits
 from support.specs import mini_spec_pair, stage_packaged_spec
+
+from gradshard.cache.store.database import DB_FILE
 
 
 def gradshard(*args: str) -> list[str]:

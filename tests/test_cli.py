@@ -7,8 +7,9 @@ import json
 import subprocess
 import sys
 
-from gradshard.service.cli import collector_for, main
 from support.specs import FLAT_FILES, MINI_SPEC
+
+from gradshard.service.cli import collector_for, main
 
 
 def run(capsys, *argv):

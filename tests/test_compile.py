@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gradshard.service.cli import main
 from support.compile import MERGED_UNIT, merged_build, run_build
 from support.programs import install_programs
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
+
+from gradshard.service.cli import main
 
 pytestmark = pytest.mark.compiler
 
@@ -421,8 +421,8 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     splice_command give a program running the edited formula, from the objects and from an
     archive, while the other formulas and their callers keep theirs."""
     from gradshard.pipeline.layout.compile_layout import merged_formula_source
-    from gradshard.service.query.check import gradshard_templates
     from gradshard.service.compile.splice import splice_command
+    from gradshard.service.query.check import gradshard_templates
 
     def compile_(source: str, output: str) -> None:
         subprocess.run(["g++", "-O2", "-c", source, "-o", output], cwd=tmp_path, check=True)

@@ -19,7 +19,6 @@ import time
 from collections import Counter
 
 import pytest
-
 from support.daemon import Running, mtime
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]

@@ -14,12 +14,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.compile import run_build
+from support.programs import install_programs
 
 from gradshard.pipeline.layout.compile_layout import (MERGED_KERNEL_PREFIX, forward_unit_name,
                                                       kernel_unit_name)
 from gradshard.service.cli import main
-from support.compile import run_build
-from support.programs import install_programs
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 

@@ -16,14 +16,14 @@ from gradshard.cache.objects.object_cache import Entry, save
 from gradshard.pipeline.layout.compile_layout import (CompileLayout, CompileUnit, ShardSettings,
                                                       binding_units, functions_shards, kernel_op,
                                                       merged_groups, shard_count, shard_name)
+from gradshard.service.build import build_and_compile
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit
 from gradshard.service.compile.splice import baseline_path, plan_merged
-from gradshard.service.build import build_and_compile
+from gradshard.service.compile.toolchain import Toolchain
 from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.session import Session
-from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.compile.toolchain import Toolchain
 
 MM_FORWARD = "  result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)\n"
 MM_FORWARD_EDIT = "  result: at::mm(self_p, mat2_t) + at::mm(self_t, mat2_p)\n"

@@ -12,8 +12,8 @@ import sys
 import time
 
 import pytest
-
-from support.daemon import Running, daemon, mtime, write_atomically  # noqa: F401  (daemon: a fixture)
+from support.daemon import (Running, daemon, mtime,  # noqa: F401  (daemon: a fixture)
+                            write_atomically)
 from support.specs import DERIVATIVES, FLAT_FILES, MINI_SPEC, MUL_OTHER
 
 
@@ -230,10 +230,10 @@ def test_a_change_without_events_is_found(tmp_path):
     the periodic check of the spec files' signatures: here the observer watches nothing."""
     from watchdog.observers import Observer
 
-    from gradshard.service.daemon.server import Daemon, DaemonConfig, _identity, spec_signature
-    from gradshard.service.daemon.runtime import DaemonPaths
-    from gradshard.service.files.spec_location import locate_spec
     from gradshard.service.compile.driver import CompileOptions
+    from gradshard.service.daemon.runtime import DaemonPaths
+    from gradshard.service.daemon.server import Daemon, DaemonConfig, _identity, spec_signature
+    from gradshard.service.files.spec_location import locate_spec
 
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)

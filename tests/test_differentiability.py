@@ -4,14 +4,14 @@ canonical function, forward formulas and gradient checks."""
 from __future__ import annotations
 
 import pytest
+from support.facts import parse_spec_dir
+from support.specs import MINI_SPEC
 
 from gradshard.pipeline import cpp
 from gradshard.pipeline.cpp import CForm, wrap
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.differentiability import op_prefix, saved_variables
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.service.query.describe import describe_info
-from support.facts import parse_spec_dir
-from support.specs import MINI_SPEC
 
 TENSOR = cpp.TENSOR
 OPT_STR = wrap(CForm.OPTIONAL, cpp.STRING_VIEW)

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from gradshard.pipeline.problems import SpecError
 from support.facts import comparable, facts, first_differences, parse_spec_dir
 from support.oracle import run_oracle
 from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS
+
+from gradshard.pipeline.problems import SpecError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ list after matching (synthesized foreach infos included, in torchgen's order).""
 from __future__ import annotations
 
 import pytest
-
 from support.facts import comparable, facts, first_differences, parse_spec_dir
 from support.oracle import run_oracle
 from support.specs import MINI_SPEC

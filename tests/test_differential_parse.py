@@ -7,16 +7,16 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from support.facts import facts, first_differences, parse_spec_dir
+from support.graph_run import run_graph
+from support.oracle import run_oracle
+from support.specs import MINI_SPEC
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.graph.build_graph import binding_outputs, build
 from gradshard.cache.graph.group_records import Outputs
 from gradshard.cache.version import code_version
 from gradshard.pipeline.problems import SpecError
-from support.facts import facts, first_differences, parse_spec_dir
-from support.graph_run import run_graph
-from support.oracle import run_oracle
-from support.specs import MINI_SPEC
 
 EXPECTED_COUNTS = {"packaged": (3101, 724), "mini": (17, 6)}
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from support.graph_run import generated_files
 from support.oracle import file_digests, torchgen_files, torchgen_tree
 from support.spec_edits import ALL_FILES, EDITS, TREE_FILES, apply_edits
 from support.specs import MINI_SPEC, stage_checkout_spec, stage_packaged_spec
+
 
 def gradshard_files(spec_dir: Path, tree: str = "flat") -> dict[str, str]:
     return generated_files(spec_dir, tree)

@@ -6,6 +6,7 @@ import sqlite3
 from dataclasses import dataclass
 
 import pytest
+from support.toy_records import Number
 
 from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.engine.jobs import Group, Task
@@ -13,7 +14,6 @@ from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import DB_FILE, Store, blob_hash
 from gradshard.pipeline.problems import InternalError
 from gradshard.pipeline.records import Record, Text
-from support.toy_records import Number
 
 
 @dataclass(frozen=True, slots=True)

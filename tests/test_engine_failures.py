@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from support.toy_records import Number
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.jobs import Group, Task
@@ -14,7 +15,6 @@ from gradshard.cache.engine.values import Value
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record, Text
-from support.toy_records import Number
 
 CALLS: list[str] = []
 

@@ -10,6 +10,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from support.specs import MINI_SPEC
 
 from gradshard.cache import errors as process_errors
 from gradshard.cache.errors import (CompileDiagnostic, CompileError, EnvironmentFailure,
@@ -21,7 +22,6 @@ from gradshard.service import cli
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.server import Daemon
 from gradshard.service.exit_codes import Report, ending_of
-from support.specs import MINI_SPEC
 
 PROBLEM = Problem(SpecFile.DERIVATIVES, "mul.Tensor", "derivatives.example", "a message",
                   "a hint", line=3)

@@ -6,18 +6,17 @@ test_differential_render.py and test_incremental.py."""
 
 from __future__ import annotations
 
-
 import pytest
 
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.render.factories import (RenderedFactory, is_factory_function,
                                                  render_factory, variable_factories,
                                                  variable_factories_file)
-from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.service.query.check import gradshard_templates
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})

@@ -11,10 +11,10 @@ import pytest
 
 from gradshard.pipeline.layout.compile_layout import forward_shard_source, kernel_shard_source
 from gradshard.pipeline.render.forward_outline import formula_names, outline_forward
-from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type import (Formal, ForwardFormula, TangentInput,
                                                      VariableKernel)
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import gradshard_template_bytes, template_sources
 
 TENSOR = "const at::Tensor &"

@@ -7,21 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.graph_run import parsed_records
+from support.oracle import run_oracle
+from support.specs import NATIVE, installed_torchgen, stage_packaged_spec
 
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.layout.functional_inverses import (RenderedInverse,
                                                            functional_inverses_file,
                                                            functional_inverses_header,
                                                            inverse_views, render_inverse,
                                                            view_inverse)
 from gradshard.pipeline.parse.native import COMPOSITE_IMPLICIT, Kernel, NativeFunction
-from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.render.code_template import expand_template
 from gradshard.pipeline.parse.views import ViewGroup, ViewGrouping
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.render.code_template import expand_template
+from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
-from support.graph_run import parsed_records
-from support.oracle import run_oracle
-from support.specs import NATIVE, installed_torchgen, stage_packaged_spec
 
 TEMPLATES = gradshard_templates()
 LEADING = ("const at::Tensor & base, const at::Tensor & mutated_view, "

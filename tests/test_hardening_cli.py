@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.specs import MINI_SPEC
-
 
 # Root reads every directory, and this suite runs as root: the unreadable-directory tests run
 # gradshard in a user namespace that maps us to an unprivileged owner of our own files, so

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
+from support.compile import merged_compiled  # noqa: F401  (a fixture)
 from support.compile import (MERGED_UNIT, baseline_record, merged_build, restored_cache,
                              stored_path, warnings_of)
-from support.compile import merged_compiled  # noqa: F401  (a fixture)
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]

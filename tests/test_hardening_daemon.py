@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support.compile import COMPILING, ESCAPED, name_a_file_outside_the_compile_dir
 from support.daemon import Running, daemon  # noqa: F401  (daemon: a fixture)
 from support.specs import MINI_SPEC, MUL_OTHER
@@ -332,8 +331,8 @@ def test_a_request_whose_work_escapes_is_answered_with_an_error(tmp_path):
     from types import SimpleNamespace
 
     from gradshard.service.compile.driver import CompileOptions
-    from gradshard.service.daemon.server import Daemon, DaemonConfig, RequestHandler
     from gradshard.service.daemon.runtime import DaemonPaths
+    from gradshard.service.daemon.server import Daemon, DaemonConfig, RequestHandler
     from gradshard.service.files.spec_location import locate_spec
 
     paths = DaemonPaths("k", tmp_path / "k.sock", tmp_path / "k.lock", tmp_path / "k.log")

@@ -19,9 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from support.specs import DERIVATIVES, MINI_SPEC, TEMPLATES, installed_torchgen
-
 
 GRADSHARD = Path(sys.executable).parent / "gradshard"
 MEMORY_LIMIT = 2 << 30  # bytes of address space for runs that once took gigabytes

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.parse.spec import parse_derivatives_entry, split_spec
-from gradshard.service.cli import main
-from gradshard.service.query.check import load_texts
-from gradshard.service.files.spec_location import locate_spec
 from support.spec_edits import Edit, apply_edits
 from support.specs import DERIVATIVES, MINI_SPEC, NATIVE
+
+from gradshard.pipeline.parse.spec import parse_derivatives_entry, split_spec
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.cli import main
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.query.check import load_texts
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from support.specs import mini_spec_pair
 
-from gradshard.cache.store import database as store_module
 from gradshard.cache.maintenance import LEASE_EXPIRY_SECONDS
+from gradshard.cache.store import database as store_module
 from gradshard.cache.store.database import DB_FILE, Store, blob_hash, row_check, safe_relative_path
 from gradshard.cache.version import code_version
-from gradshard.service.files import outputs as outputs_module
 from gradshard.service.cli import main
+from gradshard.service.files import outputs as outputs_module
 from gradshard.service.files.outputs import UnsafeOutputName, sync_outputs
-from support.specs import mini_spec_pair
 
 # ---------------------------------------------------------------------------------------------
 # Helpers

@@ -13,17 +13,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.oracle import file_digests, torchgen_files
+from support.spec_edits import ALL_EDITS, RERUNS, apply_edits, table_of
+from support.specs import stage_packaged_spec
 
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
-from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
-from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.files.placement import FLAT, Placement, index_names
-from support.oracle import file_digests, torchgen_files
-from support.spec_edits import ALL_EDITS, RERUNS, apply_edits, table_of
-from support.specs import stage_packaged_spec
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.graph_run import DecodedInputs, run_graph
 
 
 def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], EngineStats]:

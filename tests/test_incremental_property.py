@@ -9,13 +9,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.specs import DERIVATIVES, MINI_SPEC, NATIVE, TAGS
 
-from gradshard.pipeline.problems import SpecError
-from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.cache.store.database import Store
+from gradshard.pipeline.problems import SpecError
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec
-from support.specs import DERIVATIVES, MINI_SPEC, NATIVE, TAGS
+from gradshard.service.graph_run import DecodedInputs, run_graph
 
 FORMULA = re.compile(r"^( +(?:self|other|result): )(.+)$", re.M)
 

@@ -14,20 +14,20 @@ import time
 
 import pytest
 
+from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
                                                         EntryInfos, KeyedInfo)
+from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.render.inplace_or_view import (InplaceOrViewKernel, RenderedInplaceOrView,
                                                        inplace_or_view_file,
                                                        inplace_or_view_kernels,
                                                        inplace_or_view_shards,
                                                        render_inplace_or_view, view_side_match)
-from gradshard.pipeline.match.match_infos import FunctionMatch
-from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.render.kernel_lists import view_info
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.view_funcs import view_func
+from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
 
 ADIV_FILES = ["ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp",

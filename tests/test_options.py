@@ -16,20 +16,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.daemon import Running
+from support.specs import MINI_SPEC
 
 from gradshard.pipeline.layout.compile_layout import ShardSettings
-from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.cli import Loaded, build_parser
+from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
-from gradshard.service.live import pytest_plugin
-from gradshard.service.live import process
+from gradshard.service.live import process, pytest_plugin
 from gradshard.service.options import (BUILD, BUILDING, COMMANDS, OPTIONS, PYTEST, PYTEST_GROUP,
                                        PYTEST_GROUP_TITLE, RUN, START, STATUS, TRY, TRY_TIMEOUT,
                                        Option, add_options, argument_settings, compile_options,
                                        daemon_serves, forwarded_options, jobs_of, options_of)
-from support.daemon import Running
-from support.specs import MINI_SPEC
 
 # The options of the commands that build (the others' are parsed and read by their command
 # alone: the help comparison below covers them).

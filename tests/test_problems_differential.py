@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.spec_edits import Edit, apply_edits
+from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, TEMPLATES
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.memory import Memory
@@ -20,15 +22,13 @@ from gradshard.cache.graph.build_graph import build
 from gradshard.cache.graph.group_records import BuildInputs
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
-from gradshard.pipeline.problems import SpecError
-from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.parse.spec import decode_spec
+from gradshard.pipeline.problems import SpecError
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_spec_templates,
                                             spec_template_sources, template_sources)
 from gradshard.service.files.spec_location import locate_spec
-from support.spec_edits import Edit, apply_edits
-from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, TEMPLATES
 
 MUL_SELF = "  self: mul_tensor_backward(grad, other, self.scalar_type())"
 EXPAND_SELF = "  self: at::sum_to(grad, self.sym_sizes())"

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.graph_run import DecodedInputs, run_graph
 
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy")
 

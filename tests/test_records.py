@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.graph_run import spec_records
 
+from gradshard.pipeline.parse.source import Entry
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.parse.source import Entry
-from support.graph_run import spec_records
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
-
-from gradshard.pipeline.problems import SpecError, SpecFile
-from gradshard.pipeline.parse.source import resplit_entries, split_entries
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.specs import DERIVATIVES, MINI_SPEC
+
+from gradshard.pipeline.parse.source import resplit_entries, split_entries
+from gradshard.pipeline.problems import SpecError, SpecFile
 
 BASE = (MINI_SPEC / DERIVATIVES).read_text()
 PIECES = ["\n", "\n\n", "- ", "\n- name: x(Tensor self) -> Tensor\n  self: grad\n", "# c\n",

@@ -19,22 +19,22 @@ import weakref
 from pathlib import Path
 
 import pytest
+from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
 
+from gradshard.cache.errors import EnvironmentFailure
 from gradshard.cache.graph import build_graph as graph
 from gradshard.cache.maintenance import collect_garbage
 from gradshard.cache.store.database import DB_FILE, Store
-from gradshard.cache.errors import EnvironmentFailure
-from gradshard.service import build as build_module
-from gradshard.service.build import build_and_compile
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import ShardSettings
+from gradshard.service import build as build_module
 from gradshard.service import graph_run
+from gradshard.service.build import build_and_compile
 from gradshard.service.compile.driver import CompileOptions
-from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.files.inputs import read_inputs
-from gradshard.service.session import Session
 from gradshard.service.files.spec_location import locate_spec
-from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
+from gradshard.service.graph_run import DecodedInputs, run_graph
+from gradshard.service.session import Session
 
 FLUSH = Store.flush
 COMPILE = CompileOptions(units=("Functions_*",), jobs=2,

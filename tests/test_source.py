@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry, split_entries
+from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
 
 TEXT = """# header comment
 
@@ -136,10 +136,11 @@ def test_block_nesting_and_block_scalars():
 
 def test_nesting_scan_agrees_with_libyaml_on_the_real_spec(packaged_spec):
     """Every real entry is far below the limit, and the scan measures what libyaml builds."""
-    from gradshard.pipeline.parse.source import _NestingScan
-    from gradshard.service.files.spec_location import SpecLocation
-    from gradshard.pipeline.problems import YAML_FILES
     import yaml
+
+    from gradshard.pipeline.parse.source import _NestingScan
+    from gradshard.pipeline.problems import YAML_FILES
+    from gradshard.service.files.spec_location import SpecLocation
     location = SpecLocation(packaged_spec, "packaged")
     for file in YAML_FILES:
         text = decode_spec_text(file, location.path_of(file).read_bytes())

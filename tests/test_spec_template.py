@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.render.code_template import block, block_lines, expand_template

@@ -13,10 +13,10 @@ import pytest
 
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.render.trace_type import (RenderedTrace, TraceKernel, is_trace_item,
                                                   render_trace, trace_kernel, trace_shards,
                                                   trace_type_file)
+from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
 
 TRACE_FILES = [f"TraceType_{i}.cpp" for i in range(10)] + ["TraceTypeEverything.cpp"]

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.spec_edits import ALL_FILES, TREE_FILES
+from support.specs import MINI_SPEC
 
 from gradshard.service.files.placement import (FIRST_STAGE, Placement, index_name, index_names,
                                                placed_files, subset_of)
-from support.spec_edits import ALL_FILES, TREE_FILES
-from support.specs import MINI_SPEC
 
 INDEX = {name: f"h{k}" for k, name in enumerate([*ALL_FILES, FIRST_STAGE])}
 GENERATED = "torch/csrc/autograd/generated"

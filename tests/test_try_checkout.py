@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.specs import stage_checkout_spec
 
 from gradshard.service.cli import main
 from gradshard.service.live.command import torch_library_dir
-from support.specs import stage_checkout_spec
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 CALLS_HELPER = "- name: sin(Tensor self) -> Tensor\n  self: gradshard_sin_backward(grad, self)\n"

@@ -11,7 +11,6 @@ import threading
 import time
 
 import pytest
-
 from support.daemon import Running, write_atomically
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"

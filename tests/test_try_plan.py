@@ -3,9 +3,9 @@ changes only Python bindings gets a reason per binding, not "nothing differs".""
 
 from __future__ import annotations
 
+from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live.plan import PYTHON_ONLY, plan_patch
 from gradshard.service.session import Session
-from gradshard.service.files.spec_location import locate_spec
 
 # a deprecated signature: it makes Python bindings only (gen_python_functions' deprecated
 # overloads), nothing in VariableType or Functions

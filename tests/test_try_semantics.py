@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.specs import edited_derivatives as edited
 
 from gradshard.service.cli import main
-from support.specs import edited_derivatives as edited
 
 SIN = ("- name: sin(Tensor self) -> Tensor\n"
        "  self: grad * self.cos().conj()\n"

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from gradshard.service.cli import main
 from support.oracle import run_oracle
 from support.specs import DERIVATIVES, MINI_SPEC, NATIVE, stage_packaged_spec
+
+from gradshard.service.cli import main
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.parse.variants import generated_functions, group_by_signature
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import parse_native_entry
+from gradshard.pipeline.parse.variants import generated_functions, group_by_signature
+from gradshard.pipeline.problems import SpecFile
 
 TAGS = frozenset({"generated", "out", "inplace", "pt2_compliant_tag", "core",
                   "nondeterministic_seeded", "view_copy"})

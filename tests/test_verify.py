@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from support.specs import MINI_SPEC
 
 from gradshard.service.cli import main
-from support.specs import MINI_SPEC
 
 
 def build(capsys, out: Path, cache: Path, *extra: str) -> tuple[int, dict, str]:

@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.render.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
                                                   view_func, view_func_name, view_funcs_files)
+from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
 
 VIEW_FUNCS_FILES = ["ViewFuncs.h", "ViewFuncs.cpp"]

@@ -165,8 +165,8 @@ def render(spec: str, out: str) -> None:
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.gen import parse_native_yaml
     from torchgen.packaged.autograd import gen_python_functions
-    from torchgen.packaged.autograd.gen_autograd_functions import (
-        gen_autograd_functions_lib, gen_autograd_functions_python)
+    from torchgen.packaged.autograd.gen_autograd_functions import (gen_autograd_functions_lib,
+                                                                   gen_autograd_functions_python)
     from torchgen.packaged.autograd.gen_variable_type import gen_variable_type
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 

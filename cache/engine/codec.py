@@ -6,10 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gradshard.cache.store.database import FAILURE_CODEC, Blob, blob_hash
 from gradshard.pipeline.problems import Failure
 from gradshard.pipeline.records import Record, Text, canonical_json
-
-from gradshard.cache.store.database import FAILURE_CODEC, Blob, blob_hash
 
 __all__ = ["Refs", "decode", "encode", "encode_hash"]
 

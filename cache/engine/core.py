@@ -33,9 +33,6 @@ import time
 from collections import defaultdict
 from typing import Any, Sequence
 
-from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecError
-from gradshard.pipeline.records import Record, Text
-
 from gradshard.cache.engine.codec import Refs, decode, encode
 from gradshard.cache.engine.jobs import Group, Task, task_key
 from gradshard.cache.engine.memory import Memory
@@ -43,6 +40,8 @@ from gradshard.cache.engine.scheduler import Begun, ForkScheduler, GroupCall, Ru
 from gradshard.cache.engine.stats import Disagreement, EngineStats, StageClock, TaskRun
 from gradshard.cache.engine.values import Recipe, Value, has_failed, in_scope, rescoped
 from gradshard.cache.store.database import Store, Trace, blob_hash
+from gradshard.pipeline.problems import Failure, InternalError, RuleViolation, SpecError
+from gradshard.pipeline.records import Record, Text
 
 __all__ = ["Engine", "StaleCache"]
 

@@ -25,13 +25,12 @@ import json
 from functools import partial
 from typing import Any, Callable, Protocol, Sequence
 
-from gradshard.pipeline.problems import InternalError
-
 from gradshard.cache.engine.fork import Child, can_fork, processors
 from gradshard.cache.engine.jobs import Group, Task
 from gradshard.cache.engine.stats import EngineStats, StageClock, add_stats, stats_json
 from gradshard.cache.engine.values import Recipe, Value
 from gradshard.cache.store.database import Store
+from gradshard.pipeline.problems import InternalError
 
 __all__ = ["CHECK_EVERY", "CHILD_SHARE", "GROUPS_LEAST", "MAP_FORK_LEAST", "Begun",
            "ForkScheduler", "ForkingEngine", "GroupCall", "Run"]

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from gradshard.cache.engine.jobs import Task
+from gradshard.cache.graph.tasks import Passed, single_template
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.source import Entry
+from gradshard.pipeline.parse.spec import parse_deprecated_entry
+from gradshard.pipeline.parse.tags import TagNames
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.python.bindings import Binding
 from gradshard.pipeline.render.python.files import (BindingKey, BindingPlan, RenderedBinding,
                                                     StructseqTypes, bind, binding_file,
@@ -11,15 +18,7 @@ from gradshard.pipeline.render.python.files import (BindingKey, BindingPlan, Ren
                                                     enum_tag_file, render_binding,
                                                     return_types_file, return_types_header,
                                                     structseq_types, torch_file)
-from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.parse.spec import parse_deprecated_entry
-from gradshard.pipeline.parse.source import Entry
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.parse.tags import TagNames
-
-from gradshard.cache.engine.jobs import Task
-from gradshard.cache.graph.tasks import Passed, single_template
 
 __all__ = ["BIND", "BINDING_FILE", "BINDING_KEY", "BINDING_PLAN", "CHECK_DEPRECATED",
            "ENUM_TAG_FILE", "PARSE_DEPRECATED", "RENDER_BINDING", "RETURN_TYPES",

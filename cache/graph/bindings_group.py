@@ -3,22 +3,21 @@ file → rendered → files (gen_python_functions.py: gen)."""
 
 from __future__ import annotations
 
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.values import Value
+from gradshard.cache.graph import binding_tasks as t
+from gradshard.cache.graph.group_records import (BIND, PARSE, RENDER, FailureLog, Outputs,
+                                                 entry_values, parsed, pick, split_failed)
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature
-from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.pipeline.render.python.files import (METHODS_FILE, TORCH_FILE, TORCH_SHARD_IDS,
                                                     BindingKey, BindingPlan, RenderedBinding,
                                                     StructseqTypes, one_per_fault, torch_file_name,
                                                     torch_shard_of)
-from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.template_names import MODULE_FILES
-
-from gradshard.cache.graph import binding_tasks as t
-from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group
-from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.group_records import (BIND, PARSE, RENDER, FailureLog, Outputs,
-                                                 entry_values, parsed, pick, split_failed)
+from gradshard.pipeline.render.templating import TemplateSet
 
 __all__ = ["PYTHON_BINDINGS"]
 

@@ -33,36 +33,35 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from gradshard.pipeline.parse.derivatives import DerivativeEntry
-from gradshard.pipeline.parse.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets,
-                                                        EntryInfos, InfoSummary, ViewCopies,
-                                                        duplicate_entry)
-from gradshard.pipeline.render.variable_type_files import DispatchKeys
-from gradshard.pipeline.problems import Failure, InternalError, Problem, SpecError, SpecFile
-from gradshard.pipeline.match.match_infos import FOREACH as FOREACH_STEP
-from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
-                                                  merge_formula_faults)
-from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.render.nodes import BackwardNode
-from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
-from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, split_spec
-from gradshard.pipeline.parse.tags import Tag, TagNames, duplicate_tag
-
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph import tasks as t
 from gradshard.cache.graph.bindings_group import PYTHON_BINDINGS
 from gradshard.cache.graph.codegen_group import (NATIVE_CODEGEN, VIEW_CODEGEN, VIEW_SIDE_MATCH,
                                                  native_codegen_inputs, view_codegen_inputs)
-from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group
-from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
 from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAILED, PARSE, PHASES,
                                                  RENDER, SPLIT, AutogradSide, BuildIndex,
                                                  BuildInputs, EntryValue, FailureLog,
                                                  FunctionNames, Labels, NativeOutputs, NativeSide,
                                                  Outputs, Positions, entry_values, parsed, pick,
                                                  split_failed)
+from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
+from gradshard.pipeline.match.match_infos import FOREACH as FOREACH_STEP
+from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
+                                                  merge_formula_faults)
+from gradshard.pipeline.parse.derivatives import DerivativeEntry
+from gradshard.pipeline.parse.differentiability import (UNKNOWN_SCHEMA, DerivativeBuckets,
+                                                        EntryInfos, InfoSummary, ViewCopies,
+                                                        duplicate_entry)
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, split_spec
+from gradshard.pipeline.parse.tags import Tag, TagNames, duplicate_tag
+from gradshard.pipeline.problems import Failure, InternalError, Problem, SpecError, SpecFile
+from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
+from gradshard.pipeline.render.variable_type_files import DispatchKeys
 
 __all__ = ["binding_outputs", "build", "spec_sides"]
 

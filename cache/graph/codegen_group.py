@@ -17,6 +17,16 @@ group reads nothing of derivatives.yaml: an edited formula never enters it.
 
 from __future__ import annotations
 
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
+from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
+from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
+from gradshard.cache.graph.tasks import NATIVE, single_template
+from gradshard.cache.graph.variable_type_group import kernel_functions
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_fn_args_file, annotated_function,
                                                       render_annotated_args)
@@ -27,22 +37,11 @@ from gradshard.pipeline.render.inplace_or_view import (RenderedInplaceOrView, in
                                                        inplace_or_view_shards,
                                                        render_inplace_or_view, view_side_match)
 from gradshard.pipeline.render.kernel_lists import view_info
-from gradshard.pipeline.match.match_infos import FunctionMatch
-from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.trace_type import (RenderedTrace, is_trace_item, render_trace,
                                                   trace_kernel, trace_shards, trace_type_file)
 from gradshard.pipeline.render.view_funcs import (VIEW_FUNCS_FILES, RenderedViewFunc,
                                                   render_view_func, view_func, view_funcs_files)
-
-from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
-from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
-from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
-from gradshard.cache.graph.tasks import NATIVE, single_template
-from gradshard.cache.graph.variable_type_group import kernel_functions
 
 __all__ = ["NATIVE_CODEGEN", "VIEW_CODEGEN", "VIEW_SIDE_MATCH", "native_codegen_inputs",
            "view_codegen_inputs"]

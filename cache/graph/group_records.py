@@ -20,15 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
-from gradshard.pipeline.problems import Failure, Problem, SpecFile
-from gradshard.pipeline.records import Record
-from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.parse.source import Entry, split_entries
-from gradshard.pipeline.parse.spec import SpecTexts, entry_label
-
 from gradshard.cache.engine.codec import encode_hash
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.values import Value
+from gradshard.pipeline.parse.source import Entry, split_entries
+from gradshard.pipeline.parse.spec import SpecTexts, entry_label
+from gradshard.pipeline.problems import Failure, Problem, SpecFile
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.templating import TemplateSet
 
 __all__ = ["AutogradSide", "BIND", "BLOCKED", "BuildIndex", "BuildInputs", "EntryValue",
            "FailureLog", "FunctionNames", "Labels", "MATCH", "NONE_FAILED", "NativeOutputs",

@@ -18,14 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
-from gradshard.pipeline.problems import Failure
-from gradshard.pipeline.match.match_infos import FunctionMatch
-from gradshard.pipeline.parse.native import NativeFunction
-
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.jobs import Group, Task
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Failure
 
 __all__ = ["FAMILIES", "FamilyMember", "KernelFamily", "family_files", "family_of_file",
            "kernel_owners", "kernel_unit_fields", "register", "units_in_order"]

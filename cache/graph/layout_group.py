@@ -11,38 +11,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.values import Value
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide
+from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,
+                                                 kernel_unit_fields)
+from gradshard.cache.graph.tasks import single_template
 from gradshard.pipeline.layout.compile_layout import (AUTOGRAD_PCH, GENERATED_DIR,
                                                       KERNEL_PRELUDE_PATH, MERGED_KERNEL_PREFIX,
                                                       PCH_KINDS, PRELUDE_PATH, PYTHON_PCH,
                                                       SOURCE_DIR, VARIABLE_TYPE_PCH, CompileLayout,
                                                       CompileUnit, ShardSettings, ShardSource,
                                                       binding_unit_source, binding_units,
-                                                      formula_shard_source, forward_shard_source,
-                                                      forward_unit_name, functions_prelude,
-                                                      functions_shards, kernel_op, kernel_prelude,
+                                                      codegen_unit_name, formula_shard_source,
+                                                      forward_shard_source, forward_unit_name,
+                                                      functions_prelude, functions_shards,
+                                                      kernel_op, kernel_prelude,
                                                       kernel_shard_source, kernel_unit_name,
                                                       merged_formula_source, merged_groups,
                                                       merged_kernel_source, methods_shard_source,
                                                       node_header, node_header_path, pch_header,
                                                       python_shard_source, qualified_kernel,
-                                                      shard_count, shard_name, codegen_unit_name,
+                                                      shard_count, shard_name,
                                                       variable_factories_unit)
 from gradshard.pipeline.layout.functional_inverses import functional_inverses_header
-from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.render.nodes import BackwardNode
-from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.parse.views import ViewOrder, view_grouping
-
-from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
-from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.group_records import BuildIndex
-from gradshard.cache.graph.group_records import AutogradSide, NativeSide
-from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,
-                                                 kernel_unit_fields)
-from gradshard.cache.graph.tasks import single_template
+from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 
 __all__ = ["COMPILE_LAYOUT"]
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.records import Record, Text, content_hash
+from gradshard.cache.engine.jobs import Task
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import entry_label
-
-from gradshard.cache.engine.jobs import Task
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.records import Record, Text, content_hash
 
 __all__ = ["ENTRY_STAMPS", "EntryStamp", "EntryStamps", "Manifest"]
 

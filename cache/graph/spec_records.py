@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradshard.cache.engine.core import Engine
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide, Outputs
+from gradshard.pipeline.match.match_infos import FunctionMatch, FunctionSummary, cpp_name_order
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import EntryInfos
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.match.match_infos import FunctionMatch, FunctionSummary, cpp_name_order
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.parse.source import Entry
 from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, generated_origins, split_spec
 from gradshard.pipeline.parse.tags import Tag
 from gradshard.pipeline.parse.views import ViewGrouping, ViewOrder, view_grouping
-
-from gradshard.cache.engine.core import Engine
-from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide, Outputs
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.render.nodes import BackwardNode
 
 __all__ = ["SpecRecords", "side_records", "spec_records"]
 

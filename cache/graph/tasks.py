@@ -14,35 +14,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from gradshard.cache.engine.jobs import Task
+from gradshard.cache.graph.group_records import Labels
+from gradshard.pipeline.match.foreach import synthesized_infos
+from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
+                                                  match_function, match_plan, summarize_function)
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
                                                         OpNames, ViewCopies, bucket_infos,
                                                         copy_entry, op_names, summarize_infos,
                                                         unknown_schema, view_copies,
                                                         view_ordered_buckets, with_op_names)
-from gradshard.pipeline.problems import Problem, SpecError, SpecFile
-from gradshard.pipeline.parse.variants import (SignatureGroups, generate_for_members,
-                                               signature_groups)
-from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
-                                                  match_function, match_plan, summarize_function)
-from gradshard.pipeline.match.foreach import synthesized_infos
-from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch_keys
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.native_checks import cross_function_problems
-from gradshard.pipeline.render.nodes import BackwardNode, NodeNames, entry_nodes, node_names
-from gradshard.pipeline.records import Record, Text
-from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
-                                                  python_functions_header, python_functions_shard,
-                                                  render_node)
-from gradshard.pipeline.schema import FunctionSchema
 from gradshard.pipeline.parse.source import Entry
 from gradshard.pipeline.parse.spec import (parse_derivatives_entry, parse_native_entry,
                                            parse_tag_entry)
 from gradshard.pipeline.parse.tags import Tag, TagNames, tag_names
+from gradshard.pipeline.parse.variants import (SignatureGroups, generate_for_members,
+                                               signature_groups)
 from gradshard.pipeline.parse.views import ViewOrder, view_order
-
-from gradshard.cache.engine.jobs import Task
-from gradshard.cache.graph.group_records import Labels
+from gradshard.pipeline.problems import Problem, SpecError, SpecFile
+from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.render.nodes import BackwardNode, NodeNames, entry_nodes, node_names
+from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
+                                                  python_functions_header, python_functions_shard,
+                                                  render_node)
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch_keys
+from gradshard.pipeline.schema import FunctionSchema
 
 __all__ = ["BUCKETS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS", "FOREACH", "FUNCTIONS_FILE",
            "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",

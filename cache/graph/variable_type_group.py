@@ -19,24 +19,23 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gradshard.pipeline.problems import Failure
-from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
-                                                           kernel_shards, render_kernel,
-                                                           variable_type_file,
-                                                           variable_type_header,
-                                                           variable_type_template)
-from gradshard.pipeline.match.match_infos import FunctionMatch, cpp_name_order
-from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.records import Text
-from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.pipeline.render.variable_type import VariableKernel, variable_kernels
-
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.jobs import Group, Task
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 from gradshard.cache.graph.kernel_family import kernel_owners, units_in_order
 from gradshard.cache.graph.tasks import NATIVE, single_template
+from gradshard.pipeline.match.match_infos import FunctionMatch, cpp_name_order
+from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Failure
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.render.variable_type import VariableKernel, variable_kernels
+from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
+                                                           kernel_shards, render_kernel,
+                                                           variable_type_file,
+                                                           variable_type_header,
+                                                           variable_type_template)
 
 __all__ = ["VARIABLE_TYPE", "kernel_functions"]
 

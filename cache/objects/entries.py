@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from gradshard.cache.store.directory import entry_kind_matches, remove_entry
 from gradshard.cache.objects.object_cache import RECORD_BYTES, content_sum, is_key
-from gradshard.cache.store.regular_files import read_regular
 from gradshard.cache.store.database import Store, path_inside
+from gradshard.cache.store.directory import entry_kind_matches, remove_entry
+from gradshard.cache.store.regular_files import read_regular
 
 __all__ = ["EntryUse", "drop_rows_without_files", "ensure_tables", "entry_rows", "forget_entries",
            "hit_counts", "hold", "record", "used_paths"]

@@ -31,8 +31,6 @@ start): it starts once per unit.
 from __future__ import annotations
 
 import contextlib
-from collections import namedtuple
-from collections.abc import Iterator
 import fcntl
 import json
 import os
@@ -41,6 +39,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections import namedtuple
+from collections.abc import Iterator
 from pathlib import Path
 
 import xxhash

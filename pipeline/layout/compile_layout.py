@@ -30,13 +30,13 @@ from typing import Sequence
 
 import xxhash
 
+from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.nodes import BackwardNode
+from gradshard.pipeline.render.templating import (TemplateSet, functions_file, jinja_module,
+                                                  render_node_formula, render_node_methods)
 from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
                                                            registrations_by_key,
                                                            variable_type_head)
-from gradshard.pipeline.render.nodes import BackwardNode
-from gradshard.pipeline.records import Record
-from gradshard.pipeline.render.templating import (TemplateSet, functions_file, jinja_module,
-                                                  render_node_formula, render_node_methods)
 
 __all__ = ["AUTOGRAD_PCH", "CompileLayout", "CompileUnit", "GENERATED_DIR", "KERNEL_PRELUDE_PATH",
            "MERGED_KERNEL_PREFIX", "PCH_KINDS", "PRELUDE_PATH", "PYTHON_PCH", "SOURCE_DIR",

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.cpp import argument_ctype
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.views import ViewGrouping
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import TemplateSet, jinja_module
-from gradshard.pipeline.schema import FunctionSchema, OperatorName
 from gradshard.pipeline.render.variable_type import Formal
-from gradshard.pipeline.parse.views import ViewGrouping
+from gradshard.pipeline.schema import FunctionSchema, OperatorName
 
 __all__ = ["RenderedInverse", "functional_inverses_file", "functional_inverses_header",
            "inverse_views", "render_inverse", "view_inverse"]

@@ -12,14 +12,14 @@ foreach ops (`_foreach_div.List`…) are spelled out in derivatives.yaml instead
 
 from __future__ import annotations
 
-from gradshard.pipeline.cpp import CppBinding, TENSOR_LIST, argument_ctype
+from gradshard.pipeline.cpp import TENSOR_LIST, CppBinding, argument_ctype
 from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
 from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
                                                         EntryInfos, ForwardDerivative, KeyedInfo,
                                                         SavedAttribute, formula_violation)
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, TENSOR, TypeForm
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.schema import TENSOR, Argument, FunctionSchema, SchemaKind, TypeForm
 
 __all__ = ["borrowed_infos", "is_foreach", "is_reference_for", "reference_without_default",
            "searches_non_functional", "synthesized_infos"]

@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from gradshard.pipeline.match.foreach import (borrowed_infos, is_foreach, is_reference_for,
+                                              reference_without_default, searches_non_functional)
 from gradshard.pipeline.parse.differentiability import (IDENT_REGEX, DifferentiabilityInfo,
                                                         EntryInfos, ForwardDerivative, InfoSummary,
                                                         formula_violation, uses_ident)
-from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
-from gradshard.pipeline.match.foreach import (borrowed_infos, is_foreach, is_reference_for,
-                                              reference_without_default, searches_non_functional)
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
 

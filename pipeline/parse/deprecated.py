@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gradshard.pipeline.parse.source import quote_value
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.pipeline.parse.source import quote_value
 
 __all__ = ["DeprecatedSignature", "KNOWN_CONSTANTS", "parse_deprecated"]
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
 __all__ = ["DEFAULT_KEY", "DerivativeEntry", "DispatchFormulas", "Formula",
            "parse_derivative_entry"]

@@ -20,17 +20,17 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from gradshard.pipeline.cpp import (CppBinding, CType, CForm, check_list_default, cpp_arguments,
-                                    return_ctype, return_names, wrap, BOOL, INT64, LAYOUT,
-                                    SCALAR_TYPE, STRING_VIEW, SYMINT, SYMINT_ARRAY_REF,
-                                    TENSOR_GEOMETRY, TENSOR_OPTIONS, TYPE_AND_SIZE)
+from gradshard.pipeline.cpp import (BOOL, INT64, LAYOUT, SCALAR_TYPE, STRING_VIEW, SYMINT,
+                                    SYMINT_ARRAY_REF, TENSOR_GEOMETRY, TENSOR_OPTIONS,
+                                    TYPE_AND_SIZE, CForm, CppBinding, CType, check_list_default,
+                                    cpp_arguments, return_ctype, return_names, wrap)
 from gradshard.pipeline.parse.derivatives import (DEFAULT_KEY, DerivativeEntry, DispatchFormulas,
                                                   Formula)
-from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile, did_you_mean
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.parse.views import ViewGroup, ViewOrder
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile, did_you_mean
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, SchemaKind, SchemaType, cpp_name
-from gradshard.pipeline.parse.views import ViewGroup, ViewOrder
 
 __all__ = ["Derivative", "DerivativeBuckets", "DifferentiabilityInfo", "EntryInfos",
            "ForwardDerivative", "IDENT_REGEX", "InfoSummary", "KeyedInfo", "OpNames",

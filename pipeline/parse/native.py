@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gradshard.pipeline.cpp import CppFlags
+from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
-from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
 __all__ = ["COMPOSITE_EXPLICIT", "COMPOSITE_IMPLICIT", "Kernel", "NativeFunction",
            "parse_native_function"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import keyword
 
-from gradshard.pipeline.problems import Problem, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Problem, SpecFile
 from gradshard.pipeline.schema import BaseOperatorName
 
 __all__ = ["cross_function_problems"]

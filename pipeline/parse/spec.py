@@ -13,11 +13,11 @@ from typing import Iterable
 
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature, parse_deprecated
 from gradshard.pipeline.parse.derivatives import DerivativeEntry, parse_derivative_entry
-from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction, parse_native_function
-from gradshard.pipeline.records import Record
 from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry, split_entries
 from gradshard.pipeline.parse.tags import Tag, parse_tag
+from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
+from gradshard.pipeline.records import Record
 
 __all__ = ["SpecTexts", "decode_spec", "entry_label", "entry_lines", "generated_origins",
            "parse_deprecated_entry", "parse_derivatives_entry", "parse_native_entry",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile, did_you_mean
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 
 __all__ = ["Tag", "TagNames", "duplicate_tag", "parse_tag", "tag_names"]
 

@@ -12,11 +12,11 @@ import string
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.parse.native import COMPOSITE_EXPLICIT, Kernel, NativeFunction
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.schema import (Annotation, Argument, BaseOperatorName, FunctionSchema,
-                                       OperatorName, Return, SchemaKind, TENSOR,
+from gradshard.pipeline.schema import (TENSOR, Annotation, Argument, BaseOperatorName,
+                                       FunctionSchema, OperatorName, Return, SchemaKind,
                                        check_schema_invariants)
 
 __all__ = ["SignatureGroups", "generate_for_members", "generated_functions", "group_by_signature",

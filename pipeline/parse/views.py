@@ -12,8 +12,8 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import OperatorName, SchemaKind
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.python.files import should_bind
 from gradshard.pipeline.render.python.signatures import argument_type_str
-from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import TemplateSet, expand_spec_template, jinja_module
 from gradshard.pipeline.schema import Argument
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.cpp import CppBinding, cpp_arguments, default_expr
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module)

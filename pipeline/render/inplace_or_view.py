@@ -16,23 +16,23 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from gradshard.pipeline.cpp import return_names, return_value_form, returns_type, tie_return_values
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
 from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, KeyedInfo,
                                                         formula_violation)
-from gradshard.pipeline.problems import RuleViolation
-from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
-from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module,
                                                   sharded_positions)
-from gradshard.pipeline.schema import FunctionSchema, cpp_name
-from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
 from gradshard.pipeline.render.variable_type import (Formal, differentiable_outputs,
                                                      type_wrapper_name, uses_derived)
 from gradshard.pipeline.render.view_funcs import (VIEW_FUNC_NAMESPACE, binding_types,
                                                   modifies_arguments, ops_header, unambiguous_name,
                                                   view_func_name)
+from gradshard.pipeline.schema import FunctionSchema, cpp_name
 
 __all__ = ["InplaceOrViewKernel", "RenderedInplaceOrView", "inplace_or_view_file",
            "inplace_or_view_kernels", "inplace_or_view_shards", "render_inplace_or_view",

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, EntryInfos,
                                                         SavedAttribute, uses_ident)
 from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
-from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS  # ops whose backward cannot be traced
 from gradshard.pipeline.records import Record
+# ops whose backward cannot be traced
+from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS
 
 __all__ = ["BackwardNode", "NodeNames", "entry_nodes", "node_names"]
 

@@ -16,9 +16,9 @@ from typing import Mapping, Sequence
 import jinja2
 
 from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
-from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.code_template import Value, block, expand_template, inline
+from gradshard.pipeline.render.nodes import BackwardNode
 
 __all__ = ["TemplateSet", "expand_spec_template", "functions_file", "functions_files",
            "generated_comment", "jinja_module", "python_function_shards",

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.cpp import return_names, return_value_form, returns_type, tie_return_values
-from gradshard.pipeline.render.kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
-                                                    RENAME_TRACE_ADD_ARGS)
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.code_template import BlockLines, block_lines
+from gradshard.pipeline.render.kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
+                                                    RENAME_TRACE_ADD_ARGS)
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module,
                                                   sharded_positions)
-from gradshard.pipeline.schema import FunctionSchema, SchemaKind, cpp_name
-from gradshard.pipeline.render.code_template import BlockLines, block_lines
 from gradshard.pipeline.render.variable_type import Formal, type_wrapper_name
 from gradshard.pipeline.render.view_funcs import binding_types, unambiguous_name
+from gradshard.pipeline.schema import FunctionSchema, SchemaKind, cpp_name
 
 __all__ = ["RenderedTrace", "TraceKernel", "is_trace_item", "render_trace", "trace_kernel",
            "trace_shards", "trace_type_file"]

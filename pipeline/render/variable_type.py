@@ -17,11 +17,15 @@ from typing import Sequence
 
 from gradshard.pipeline.cpp import (CppFlags, argument_ctype, return_ctype, return_names,
                                     return_value_form, returns_type, tie_return_values)
+from gradshard.pipeline.match.match_infos import FunctionMatch
+from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
 from gradshard.pipeline.parse.differentiability import (Derivative, DifferentiabilityInfo,
                                                         EntryInfos, ForwardDerivative,
                                                         SavedAttribute, formula_violation,
                                                         uses_ident)
+from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.kernel_lists import (ALL_VIEW_FUNCTIONS,
                                                     DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
                                                     DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
@@ -32,10 +36,6 @@ from gradshard.pipeline.render.kernel_lists import (ALL_VIEW_FUNCTIONS,
                                                     GRADIENT_IMPLEMENTED_FOR_COMPLEX,
                                                     MANUAL_AUTOGRAD, RESET_GRAD_ACCUMULATOR,
                                                     view_info)
-from gradshard.pipeline.match.match_infos import FunctionMatch
-from gradshard.pipeline.parse.derivatives import DEFAULT_KEY
-from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import (Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm,
                                        cpp_name)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.pipeline.render.forward_outline import ForwardFunction, outline_forward
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.code_template import BlockLines, block_lines, expand_template
+from gradshard.pipeline.render.forward_outline import ForwardFunction, outline_forward
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module,
                                                   sharded_positions)
-from gradshard.pipeline.render.code_template import BlockLines, block_lines, expand_template
 from gradshard.pipeline.render.variable_type import VariableKernel
 
 __all__ = ["DispatchKeys", "RenderedKernel", "dispatch_keys", "kernel_shards", "library_key",

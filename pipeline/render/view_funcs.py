@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.cpp import CForm, CppFlags, CType, argument_ctype, base, wrap
-from gradshard.pipeline.problems import RuleViolation
-from gradshard.pipeline.render.kernel_lists import view_info
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.kernel_lists import view_info
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module)
-from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm
 from gradshard.pipeline.render.variable_type import Formal, uses_derived
+from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaKind, SchemaType, TypeForm
 
 __all__ = ["RenderedViewFunc", "VIEW_FUNCS_FILES", "VIEW_FUNC_NAMESPACE", "ViewFunc",
            "binding_types", "modifies_arguments", "ops_header", "render_view_func",

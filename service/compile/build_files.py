@@ -13,11 +13,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from gradshard.pipeline.layout.compile_layout import estimated_seconds
 from gradshard.cache.errors import UsageError
-from gradshard.service.files.outputs import write_atomic, write_changed
+from gradshard.pipeline.layout.compile_layout import estimated_seconds
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit
 from gradshard.service.compile.splice import splice_command
+from gradshard.service.files.outputs import write_atomic, write_changed
 
 __all__ = ["pch_report", "write_build_files", "write_compile_commands"]
 

@@ -21,11 +21,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from gradshard.pipeline.layout.compile_layout import CompileUnit
-from gradshard.pipeline.problems import SpecFile
 from gradshard.cache.errors import CompileDiagnostic
+from gradshard.pipeline.layout.compile_layout import CompileUnit
 from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import entry_label
+from gradshard.pipeline.problems import SpecFile
 
 __all__ = ["diagnose"]
 

@@ -41,28 +41,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.store.directory import HEADER_MEMO
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.graph.group_records import BuildIndex
-from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, ShardSettings
-from gradshard.pipeline.render.variable_type_files import RenderedKernel
-from gradshard.pipeline.problems import SpecFile
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
-
-from gradshard.service.outcome import BuildRequest
+from gradshard.cache.graph.group_records import BuildIndex
+from gradshard.cache.store.directory import HEADER_MEMO
+from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, ShardSettings
+from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.render.variable_type_files import RenderedKernel
+from gradshard.service.compile.build_files import write_build_files, write_compile_commands
+from gradshard.service.compile.diagnostics import diagnose
+from gradshard.service.compile.layout_check import check_layout
+from gradshard.service.compile.ledger import EntryLedger
+from gradshard.service.compile.ninja import StaleObjects, remove_stale_objects, run_ninja
+from gradshard.service.compile.plan import (CompilePlan, PreparedUnit, check_pchs, prepare_units,
+                                            sync_compile_dir)
 from gradshard.service.compile.report import (CompileReport, environment_failure,
                                               pch_failure_diagnostic, union,
                                               unit_failure_diagnostic)
-from gradshard.service.compile.diagnostics import diagnose
+from gradshard.service.compile.splice import baseline_path, plan_merged, write_baselines
 from gradshard.service.compile.toolchain import find_toolchain, header_fingerprint
 from gradshard.service.files.placement import generated_dir
-from gradshard.service.compile.plan import (CompilePlan, PreparedUnit, check_pchs, prepare_units,
-                                            sync_compile_dir)
-from gradshard.service.compile.splice import baseline_path, plan_merged, write_baselines
-from gradshard.service.compile.build_files import write_build_files, write_compile_commands
-from gradshard.service.compile.ninja import StaleObjects, remove_stale_objects, run_ninja
-from gradshard.service.compile.layout_check import check_layout
-from gradshard.service.compile.ledger import EntryLedger
+from gradshard.service.outcome import BuildRequest
 
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation

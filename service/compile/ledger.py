@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from gradshard.cache.objects import entries as compile_entries
-from gradshard.cache.store.directory import BASELINES, HEADER_MEMO, object_entry, pch_entry
 from gradshard.cache.objects.entries import EntryUse
+from gradshard.cache.store.directory import BASELINES, HEADER_MEMO, object_entry, pch_entry
 from gradshard.pipeline.layout.compile_layout import CompileLayout
-from gradshard.service.compile.report import CompileReport
-from gradshard.service.compile.plan import CompilePlan, PreparedUnit
-from gradshard.service.compile.splice import baseline_path
 from gradshard.service.compile.build_files import pch_report
 from gradshard.service.compile.ninja import read_outcome
+from gradshard.service.compile.plan import CompilePlan, PreparedUnit
+from gradshard.service.compile.report import CompileReport
+from gradshard.service.compile.splice import baseline_path
 
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store

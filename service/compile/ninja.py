@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradshard.cache.objects.object_cache import RECORD_BYTES
 from gradshard.cache.errors import UsageError
+from gradshard.cache.objects.object_cache import RECORD_BYTES
+from gradshard.service.compile.build_files import pch_report
+from gradshard.service.compile.plan import CompilePlan, PreparedUnit, read_bounded
 from gradshard.service.compile.report import CompileReport, PchFailure
 from gradshard.service.compile.toolchain import launcher_environment, ninja_binary
-from gradshard.service.compile.plan import CompilePlan, PreparedUnit, read_bounded
-from gradshard.service.compile.build_files import pch_report
 
 __all__ = ["StaleObjects", "read_outcome", "remove_stale_objects", "run_ninja"]
 

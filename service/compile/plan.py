@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Callable
 
 import xxhash
 
-from gradshard.cache.store.directory import OBJECTS, PCHS
 from gradshard.cache.objects.object_cache import (PCH_MISSING, RECORD_BYTES, forget_pch, pch_lock,
                                                   pch_problem, remove_pch_leftovers)
+from gradshard.cache.store.directory import OBJECTS, PCHS
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.layout.compile_layout import PRELUDE_PATH, CompileLayout, CompileUnit
+from gradshard.service.compile.toolchain import Toolchain
 from gradshard.service.files.outputs import (KnownHashes, UnsafeOutputName, cache_damage,
                                              stat_signature, sync_outputs, write_atomic,
                                              write_changed)
-from gradshard.service.compile.toolchain import Toolchain
 
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store

@@ -4,13 +4,13 @@ and errors placed at their derivatives.yaml line (or the compiler's output, with
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 import errno
 import json
 import os
 import re
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from gradshard.cache.errors import CompileDiagnostic, CompileError, EnvironmentFailure

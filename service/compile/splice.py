@@ -16,13 +16,13 @@ from pathlib import Path
 
 import xxhash
 
-from gradshard.cache.store.directory import BASELINES
 from gradshard.cache.objects.object_cache import (RECORD_BYTES, DamagedEntry, forget, is_key, load,
                                                   stored, stored_object)
+from gradshard.cache.store.directory import BASELINES
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, estimated_seconds
-from gradshard.service.files.outputs import stat_signature, write_atomic
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit
+from gradshard.service.files.outputs import stat_signature, write_atomic
 
 __all__ = ["baseline_path", "plan_merged", "splice_command", "write_baselines"]
 

@@ -23,10 +23,9 @@ from typing import Sequence
 
 import xxhash
 
+from gradshard.cache.errors import UsageError
 from gradshard.cache.objects.object_cache import RECORD_BYTES, is_key
 from gradshard.cache.store.regular_files import RefusedFile, read_regular
-from gradshard.cache.errors import UsageError
-
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
 

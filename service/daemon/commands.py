@@ -16,15 +16,14 @@ from collections import deque
 from pathlib import Path
 
 from gradshard.cache.errors import UsageError
-
-from gradshard.service.defaults import default_cache_dir
 from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths,
                                               NoAnswer, daemon_paths, exchange, print_status,
                                               request, running_daemon)
+from gradshard.service.defaults import default_cache_dir
 from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_OK, EXIT_SPEC
-from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
-                                       jobs_of, match_words, placement_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.options import (compile_options, daemon_serves, forwarded_options, jobs_of,
+                                       match_words, placement_of)
 
 __all__ = ["build_through_daemon", "daemon_config", "paths_of"]
 

@@ -36,22 +36,21 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from gradshard.cache.errors import UsageError
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
-from gradshard.cache.errors import UsageError
-
-from gradshard.service.session import Session
-from gradshard.service.report.build import build_json, build_text
 from gradshard.service.compile.driver import CompileOptions
 from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
 from gradshard.service.daemon.try_checks import TryChecks
-from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report,
-                                          damaged_text, ending_of)
-from gradshard.service.report.problems import problem_json, spec_error_lines, spec_texts_of
-from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report, damaged_text,
+                                          ending_of)
 from gradshard.service.files.placement import Placement
+from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.command import TryOptions
+from gradshard.service.report.build import build_json, build_text
+from gradshard.service.report.problems import problem_json, spec_error_lines, spec_texts_of
+from gradshard.service.session import Session
 
 __all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
            "daemon_logger", "spec_signature"]

@@ -19,16 +19,15 @@ import logging
 import time
 from typing import Callable
 
+from gradshard.cache.errors import CompileError
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError
-from gradshard.cache.errors import CompileError
-
-from gradshard.service.exit_codes import ending_of
 from gradshard.service.compile.report import diagnostic_text
-from gradshard.service.live.plan import plan_patch
+from gradshard.service.exit_codes import ending_of
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.command import (TryOptions, build_library, check_extra, check_ops,
                                             check_version, op_json, op_lines)
+from gradshard.service.live.plan import plan_patch
 from gradshard.service.live.process import TryProcess
 
 __all__ = ["TryChecks"]

@@ -15,7 +15,6 @@ import xxhash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
-
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
 __all__ = ["InputBytes", "gradshard_template_bytes", "read_inputs", "read_spec_templates",
@@ -68,7 +67,8 @@ def gradshard_template_bytes(package: str = CODEGEN_TEMPLATES) -> dict[str, byte
 def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str, str], ...]:
     """The spec's templates as text, read as torchgen reads them (CodeTemplate.from_file:
     text mode, so CRLF and CR become LF); a missing or undecodable one is a spec problem."""
-    from gradshard.pipeline.parse.source import universal_newlines  # the pipeline loads on decoding
+    # the pipeline loads on decoding
+    from gradshard.pipeline.parse.source import universal_newlines
 
     sources, problems = [], []
     for name, data in templates.items():

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from gradshard.cache.store.regular_files import read_regular
+from gradshard.cache.errors import EnvironmentFailure
 from gradshard.cache.store.database import (NO_SPACE, Store, StoreDamaged, blob_hash, disk_full,
                                             paths_inside)
+from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.problems import InternalError
-from gradshard.cache.errors import EnvironmentFailure
 
 __all__ = ["KnownHashes", "UnsafeOutputName", "WriteReport", "cache_damage", "file_hash",
            "files_left", "outputs_match", "stat_signature", "sync_outputs", "write_atomic",

@@ -15,10 +15,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.cache.errors import EnvironmentFailure, UsageError
-
 from gradshard.service.defaults import installed_torchgen
 
 __all__ = ["SpecLocation", "check_spec_size", "locate_spec", "read_spec_file"]

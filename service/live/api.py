@@ -47,10 +47,10 @@ def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | 
     """The plan and its built library (None when there is nothing to patch), in a session of
     its own on the cache."""
     from gradshard.service.defaults import default_cache_dir
-    from gradshard.service.session import Session
     from gradshard.service.files.spec_location import locate_spec
     from gradshard.service.live.command import plan_and_build
     from gradshard.service.options import jobs_of
+    from gradshard.service.session import Session
 
     location = locate_spec(str(Path(spec).expanduser()) if spec else None)
     session = Session(Path(cache) if cache else default_cache_dir())

@@ -34,17 +34,16 @@ from typing import Sequence
 
 import xxhash
 
+from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 from gradshard.pipeline.layout.compile_layout import (AUTOGRAD_PCH, PYTHON_PCH, VARIABLE_TYPE_PCH,
                                                       CompileUnit, pch_header)
-from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
-from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
-
 from gradshard.service.compile.diagnostics import diagnose
+from gradshard.service.compile.toolchain import Toolchain, ninja_binary
+from gradshard.service.files.outputs import write_atomic
 from gradshard.service.live.elf_symbols import (SYMBOL_NAME, hidden_functions, load_anchor,
                                                 undefined_symbols)
-from gradshard.service.files.outputs import write_atomic
+from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
 from gradshard.service.live.plan import PatchPlan, patch_templates
-from gradshard.service.compile.toolchain import Toolchain, ninja_binary
 
 __all__ = ["TRY_DIRECTORY_VARIABLE", "build_patch", "prune_try_directory", "try_directory"]
 

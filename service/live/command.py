@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Sequence
 
 from gradshard.cache.errors import UsageError
-
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
@@ -121,8 +120,8 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
 
 def build_library(plan: PatchPlan, cxx: str | None, jobs: int):
     """The plan's patch library (None when there is nothing to patch)."""
-    from gradshard.service.live.build import build_patch
     from gradshard.service.compile.toolchain import find_toolchain
+    from gradshard.service.live.build import build_patch
 
     if plan.sources is None:
         return None

@@ -26,12 +26,12 @@ from typing import Sequence
 import xxhash
 
 from gradshard.pipeline.layout.compile_layout import ShardSource, functions_prelude, piece_lines
-from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
-                                                           registrations_by_key,
-                                                           variable_type_head)
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.templating import (TemplateSet, functions_file, jinja_module,
                                                   python_functions_shard)
+from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
+                                                           registrations_by_key,
+                                                           variable_type_head)
 
 __all__ = ["PATCH_HEADER", "PatchNode", "PatchSources", "patch_includes", "patch_namespace",
            "patch_sources", "trampoline_source"]

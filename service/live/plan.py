@@ -15,23 +15,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.graph.group_records import BuildIndex
-from gradshard.cache.graph.group_records import AutogradSide, NativeSide
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide
 from gradshard.pipeline.layout.compile_layout import function_op
-from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
-                                                  patch_sources)
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text, canonical_json, content_hash
 from gradshard.pipeline.render.templating import TemplateSet
-
-from gradshard.service.query.affected import build_side
-from gradshard.service.files.inputs import gradshard_template_bytes, template_sources
-from gradshard.service.query.check import spec_templates
-from gradshard.service.graph_run import new_engine
-from gradshard.service.files.inputs import read_inputs
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
+from gradshard.service.files.inputs import gradshard_template_bytes, read_inputs, template_sources
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
+from gradshard.service.graph_run import new_engine
+from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
+                                                  patch_sources)
+from gradshard.service.query.affected import build_side
+from gradshard.service.query.check import spec_templates
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache

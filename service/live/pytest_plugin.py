@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradshard.service.options import (PYTEST, PYTEST_GROUP, PYTEST_GROUP_TITLE,
-                                       argument_settings, options_of)
+from gradshard.service.options import (PYTEST, PYTEST_GROUP, PYTEST_GROUP_TITLE, argument_settings,
+                                       options_of)
 
 __all__ = ["pytest_addoption"]
 
@@ -29,7 +29,6 @@ def pytest_configure(config) -> None:
     if spec is None:
         return
     from gradshard.pipeline.problems import GradshardError
-
     from gradshard.service.live.api import patch
 
     manager = patch(spec=spec, names=config.getoption("gradshard_op"),

@@ -19,17 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import Engine, StaleCache
+from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
 from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.cache.errors import UsageError
-from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
-
-from gradshard.service.graph_run import DecodedInputs, new_engine, run_graph
+from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes, read_inputs
 from gradshard.service.files.spec_location import SpecLocation, check_spec_size, locate_spec
+from gradshard.service.graph_run import DecodedInputs, new_engine, run_graph
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache

@@ -7,17 +7,16 @@ reports it."""
 
 from __future__ import annotations
 
-from gradshard.cache.graph.spec_records import SpecRecords, spec_records
 from gradshard.cache.engine.core import StaleCache
-from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.cache.graph.spec_records import SpecRecords, spec_records
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-
-from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
+from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_inputs,
                                             read_spec_templates, spec_template_sources,
                                             template_sources)
-from gradshard.service.open_cache import OpenCache
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
+from gradshard.service.open_cache import OpenCache
 
 __all__ = ["analyze", "gradshard_templates", "load_texts", "prepare", "records_of",
            "spec_templates"]

@@ -6,10 +6,10 @@ compares exactly what users see.
 
 from __future__ import annotations
 
+from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, EntryInfos,
                                                         ForwardDerivative, SavedAttribute)
-from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 
 __all__ = ["describe_entry", "describe_info", "describe_infos", "describe_match",

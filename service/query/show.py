@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.spec_records import SpecRecords
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import EntryInfos
-from gradshard.pipeline.problems import SpecFile, did_you_mean
-from gradshard.cache.errors import UsageError
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import Entry
-
+from gradshard.pipeline.problems import SpecFile, did_you_mean
+from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.query.describe import (describe_entry, describe_info, describe_match,
                                               describe_native)
-from gradshard.service.files.spec_location import SpecLocation
 
 __all__ = ["show_json", "show_text"]
 

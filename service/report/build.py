@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gradshard.service.outcome import BuildOutcome
 from gradshard.service.compile.report import compile_json, compile_line
+from gradshard.service.outcome import BuildOutcome
 
 __all__ = ["STAGES", "build_json", "build_text"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
+from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
 from gradshard.service.report.build import STAGES
 
 __all__ = ["gc_json", "gc_text", "stats_json", "stats_text"]

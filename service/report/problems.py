@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from gradshard.pipeline.problems import YAML_FILES, GradshardError, Problem, SpecError, SpecFile
 from gradshard.cache.errors import UsageError
+from gradshard.pipeline.problems import YAML_FILES, GradshardError, Problem, SpecError, SpecFile
 
 if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
     from gradshard.pipeline.parse.spec import SpecTexts

@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.specs import MINI_SPEC
 
 from gradshard.cache.engine.codec import encode
 from gradshard.cache.store.database import DB_FILE, blob_hash
 from gradshard.pipeline.layout.compile_layout import CompileLayout
 from gradshard.service.cli import main
-from support.specs import MINI_SPEC
 
 # The mini spec's three formula units merged into one (a Functions_formulas_* shard count
 # of 2,4: one merged group).

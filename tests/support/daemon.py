@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support.specs import DERIVATIVES, MINI_SPEC
 
 

@@ -9,24 +9,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from gradshard.cache.graph.spec_records import SpecRecords, side_records
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.graph.build_graph import spec_sides
 from gradshard.cache.graph.kernel_family import family_of_file
+from gradshard.cache.graph.spec_records import SpecRecords, side_records
 from gradshard.cache.version import code_version
-from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.render.python.files import RenderedBinding
-from gradshard.pipeline.records import Text
-from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.parse.spec import decode_spec
+from gradshard.pipeline.records import Text
+from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
+from gradshard.service.files.placement import FLAT, Placement, index_names
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.graph_run import DecodedInputs, GraphResult
+from gradshard.service.graph_run import run_graph as run_decoded
 from gradshard.service.query.check import (analyze, gradshard_templates, prepare, records_of,
                                            spec_templates)
-from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph as run_decoded
-from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.files.placement import FLAT, Placement, index_names
 
 
 def spec_records(spec_dir: str | Path) -> SpecRecords:

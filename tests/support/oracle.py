@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import xxhash
-
 from support.specs import TESTS
 
 ORACLE = TESTS / "torchgen_oracle.py"

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.cpp import CForm, CppFlags, CType, cpp_arguments, return_ctype
-from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.python.signatures import (PyArgument, PyOverload, PyPair,
                                                          PySignature, group_overloads,
                                                          structseq_fieldnames, unpack_method)
-from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, Return, SchemaKind, cpp_name
 
 __all__ = ["Binding", "DONT_RECORD_TRACE", "SUPPORTED_RETURN_TYPES", "binding"]

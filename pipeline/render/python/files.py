@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature
-from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
+from gradshard.pipeline.records import Record
 from gradshard.pipeline.render.python.bindings import Binding, binding
 from gradshard.pipeline.render.python.signatures import (PyPair, deprecated_pairs, pairs_by_name,
                                                          python_pair, structseq_fieldnames)
-from gradshard.pipeline.records import Record
+from gradshard.pipeline.render.template_names import MODULE_FILES
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module, shard_of)
 from gradshard.pipeline.schema import cpp_name
-from gradshard.pipeline.render.template_names import MODULE_FILES
 
 __all__ = ["BindingKey", "BindingPlan", "METHODS_FILE", "RenderedBinding",
            "SKIP_PYTHON_BINDINGS_SIGNATURES", "StructseqTypes", "TORCH_FILE", "TORCH_SHARD_IDS",

@@ -16,8 +16,8 @@ from typing import Iterable, Mapping, Sequence
 
 from gradshard.pipeline.cpp import default_expr
 from gradshard.pipeline.parse.deprecated import KNOWN_CONSTANTS, DeprecatedSignature
-from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
 
