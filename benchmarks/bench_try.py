@@ -55,8 +55,9 @@ def edits(first: int, count: int) -> list[str]:
 
 def anchor(spec: Path, root: Path, toolchain) -> float:
     """torchgen's Functions.cpp compiled alone (ninja -j1), in seconds."""
-    torchgen(locate_spec(str(spec)), root / "torchgen")
-    write_torchgen_ninja(root / "torchgen", root / "tg", toolchain, ["Functions.cpp"])
+    location = locate_spec(str(spec))
+    torchgen(location, root / "torchgen")
+    write_torchgen_ninja(location, root / "torchgen", root / "tg", toolchain, ["Functions.cpp"])
     _, seconds = ninja(root / "tg", 1)
     return seconds["Functions.o"]
 
