@@ -37,6 +37,7 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -79,11 +80,8 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     cache (never "up to date"). `before_compile` runs once the files are in place, before
     the compile (the daemon's --try checks: service/daemon/try_checks.py)."""
     request = BuildRequest.of(location, out, placement, verify)
-    try:
-        return _build(request, session, options, progress, before_compile)
-    except StoreDamaged as damage:
-        session.recover(damage)
-    return _build(request, session, options, progress, before_compile)
+    return session.retrying(partial(_build, request, session, options, progress,
+                                    before_compile))
 
 
 @dataclass(frozen=True)
