@@ -6,6 +6,9 @@
 - `CompileError`: generated code failed to compile (with each `CompileDiagnostic`).
 - `VerifyMismatch`: `build --verify` found cached results that disagree with a fresh run of
   their task.
+- `GeneratorFailed`: the spec's own generator, run to check gradshard's files, raised or
+  timed out (service/generator/runner.py); `GeneratorMismatch`: it writes other files than
+  gradshard, and the build was told that is an error (--generator-check strict).
 
 They derive from the spec problems' root (pipeline/problems.py: GradshardError) but live
 here, outside the code version (cache/version.py): no task computes them, and their hints
@@ -22,8 +25,8 @@ from typing import Iterable
 from gradshard.pipeline.problems import GradshardError
 from gradshard.pipeline.records import Record
 
-__all__ = ["CompileDiagnostic", "CompileError", "EnvironmentFailure", "UsageError",
-           "VerifyMismatch"]
+__all__ = ["CompileDiagnostic", "CompileError", "EnvironmentFailure", "GeneratorFailed",
+           "GeneratorMismatch", "UsageError", "VerifyMismatch"]
 
 
 class UsageError(GradshardError):
@@ -70,6 +73,30 @@ _OS_ERROR_HINTS = {
     errno.ENOTDIR: "a part of the path is a file, not a directory",
     errno.EISDIR: "a directory stands where a file is expected",
 }
+
+
+class GeneratorFailed(GradshardError):
+    """The spec's own generator failed when run to check gradshard's files: it raised (the
+    last lines of its error output are the detail) or it ran past its time limit. The
+    build's own files stay, marked unverified."""
+
+    def __init__(self, message: str, detail: str = "", hint: str = "") -> None:
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        super().__init__(message)
+
+
+class GeneratorMismatch(GradshardError):
+    """The spec's generator writes other files than gradshard does (`files`: their names),
+    and the build was asked to fail on it (--generator-check strict). `report` says which
+    files and their first differing lines."""
+
+    def __init__(self, files: Iterable[str], report: str, hint: str = "") -> None:
+        self.files = tuple(files)
+        self.report = report
+        self.hint = hint
+        super().__init__(f"{len(self.files)} generated files differ from the spec's generator")
 
 
 class VerifyMismatch(GradshardError):

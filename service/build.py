@@ -36,12 +36,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.errors import CompileError
+from gradshard.cache.errors import CompileError, GeneratorFailed
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError
@@ -50,6 +50,9 @@ from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cach
                                              files_left, outputs_match, sync_outputs)
 from gradshard.service.files.placement import Placement, index_names, placed_files
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import (UNCHECKED, GeneratorCheck, GeneratorVerdict,
+                                               ServedTexts, failed_verdict, recorded_verdict,
+                                               served_files, settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 
@@ -71,15 +74,18 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
                       progress: Callable[[str], None] = ignore_progress,
                       verify: bool = False,
                       before_compile: Callable[[], None] | None = None,
-                      placement: Placement = Placement()) -> BuildOutcome:
+                      placement: Placement = Placement(),
+                      check: GeneratorCheck = GeneratorCheck()) -> BuildOutcome:
     """Generate the spec's files into `out` (placed as `placement` says), then compile them
     (none when `options` is None: --codegen-only), as one build of the session's cache: one
     lease from the first read to the last object, one graph run, and a cache found damaged
     in any step set aside and the whole build run again, once. A spec error or a compile
     error is reported, never retried. `verify` runs every task and compares it with the
     cache (never "up to date"). `before_compile` runs once the files are in place, before
-    the compile (the daemon's --try checks: service/daemon/try_checks.py)."""
-    request = BuildRequest.of(location, out, placement, verify)
+    the compile (the daemon's --try checks: service/daemon/try_checks.py). `check`: how the
+    spec's generator is checked (service/generator/check.py); a generator that fails leaves
+    gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
+    request = BuildRequest.of(location, out, placement, verify, check)
     return session.retrying(partial(_build, request, session, options, progress,
                                     before_compile))
 
@@ -87,55 +93,65 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
 @dataclass(frozen=True)
 class FilesOutcome:
     """What a build's steps before the compile did: up to date or built, the files
-    written, unchanged and removed, the seconds of its stages (and "total") and, when its
-    graph ran, what the engine ran and reused."""
+    written, unchanged and removed, the seconds of its stages (and "total"), what the
+    generator check found and, when its graph ran, what the engine ran and reused."""
 
     status: str
     writes: WriteReport
     seconds: dict[str, float]
+    verdict: GeneratorVerdict
     stats: EngineStats | None = None
     files: int = 0
     nodes: int = 0
+    failure: GeneratorFailed | None = None  # the generator's, raised once the build ended
 
 
 def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | None,
            progress: Callable[[str], None],
            before_compile: Callable[[], None] | None) -> BuildOutcome:
     """One attempt at the build, in order: inputs, up-to-date check, lease, graph run,
-    outputs and record, compile, end."""
+    generator check, outputs and record, compile, end."""
     started = time.perf_counter()
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
+    spec = spec_hash(fingerprint)
+    stamp = verdict_stamp(request.identity, request.check, spec, session.verdicts)
     fingerprint.update(request.placement.words())
-    last = _up_to_date(request, session.open(), fingerprint)
+    fingerprint.update(request.generator_words(stamp))
+    last = _up_to_date(request, session.open(), fingerprint, stamp)
     # decoded before the lease: a file that is not text is a spec error, and no build
     decoded = _decode(inputs) if last is None else None
     store = session.store
     build_id = store.begin_build(request.spec_key, request.out_key) if store is not None else 0
     done: FilesOutcome | None = None
     try:
-        run, done = _files(request, session, decoded, last, build_id, fingerprint, started)
-        if before_compile is not None:
+        run, done = _files(request, session, decoded, last, build_id, fingerprint, spec,
+                           started)
+        if before_compile is not None and done.failure is None:
             before_compile()
-        compiled = (_compile(request, build_id, run, inputs, session, options, progress)
-                    if options is not None else None)
+        compiled = (_compile(request, build_id, run, inputs, session, options, progress,
+                             spec)
+                    if options is not None and done.failure is None else None)
     except BaseException as failure:
         _give_up(session, build_id, done, failure, started)
         raise
     _end_build(session, build_id, done.status, done, compiled, started)
     _bound_cache(session)
+    if done.failure is not None:
+        raise _unverified(done.failure, request)
     return BuildOutcome(done.status, request.location, request.out, session.directory,
                         done.writes, done.seconds, done.stats, tuple(session.warnings),
                         done.files, done.nodes, build_id, compiled, request.verify,
-                        request.placement.tree)
+                        request.placement.tree, done.verdict)
 
 
-def _up_to_date(request: BuildRequest, store: Store | None,
-                fingerprint: dict[str, str]) -> LastBuild | None:
+def _up_to_date(request: BuildRequest, store: Store | None, fingerprint: dict[str, str],
+                stamp: str) -> LastBuild | None:
     """The last build of this spec into this directory, when this build has nothing to do:
-    it read the same inputs (placed alike) and its files are intact. Never for --verify."""
+    it read the same inputs (placed alike, under the same generator verdicts) and its files
+    are intact. Never for --verify, never while the generator is unchecked."""
     last = store.last_build(request.spec_key, request.out_key) if store is not None else None
-    if (request.verify or last is None or last.inputs != fingerprint
+    if (request.verify or stamp == UNCHECKED or last is None or last.inputs != fingerprint
             or not outputs_match(request.out, last.files)):
         return None
     return last
@@ -148,16 +164,37 @@ def _decode(inputs: InputBytes) -> DecodedInputs:
 
 
 def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | None,
-           last: LastBuild | None, build_id: int, fingerprint: dict[str, str],
+           last: LastBuild | None, build_id: int, fingerprint: dict[str, str], spec: str,
            started: float) -> tuple[GraphResult | None, FilesOutcome]:
     """The build's files: up to date (`last`: no graph runs), else the graph's run, its
-    files written and the build recorded. What the run computed stays staged until its
-    files are written (the files of a save appear sooner)."""
+    generator check, its files written and the build recorded. What the run computed stays
+    staged until its files are written (the files of a save appear sooner)."""
     if decoded is None:
         assert last is not None
-        return None, _files_up_to_date(request, last, started)
+        return None, _files_up_to_date(request, session, last, spec, started)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
-    return run, _write_and_record(request, session, run, build_id, fingerprint, started)
+    try:
+        verdict, failure = _settle(request, session, run, spec)
+    except BaseException:
+        _commit_what_ran(run)
+        raise
+    # what the check found is what the next build compares ("unchecked" if it failed)
+    stamp = verdict_stamp(request.identity, request.check, spec, session.verdicts)
+    fingerprint = {**fingerprint, **request.generator_words(stamp)}
+    done = _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
+    return run, replace(done, failure=failure)
+
+
+def _settle(request: BuildRequest, session: OpenCache, run: GraphResult,
+            spec: str) -> tuple[GeneratorVerdict, GeneratorFailed | None]:
+    """The generator check of the run's files (service/generator/check.py): a generator
+    that fails leaves gradshard's files served, unverified, and its failure to raise once
+    the build has ended."""
+    try:
+        return settle(request.identity, request.check, request.location, spec, run.files,
+                      run.load, session.verdicts), None
+    except GeneratorFailed as failure:
+        return failed_verdict(request.identity, request.check, spec, failure), failure
 
 
 def _run_graph(decoded: DecodedInputs, session: OpenCache, build_id: int, verify: bool,
@@ -168,26 +205,31 @@ def _run_graph(decoded: DecodedInputs, session: OpenCache, build_id: int, verify
     return run_graph(decoded, session.open(), session.memory, build_id, verify, commit)
 
 
-def _files_up_to_date(request: BuildRequest, last: LastBuild, started: float) -> FilesOutcome:
+def _files_up_to_date(request: BuildRequest, session: OpenCache, last: LastBuild, spec: str,
+                      started: float) -> FilesOutcome:
     mine = sorted(n for n in last.files if request.placement.owns(n))  # not another subset's
+    verdict = recorded_verdict(request.identity, request.check, spec, session.verdicts)
     return FilesOutcome("up to date", WriteReport(unchanged=mine),
-                        {"total": time.perf_counter() - started}, files=len(mine))
+                        {"total": time.perf_counter() - started}, verdict, files=len(mine))
 
 
 def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResult,
-                      build_id: int, fingerprint: dict[str, str],
+                      verdict: GeneratorVerdict, build_id: int, fingerprint: dict[str, str],
                       started: float) -> FilesOutcome:
-    """The files first, then the cache's rows (~20 ms of a formula edit's ~0.16 s: a save's
-    files appear that much sooner); a build killed in between only recomputes those rows."""
+    """The files first (the real generator's where the check says so), then the cache's
+    rows (~20 ms of a formula edit's ~0.16 s: a save's files appear that much sooner); a
+    build killed in between only recomputes those rows."""
     store, placement = session.store, request.placement
     previous, left_to_others = _split_previous(_previous_files(store, request.out_key),
                                                placement)
     writing = time.perf_counter()
-    files = placed_files(run.files, placement)
-    names = index_names(run.files, placement)
+    served = served_files(run.files, verdict)
+    files = placed_files(served, placement)
+    names = index_names(served, placement)
+    loader = ServedTexts(run, verdict, session.verdicts)
     try:
         writes = sync_outputs(request.out, files,
-                              lambda placed: _load_placed(run, names, placed), previous,
+                              lambda placed: _load_placed(loader, names, placed), previous,
                               session.known_hashes)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
@@ -202,19 +244,22 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
         run.record(store, build_id, request.spec_key, request.out_key, fingerprint,
                    {**left, **files})
     seconds["total"] = time.perf_counter() - started
-    return FilesOutcome("built", writes, seconds, run.stats, len(files), run.nodes)
+    return FilesOutcome("built", writes, seconds, verdict, run.stats, len(files), run.nodes)
 
 
 def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
              inputs: InputBytes, session: OpenCache, options: CompileOptions,
-             progress: Callable[[str], None]) -> CompileReport:
-    """The compile, from the layout of the build's graph run. An up-to-date build ran none:
-    one run, answered by the cache's indexes (no task runs when nothing changed), gives it."""
+             progress: Callable[[str], None], spec: str) -> CompileReport:
+    """The compile, from the layout of the build's graph run; the files the real generator
+    wrote compile as they are. An up-to-date build ran none: one run, answered by the
+    cache's indexes (no task runs when nothing changed), gives it, and its verdicts."""
     from gradshard.service.compile.driver import compile_generated  # only to compile
 
     if run is None:
         run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
-    return compile_generated(request, build_id, run, session, options, progress)
+    verdict, _ = _settle(request, session, run, spec)
+    real = {n: h for n, h in verdict.real.items() if h}
+    return compile_generated(request, build_id, run, session, options, progress, real)
 
 
 def _commit_what_ran(run: GraphResult) -> None:
@@ -225,9 +270,10 @@ def _commit_what_ran(run: GraphResult) -> None:
         run.engine.finish()
 
 
-def _load_placed(run: GraphResult, names: dict[str, str], placed: list[str]) -> dict[str, str]:
+def _load_placed(loader: ServedTexts, names: dict[str, str],
+                 placed: list[str]) -> dict[str, str]:
     """The texts of files by their placed names (service/files/placement.py)."""
-    texts = run.load([names[p] for p in placed])
+    texts = loader.load([names[p] for p in placed])
     return {p: texts[names[p]] for p in placed}
 
 
@@ -268,6 +314,14 @@ def _give_up(session: OpenCache, build_id: int, done: FilesOutcome | None,
         session.store.abandon_build(build_id)
 
 
+def _unverified(failure: GeneratorFailed, request: BuildRequest) -> GeneratorFailed:
+    """The generator's failure, saying what the build left: its own files, unverified."""
+    hint = (f"gradshard's own files were written to {request.out}, unverified (not compiled); "
+            f"the next build runs the generator again"
+            + (f"; {failure.hint}" if failure.hint else ""))
+    return GeneratorFailed(failure.message, failure.detail, hint)
+
+
 def _bound_cache(session: OpenCache) -> None:
     """GRADSHARD_CACHE_MAX, after the build has ended (its lease given up, its record the
     last of its output directory, so gc keeps what it needs)."""
@@ -286,7 +340,8 @@ def summary_record(done: FilesOutcome, compiled: CompileReport | None) -> dict:
                "run": dict(stats.run) if stats else {},
                "reused": dict(stats.reused) if stats else {},
                "seconds": {k: round(v, 4) for k, v in seconds.items()},
-               "written": len(done.writes.written)}
+               "written": len(done.writes.written),
+               "generator": done.verdict.summary()}
     if compiled is not None:
         summary["compile"] = {"units": compiled.units, "compiled": len(compiled.compiled),
                               "cached": len(compiled.cached), "spliced": len(compiled.spliced)}

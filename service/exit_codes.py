@@ -12,6 +12,10 @@ itself or a daemon built for it.
 | 3 | generated code failed to compile (CompileError) |
 | 4 | internal error: any other GradshardError, or a bug |
 | 6 | `build --verify` found cached results that disagree with their task (VerifyMismatch) |
+| 7 | the spec's generator writes other files than gradshard, under `--generator-check strict`
+      or in `gradshard generator` (GeneratorMismatch) |
+| 8 | the spec's generator failed when run to check gradshard's files: it raised or timed out
+      (GeneratorFailed); gradshard's files were written, unverified |
 | 130 | interrupted (Ctrl-C); 141 the reader of the output went away (process_end.py) |
 
 `try` adds its verdicts' 0, 2 and 5 (service/live/command.py), `daemon status|stop|logs` 1 for
@@ -26,15 +30,17 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
-from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError, VerifyMismatch
+from gradshard.cache.errors import (CompileError, EnvironmentFailure, GeneratorFailed,
+                                    GeneratorMismatch, UsageError, VerifyMismatch)
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError, SpecError
 
-__all__ = ["EXIT_COMPILE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SPEC",
-           "EXIT_USAGE", "EXIT_VERIFY", "Ending", "NEXT_BUILD", "RUN_AGAIN", "Report",
-           "damaged_text", "ending_of"]
+__all__ = ["EXIT_COMPILE", "EXIT_GENERATOR_FAILED", "EXIT_GENERATOR_MISMATCH", "EXIT_INTERNAL",
+           "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SPEC", "EXIT_USAGE", "EXIT_VERIFY", "Ending",
+           "NEXT_BUILD", "RUN_AGAIN", "Report", "damaged_text", "ending_of"]
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_COMPILE, EXIT_INTERNAL, EXIT_VERIFY = 0, 1, 2, 3, 4, 6
+EXIT_GENERATOR_MISMATCH, EXIT_GENERATOR_FAILED = 7, 8
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
@@ -46,6 +52,7 @@ class Report(enum.Enum):
     USAGE = "usage"  # the message and its hint (--json: also as an object on stdout)
     COMPILE = "compile"  # each diagnostic at its derivatives.yaml line
     VERIFY = "verify"  # each disagreeing task
+    GENERATOR = "generator"  # the generator check's failure: its report, or the generator's error
     ERROR = "error"  # another GradshardError: its message
     DAMAGED = "damaged"  # the cache database is set aside, and said so
     INTERNAL = "internal"  # a bug in gradshard: said to be one, its traceback on request
@@ -66,6 +73,8 @@ _ENDINGS: tuple[tuple[type[BaseException], Report, int], ...] = (
     (UsageError, Report.USAGE, EXIT_USAGE),
     (CompileError, Report.COMPILE, EXIT_COMPILE),
     (VerifyMismatch, Report.VERIFY, EXIT_VERIFY),
+    (GeneratorMismatch, Report.GENERATOR, EXIT_GENERATOR_MISMATCH),
+    (GeneratorFailed, Report.GENERATOR, EXIT_GENERATOR_FAILED),
     (GradshardError, Report.ERROR, EXIT_INTERNAL),
     (StoreDamaged, Report.DAMAGED, EXIT_USAGE),
 )

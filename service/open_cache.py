@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from gradshard.cache.store.database import Store, StoreDamaged, set_aside
+from gradshard.cache.store.verdicts import VerdictLedger
 from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class OpenCache:
     sound_objects: dict[str, tuple] = field(default_factory=dict)
     # the files its builds wrote or read, by stat signature (service/files/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
+    # this machine's generator verdicts (cache/store/verdicts.py): never in the cache
+    # directory, opened only when a spec's generator is not a known one
+    verdicts: VerdictLedger = field(default_factory=VerdictLedger)
 
     def open(self) -> Store | None:
         if self.directory is not None and self.store is None:
@@ -79,6 +83,7 @@ class OpenCache:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+        self.verdicts.close()
 
     def recover(self, damage: StoreDamaged) -> None:
         """The store was found damaged: say so, and set it aside for an empty one."""

@@ -28,12 +28,15 @@ if TYPE_CHECKING:
     from gradshard.pipeline.layout.compile_layout import ShardSettings
     from gradshard.service.compile.driver import CompileOptions
     from gradshard.service.files.placement import Placement
+    from gradshard.service.generator.check import GeneratorCheck
 
-__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "GC", "JSON", "LOGS",
+__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "GC", "GENERATOR",
+           "GENERATOR_MODES", "GENERATOR_TIMEOUT", "JSON", "LOGS",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
            "add_options", "argument_settings", "compile_options", "daemon_serves",
-           "forwarded_options", "jobs_of", "match_words", "options_of", "placement_of"]
+           "forwarded_options", "generator_check_of", "jobs_of", "match_words", "options_of",
+           "placement_of"]
 
 DEFAULT_OUT = "gradshard-out"
 
@@ -45,10 +48,11 @@ SERVING = frozenset({WATCH, START, RUN})
 # The other commands, the daemon's other actions, and pytest's command line (the plugin's
 # options: service/live/pytest_plugin.py)
 CHECK, SHOW, AFFECTED, TRY, STATS, GC = "check", "show", "affected", "try", "stats", "gc"
+GENERATOR = "generator"
 STOP, STATUS, LOGS = "daemon stop", "daemon status", "daemon logs"
 PYTEST = "pytest"
-COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, TRY, STATS,
-            GC, PYTEST)
+COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, GENERATOR, TRY,
+            STATS, GC, PYTEST)
 
 # How `daemon start` writes a value for the daemon process (None: not forwarded)
 PATH, TEXT, NUMBER, COUNTS, FLAG = "path", "text", "number", "counts", "flag"
@@ -126,6 +130,9 @@ def _try_dtype(value: str) -> str:
 # Seconds one request to try's worker may take (service/live/process.py): a wrong formula can
 # loop forever, and gradgradcheck on an OpInfo's largest samples takes a minute or two.
 TRY_TIMEOUT = 600.0
+# service/generator/check.py's (not imported: `daemon status` answers in milliseconds)
+GENERATOR_MODES = ("check", "strict", "skip")
+GENERATOR_TIMEOUT = 900.0
 
 
 def jobs_of(value: int) -> int:
@@ -169,14 +176,15 @@ PYTEST_GROUP_TITLE = "gradshard: run against edited autograd formulas"
 
 SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch checkout "
               "(default: the installed torch's packaged spec)",
-              _commands(BUILDING, CHECK, SHOW, AFFECTED, TRY, STOP, STATUS, LOGS),
+              _commands(BUILDING, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STOP, STATUS, LOGS),
               metavar="DIR", forward=PATH, match=True)
 CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_CACHE, else "
                "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)",
-               _commands(BUILDING, AFFECTED, TRY, STATS, GC, STOP, STATUS, LOGS), metavar="DIR",
+               _commands(BUILDING, AFFECTED, GENERATOR, TRY, STATS, GC, STOP, STATUS, LOGS),
+               metavar="DIR",
                parse=_default_if_empty, forward=PATH, match=True)
 JSON = Option(("--json",), "json", "machine-readable output",
-              _commands(BUILD, CHECK, SHOW, AFFECTED, TRY, STATS, GC, STATUS),
+              _commands(BUILD, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STATUS),
               action="store_true")
 
 # In the order argparse shows them.
@@ -250,6 +258,17 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--verify",), "verify", "run every task and compare with what the cache holds: "
            "each disagreement is listed and rewritten, and the exit code is 6",
            _commands(BUILD), action="store_true"),
+    # the spec's generator (service/generator/): not `--verify`, which checks the cache
+    Option(("--generator-check",), "generator_check", "how a spec whose generator gradshard "
+           "does not reproduce is checked: check (the default: run it once per spec, write "
+           "the files it writes differently from it, report them), strict (a difference is an "
+           "error, exit code 7: for CI) or skip (gradshard's files, unchecked, said in every "
+           "summary)", metavar="MODE", parse=_one_of(GENERATOR_MODES), default="check",
+           group="generator", forward=TEXT, match=True),
+    Option(("--generator-timeout",), "generator_timeout", "the spec's generator's time limit "
+           f"(default {GENERATOR_TIMEOUT:.0f} s); past it the build fails with exit code 8",
+           _commands(BUILDING, GENERATOR), metavar="SECONDS", parse=float,
+           default=GENERATOR_TIMEOUT, group="generator", forward=NUMBER),
     Option(("--against",), "against", "compare with another spec directory (default: the last "
            "build of this spec recorded in the cache)", _commands(AFFECTED), metavar="SPECDIR",
            exclusive="baseline"),
@@ -340,6 +359,13 @@ def compile_options(args: argparse.Namespace) -> CompileOptions:
 
     return CompileOptions(**{o.compile_field: o.to_compile(getattr(args, o.dest))
                              for o in OPTIONS if o.compile_field})
+
+
+def generator_check_of(args: argparse.Namespace, later: bool = False) -> GeneratorCheck:
+    """How the build checks the spec's generator (service/generator/check.py)."""
+    from gradshard.service.generator.check import GeneratorCheck
+
+    return GeneratorCheck(args.generator_check, args.generator_timeout, later)
 
 
 def placement_of(args: argparse.Namespace) -> Placement:

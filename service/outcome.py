@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Mapping
 from gradshard.service.files.outputs import WriteReport
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict
+from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.stats import EngineStats
@@ -27,7 +29,8 @@ __all__ = ["BuildOutcome", "BuildRequest"]
 class BuildRequest:
     """One build's request: the spec, where its files go and how they are placed there
     (service/files/placement.py), whether every task runs to be compared with the cache
-    (--verify); and the build's keys in the cache (the spec's root and --out, resolved)."""
+    (--verify), how the spec's generator is checked (service/generator/check.py) and which
+    generator it is; and the build's keys in the cache (the spec's root and --out, resolved)."""
 
     location: SpecLocation
     out: Path
@@ -35,12 +38,20 @@ class BuildRequest:
     verify: bool
     spec_key: str
     out_key: str
+    check: GeneratorCheck
+    identity: GeneratorIdentity
 
     @classmethod
-    def of(cls, location: SpecLocation, out: Path, placement: Placement,
-           verify: bool) -> BuildRequest:
+    def of(cls, location: SpecLocation, out: Path, placement: Placement, verify: bool,
+           check: GeneratorCheck = GeneratorCheck()) -> BuildRequest:
         return cls(location, out, placement, verify, str(location.root.resolve()),
-                   str(out.resolve()))
+                   str(out.resolve()), check, identify_generator(location))
+
+    def generator_words(self, stamp: str) -> dict[str, str]:
+        """What the build's fingerprint adds of its generator: which one, how it is checked
+        and what this machine found (service/generator/check.py: verdict_stamp)."""
+        return {"generator": self.identity.hash, "generator-check": self.check.mode,
+                "generator-verdicts": stamp}
 
 
 @dataclass(frozen=True)
@@ -59,3 +70,4 @@ class BuildOutcome:
     compiled: CompileReport | None  # None: --codegen-only
     verified: bool  # every task ran and was compared with the cache (--verify)
     tree: str  # how the files are laid out under out (service/files/placement.py)
+    generator: GeneratorVerdict  # the spec's generator, and what its check found

@@ -8,15 +8,18 @@ from pathlib import Path
 import pytest
 from support.graph_run import CodegenInputs, codegen_inputs
 
+from gradshard.cache.store.verdicts import STATE_VARIABLE
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE
 
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch) -> Path:
-    """Every test gets its own gradshard cache; the user's is never touched."""
+    """Every test gets its own gradshard cache and its own machine state (the generator
+    verdicts: cache/store/verdicts.py); the user's are never touched."""
     cache = tmp_path / "gradshard-cache"
     monkeypatch.setenv("GRADSHARD_CACHE", str(cache))
+    monkeypatch.setenv(STATE_VARIABLE, str(tmp_path / "gradshard-state"))
     return cache
 
 

@@ -73,6 +73,8 @@ def samples(root: Path) -> dict[str, Sample]:
         "settle": Sample(["--settle", "250"], 250.0),
         "try_checks": Sample(["--try"], True),
         "try_dtype": Sample(["--try-dtype", "float64"], ["float64"]),
+        "generator_check": Sample(["--generator-check", "strict"], "strict"),
+        "generator_timeout": Sample(["--generator-timeout", "30"], 30.0),
     }
 
 
@@ -267,7 +269,7 @@ def test_what_a_daemon_need_not_match(root):
     unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
     assert not [o for o in OPTIONS if o.match and not o.commands & BUILDING]
     assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "try_checks",
-                         "try_dtype", "selective_build"}
+                         "try_dtype", "selective_build", "generator_timeout"}
 
 
 def test_every_option_has_a_sample(root):
@@ -316,7 +318,9 @@ def test_an_option_reaches_what_reads_it(option: Option, root):
 DAEMON_READS = {"spec": lambda config: str(config.location.root),
                 "out": lambda config: str(config.out), "cache": lambda config: str(config.cache),
                 "codegen_only": lambda config: config.codegen_only,
-                "settle": lambda config: config.settle * 1000}
+                "settle": lambda config: config.settle * 1000,
+                "generator_check": lambda config: config.generator.mode,
+                "generator_timeout": lambda config: config.generator.timeout}
 
 
 def daemon_value(option: Option, sample: Sample):

@@ -23,6 +23,12 @@ ninja (ninja.py) and, with a store, records the cache entries it used (ledger.py
 compile goes through cache/objects/object_cache.py, so a unit whose key (its text, its
 generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
 
+Where --out holds the real generator's files (a spec whose generator gradshard does not
+reproduce, and whose files differ), their families compile as they are from --out instead of
+gradshard's units for them (pipeline/layout/as_is.py: the layout, and the rules for headers);
+the generated headers copied from --out are read from there, checked against the hashes the
+build wrote, and are part of the precompiled headers' keys.
+
 The cache directory is input (CI restores it): the compile layout read from it must name
 units, PCH kinds, sources, headers and parts a layout can have (`check_layout`), every key
 read from it is checked to be a key (hex, so no path can hide in it), every file read from it
@@ -38,13 +44,19 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
+
+import xxhash
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 from gradshard.cache.graph.group_records import BuildIndex
+from gradshard.cache.store.database import blob_hash
 from gradshard.cache.store.directory import HEADER_MEMO
+from gradshard.cache.store.regular_files import read_regular
+from gradshard.pipeline.layout.as_is import AsIsLayout, as_is_layout
 from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, ShardSettings
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.variable_type_files import RenderedKernel
@@ -140,14 +152,18 @@ def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[Prepared
 
 def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
                       session: OpenCache, options: CompileOptions,
-                      progress: Callable[[str], None]) -> CompileReport:
+                      progress: Callable[[str], None],
+                      real_files: Mapping[str, str] | None = None) -> CompileReport:
     """Compile what the build generated, from the layout of its graph run `run` (over the
     inputs it read: an edit saved meanwhile waits for the next build); raises CompileError
     (after compiling every unit it can) when generated code does not compile,
     EnvironmentFailure when the machine failed (a full disk). Damaged cache entries it made
-    again are the session's warnings (the build's)."""
+    again are the session's warnings (the build's). `real_files`: the files (index name →
+    hash of the text written to --out, as builds record them: blob_hash "text") that --out holds from the spec's real generator;
+    their families compile as they are from --out (pipeline/layout/as_is.py)."""
     try:
-        return _compile_generated(request, build_id, run, session, options, progress)
+        return _compile_generated(request, build_id, run, session, options, progress,
+                                  real_files or {})
     except OSError as error:
         failure = EnvironmentFailure.from_os_error(error)
         if failure is None:
@@ -157,30 +173,35 @@ def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
 
 def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
                        session: OpenCache, options: CompileOptions,
-                       progress: Callable[[str], None]) -> CompileReport:
+                       progress: Callable[[str], None],
+                       real_files: Mapping[str, str]) -> CompileReport:
     location, out = request.location, request.out
+    out_dir = generated_dir(out, request.placement.tree)
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
     store = session.open()
     whole = graph.layout(options.shards)  # on the build's own run: the graph ran once
     check_layout(whole, graph.files, store)
+    as_is, out_files = AsIsLayout(whole), graph.files
+    if real_files:
+        as_is, out_files = real_layout(whole, out_files, real_files)
+        whole = as_is.layout
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
     plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1,
                        sound_objects=session.sound_objects)
-    files = dict(whole.files)
-    written = sync_compile_dir(plan, whole,
-                               lambda names: graph.texts({n: files[n] for n in names}), store,
-                               session.known_hashes)
+    load = partial(compile_dir_texts, graph, dict(whole.files), dict(as_is.copies), real_files,
+                   out_dir)
+    written = sync_compile_dir(plan, whole, load, store, session.known_hashes)
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
-    units, merged, pch_headers = prepare_units(plan, layout, graph.files,
-                                               generated_dir(out, request.placement.tree),
-                                               fingerprint)
+    units, merged, pch_headers = prepare_units(plan, layout, out_files, out_dir,
+                                               pch_fingerprint(fingerprint, as_is))
     check_pchs(plan, pch_headers, session.sound_pchs)
     write_compile_commands(plan, [*units, *merged])
-    stale = StaleObjects(linked=not options.units,
-                         parts=frozenset(n for m in whole.merged for n in m.parts))
+    # gradshard's units an as-is file replaces: their objects would define its code twice
+    always = frozenset(n for m in whole.merged for n in m.parts) | frozenset(as_is.dropped)
+    stale = StaleObjects(linked=not options.units, parts=always)
     ledger = EntryLedger.of(store, build_id, plan, fingerprint)
     edges, report = compile_edges(plan, layout, units, merged, pch_headers, stale, progress,
                                   ledger)
@@ -191,6 +212,53 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
         raise compile_failure(report, [p.unit for p in edges], whole.units,
                               FailureSource.of(directory, graph, location))
     return report
+
+
+def real_layout(whole: CompileLayout, files: dict[str, str],
+                real_files: Mapping[str, str]) -> tuple[AsIsLayout, dict[str, str]]:
+    """The layout compiling the real generator's files as they are, and the build's files
+    with the real hashes (what from-out units are keyed by)."""
+    real = {name: digest for name, digest in real_files.items() if name in files}
+    as_is = as_is_layout(whole, files, real)
+    out_files = {**files, **real}
+    # made here from a checked layout and hashes the build computed: a problem is a bug
+    check_layout(as_is.layout, out_files, None)
+    return as_is, out_files
+
+
+def compile_dir_texts(graph: GraphResult, hashes: dict[str, str], copies: dict[str, str],
+                      real_files: Mapping[str, str], out_dir: Path,
+                      names: list[str]) -> dict[str, str]:
+    """The texts of these compile-directory files: the real generator's from --out (the
+    engine never held them), every other from the graph run."""
+    from_out = [n for n in names if copies.get(n) in real_files]
+    texts = graph.texts({n: hashes[n] for n in names if n not in from_out})
+    texts.update((n, out_text(out_dir / copies[n], hashes[n])) for n in from_out)
+    return texts
+
+
+# A generated header's most bytes (2.13's largest, Functions.h, holds ~0.5 MB).
+OUT_TEXT_BYTES = 64 << 20
+
+
+def out_text(path: Path, digest: str) -> str:
+    """An --out file's text as the build wrote it: one that changed since is refused (its
+    copy would not be the text the units are keyed by)."""
+    data = read_regular(path, OUT_TEXT_BYTES)
+    if blob_hash("text", data) != digest:  # as the build records --out's files
+        raise UsageError(f"{path} changed after the build wrote it",
+                         "run the build again, and leave --out alone while it runs")
+    return data.decode("utf-8")
+
+
+def pch_fingerprint(fingerprint: str, as_is: AsIsLayout) -> str:
+    """The header fingerprint the PCH keys hash: the installed headers', and the generated
+    headers copied from --out, which the PCHs include (their keys hash the prelude only)."""
+    if not as_is.copies:
+        return fingerprint
+    files = dict(as_is.layout.files)
+    copied = sorted(f"{path}={files[path]}" for path, _ in as_is.copies)
+    return xxhash.xxh3_128_hexdigest("\0".join((fingerprint, *copied)).encode())
 
 
 @dataclass(frozen=True)

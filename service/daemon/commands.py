@@ -22,8 +22,8 @@ from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, D
 from gradshard.service.defaults import default_cache_dir
 from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_OK, EXIT_SPEC
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
-from gradshard.service.options import (compile_options, daemon_serves, forwarded_options, jobs_of,
-                                       match_words, placement_of)
+from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
+                                       generator_check_of, jobs_of, match_words, placement_of)
 
 __all__ = ["build_through_daemon", "daemon_config", "paths_of"]
 
@@ -76,7 +76,8 @@ def daemon_config(args: argparse.Namespace, location: SpecLocation):
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
                         compile_options(args), args.settle / 1000, tuple(match_words(args)),
-                        try_options(args), placement_of(args))
+                        try_options(args), placement_of(args),
+                        generator_check_of(args, later=True))
 
 
 def try_options(args: argparse.Namespace):

@@ -194,11 +194,24 @@ def status_text(answer: dict) -> str:
     if last:
         lines.append(f"  last: {last.get('line', '')}")
         lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
+    lines.extend(_generator_lines(answer.get("generator") or {}))
     checks = answer.get("checks")
     if checks is not None:
         lines.append(f"  try:  {_checks_head(checks)}")
         lines += [f"    {line}" for line in checks.get("lines", [])]
     return "\n".join(lines)
+
+
+def _generator_lines(generator: dict) -> list[str]:
+    """The spec's generator as the last build found it, and the background check."""
+    lines = [f"  {generator['summary']}"] if generator.get("summary") else []
+    background = generator.get("background") or {}
+    if background.get("checking"):
+        lines.append(f"    checking {len(background['checking'])} files against it now")
+    last = background.get("last") or {}
+    if last:
+        lines.append(f"    last check: {last.get('summary') or last.get('error', '')}")
+    return lines
 
 
 def _checks_head(checks: dict) -> str:

@@ -41,15 +41,19 @@ from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
 from gradshard.service.compile.driver import CompileOptions
 from gradshard.service.compile.report import diagnostic_text
+from gradshard.service.daemon.generator_checks import BackgroundCheck
 from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
 from gradshard.service.daemon.try_checks import TryChecks
 from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report, damaged_text,
                                           ending_of)
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict, State
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
-from gradshard.service.report.problems import problem_json, spec_error_lines, spec_texts_of
+from gradshard.service.report.problems import (problem_json, spec_error_lines, spec_texts_of,
+                                               unread_spec_note)
 from gradshard.service.session import Session
 
 __all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
@@ -83,6 +87,8 @@ class DaemonConfig:
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
     checks: TryOptions | None = None  # --try: gradcheck the edited ops before each compile
     placement: Placement = Placement()  # which files go where under out (service/files/placement.py)
+    # how the spec's generator is checked: `later`, in the background (generator_checks.py)
+    generator: GeneratorCheck = GeneratorCheck(later=True)
 
 
 @dataclass
@@ -188,6 +194,10 @@ class Daemon:
         self._server: socketserver.UnixStreamServer | None = None
         self.checks = (TryChecks(config.location, config.checks, announce, self.log)
                        if config.checks is not None else None)
+        self._verdict: GeneratorVerdict | None = None  # the last build's, to offer
+        self.generator_checks = BackgroundCheck(config.location, config.generator.timeout,
+                                                self.log, partial(self.changes.note,
+                                                                  "(generator checked)"))
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -294,11 +304,19 @@ class Daemon:
                 break
             if changed:
                 self._publish(self.build_once(changed))
+                self._offer_check()
                 self.session.settle()  # while idle: no full garbage pass in the next build
             else:
                 self._run_jobs()
                 # a directory moved or replaced reports no event
                 self.survive(self._check_watches, "checking the watched directories")
+
+    def _offer_check(self) -> None:
+        """The last build's generator verdict to the background check (a pending one runs
+        now: its files are written and the build published)."""
+        verdict, self._verdict = self._verdict, None
+        if verdict is not None:
+            self.generator_checks.offer(verdict)
 
     def _publish(self, result: dict) -> None:
         with self.finished:
@@ -395,7 +413,9 @@ class Daemon:
         before_compile = partial(checks.before_compile, self.session) if checks else None
         outcome = build_and_compile(self.config.location, self.config.out, self.session,
                                     options, before_compile=before_compile,
-                                    placement=self.config.placement)
+                                    placement=self.config.placement,
+                                    check=self.config.generator)
+        self._verdict = outcome.generator  # offered once the build is published
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome)}
 
@@ -421,9 +441,11 @@ class Daemon:
     def _spec_failure(self, error: SpecError, code: int) -> dict:
         location = self.config.location
         texts = spec_texts_of(location)
+        identity = identify_generator(location)
+        note = [] if identity.known else [unread_spec_note(identity)]  # as `build` says it
         return {"ok": False, "exit": code,
                 "problems": [problem_json(p, location) for p in error.problems],
-                "errors": spec_error_lines(error, location, texts)}
+                "errors": [*note, *spec_error_lines(error, location, texts), *note]}
 
     # -- requests -------------------------------------------------------------------------
 
@@ -450,7 +472,9 @@ class Daemon:
     def status(self) -> dict:
         checks = {"checks": self.checks.status()} if self.checks is not None else {}
         return {"ok": True, "state": self.activity(), "builds": self.builds,
-                **self.description(), "last": self.result, **checks}
+                **self.description(), "last": self.result, **checks,
+                "generator": {**self.result.get("generator", {}),
+                              "background": self.generator_checks.status()}}
 
     def _wait_for_build(self) -> dict:
         with self.finished:
@@ -615,7 +639,7 @@ def rebuild_line(result: dict, location: SpecLocation) -> str:
     changed = ", ".join(_short(p, location) for p in result.get("changed", [])) or "nothing"
     when = time.strftime("%H:%M:%S")
     if not result.get("ok"):
-        count = len(result.get("errors", []))
+        count = len(result.get("problems") or result.get("errors", []))
         return f"[{when}] {changed}: {count} error{'s' if count != 1 else ''} " \
                f"({result['seconds']:.2f} s); outputs kept as they were"
     files = result.get("files", {})
@@ -625,6 +649,11 @@ def rebuild_line(result: dict, location: SpecLocation) -> str:
         words.append(f"{len(compiled['compiled'])} unit(s) compiled")
         if compiled.get("spliced"):
             words.append(f"{len(compiled['spliced'])} spliced")
+    generator = result.get("generator", {})
+    if generator.get("state") == State.DIFFERS:
+        words.append(f"{len(generator['differing'])} from the spec's generator")
+    elif generator.get("state") in (State.PENDING, State.SKIPPED, State.FAILED):
+        words.append(f"generator check {generator['state']}")
     return f"[{when}] {changed}: {', '.join(words)} ({result['seconds']:.2f} s)"
 
 

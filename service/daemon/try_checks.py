@@ -25,8 +25,8 @@ from gradshard.pipeline.problems import GradshardError
 from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.exit_codes import ending_of
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.live.command import (TryOptions, build_library, check_extra, check_ops,
-                                            check_version, op_json, op_lines)
+from gradshard.service.live.command import (TryOptions, build_library, check_extra,
+                                            check_generator, check_ops, op_json, op_lines)
 from gradshard.service.live.plan import plan_patch
 from gradshard.service.live.process import TryProcess
 
@@ -50,7 +50,7 @@ class TryChecks:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
         version); then warm the worker while the first build runs."""
         check_extra()
-        check_version(self.location, ())
+        check_generator(self.location, ())
         self.worker.warm()
 
     def close(self) -> None:

@@ -17,12 +17,13 @@ from typing import Sequence
 
 from gradshard.cache.errors import UsageError
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.identity import identify_generator, installed_generator
 from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
 from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
-           "check_version", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
+           "check_generator", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
            "try_json", "try_patch", "try_text"]
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
@@ -63,21 +64,22 @@ def check_extra() -> None:
                          "pip install 'gradshard[try]'")
 
 
-def check_version(location: SpecLocation, names: Sequence[str]) -> None:
-    """A checkout's spec is compared with the installed torch only when it is that version:
-    otherwise every op whose code moved between versions would look edited."""
-    if location.layout != "checkout" or names:
+def check_generator(location: SpecLocation, names: Sequence[str]) -> None:
+    """A spec is compared with the installed torch's only when both have one generator:
+    otherwise every op whose code moved between generators would look edited. A checkout,
+    a packaged spec and a copy alike (service/generator/identity.py); named ops are tried
+    whatever the generator."""
+    if names:
         return
-    version_file = location.root / "version.txt"
-    try:
-        theirs = version_file.read_text().strip()
-    except OSError:
+    spec = identify_generator(location)
+    installed = installed_generator()
+    if installed is None or spec.hash in ("", installed.hash):
         return
-    ours = importlib.metadata.version("torch").split("+")[0]
-    if theirs.split("a")[0].split("+")[0] != ours:
-        raise UsageError(f"the checkout at {location.root} is torch {theirs}, the installed torch "
-                         f"is {ours}: its ops cannot be compared with the installed ones",
-                         "name the ops to try (gradshard try sin mul.Tensor …)")
+    torch = importlib.metadata.version("torch").split("+")[0]
+    raise UsageError(f"the spec's {spec.describe()}; the installed torch {torch}'s is "
+                     f"{installed.name} ({installed.short}): the spec's ops cannot be compared "
+                     f"with the installed ones",
+                     "name the ops to try (gradshard try sin mul.Tensor …)")
 
 
 def torch_library_dir() -> Path:
@@ -113,7 +115,7 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
     from gradshard.service.live.plan import plan_patch
 
     check_extra()
-    check_version(location, names)
+    check_generator(location, names)
     plan = plan_patch(location, session, names)
     return plan, build_library(plan, cxx, jobs)
 

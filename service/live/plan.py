@@ -24,6 +24,8 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import gradshard_template_bytes, read_inputs, template_sources
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
+from gradshard.service.generator.check import spec_hash
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.graph_run import new_engine
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
@@ -33,7 +35,8 @@ from gradshard.service.query.check import spec_templates
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["PYTHON_ONLY", "PatchOp", "PatchPlan", "patch_templates", "plan_patch"]
+__all__ = ["GeneratorRefusal", "PYTHON_ONLY", "PatchOp", "PatchPlan", "generator_refusal",
+           "patch_templates", "plan_patch"]
 
 # where a checkout keeps the helpers formulas call (torch's own FunctionsManual)
 MANUAL_HEADER = "torch/csrc/autograd/FunctionsManual.h"
@@ -103,8 +106,50 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str])
         else:
             ops = _changed_ops(current, _read_build(installed, session))
             baseline = f"the installed torch's own spec ({installed.root})"
-    ops = tuple(_placed(op, current) for op in ops)
+    refusal = generator_refusal(location, session)
+    ops = tuple(refusal.of(_placed(op, current)) for op in ops)
     return _with_sources(location, current, ops, baseline)
+
+
+@dataclass(frozen=True)
+class GeneratorRefusal:
+    """Which ops a patch may not touch because the spec's generator writes their code
+    differently from gradshard: every op while that generator is unchecked here, else those
+    whose nodes (Functions) or kernels (VariableType) live in a differing family."""
+
+    reason: str = ""  # every op's, when the generator was never checked on this machine
+    nodes: str = ""  # the reason for ops with nodes ("" when Functions is the same)
+    kernels: str = ""  # the reason for ops with kernels
+
+    def of(self, op: PatchOp) -> PatchOp:
+        reason = self.reason or (self.nodes if op.nodes else "") or (
+            self.kernels if op.functions else "")
+        return replace(op, reason=reason) if reason and not op.reason else op
+
+
+def generator_refusal(location: SpecLocation, session: OpenCache) -> GeneratorRefusal:
+    """What the spec's generator leaves a patch (service/generator/check.py's verdicts)."""
+    identity = identify_generator(location)
+    if identity.known:
+        return GeneratorRefusal()
+    name = f"{identity.name} ({identity.short})"
+    record = session.verdicts.check_record(
+        identity.hash, spec_hash(read_inputs(location).fingerprint()))
+    if record is None:
+        return GeneratorRefusal(f"the spec's generator, {name}, is not one gradshard reproduces "
+                                f"and this spec was not checked against it on this machine: "
+                                f"run `gradshard build` on it first")
+    return GeneratorRefusal("", _family_reason(record.differing, "Functions", "nodes", name),
+                            _family_reason(record.differing, "VariableType", "kernels", name))
+
+
+def _family_reason(differing: Sequence[str], family: str, what: str, name: str) -> str:
+    files = [f for f in differing if f.startswith(family)]
+    if not files:
+        return ""
+    return (f"its {what} live in {family}, which {name} writes differently from gradshard "
+            f"({', '.join(files[:3])}{', …' if len(files) > 3 else ''}): a patch would be "
+            f"gradshard's {what}, not the spec's")
 
 
 def _read_build(location: SpecLocation, session: OpenCache) -> _Built:

@@ -1,4 +1,5 @@
 """The commands that read a spec without writing outputs: `check` (the graph run in
-memory), `show` (and its plain-JSON descriptions), and `affected`."""
+memory), `show` (and its plain-JSON descriptions), `affected`, and `generator` (the spec's
+own generator run now and compared)."""
 
-__all__ = ["affected", "check", "show"]
+__all__ = ["affected", "check", "generator", "show"]

@@ -7,7 +7,7 @@ from collections import Counter
 from gradshard.service.compile.report import compile_json, compile_line
 from gradshard.service.outcome import BuildOutcome
 
-__all__ = ["STAGES", "build_json", "build_text"]
+__all__ = ["STAGES", "build_json", "build_text", "generator_report_lines"]
 
 # Every stage a build times, in the order a build meets them: the engine's stages (each
 # task's and group's `stage`, cache/graph), then writing the files and compiling them.
@@ -29,7 +29,7 @@ def build_text(outcome: BuildOutcome) -> str:
     if outcome.status == "up to date":
         head = (f"gradshard build: up to date ({outcome.files} files in {outcome.out})"
                 f" · {outcome.seconds['total']:.2f} s")
-    lines = [head]
+    lines = [head, "  " + outcome.generator.summary()]
     stats = outcome.stats
     if stats is not None:
         run, reused = sum(stats.run.values()), sum(stats.reused.values())
@@ -44,7 +44,15 @@ def build_text(outcome: BuildOutcome) -> str:
         lines.append(verify_line(stats))
     lines.append(f"  cache: {outcome.cache}" if outcome.cache else "  cache: off (--no-cache)")
     lines.extend(f"  warning: {w}" for w in outcome.warnings)
+    if outcome.generator.report:
+        lines.extend(generator_report_lines(outcome.generator.report))
     return "\n".join(lines)
+
+
+def generator_report_lines(report: str) -> list[str]:
+    """The generator check's loud report (once per generator and spec)."""
+    first, *rest = report.splitlines()
+    return [f"  WARNING: {first}", *(f"    {line}" for line in rest)]
 
 
 def verify_line(stats) -> str:
@@ -78,6 +86,7 @@ def build_json(outcome: BuildOutcome) -> dict:
                   "unchanged": outcome.writes.unchanged, "removed": outcome.writes.removed},
         "seconds": {k: round(v, 4) for k, v in outcome.seconds.items()},
         "warnings": outcome.warnings,
+        "generator": {**outcome.generator.to_json(), "report": outcome.generator.report},
     }
     if outcome.compiled is not None:
         result["compile"] = compile_json(outcome.compiled)

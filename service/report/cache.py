@@ -35,6 +35,8 @@ def stats_text(stats: StoreStats) -> str:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started))
         lines.append(f"    #{row.id:<4} {when}  {row.status:10} {row.seconds:6.2f} s  "
                      f"{run:,} run / {reused:,} reused  {stages}")
+        if summary.get("generator"):  # builds before issue 35 recorded none
+            lines.append(f"          {summary['generator']}")
     return "\n".join(lines)
 
 

@@ -17,8 +17,11 @@ if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when
     from gradshard.pipeline.parse.spec import SpecTexts
 
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.identity import GeneratorIdentity
+from gradshard.service.generator.known import REPRODUCED_RELEASE
 
 __all__ = ["problem_json", "report_spec_error", "report_usage_error", "spec_error_lines",
+           "unread_spec_note",
            "spec_file_paths", "spec_texts_of"]
 
 MAX_PRINTED_PROBLEMS = 50
@@ -104,6 +107,15 @@ def report_spec_error(error: SpecError, location: SpecLocation | None, texts: Sp
         print(text, file=out)
     count = len(error.problems)
     print(f"gradshard: {count} error{'s' if count != 1 else ''} in the spec", file=out)
+
+
+def unread_spec_note(identity: GeneratorIdentity) -> str:
+    """What precedes and follows the errors of a spec whose generator gradshard does not
+    reproduce: they may be gradshard's, not the spec's."""
+    return (f"gradshard: note: this spec's {identity.describe()}\n"
+            f"  gradshard reads specs as torchgen {REPRODUCED_RELEASE} does and cannot read this "
+            f"one yet: the errors are where its rules and this generator's differ, not "
+            f"necessarily mistakes in the spec")
 
 
 def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:

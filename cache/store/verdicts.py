@@ -1,0 +1,182 @@
+"""What this machine found when it ran a spec's generator to check gradshard's files.
+
+    file_verdicts  (generator, file, gradshard's hash) → the real generator's hash for that
+                   file ("" when it writes no such file)
+    real_files     hash → the real generator's text of a file that differs, checked on read
+                   (hashes as a build records its files: database.py's blob_hash "text")
+    checks         (generator, spec) → when it was checked, the files that differ (JSON), the
+                   files the real generator writes that gradshard does not (JSON: name →
+                   hash), and whether the difference was reported
+
+This is not the cache. A cache directory travels (CI restores it on another runner); a
+verdict that said "the same" would silence the check there, so verdicts live in a database of
+this machine's own state directory ($GRADSHARD_STATE, else $XDG_STATE_HOME/gradshard, else
+~/.local/state/gradshard), which no cache command reads or restores. A damaged database is set
+aside and started anew: the worst it costs is one more run of the generator.
+
+A file's verdict is keyed by gradshard's own hash of it, so that an edit of the spec under the
+same generator is checked again only for the files the edit changed (service/generator/check.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from gradshard.cache.errors import EnvironmentFailure
+from gradshard.cache.store.database import blob_hash, set_aside
+
+__all__ = ["CheckRecord", "STATE_VARIABLE", "VerdictLedger", "state_directory"]
+
+STATE_VARIABLE = "GRADSHARD_STATE"
+LEDGER_FILE = "generator-verdicts.sqlite3"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS file_verdicts (generator TEXT NOT NULL, name TEXT NOT NULL, "
+    "ours TEXT NOT NULL, real TEXT NOT NULL, PRIMARY KEY (generator, name, ours))",
+    "CREATE TABLE IF NOT EXISTS real_files (hash TEXT PRIMARY KEY, text BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS checks (generator TEXT NOT NULL, spec TEXT NOT NULL, "
+    "checked REAL NOT NULL, differing TEXT NOT NULL, extra TEXT NOT NULL, "
+    "reported INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (generator, spec))",
+)
+
+
+def state_directory() -> Path:
+    """$GRADSHARD_STATE, else $XDG_STATE_HOME/gradshard, else ~/.local/state/gradshard."""
+    if os.environ.get(STATE_VARIABLE):
+        return Path(os.environ[STATE_VARIABLE])
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gradshard"
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One (generator, spec) checked: the files that differ, the files only the real
+    generator writes (name → hash), whether the difference was reported."""
+
+    differing: tuple[str, ...]
+    extra: Mapping[str, str]
+    reported: bool
+
+
+class VerdictLedger:
+    """This machine's verdicts, opened on first use (a known generator never opens it)."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.path = (directory or state_directory()) / LEDGER_FILE
+        self._connection: sqlite3.Connection | None = None
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def verdicts(self, generator: str, ours: Mapping[str, str]) -> dict[str, str]:
+        """For each file (name → gradshard's hash) already checked under `generator`, the
+        real generator's hash of it; files never checked with that hash are left out."""
+        found = {}
+        rows = self._db().execute(
+            "SELECT name, ours, real FROM file_verdicts WHERE generator = ?", (generator,))
+        for name, mine, real in rows:
+            if ours.get(name) == mine:
+                found[name] = real
+        return found
+
+    def check_record(self, generator: str, spec: str) -> CheckRecord | None:
+        row = self._db().execute(
+            "SELECT differing, extra, reported FROM checks WHERE generator = ? AND spec = ?",
+            (generator, spec)).fetchone()
+        return _record(row) if row else None
+
+    def latest_record(self, generator: str) -> CheckRecord | None:
+        """The last check of any spec under `generator` (what a new spec's files that the
+        edit left alone inherit)."""
+        row = self._db().execute(
+            "SELECT differing, extra, reported FROM checks WHERE generator = ? "
+            "ORDER BY checked DESC LIMIT 1", (generator,)).fetchone()
+        return _record(row) if row else None
+
+    def real_text(self, digest: str) -> bytes | None:
+        """The real generator's text with that hash, or None (never stored, or damaged)."""
+        row = self._db().execute("SELECT text FROM real_files WHERE hash = ?",
+                                 (digest,)).fetchone()
+        if row is None or blob_hash("text", bytes(row[0])) != digest:
+            return None
+        return bytes(row[0])
+
+    def record(self, generator: str, spec: str, verdicts: Mapping[str, tuple[str, str]],
+               texts: Mapping[str, bytes], differing: Iterable[str],
+               extra: Mapping[str, str]) -> None:
+        """One check: each file's (gradshard's hash, real hash), the real texts that differ
+        (by hash), and the (generator, spec) record."""
+        db = self._db()
+        with db:
+            db.executemany("INSERT OR REPLACE INTO file_verdicts VALUES (?, ?, ?, ?)",
+                           [(generator, n, mine, real) for n, (mine, real) in verdicts.items()])
+            db.executemany("INSERT OR IGNORE INTO real_files VALUES (?, ?)",
+                           [(h, sqlite3.Binary(t)) for h, t in texts.items()])
+            db.execute("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, 0)",
+                       (generator, spec, time.time(), json.dumps(sorted(differing)),
+                        json.dumps(dict(sorted(extra.items())))))
+
+    def forget(self, generator: str) -> None:
+        """Every verdict of `generator` (a real text was lost: its next build checks again)."""
+        with self._db() as db:
+            db.execute("DELETE FROM file_verdicts WHERE generator = ?", (generator,))
+            db.execute("DELETE FROM checks WHERE generator = ?", (generator,))
+
+    def mark_reported(self, generator: str, spec: str) -> None:
+        with self._db() as db:
+            db.execute("UPDATE checks SET reported = 1 WHERE generator = ? AND spec = ?",
+                       (generator, spec))
+
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self._connection = self._open()
+        return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as e:
+            raise EnvironmentFailure(
+                f"cannot make gradshard's state directory {self.path.parent}: {e.strerror}",
+                f"set {STATE_VARIABLE} to a directory of yours", str(self.path.parent)) from None
+        try:
+            return _connect(self.path)
+        except sqlite3.DatabaseError:
+            set_aside(self.path)  # damaged: the worst it costs is one more generator run
+            return _connect(self.path)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=60)
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        for statement in _SCHEMA:
+            connection.execute(statement)
+        connection.commit()
+    except sqlite3.DatabaseError:
+        with contextlib.suppress(sqlite3.Error):
+            connection.close()
+        raise
+    return connection
+
+
+def _record(row: tuple) -> CheckRecord | None:
+    """A checks row, or None when it is not what this module writes (a damaged row is a
+    miss: the check runs again)."""
+    try:
+        differing, extra = json.loads(row[0]), json.loads(row[1])
+    except (TypeError, ValueError):
+        return None
+    if not (isinstance(differing, list) and all(isinstance(n, str) for n in differing)
+            and isinstance(extra, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items())):
+        return None
+    return CheckRecord(tuple(differing), extra, bool(row[2]))

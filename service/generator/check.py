@@ -1,0 +1,342 @@
+"""The build's generator check: which of gradshard's files are served as they are, and which
+from the spec's real generator.
+
+A known generator (service/generator/known.py: one gradshard reproduces) is never run: its
+files are gradshard's. Any other is run once per (generator, spec) on this machine and every
+file compared (`settle`); the verdicts are kept in this machine's ledger
+(cache/store/verdicts.py), each keyed by gradshard's own hash of the file, so that a later
+edit of the spec under the same generator runs it again only for the files the edit changed,
+and the files that differ are served from the real generator's text, never gradshard's.
+
+The modes (`--generator-check`): `check` (the default) serves the real files and reports the
+difference once per (generator, spec); `strict` makes any difference an error (for CI);
+`skip` serves gradshard's files unchecked, and every build's summary says so. The daemon
+checks `later`: it writes gradshard's files first and runs the generator in the background
+(`complete`), then builds again, which serves what the check found.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+import xxhash
+
+from gradshard.cache.errors import GeneratorFailed, GeneratorMismatch, UsageError
+from gradshard.cache.store.database import blob_hash
+from gradshard.cache.store.verdicts import CheckRecord, VerdictLedger
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.compare import mismatch_report
+from gradshard.service.generator.identity import GeneratorIdentity, Origin
+
+__all__ = ["CHECK", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict", "SKIP", "STRICT",
+           "ServedTexts", "State", "UNCHECKED", "check_now", "complete", "failed_verdict",
+           "real_texts",
+           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
+
+CHECK, STRICT, SKIP = "check", "strict", "skip"
+GENERATOR_MODES = (CHECK, STRICT, SKIP)
+DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~15 s on 2 cores
+UNCHECKED = "unchecked"  # the stamp of a spec not yet checked: never up to date
+
+
+class State:
+    """What a build knows of its files against its generator."""
+
+    KNOWN = "known"  # a generator gradshard reproduces: never run
+    UNCHECKED = "unchecked"  # no generator to check against (said)
+    SKIPPED = "skipped"  # --generator-check skip
+    MATCHES = "matches"  # run and compared: every file the same
+    DIFFERS = "differs"  # run and compared: the differing files served from it
+    PENDING = "pending"  # the daemon checks in the background
+    FAILED = "failed"  # the generator raised or timed out: gradshard's files, unverified
+
+
+@dataclass(frozen=True)
+class GeneratorCheck:
+    """How a build checks its generator: the mode, the generator's time limit, and whether
+    the check may wait until after the files are written (the daemon's `later`)."""
+
+    mode: str = CHECK
+    timeout: float = DEFAULT_TIMEOUT
+    later: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in GENERATOR_MODES:
+            raise UsageError(f"--generator-check {self.mode}: not a mode",
+                             "one of " + ", ".join(GENERATOR_MODES))
+        if not self.timeout > 0:
+            raise UsageError(f"--generator-timeout {self.timeout}: not a positive number of "
+                             "seconds", f"e.g. {int(DEFAULT_TIMEOUT)}")
+
+
+@dataclass(frozen=True)
+class GeneratorVerdict:
+    """What the build serves: per file it differs on (index name), the real generator's
+    hash ("" when the real generator writes no such file); the files still to check (the
+    daemon's), the loud report when this (generator, spec) differs for the first time, and
+    why the check failed."""
+
+    identity: GeneratorIdentity
+    mode: str
+    state: str
+    spec: str
+    real: Mapping[str, str] = field(default_factory=dict)
+    differing: tuple[str, ...] = ()  # the files served from the real generator (or left out)
+    pending: tuple[str, ...] = ()
+    checked: tuple[str, ...] = ()  # the files this build (or background check) ran it for
+    ours: Mapping[str, str] = field(default_factory=dict, repr=False)  # for `complete`
+    report: str | None = None
+    failure: str | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """The build summary's line (every build: what was served, or that it is unchecked)."""
+        name = f"{self.identity.name} ({self.identity.short})"
+        return {
+            State.KNOWN: f"generator: {name}, known" + (
+                "" if self.identity.origin == Origin.BESIDE else f" ({self.identity.origin})"),
+            State.UNCHECKED: f"generator: none found ({self.identity.origin}); files unchecked",
+            State.SKIPPED: f"generator: {name}, not known; check skipped "
+                           f"(--generator-check skip): gradshard's files are unverified",
+            State.MATCHES: f"generator: {name}, not known; checked: every file the same",
+            State.DIFFERS: f"generator: {name}, not known; {len(self.differing)} files differ and "
+                           f"are written from it: {', '.join(self.differing)}",
+            State.PENDING: f"generator: {name}, not known; {len(self.pending)} files being "
+                           f"checked in the background",
+            State.FAILED: f"generator: {name}, not known; it failed, gradshard's files are "
+                          f"unverified: {self.failure}",
+        }[self.state]
+
+    def to_json(self) -> dict:
+        return {"generator": self.identity.to_json(), "summary": self.summary(),
+                "check": self.mode, "state": self.state,
+                "differing": list(self.differing), "pending": list(self.pending),
+                "checked": list(self.checked),
+                "failure": self.failure, "seconds": round(self.seconds, 3)}
+
+
+def spec_hash(fingerprint: Mapping[str, str]) -> str:
+    """The spec's identity for verdicts: its inputs' hashes (service/files/inputs.py)."""
+    return xxhash.xxh3_128_hexdigest(json.dumps(dict(sorted(fingerprint.items()))).encode())
+
+
+def verdict_stamp(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
+                  ledger: VerdictLedger) -> str:
+    """What a build's up-to-date check compares of its generator: nothing to check (""), the
+    files this machine found differing for this spec, or "unchecked" (never up to date)."""
+    if identity.known or check.mode == SKIP:
+        return ""
+    record = ledger.check_record(identity.hash, spec)
+    if record is None:
+        return UNCHECKED
+    return xxhash.xxh3_64_hexdigest(json.dumps([record.differing, dict(record.extra)]).encode())
+
+
+def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
+           spec: str, ours: Mapping[str, str], load_ours: Callable[[list[str]], dict[str, str]],
+           ledger: VerdictLedger) -> GeneratorVerdict:
+    """The verdict for a build's files (`ours`: index name → hash): from the ledger, from a
+    run of the generator now, or (later) pending. Raises GeneratorFailed when the generator
+    fails and GeneratorMismatch for a difference under `strict`."""
+    verdict = GeneratorVerdict(identity, check.mode, _first_state(identity, check), spec)
+    if verdict.state != State.PENDING:
+        return verdict
+    started = time.perf_counter()
+    unchecked = _unchecked(identity, spec, ours, ledger)
+    if unchecked and check.later:
+        return _served(verdict, ours, ledger, State.PENDING, unchecked)
+    if unchecked:
+        _run_and_record(identity, location, spec, ours, ledger, check.timeout)
+    verdict = _served(verdict, ours, ledger, State.MATCHES, ())
+    verdict = replace(verdict, checked=unchecked, seconds=time.perf_counter() - started)
+    return _reported(verdict, ours, load_ours, ledger, check)
+
+
+def complete(verdict: GeneratorVerdict, location: SpecLocation, ledger: VerdictLedger,
+             timeout: float) -> GeneratorVerdict:
+    """The daemon's background check of a pending verdict: the generator run and its files
+    recorded (the next build serves them); the verdict says what differs among the files it
+    had pending."""
+    started = time.perf_counter()
+    _run_and_record(verdict.identity, location, verdict.spec, verdict.ours, ledger, timeout)
+    found = ledger.verdicts(verdict.identity.hash, verdict.ours)
+    real = {n: found[n] for n in verdict.pending if found.get(n, "") != verdict.ours[n]}
+    state = State.DIFFERS if real else State.MATCHES
+    return replace(verdict, state=state, real=real, differing=tuple(sorted(real)),
+                   checked=verdict.pending, seconds=time.perf_counter() - started)
+
+
+def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
+              ours: Mapping[str, str], load_ours: Callable[[list[str]], dict[str, str]],
+              ledger: VerdictLedger, timeout: float) -> GeneratorVerdict:
+    """`gradshard generator`: the generator run now, whatever this machine recorded and
+    whether or not gradshard knows it, every file compared and recorded, any difference
+    reported."""
+    started = time.perf_counter()
+    _run_and_record(identity, location, spec, ours, ledger, timeout)
+    verdict = _served(GeneratorVerdict(identity, CHECK, State.MATCHES, spec), ours, ledger,
+                      State.MATCHES, ())
+    report = None
+    if verdict.real:
+        report = mismatch_report(f"{identity.name} ({identity.short})",
+                                 _both_texts(verdict, ours, load_ours, ledger))
+        ledger.mark_reported(identity.hash, spec)
+    return replace(verdict, report=report, seconds=time.perf_counter() - started)
+
+
+def recorded_verdict(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
+                     ledger: VerdictLedger) -> GeneratorVerdict:
+    """What an up-to-date build says of its generator: what this machine recorded for the
+    spec (the files it serves were written by the build that checked)."""
+    verdict = GeneratorVerdict(identity, check.mode, _first_state(identity, check), spec)
+    if verdict.state != State.PENDING:
+        return verdict
+    record = ledger.check_record(identity.hash, spec)
+    differing = record.differing if record else ()
+    return replace(verdict, state=State.DIFFERS if differing else State.MATCHES,
+                   differing=differing)
+
+
+def failed_verdict(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
+                   failure: GeneratorFailed) -> GeneratorVerdict:
+    """The generator failed: gradshard's own files are served, unverified."""
+    return GeneratorVerdict(identity, check.mode, State.FAILED, spec, failure=str(failure))
+
+
+def served_files(files: Mapping[str, str], verdict: GeneratorVerdict) -> dict[str, str]:
+    """The build's files (index name → hash) as served: the real generator's where it
+    differs, without the files it does not write."""
+    served = {n: h for n, h in files.items() if verdict.real.get(n, h) != ""}
+    served.update({n: h for n, h in verdict.real.items() if h})
+    return served
+
+
+def _first_state(identity: GeneratorIdentity, check: GeneratorCheck) -> str:
+    if identity.hash == "":
+        return State.UNCHECKED
+    if identity.reproduced:
+        return State.KNOWN
+    return State.SKIPPED if check.mode == SKIP else State.PENDING
+
+
+def _unchecked(identity: GeneratorIdentity, spec: str, ours: Mapping[str, str],
+               ledger: VerdictLedger) -> tuple[str, ...]:
+    """The files no verdict covers (every file, before a first check of the generator)."""
+    if ledger.latest_record(identity.hash) is None:
+        return tuple(sorted(ours))
+    found = ledger.verdicts(identity.hash, ours)
+    return tuple(sorted(n for n in ours if n not in found))
+
+
+def _served(verdict: GeneratorVerdict, ours: Mapping[str, str], ledger: VerdictLedger,
+            state: str, pending: tuple[str, ...]) -> GeneratorVerdict:
+    """The verdict with what the ledger says of each file, and the files only the real
+    generator writes (from this spec's check, else the generator's last one)."""
+    generator = verdict.identity.hash
+    found = ledger.verdicts(generator, ours)
+    real = {n: h for n, h in found.items() if h != ours[n]}
+    # a pending spec gets no record: its stamp stays "unchecked" until its check has run
+    record = (_record_for(ledger, generator, verdict.spec, real) if state != State.PENDING
+              else ledger.check_record(generator, verdict.spec)
+              or ledger.latest_record(generator))
+    real.update({n: h for n, h in (record.extra if record else {}).items() if n not in ours})
+    if state == State.MATCHES and real:
+        state = State.DIFFERS
+    return replace(verdict, state=state, real=real, differing=tuple(sorted(real)),
+                   pending=pending, ours=dict(ours))
+
+
+def _record_for(ledger: VerdictLedger, generator: str, spec: str,
+                real: Mapping[str, str]) -> CheckRecord:
+    """This spec's check record; a spec whose every file was checked before (under another
+    spec) gets one, inheriting the last check's extra files."""
+    record = ledger.check_record(generator, spec)
+    if record is not None:
+        return record
+    base = ledger.latest_record(generator)
+    extra = dict(base.extra) if base else {}
+    ledger.record(generator, spec, {}, {}, [*real, *extra], extra)
+    return CheckRecord(tuple(sorted([*real, *extra])), extra, False)
+
+
+def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: str,
+                    ours: Mapping[str, str], ledger: VerdictLedger, timeout: float) -> None:
+    """Run the generator on the spec as it is on disk and record every file's verdict; a
+    spec saved meanwhile is not what was built, and is never recorded as checked."""
+    from gradshard.service.generator.runner import run_generator  # only when one runs
+
+    output = run_generator(identity, location, timeout)
+    if spec_hash(read_inputs(location).fingerprint()) != spec:
+        raise GeneratorFailed("the spec changed while its generator ran",
+                              hint="build again: the check runs on the spec as it is then")
+    real = {n: blob_hash("text", data) for n, data in output.files.items()}  # as files are
+    verdicts = {n: (mine, real.get(n, "")) for n, mine in ours.items()}
+    differing = [n for n, (mine, theirs) in verdicts.items() if mine != theirs]
+    extra = {n: h for n, h in real.items() if n not in ours}
+    texts = {real[n]: output.files[n] for n in [*differing, *extra] if n in output.files}
+    ledger.record(identity.hash, spec, verdicts, texts, [*differing, *extra], extra)
+
+
+def _reported(verdict: GeneratorVerdict, ours: Mapping[str, str],
+              load_ours: Callable[[list[str]], dict[str, str]], ledger: VerdictLedger,
+              check: GeneratorCheck) -> GeneratorVerdict:
+    """The loud report, once per (generator, spec), and always under `strict` (an error)."""
+    if not verdict.real:
+        return verdict
+    record = ledger.check_record(verdict.identity.hash, verdict.spec)
+    if record is not None and record.reported and check.mode != STRICT:
+        return verdict
+    report = mismatch_report(f"{verdict.identity.name} ({verdict.identity.short})",
+                             _both_texts(verdict, ours, load_ours, ledger))
+    if check.mode == STRICT:
+        raise GeneratorMismatch(verdict.differing, report,
+                                "--generator-check check writes the real generator's files "
+                                "instead; gradshard reproduces torchgen 2.13.0")
+    ledger.mark_reported(verdict.identity.hash, verdict.spec)
+    return replace(verdict, report=report)
+
+
+def _both_texts(verdict: GeneratorVerdict, ours: Mapping[str, str],
+                load_ours: Callable[[list[str]], dict[str, str]],
+                ledger: VerdictLedger) -> dict[str, tuple[str | None, str | None]]:
+    mine = load_ours([n for n in verdict.real if n in ours])
+    both = {}
+    for name, digest in verdict.real.items():
+        data = ledger.real_text(digest) if digest else None
+        both[name] = (mine.get(name), data.decode("utf-8", "replace") if data else None)
+    return both
+
+
+def real_texts(names: list[str], verdict: GeneratorVerdict,
+               ledger: VerdictLedger) -> dict[str, str]:
+    """The real generator's texts of served files (by index name), each checked against its
+    hash; a text the ledger lost is a failure of the check, never gradshard's text instead
+    (its verdicts are forgotten, so the next build runs the generator again)."""
+    texts = {}
+    for name in names:
+        data = ledger.real_text(verdict.real[name])
+        if data is None:
+            ledger.forget(verdict.identity.hash)
+            raise GeneratorFailed(f"the real generator's {name} is missing from this "
+                                  f"machine's verdicts", hint="build again: the check reruns")
+        texts[name] = data.decode("utf-8", "replace")
+    return texts
+
+
+class ServedTexts:
+    """The texts of a build's served files: the real generator's where the verdict says so,
+    else the graph run's (`run.load`)."""
+
+    def __init__(self, run, verdict: GeneratorVerdict, ledger: VerdictLedger) -> None:
+        self.run, self.verdict, self.ledger = run, verdict, ledger
+
+    def load(self, names: list[str]) -> dict[str, str]:
+        real = [n for n in names if self.verdict.real.get(n)]
+        texts = real_texts(real, self.verdict, self.ledger) if real else {}
+        mine = [n for n in names if n not in texts]
+        texts.update(self.run.load(mine) if mine else {})
+        return texts

@@ -1,0 +1,375 @@
+"""Never silently wrong: the spec's generator is identified by the hash of its sources, a
+generator gradshard does not reproduce is run and compared, and what differs is served from
+it, reported once per (generator, spec), an error under --generator-check strict, said under
+skip; its verdicts are this machine's, never the cache's.
+
+The unknown generator of most tests is a copy of the installed torchgen (2.13) with one
+statement of VariableType's kernels changed (DECLARE_GRAD_FN), so nothing is downloaded; the
+tests marked `releases` run 2.12.0's and 2.14.1's own torchgen (tests/support/releases.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from support.daemon import Running
+from support.releases import release_torchgen
+from support.specs import installed_torchgen, stage_packaged_spec
+
+from gradshard.cache.store.verdicts import LEDGER_FILE, STATE_VARIABLE, VerdictLedger
+from gradshard.service.cli import main
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.generator.compare import first_difference
+from gradshard.service.generator.identity import Origin, identify_generator
+from gradshard.service.generator.known import KNOWN_GENERATORS
+from gradshard.service.generator.runner import run_generator
+
+DECLARATION = "c10::intrusive_ptr<${op}> grad_fn;"
+CHANGED_DECLARATION = "c10::intrusive_ptr<${op}> grad_fn = nullptr;"
+CHANGED_LINE = "grad_fn = nullptr;"  # what the changed statement writes into the kernels
+VARIABLE_TYPE_FILES = {"VariableTypeEverything.cpp", *(f"VariableType_{k}.cpp" for k in range(10))}
+SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+SIN_EDITED = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj() * 2\n"
+
+
+def altered_torchgen(root: Path, source: Path, old: str = DECLARATION,
+                     new: str = CHANGED_DECLARATION,
+                     module: str = "gen_variable_type.py") -> Path:
+    """A copy of the torchgen package `source` with one statement of an autograd generator
+    changed; its packaged spec."""
+    target = root / "torchgen"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    path = target / "packaged" / "autograd" / module
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+    return target / "packaged"
+
+
+def build(capsys, spec: Path, out: Path, *extra: str) -> tuple[int, dict, str]:
+    """`gradshard build --codegen-only --json`: its exit code, its JSON (or {}) and stderr."""
+    code = main(["build", "--codegen-only", "--json", "--spec", str(spec), "--out", str(out),
+                 *extra])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def texts(directory: Path) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in directory.rglob("*") if p.is_file()}
+
+
+# -- identity (fast) ------------------------------------------------------------------------
+
+
+def test_the_installed_generator_is_known_by_its_hash():
+    identity = identify_generator(locate_spec(None))
+    assert identity.release == "2.13.0" and identity.reproduced and identity.known
+    assert identity.origin == Origin.BESIDE and identity.torchgen == installed_torchgen()
+    assert KNOWN_GENERATORS[identity.hash].release == "2.13.0"
+    assert "known: gradshard reproduces it" in identity.describe()
+
+
+def test_copies_of_a_spec_keep_its_generator(tmp_path, packaged_spec):
+    """A staged torchgen of symbolic links, a packaged copy with its autograd generators and
+    no torchgen (the installed one goes with them), and a hand-made spec with no generator
+    files (the installed one's): one hash, each origin said."""
+    known = identify_generator(locate_spec(None)).hash
+    _, staged = stage_packaged_spec(tmp_path / "staged")
+    assert identify_generator(locate_spec(str(staged))).hash == known
+    shutil.copytree(packaged_spec, tmp_path / "copy", ignore=shutil.ignore_patterns("__pycache__"))
+    copied = identify_generator(locate_spec(str(tmp_path / "copy")))
+    assert (copied.hash, copied.origin) == (known, Origin.INSTALLED_TORCHGEN)
+    shutil.copytree(packaged_spec, tmp_path / "bare",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    bare = identify_generator(locate_spec(str(tmp_path / "bare")))
+    assert (bare.hash, bare.origin) == (known, Origin.INSTALLED)
+
+
+def test_one_changed_statement_is_another_generator(tmp_path):
+    spec = altered_torchgen(tmp_path, installed_torchgen())
+    identity = identify_generator(locate_spec(str(spec)))
+    assert identity.hash not in KNOWN_GENERATORS and identity.release is None
+    assert not identity.known and identity.torchgen == tmp_path / "torchgen"
+    assert "not known to gradshard" in identity.describe()
+
+
+def test_a_link_back_up_the_torchgen_tree_is_hashed_once(tmp_path):
+    """A hostile (or careless) symbolic link to a parent directory neither hangs the hash
+    nor changes it: each directory is read once."""
+    spec = altered_torchgen(tmp_path, installed_torchgen())
+    before = identify_generator(locate_spec(str(spec))).hash
+    (tmp_path / "torchgen" / "api" / "up").symlink_to("..")
+    assert identify_generator(locate_spec(str(spec))).hash == before
+
+
+def test_a_known_generator_never_opens_the_verdicts(tmp_path, capsys, monkeypatch):
+    """The default spec costs nothing more: recognised by hash, never run, the machine's
+    verdicts never opened; every build names its generator."""
+    state = tmp_path / "state"
+    monkeypatch.setenv(STATE_VARIABLE, str(state))
+    code, report, _ = build(capsys, Path(locate_spec(None).root), tmp_path / "out")
+    assert code == 0 and report["generator"]["state"] == "known"
+    assert report["generator"]["generator"]["release"] == "2.13.0"
+    assert not state.exists()
+
+
+# -- the ledger and the report (fast) -------------------------------------------------------
+
+
+def test_verdicts_are_keyed_by_gradshards_hash_and_checked_on_read(tmp_path):
+    ledger = VerdictLedger(tmp_path)
+    ledger.record("gen", "spec", {"a.cpp": ("ours-a", "ours-a"), "b.cpp": ("ours-b", "real-b")},
+                  {}, ["b.cpp"], {})
+    assert ledger.verdicts("gen", {"a.cpp": "ours-a", "b.cpp": "ours-b"}) == {
+        "a.cpp": "ours-a", "b.cpp": "real-b"}
+    assert ledger.verdicts("gen", {"a.cpp": "edited"}) == {}  # an edited file: unchecked
+    assert ledger.verdicts("other", {"a.cpp": "ours-a"}) == {}
+    assert ledger.check_record("gen", "spec").differing == ("b.cpp",)
+    # a stored text that is not what its hash says is never served
+    with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+        db.execute("INSERT INTO real_files VALUES ('0123', x'41')")
+    assert ledger.real_text("0123") is None
+    ledger.close()
+
+
+def test_a_damaged_ledger_is_set_aside(tmp_path):
+    (tmp_path / LEDGER_FILE).write_bytes(b"not a database" * 100)
+    ledger = VerdictLedger(tmp_path)
+    assert ledger.check_record("gen", "spec") is None
+    assert list(tmp_path.glob(f"{LEDGER_FILE}.damaged-*"))
+    ledger.close()
+
+
+def test_the_first_difference_shows_both_sides():
+    lines = first_difference("a\nb\nc\n", "a\nB\nc\n")
+    assert lines[0] == "  line 2:" and "  - b" in lines and "  + B" in lines
+    assert "does not write" in first_difference(None, "x")[0]
+
+
+# -- an unknown generator, run and compared (slow: each run is ~5 s) ----------------------
+
+
+@pytest.fixture(scope="module")
+def unknown_spec(tmp_path_factory) -> Path:
+    """The installed torchgen with VariableType's grad_fn declaration changed."""
+    return altered_torchgen(tmp_path_factory.mktemp("unknown"), installed_torchgen())
+
+
+@pytest.mark.slow
+def test_an_unknown_generator_is_run_and_what_differs_is_served_from_it(unknown_spec, tmp_path,
+                                                                       capsys):
+    code, report, _ = build(capsys, unknown_spec, tmp_path / "out")
+    verdict = report["generator"]
+    assert code == 0 and verdict["state"] == "differs"
+    assert set(verdict["differing"]) == VARIABLE_TYPE_FILES
+    assert verdict["report"].count("grad_fn = nullptr;") >= 1  # the first differing lines
+    real = run_generator(identify_generator(locate_spec(str(unknown_spec))),
+                         locate_spec(str(unknown_spec)), 300).files
+    written = texts(tmp_path / "out")
+    assert written == {n: t for n, t in real.items() if n in written}  # file for file
+    assert CHANGED_LINE in written["VariableType_0.cpp"].decode()
+
+    # reported once per (generator, spec); the next build into another directory says how
+    # many files came from the generator, without running it, and the next is up to date
+    code, again, _ = build(capsys, unknown_spec, tmp_path / "out2")
+    assert code == 0 and again["generator"]["report"] is None
+    assert again["generator"]["checked"] == [] and again["generator"]["state"] == "differs"
+    assert texts(tmp_path / "out2") == written
+    code, third, _ = build(capsys, unknown_spec, tmp_path / "out2")
+    assert third["status"] == "up to date" and third["generator"]["state"] == "differs"
+
+
+@pytest.mark.slow
+def test_strict_fails_skip_says_so_and_a_restored_cache_checks_again(unknown_spec, tmp_path,
+                                                                    capsys, monkeypatch):
+    code, _, err = build(capsys, unknown_spec, tmp_path / "strict", "--generator-check",
+                         "strict")
+    assert code == 7 and "VariableType_0.cpp" in err
+    assert not (tmp_path / "strict").exists()  # nothing written
+
+    code, report, _ = build(capsys, unknown_spec, tmp_path / "skip", "--generator-check", "skip")
+    assert code == 0 and report["generator"]["state"] == "skipped"
+    assert "unverified" in report["generator"]["summary"]
+    assert CHANGED_LINE not in (tmp_path / "skip" / "VariableType_0.cpp").read_text()
+
+    # another machine (a fresh state directory) restoring this cache checks again
+    monkeypatch.setenv(STATE_VARIABLE, str(tmp_path / "another-machine"))
+    code, report, _ = build(capsys, unknown_spec, tmp_path / "restored")
+    assert code == 0 and report["generator"]["report"]  # the generator ran: reported
+    assert len(report["generator"]["checked"]) == 54
+
+
+@pytest.mark.slow
+def test_an_edit_is_checked_again_only_for_the_files_it_changed(tmp_path, capsys):
+    spec = altered_torchgen(tmp_path / "gen", installed_torchgen())
+    code, first, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and len(first["generator"]["checked"]) == 54
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text().replace(SIN, SIN_EDITED))
+    code, edited, _ = build(capsys, spec, tmp_path / "out")
+    checked = set(edited["generator"]["checked"])
+    assert code == 0 and "Functions.cpp" in checked and len(checked) < 10
+    assert checked <= set(edited["files"]["written"])
+    assert "* 2" in (tmp_path / "out" / "Functions.cpp").read_text()
+    assert CHANGED_LINE in (tmp_path / "out" / "VariableType_0.cpp").read_text()
+
+
+@pytest.mark.slow
+def test_a_generator_that_fails_leaves_gradshards_files_unverified(tmp_path, capsys):
+    spec = altered_torchgen(tmp_path / "gen", installed_torchgen(),
+                            "def gen_autograd(\n", "def gen_autograd(*_a, **_k):\n    raise "
+                            "RuntimeError('the generator broke')\n\n\ndef _unused(\n",
+                            "gen_autograd.py")
+    code, _, err = build(capsys, spec, tmp_path / "out")
+    assert code == 8 and "the generator broke" in err and "raised" in err
+    assert (tmp_path / "out" / "VariableType_0.cpp").is_file()  # gradshard's, written
+    code, _, err = build(capsys, spec, tmp_path / "out")  # never "up to date": tried again
+    assert code == 8 and "the generator broke" in err
+
+    code, _, err = build(capsys, unknown_twin(tmp_path), tmp_path / "slow",
+                         "--generator-timeout", "0.5")
+    assert code == 8 and "did not finish within 0.5 s" in err
+
+
+def unknown_twin(tmp_path: Path) -> Path:
+    return altered_torchgen(tmp_path / "twin", installed_torchgen())
+
+
+@pytest.mark.slow
+def test_the_generator_command_runs_it_on_demand(unknown_spec, capsys):
+    code = main(["generator", "--spec", str(locate_spec(None).root), "--json"])
+    answer = json.loads(capsys.readouterr().out)
+    assert code == 0 and answer["ok"] and answer["compared"] == 54  # the known one, run too
+    code = main(["generator", "--spec", str(unknown_spec)])
+    out = capsys.readouterr().out
+    assert code == 7 and "11 differ" in out and "VariableType_0.cpp" in out
+
+
+@pytest.mark.slow
+def test_try_refuses_ops_of_a_differing_family(unknown_spec, tmp_path, capsys):
+    """Unnamed, another generator's spec is refused outright; named, an op whose kernels live
+    in the differing VariableType is refused with the reason (nothing is compiled)."""
+    code = main(["try", "--spec", str(unknown_spec), "--json"])
+    assert code == 2 and "cannot be compared" in capsys.readouterr().out
+    assert build(capsys, unknown_spec, tmp_path / "out")[0] == 0
+    code = main(["try", "sin", "--spec", str(unknown_spec), "--json"])
+    answer = json.loads(capsys.readouterr().out)
+    (sin,) = answer["ops"]
+    assert code == 2 and "VariableType" in sin["reason"] and "writes differently" in sin["reason"]
+
+
+# -- other releases' own torchgen ----------------------------------------------------------
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+def test_2_14_1_is_written_as_its_generate_code_writes_it(tmp_path, capsys):
+    spec = release_torchgen("2.14.1") / "packaged"
+    location = SpecLocation(spec, "packaged")
+    identity = identify_generator(location)
+    assert identity.release == "2.14.x" and not identity.known
+    code, report, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and set(report["generator"]["differing"]) == VARIABLE_TYPE_FILES
+    assert "fire_node_creation_hooks" in report["generator"]["report"]
+    real = run_generator(identity, location, 300).files
+    written = texts(tmp_path / "out")
+    assert len(written) == 53 and all(real[n] == t for n, t in written.items())
+
+    code, _, err = build(capsys, spec, tmp_path / "strict", "--generator-check", "strict")
+    assert code == 7 and "fire_node_creation_hooks" in err
+    code, report, _ = build(capsys, spec, tmp_path / "skip", "--generator-check", "skip")
+    assert code == 0 and "check skipped" in report["generator"]["summary"]
+
+
+@pytest.mark.releases
+def test_2_12_0s_spec_errors_name_its_generator(capsys):
+    code = main(["check", "--spec", str(release_torchgen("2.12.0") / "packaged")])
+    err = capsys.readouterr().err
+    assert code == 1 and "unknown type 'Dimname'" in err
+    assert err.count("torchgen 2.12.0 (85275554eea3)") == 2  # before and after the errors
+    assert "cannot read this one yet" in err.splitlines()[-1]
+
+
+# -- the daemon ---------------------------------------------------------------------------
+
+
+def settled(running: Running, done, timeout: float = 240) -> dict:
+    """The daemon's status once `done(status)` holds and it is idle."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = running.status()
+        if status.get("state") == "idle" and done(status):
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"the daemon did not get there: {running.status()}")
+
+
+def last_check(status: dict) -> dict:
+    return ((status.get("generator") or {}).get("background") or {}).get("last") or {}
+
+
+@pytest.mark.slow
+def test_the_daemon_checks_in_the_background_and_rechecks_only_an_edit(tmp_path):
+    spec = altered_torchgen(tmp_path / "gen", installed_torchgen())
+    running = Running(tmp_path, spec, "--codegen-only")
+    assert running.start().returncode == 0
+    try:
+        status = settled(running, lambda s: last_check(s).get("state") == "differs"
+                         and s["last"].get("generator", {}).get("state") == "differs")
+        assert len(last_check(status)["checked"]) == 54
+        assert CHANGED_LINE in (running.out / "VariableType_0.cpp").read_text()
+        log = running.cli("daemon", "logs", *running.where()).stdout
+        # the first build's files were written before the check ran, then built again
+        pending = log.index("generator check pending")
+        assert pending < log.index("generator check: running") < log.index(
+            "11 from the spec's generator")
+        assert "WARNING" in status["last"]["text"]  # the report, once
+
+        running.edit(SIN, SIN_EDITED)
+        status = settled(running, lambda s: "Functions.cpp" in last_check(s).get("checked", ())
+                         and s["last"].get("generator", {}).get("state") == "differs")
+        checked = last_check(status)["checked"]
+        assert len(checked) < 10, checked
+        assert "* 2" in (running.out / "Functions.cpp").read_text()
+        assert CHANGED_LINE in (running.out / "VariableType_0.cpp").read_text()
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_the_compile_compiles_the_real_files_as_they_are(unknown_spec, tmp_path, capsys):
+    """One of the real VariableType files, compiled as it is from --out (compiling them all
+    takes minutes: pipeline/layout/as_is.py's tests check the whole layout)."""
+    out = tmp_path / "out"
+    code = main(["build", "--spec", str(unknown_spec), "--out", str(out), "--json",
+                 "--units", "VariableType_0"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["compile"]["units"] >= 1
+    commands = json.loads((out / "compile" / "compile_commands.json").read_text())
+    (unit,) = [c for c in commands if c["file"].endswith("VariableType_0.cpp")]
+    assert Path(unit["file"]).resolve() == (out / "VariableType_0.cpp").resolve()
+    assert CHANGED_LINE in (out / "VariableType_0.cpp").read_text()
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+def test_a_changed_2_14_1_generator_is_caught_the_same_way(tmp_path, capsys):
+    spec = altered_torchgen(tmp_path / "gen", release_torchgen("2.14.1"))
+    assert identify_generator(locate_spec(str(spec))).release is None  # not 2.14.x any more
+    code, report, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and set(report["generator"]["differing"]) == VARIABLE_TYPE_FILES
+    text = (tmp_path / "out" / "VariableType_0.cpp").read_text()
+    assert CHANGED_LINE in text and "fire_node_creation_hooks" in text
+    code, _, err = build(capsys, spec, tmp_path / "strict", "--generator-check", "strict")
+    assert code == 7 and CHANGED_LINE in err
+    code = main(["try", "sin", "--spec", str(spec), "--json"])
+    (sin,) = json.loads(capsys.readouterr().out)["ops"]
+    assert code == 2 and "VariableType" in sin["reason"]
