@@ -21,7 +21,9 @@ from support.daemon import Running
 from support.releases import release_torchgen
 from support.specs import installed_torchgen, stage_packaged_spec
 
-from gradshard.cache.store.verdicts import LEDGER_FILE, STATE_VARIABLE, VerdictLedger
+from gradshard.cache.store.database import blob_hash
+from gradshard.cache.store.verdicts import (KEPT_VERSIONS, LEDGER_FILE, STATE_VARIABLE,
+                                            VerdictLedger)
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.compare import first_difference
@@ -373,3 +375,20 @@ def test_a_changed_2_14_1_generator_is_caught_the_same_way(tmp_path, capsys):
     code = main(["try", "sin", "--spec", str(spec), "--json"])
     (sin,) = json.loads(capsys.readouterr().out)["ops"]
     assert code == 2 and "VariableType" in sin["reason"]
+
+
+def test_the_ledger_stays_bounded(tmp_path):
+    """Each file keeps its last KEPT_VERSIONS verdicts, and a real text no verdict names is
+    dropped: a day of saves under a differing generator does not keep every text."""
+    ledger = VerdictLedger(tmp_path)
+    for version in range(KEPT_VERSIONS + 5):
+        text = f"real {version}".encode()
+        digest = blob_hash("text", text)
+        ledger.record("gen", f"spec{version}", {"a.cpp": (f"ours{version}", digest)},
+                      {digest: text}, ["a.cpp"], {})
+    kept = ledger.verdicts("gen", {"a.cpp": f"ours{KEPT_VERSIONS + 4}"})
+    assert ledger.real_text(kept["a.cpp"]) == f"real {KEPT_VERSIONS + 4}".encode()
+    assert ledger.verdicts("gen", {"a.cpp": "ours0"}) == {}
+    with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+        assert db.execute("SELECT COUNT(*) FROM real_files").fetchone()[0] == KEPT_VERSIONS
+    ledger.close()

@@ -16,6 +16,9 @@ aside and started anew: the worst it costs is one more run of the generator.
 
 A file's verdict is keyed by gradshard's own hash of it, so that an edit of the spec under the
 same generator is checked again only for the files the edit changed (service/generator/check.py).
+The ledger stays bounded: each file keeps the verdicts of its last KEPT_VERSIONS texts, each
+generator its last KEPT_CHECKS spec records, and a real text no verdict names is dropped (a
+daemon saving all day under a generator that differs would otherwise keep every text).
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ from typing import Iterable, Mapping
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.cache.store.database import blob_hash, set_aside
 
-__all__ = ["CheckRecord", "STATE_VARIABLE", "VerdictLedger", "state_directory"]
+__all__ = ["CheckRecord", "KEPT_VERSIONS", "STATE_VARIABLE", "VerdictLedger", "state_directory"]
 
 STATE_VARIABLE = "GRADSHARD_STATE"
+KEPT_VERSIONS = 8  # verdicts kept per (generator, file): an undo finds its verdict
+KEPT_CHECKS = 64  # spec records kept per generator
 LEDGER_FILE = "generator-verdicts.sqlite3"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS file_verdicts (generator TEXT NOT NULL, name TEXT NOT NULL, "
@@ -123,6 +128,7 @@ class VerdictLedger:
             db.execute("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, 0)",
                        (generator, spec, time.time(), json.dumps(sorted(differing)),
                         json.dumps(dict(sorted(extra.items())))))
+            _prune(db)
 
     def forget(self, generator: str) -> None:
         """Every verdict of `generator` (a real text was lost: its next build checks again)."""
@@ -152,6 +158,19 @@ class VerdictLedger:
         except sqlite3.DatabaseError:
             set_aside(self.path)  # damaged: the worst it costs is one more generator run
             return _connect(self.path)
+
+
+def _prune(db: sqlite3.Connection) -> None:
+    """The bounds (module docstring): a replaced row is a new row, so the newest rowids are
+    the latest verdicts."""
+    db.execute("DELETE FROM file_verdicts WHERE rowid IN (SELECT rowid FROM (SELECT rowid, "
+               "ROW_NUMBER() OVER (PARTITION BY generator, name ORDER BY rowid DESC) AS k "
+               "FROM file_verdicts) WHERE k > ?)", (KEPT_VERSIONS,))
+    db.execute("DELETE FROM checks WHERE rowid IN (SELECT rowid FROM (SELECT rowid, "
+               "ROW_NUMBER() OVER (PARTITION BY generator ORDER BY checked DESC) AS k "
+               "FROM checks) WHERE k > ?)", (KEPT_CHECKS,))
+    db.execute("DELETE FROM real_files WHERE hash NOT IN (SELECT real FROM file_verdicts) "
+               "AND hash NOT IN (SELECT value FROM checks, json_each(checks.extra))")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
