@@ -39,6 +39,20 @@ SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 SIN_EDITED = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj() * 2\n"
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def shared_cache(private_cache, module_cache, monkeypatch) -> Path:
+    """One gradshard cache for the module's builds (the altered generators' specs are the
+    installed one's, so every build after the first is answered by it): what these tests
+    check is the generator, run against this machine's verdicts, which stay per test."""
+    monkeypatch.setenv("GRADSHARD_CACHE", str(module_cache))
+    return module_cache
+
+
 def altered_torchgen(root: Path, source: Path, old: str = DECLARATION,
                      new: str = CHANGED_DECLARATION,
                      module: str = "gen_variable_type.py") -> Path:
