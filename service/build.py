@@ -129,8 +129,8 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
                            started)
         if before_compile is not None and done.failure is None:
             before_compile()
-        compiled = (_compile(request, build_id, run, inputs, session, options, progress,
-                             spec)
+        compiled = (_compile(request, build_id, run, done.verdict, inputs, session, options,
+                             progress)
                     if options is not None and done.failure is None else None)
     except BaseException as failure:
         _give_up(session, build_id, done, failure, started)
@@ -139,6 +139,8 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     _bound_cache(session)
     if done.failure is not None:
         raise _unverified(done.failure, request)
+    if done.verdict.report:  # the outcome shows it: not again for this (generator, spec)
+        session.verdicts.mark_reported(request.identity.hash, done.verdict.spec)
     return BuildOutcome(done.status, request.location, request.out, session.directory,
                         done.writes, done.seconds, done.stats, tuple(session.warnings),
                         done.files, done.nodes, build_id, compiled, request.verify,
@@ -248,16 +250,19 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
 
 
 def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
-             inputs: InputBytes, session: OpenCache, options: CompileOptions,
-             progress: Callable[[str], None], spec: str) -> CompileReport:
+             verdict: GeneratorVerdict, inputs: InputBytes, session: OpenCache,
+             options: CompileOptions, progress: Callable[[str], None]) -> CompileReport:
     """The compile, from the layout of the build's graph run; the files the real generator
-    wrote compile as they are. An up-to-date build ran none: one run, answered by the
-    cache's indexes (no task runs when nothing changed), gives it, and its verdicts."""
+    wrote compile as they are (the verdict the files were written by). An up-to-date build
+    ran none: one run, answered by the cache's indexes (no task runs when nothing changed),
+    gives it, and the verdicts its files were written by, settled again (a generator that
+    fails now fails the build: --out holds its files)."""
     from gradshard.service.compile.driver import compile_generated  # only to compile
 
     if run is None:
         run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
-    verdict, _ = _settle(request, session, run, spec)
+        verdict = settle(request.identity, replace(request.check, later=False),
+                         request.location, verdict.spec, run.files, run.load, session.verdicts)
     real = {n: h for n, h in verdict.real.items() if h}
     return compile_generated(request, build_id, run, session, options, progress, real)
 

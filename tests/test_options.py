@@ -272,6 +272,15 @@ def test_what_a_daemon_need_not_match(root):
                          "try_dtype", "selective_build", "generator_timeout"}
 
 
+def test_the_generator_options_are_the_checks_own():
+    """options.py repeats check.py's modes and default (it imports nothing heavy): the same."""
+    from gradshard.service.generator.check import DEFAULT_TIMEOUT, GENERATOR_MODES
+    from gradshard.service.options import GENERATOR_MODES as OPTION_MODES
+    from gradshard.service.options import GENERATOR_TIMEOUT
+
+    assert OPTION_MODES == GENERATOR_MODES and GENERATOR_TIMEOUT == DEFAULT_TIMEOUT
+
+
 def test_every_option_has_a_sample(root):
     """(but the selective build, which no value passes: test_a_selective_build_is_refused)"""
     assert sorted(samples(root)) == sorted(o.dest for o in SAMPLED)

@@ -4,7 +4,8 @@
                    file ("" when it writes no such file)
     real_files     hash → the real generator's text of a file that differs, checked on read
                    (hashes as a build records its files: database.py's blob_hash "text")
-    checks         (generator, spec) → when it was checked, the files that differ (JSON), the
+    checks         (generator, spec) → when it was checked, the files that differ (JSON: name
+                   → the real generator's hash, "" when it writes no such file), the
                    files the real generator writes that gradshard does not (JSON: name →
                    hash), and whether the difference was reported
 
@@ -30,9 +31,9 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterator, Mapping
 
-from gradshard.cache.errors import EnvironmentFailure
+from gradshard.cache.errors import EnvironmentFailure, GeneratorFailed
 from gradshard.cache.store.database import blob_hash, set_aside
 
 __all__ = ["CheckRecord", "KEPT_VERSIONS", "STATE_VARIABLE", "VerdictLedger", "state_directory"]
@@ -61,12 +62,17 @@ def state_directory() -> Path:
 
 @dataclass(frozen=True)
 class CheckRecord:
-    """One (generator, spec) checked: the files that differ, the files only the real
-    generator writes (name → hash), whether the difference was reported."""
+    """One (generator, spec) checked: the files that differ (name → the real generator's
+    hash), the files only the real generator writes (name → hash), whether the difference
+    was reported."""
 
-    differing: tuple[str, ...]
+    served: Mapping[str, str]
     extra: Mapping[str, str]
     reported: bool
+
+    @property
+    def differing(self) -> tuple[str, ...]:
+        return tuple(sorted(self.served))
 
 
 class VerdictLedger:
@@ -84,62 +90,89 @@ class VerdictLedger:
     def verdicts(self, generator: str, ours: Mapping[str, str]) -> dict[str, str]:
         """For each file (name → gradshard's hash) already checked under `generator`, the
         real generator's hash of it; files never checked with that hash are left out."""
-        found = {}
-        rows = self._db().execute(
-            "SELECT name, ours, real FROM file_verdicts WHERE generator = ?", (generator,))
-        for name, mine, real in rows:
-            if ours.get(name) == mine:
-                found[name] = real
-        return found
+        with self._guard():
+            found = {}
+            rows = self._db().execute(
+                "SELECT name, ours, real FROM file_verdicts WHERE generator = ?", (generator,))
+            for name, mine, real in rows:
+                if ours.get(name) == mine:
+                    found[name] = real
+            return found
 
     def check_record(self, generator: str, spec: str) -> CheckRecord | None:
-        row = self._db().execute(
-            "SELECT differing, extra, reported FROM checks WHERE generator = ? AND spec = ?",
-            (generator, spec)).fetchone()
-        return _record(row) if row else None
+        with self._guard():
+            row = self._db().execute(
+                "SELECT differing, extra, reported FROM checks WHERE generator = ? "
+                "AND spec = ?", (generator, spec)).fetchone()
+            return _record(row) if row else None
 
     def latest_record(self, generator: str) -> CheckRecord | None:
         """The last check of any spec under `generator` (what a new spec's files that the
         edit left alone inherit)."""
-        row = self._db().execute(
-            "SELECT differing, extra, reported FROM checks WHERE generator = ? "
-            "ORDER BY checked DESC LIMIT 1", (generator,)).fetchone()
-        return _record(row) if row else None
+        with self._guard():
+            row = self._db().execute(
+                "SELECT differing, extra, reported FROM checks WHERE generator = ? "
+                "ORDER BY checked DESC LIMIT 1", (generator,)).fetchone()
+            return _record(row) if row else None
 
     def real_text(self, digest: str) -> bytes | None:
         """The real generator's text with that hash, or None (never stored, or damaged)."""
-        row = self._db().execute("SELECT text FROM real_files WHERE hash = ?",
-                                 (digest,)).fetchone()
-        if row is None or blob_hash("text", bytes(row[0])) != digest:
-            return None
-        return bytes(row[0])
+        with self._guard():
+            row = self._db().execute("SELECT text FROM real_files WHERE hash = ?",
+                                     (digest,)).fetchone()
+            if row is None or blob_hash("text", bytes(row[0])) != digest:
+                return None
+            return bytes(row[0])
 
     def record(self, generator: str, spec: str, verdicts: Mapping[str, tuple[str, str]],
-               texts: Mapping[str, bytes], differing: Iterable[str],
+               texts: Mapping[str, bytes], differing: Mapping[str, str],
                extra: Mapping[str, str]) -> None:
         """One check: each file's (gradshard's hash, real hash), the real texts that differ
         (by hash), and the (generator, spec) record."""
-        db = self._db()
-        with db:
-            db.executemany("INSERT OR REPLACE INTO file_verdicts VALUES (?, ?, ?, ?)",
-                           [(generator, n, mine, real) for n, (mine, real) in verdicts.items()])
-            db.executemany("INSERT OR IGNORE INTO real_files VALUES (?, ?)",
-                           [(h, sqlite3.Binary(t)) for h, t in texts.items()])
-            db.execute("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, 0)",
-                       (generator, spec, time.time(), json.dumps(sorted(differing)),
-                        json.dumps(dict(sorted(extra.items())))))
-            _prune(db)
+        with self._guard():
+            db = self._db()
+            with db:
+                db.executemany("INSERT OR REPLACE INTO file_verdicts VALUES (?, ?, ?, ?)",
+                               [(generator, n, mine, real)
+                                for n, (mine, real) in verdicts.items()])
+                db.executemany("INSERT OR IGNORE INTO real_files VALUES (?, ?)",
+                               [(h, sqlite3.Binary(t)) for h, t in texts.items()])
+                db.execute("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, 0)",
+                           (generator, spec, time.time(), _canonical(differing),
+                            _canonical(extra)))
+                _prune(db)
 
     def forget(self, generator: str) -> None:
         """Every verdict of `generator` (a real text was lost: its next build checks again)."""
-        with self._db() as db:
-            db.execute("DELETE FROM file_verdicts WHERE generator = ?", (generator,))
-            db.execute("DELETE FROM checks WHERE generator = ?", (generator,))
+        with self._guard():
+            with self._db() as db:
+                db.execute("DELETE FROM file_verdicts WHERE generator = ?", (generator,))
+                db.execute("DELETE FROM checks WHERE generator = ?", (generator,))
 
     def mark_reported(self, generator: str, spec: str) -> None:
-        with self._db() as db:
-            db.execute("UPDATE checks SET reported = 1 WHERE generator = ? AND spec = ?",
-                       (generator, spec))
+        with self._guard():
+            with self._db() as db:
+                db.execute("UPDATE checks SET reported = 1 WHERE generator = ? AND spec = ?",
+                           (generator, spec))
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The machine's failures (a locked or read-only ledger) as such; a ledger found
+        damaged while in use is set aside, and the check it served fails (the next build
+        starts a new ledger and runs the generator again)."""
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            raise EnvironmentFailure(f"this machine's generator verdicts ({self.path}): "
+                                     f"{error}", f"check {self.path.parent}, or set "
+                                     f"{STATE_VARIABLE} to a directory of yours",
+                                     str(self.path)) from None
+        except sqlite3.DatabaseError as error:
+            self.close()
+            set_aside(self.path)
+            raise GeneratorFailed(f"this machine's generator verdicts were damaged ({error}); "
+                                  f"they were set aside", hint="build again: the spec's "
+                                  "generator runs again") from None
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -155,6 +188,8 @@ class VerdictLedger:
                 f"set {STATE_VARIABLE} to a directory of yours", str(self.path.parent)) from None
         try:
             return _connect(self.path)
+        except sqlite3.OperationalError:
+            raise  # locked, read-only, unopenable: the machine's (_guard), never set aside
         except sqlite3.DatabaseError:
             set_aside(self.path)  # damaged: the worst it costs is one more generator run
             return _connect(self.path)
@@ -191,11 +226,18 @@ def _record(row: tuple) -> CheckRecord | None:
     """A checks row, or None when it is not what this module writes (a damaged row is a
     miss: the check runs again)."""
     try:
-        differing, extra = json.loads(row[0]), json.loads(row[1])
+        served, extra = json.loads(row[0]), json.loads(row[1])
     except (TypeError, ValueError):
         return None
-    if not (isinstance(differing, list) and all(isinstance(n, str) for n in differing)
-            and isinstance(extra, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items())):
+    if not (_names_to_hashes(served) and _names_to_hashes(extra)):
         return None
-    return CheckRecord(tuple(differing), extra, bool(row[2]))
+    return CheckRecord(served, extra, bool(row[2]))
+
+
+def _canonical(names_to_hashes: Mapping[str, str]) -> str:
+    return json.dumps(dict(sorted(names_to_hashes.items())))
+
+
+def _names_to_hashes(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                           for k, v in value.items())

@@ -71,13 +71,15 @@ def _daemon(args: argparse.Namespace, loaded, announce):
 
 def daemon_config(args: argparse.Namespace, location: SpecLocation):
     """What the daemon builds, from its parsed options; its match words (the options that
-    decide what a build produces) go into its lock for clients to compare."""
+    decide what a build produces) go into its lock for clients to compare. The generator is
+    checked in the background, but under strict (a difference is an error: a save waits for
+    the check, so no build answers with unchecked files)."""
     from gradshard.service.daemon.server import DaemonConfig
 
     return DaemonConfig(location, Path(args.out).resolve(), cache_of(args), args.codegen_only,
                         compile_options(args), args.settle / 1000, tuple(match_words(args)),
                         try_options(args), placement_of(args),
-                        generator_check_of(args, later=True))
+                        generator_check_of(args, later=args.generator_check != "strict"))
 
 
 def try_options(args: argparse.Namespace):

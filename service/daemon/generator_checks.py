@@ -11,17 +11,23 @@ checked again until it changes: the failure is in the log and in `daemon status`
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
 import threading
 import time
+import traceback
 from typing import Callable
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.verdicts import VerdictLedger
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import GeneratorVerdict, State, complete
+from gradshard.service.generator.check import SPEC_CHANGED, GeneratorVerdict, State, complete
 
 __all__ = ["BackgroundCheck"]
+
+STOP_WAIT = 10.0  # seconds the daemon waits for a killed check's thread
 
 
 class BackgroundCheck:
@@ -36,6 +42,8 @@ class BackgroundCheck:
         self._failed: set[str] = set()  # specs whose check failed: not run again unchanged
         self._last: dict = {}
         self._thread: threading.Thread | None = None
+        self._group: int | None = None  # the running generator's process group
+        self._stopping = False
 
     def offer(self, verdict: GeneratorVerdict) -> None:
         """A build's verdict: a pending one is checked (now, or after the running check)."""
@@ -55,6 +63,16 @@ class BackgroundCheck:
             running = self._running
             return {"checking": list(running.pending) if running else [], "last": self._last}
 
+    def stop(self) -> None:
+        """The daemon stops: the running generator's process group is killed (it would run
+        on for seconds, its scratch directory left behind), and its thread joined."""
+        with self._lock:
+            self._stopping, self._queued, group = True, None, self._group
+        if group is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        self.wait(STOP_WAIT)
+
     def wait(self, timeout: float) -> bool:
         """Wait for the running check (tests, stopping); True when none runs."""
         thread = self._thread
@@ -63,6 +81,8 @@ class BackgroundCheck:
         return thread is None or not thread.is_alive()
 
     def _start(self, verdict: GeneratorVerdict) -> None:
+        if self._stopping:
+            return
         self._running = verdict
         self._thread = threading.Thread(target=self._work, args=(verdict,),
                                         name="generator check", daemon=True)
@@ -75,25 +95,41 @@ class BackgroundCheck:
                       verdict.identity.name, len(verdict.pending))
         checked = False
         try:
-            self._last = _finished(complete(verdict, self.location, ledger, self.timeout),
-                                   started)
+            self._last = _finished(complete(verdict, self.location, ledger, self.timeout,
+                                            self._note_group), started)
             self.log.info("generator check: %s", self._last["summary"])
             checked = True
         except GeneratorFailed as failure:
-            self._last = {"state": State.FAILED, "error": str(failure),
-                          "detail": failure.detail, "finished": time.time()}
-            self.log.warning("generator check failed: %s\n%s", failure, failure.detail)
-            if "spec changed" not in str(failure):
-                self._failed.add(verdict.spec)
+            self._failure(verdict, str(failure), failure.detail)
+        except Exception as error:  # noqa: BLE001 -- a thread's end would go unseen
+            self._failure(verdict, f"{type(error).__name__}: {error}",
+                          traceback.format_exc())
         finally:
             ledger.close()
             self._next()
         if checked:  # the next build serves what was found, and reports it
             self.checked()
 
+    def _note_group(self, group: int) -> None:
+        with self._lock:
+            self._group = group
+        if self._stopping:  # stopped while it started
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+
+    def _failure(self, verdict: GeneratorVerdict, error: str, detail: str) -> None:
+        """A failed check: said in the log and `daemon status`, and not run again for this
+        spec unless the spec changed under it (the next build's check covers that)."""
+        self._last = {"state": State.FAILED, "error": error, "detail": detail,
+                      "finished": time.time()}
+        self.log.warning("generator check failed: %s\n%s", error, detail)
+        if not error.startswith(SPEC_CHANGED):
+            self._failed.add(verdict.spec)
+
     def _next(self) -> None:
         with self._lock:
             queued, self._queued, self._running = self._queued, None, None
+            self._group = None
             if queued is not None:
                 self._start(queued)
 

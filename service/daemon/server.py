@@ -221,6 +221,7 @@ class Daemon:
                 self.checks.start()
             self._serve(description)
         finally:
+            self.generator_checks.stop()
             self._stop_services()
             if self.checks is not None:
                 self.checks.close()

@@ -32,15 +32,16 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
-__all__ = ["CHECK", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict", "SKIP", "STRICT",
-           "ServedTexts", "State", "UNCHECKED", "check_now", "complete", "failed_verdict",
-           "real_texts",
-           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
+__all__ = ["CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict", "SKIP",
+           "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED", "check_now", "complete",
+           "failed_verdict", "real_texts", "recorded_verdict", "served_files", "settle",
+           "spec_hash", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
-DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~15 s on 2 cores
+DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~5 s on 2 cores
 UNCHECKED = "unchecked"  # the stamp of a spec not yet checked: never up to date
+SPEC_CHANGED = "the spec changed while its generator ran"  # nothing recorded: check again
 
 
 class State:
@@ -133,7 +134,9 @@ def verdict_stamp(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
     record = ledger.check_record(identity.hash, spec)
     if record is None:
         return UNCHECKED
-    return xxhash.xxh3_64_hexdigest(json.dumps([record.differing, dict(record.extra)]).encode())
+    # the real hashes too: a later run (`gradshard generator`) may record other real texts
+    return xxhash.xxh3_64_hexdigest(json.dumps([dict(record.served),
+                                                dict(record.extra)]).encode())
 
 
 def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
@@ -143,6 +146,10 @@ def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLoc
     run of the generator now, or (later) pending. Raises GeneratorFailed when the generator
     fails and GeneratorMismatch for a difference under `strict`."""
     verdict = GeneratorVerdict(identity, check.mode, _first_state(identity, check), spec)
+    if verdict.state == State.UNCHECKED and check.mode == STRICT:
+        raise GeneratorFailed(f"no generator to check the files against: {identity.origin}",
+                              hint="--generator-check strict needs the spec's generator: "
+                                   "install torch, or put its torchgen beside the spec")
     if verdict.state != State.PENDING:
         return verdict
     started = time.perf_counter()
@@ -157,17 +164,18 @@ def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLoc
 
 
 def complete(verdict: GeneratorVerdict, location: SpecLocation, ledger: VerdictLedger,
-             timeout: float) -> GeneratorVerdict:
+             timeout: float, started: Callable[[int], None] | None = None) -> GeneratorVerdict:
     """The daemon's background check of a pending verdict: the generator run and its files
     recorded (the next build serves them); the verdict says what differs among the files it
-    had pending."""
-    started = time.perf_counter()
-    _run_and_record(verdict.identity, location, verdict.spec, verdict.ours, ledger, timeout)
+    had pending. `started` is given the generator's process group (the daemon stops it)."""
+    begun = time.perf_counter()
+    _run_and_record(verdict.identity, location, verdict.spec, verdict.ours, ledger, timeout,
+                    started)
     found = ledger.verdicts(verdict.identity.hash, verdict.ours)
     real = {n: found[n] for n in verdict.pending if found.get(n, "") != verdict.ours[n]}
     state = State.DIFFERS if real else State.MATCHES
     return replace(verdict, state=state, real=real, differing=tuple(sorted(real)),
-                   checked=verdict.pending, seconds=time.perf_counter() - started)
+                   checked=verdict.pending, seconds=time.perf_counter() - begun)
 
 
 def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
@@ -259,26 +267,41 @@ def _record_for(ledger: VerdictLedger, generator: str, spec: str,
         return record
     base = ledger.latest_record(generator)
     extra = dict(base.extra) if base else {}
-    ledger.record(generator, spec, {}, {}, [*real, *extra], extra)
-    return CheckRecord(tuple(sorted([*real, *extra])), extra, False)
+    ledger.record(generator, spec, {}, {}, {**real, **extra}, extra)
+    return CheckRecord({**real, **extra}, extra, False)
 
 
 def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: str,
-                    ours: Mapping[str, str], ledger: VerdictLedger, timeout: float) -> None:
+                    ours: Mapping[str, str], ledger: VerdictLedger, timeout: float,
+                    started: Callable[[int], None] | None = None) -> None:
     """Run the generator on the spec as it is on disk and record every file's verdict; a
     spec saved meanwhile is not what was built, and is never recorded as checked."""
     from gradshard.service.generator.runner import run_generator  # only when one runs
 
-    output = run_generator(identity, location, timeout)
+    output = run_generator(identity, location, timeout, started)
     if spec_hash(read_inputs(location).fingerprint()) != spec:
-        raise GeneratorFailed("the spec changed while its generator ran",
+        raise GeneratorFailed(SPEC_CHANGED,
                               hint="build again: the check runs on the spec as it is then")
+    _check_text(output.files)
     real = {n: blob_hash("text", data) for n, data in output.files.items()}  # as files are
     verdicts = {n: (mine, real.get(n, "")) for n, mine in ours.items()}
-    differing = [n for n, (mine, theirs) in verdicts.items() if mine != theirs]
+    differing = {n: theirs for n, (mine, theirs) in verdicts.items() if mine != theirs}
     extra = {n: h for n, h in real.items() if n not in ours}
     texts = {real[n]: output.files[n] for n in [*differing, *extra] if n in output.files}
-    ledger.record(identity.hash, spec, verdicts, texts, [*differing, *extra], extra)
+    ledger.record(identity.hash, spec, verdicts, texts, {**differing, **extra}, extra)
+
+
+def _check_text(files: Mapping[str, bytes]) -> None:
+    """Generated files are UTF-8 text: anything else is served by no build (its text could
+    not be written as it is)."""
+    for name, data in files.items():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise GeneratorFailed(f"the spec's generator wrote {name}, which is not UTF-8 text "
+                                  f"(byte {error.start})",
+                                  hint="a generator writes C++ and Python text; check it") \
+                from None
 
 
 def _reported(verdict: GeneratorVerdict, ours: Mapping[str, str],
@@ -296,7 +319,7 @@ def _reported(verdict: GeneratorVerdict, ours: Mapping[str, str],
         raise GeneratorMismatch(verdict.differing, report,
                                 "--generator-check check writes the real generator's files "
                                 "instead; gradshard reproduces torchgen 2.13.0")
-    ledger.mark_reported(verdict.identity.hash, verdict.spec)
+    # marked reported by the build once it is shown (a failed compile shows it next time)
     return replace(verdict, report=report)
 
 
@@ -323,7 +346,7 @@ def real_texts(names: list[str], verdict: GeneratorVerdict,
             ledger.forget(verdict.identity.hash)
             raise GeneratorFailed(f"the real generator's {name} is missing from this "
                                   f"machine's verdicts", hint="build again: the check reruns")
-        texts[name] = data.decode("utf-8", "replace")
+        texts[name] = data.decode("utf-8")  # checked when recorded (_check_text)
     return texts
 
 

@@ -38,8 +38,8 @@ def mismatch_report(generator: str, files: Mapping[str, tuple[str | None, str | 
     side writes no such file."""
     names = sorted(files)
     lines = [f"{generator} writes {len(names)} of the generated files differently from "
-             f"gradshard: they are written from the real generator's output, compiled as "
-             f"they are, and gradshard's incremental path is off for them:"]
+             f"gradshard: a build writes them from the real generator's output and compiles "
+             f"them as they are, and gradshard's incremental path is off for them:"]
     for name in names[:SHOWN_FILES]:
         lines.append(f"{name}:")
         lines.extend(first_difference(*files[name]))

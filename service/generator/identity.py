@@ -23,6 +23,7 @@ from pathlib import Path
 
 import xxhash
 
+from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service.defaults import installed_torchgen
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.known import KNOWN_GENERATORS, REPRODUCED_RELEASE
@@ -40,6 +41,7 @@ class Origin:
     INSTALLED_TORCHGEN = "the spec's autograd generators with the installed torchgen"
     INSTALLED = "none beside the spec: the installed torchgen's"
     NONE = "none: no generator beside the spec and no torchgen installed"
+    NO_TORCHGEN = "autograd generators beside the spec, but no torchgen to run them with"
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ def identify_generator(location: SpecLocation) -> GeneratorIdentity:
         origin = Origin.INSTALLED if installed else Origin.NONE
     elif torchgen is None:
         torchgen, origin = installed_torchgen(), Origin.INSTALLED_TORCHGEN
+        if torchgen is None:
+            return GeneratorIdentity("", None, False, None, autograd, Origin.NO_TORCHGEN)
     if torchgen is None or autograd is None or not _sources(autograd, "autograd"):
         return GeneratorIdentity("", None, False, None, None, Origin.NONE)
     digest = generator_hash(torchgen, autograd)
@@ -139,6 +143,8 @@ def _torchgen_beside(location: SpecLocation) -> Path | None:
         return candidate
     return None
 
+
+MAX_DIRECTORIES = 2000  # torchgen has ~20
 
 # (path, size, mtime_ns) of every source → the hash: a process hashes unchanged sources once
 _remembered: dict[tuple, str] = {}
@@ -185,6 +191,11 @@ def _python_files(torchgen: Path) -> list[Path]:
     up the tree would otherwise never end)."""
     found, seen = [], set()
     for top, directories, files in os.walk(torchgen, followlinks=True):
+        if len(seen) > MAX_DIRECTORIES:  # a link to / must not walk the machine each build
+            raise EnvironmentFailure(
+                f"{torchgen} holds more than {MAX_DIRECTORIES} directories: not a torchgen "
+                f"package (a symbolic link out of it?)", "point --spec at a torchgen's "
+                "packaged spec or a PyTorch checkout", str(torchgen))
         status = os.stat(top)
         if (status.st_dev, status.st_ino) in seen:
             directories[:] = []
