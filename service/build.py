@@ -263,8 +263,7 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
         run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
         verdict = settle(request.identity, replace(request.check, later=False),
                          request.location, verdict.spec, run.files, run.load, session.verdicts)
-    real = {n: h for n, h in verdict.real.items() if h}
-    return compile_generated(request, build_id, run, session, options, progress, real)
+    return compile_generated(request, build_id, run, session, options, progress, verdict.real)
 
 
 def _commit_what_ran(run: GraphResult) -> None:

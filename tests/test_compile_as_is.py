@@ -85,6 +85,18 @@ def test_a_real_variable_type_file_compiles_the_node_families_as_they_are(packag
         made.dropped)
 
 
+def test_the_files_the_real_generator_writes_are_the_familys_units(packaged):
+    """A shard only gradshard writes (the real generator has fewer) and one only the real
+    generator writes: the family compiles what --out holds, no more, no less."""
+    layout, files = packaged
+    served = {n: h for n, h in files.items() if n != "TraceType_9.cpp"}
+    served["TraceType_10.cpp"] = REAL
+    made = as_is_layout(layout, served, {"TraceType_9.cpp": "", "TraceType_10.cpp": REAL})
+    check_layout(made.layout, served, None)
+    trace = sorted(n for n in from_out(made.layout) if n.startswith("TraceType"))
+    assert trace == sorted([f"TraceType_{k}" for k in range(9)] + ["TraceType_10"])
+
+
 def test_a_real_trace_type_file_replaces_its_family_only(packaged):
     layout, _ = packaged
     made = as_is(packaged, "TraceType_4.cpp")

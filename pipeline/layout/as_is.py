@@ -125,11 +125,12 @@ class AsIsLayout(Record):
 def as_is_layout(layout: CompileLayout, files: Mapping[str, str],
                  real: Mapping[str, str]) -> AsIsLayout:
     """The layout with each family that has a real file compiled as it is from --out.
-    `files`: the build's files (index name → hash), `real`: those of them that are the real
-    generator's (index name → the real text's hash). No real file: the layout as it is."""
-    # a name the build did not write is no file of --out: it changes nothing
-    real = {name: digest for name, digest in real.items() if name in files}
+    `files`: the files --out holds (index name → hash), `real`: those that are the real
+    generator's (index name → the real text's hash; "" for a file of gradshard's the real
+    generator does not write, which --out then lacks). No real file: the layout as it is."""
+    # a file the real generator does not write, or writes alone, changes its family too
     families = touched_families(real)
+    real = {name: digest for name, digest in real.items() if name in files}
     bindings = touched_bindings(layout.units, real)
     copies = header_copies(layout, real, families)
     if not (families or bindings or copies):

@@ -159,8 +159,9 @@ def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
     (after compiling every unit it can) when generated code does not compile,
     EnvironmentFailure when the machine failed (a full disk). Damaged cache entries it made
     again are the session's warnings (the build's). `real_files`: the files (index name →
-    hash of the text written to --out, as builds record them: blob_hash "text") that --out holds from the spec's real generator;
-    their families compile as they are from --out (pipeline/layout/as_is.py)."""
+    hash of the text written to --out, as builds record them: blob_hash "text"; "" for a
+    file of gradshard's that the real generator does not write) that come from the spec's
+    real generator; their families compile as they are from --out (pipeline/layout/as_is.py)."""
     try:
         return _compile_generated(request, build_id, run, session, options, progress,
                                   real_files or {})
@@ -216,11 +217,11 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
 
 def real_layout(whole: CompileLayout, files: dict[str, str],
                 real_files: Mapping[str, str]) -> tuple[AsIsLayout, dict[str, str]]:
-    """The layout compiling the real generator's files as they are, and the build's files
-    with the real hashes (what from-out units are keyed by)."""
-    real = {name: digest for name, digest in real_files.items() if name in files}
-    as_is = as_is_layout(whole, files, real)
-    out_files = {**files, **real}
+    """The layout compiling the real generator's files as they are, and the files --out
+    holds (the build's, with the real hashes: what from-out units are keyed by; without
+    those the real generator does not write, "" in `real_files`; with those only it does)."""
+    out_files = {n: h for n, h in {**files, **real_files}.items() if h}
+    as_is = as_is_layout(whole, out_files, real_files)
     # made here from a checked layout and hashes the build computed: a problem is a bug
     check_layout(as_is.layout, out_files, None)
     return as_is, out_files
