@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
 import xxhash
 
@@ -350,11 +350,18 @@ def real_texts(names: list[str], verdict: GeneratorVerdict,
     return texts
 
 
+class LoadsTexts(Protocol):
+    """What holds gradshard's texts of a build's files (service/graph_run.py: GraphResult)."""
+
+    def load(self, names: list[str]) -> dict[str, str]: ...
+
+
 class ServedTexts:
     """The texts of a build's served files: the real generator's where the verdict says so,
     else the graph run's (`run.load`)."""
 
-    def __init__(self, run, verdict: GeneratorVerdict, ledger: VerdictLedger) -> None:
+    def __init__(self, run: LoadsTexts, verdict: GeneratorVerdict,
+                 ledger: VerdictLedger) -> None:
         self.run, self.verdict, self.ledger = run, verdict, ledger
 
     def load(self, names: list[str]) -> dict[str, str]:
