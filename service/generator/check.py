@@ -33,7 +33,7 @@ from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
 __all__ = ["CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict",
-           "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED", "check_now",
+           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED", "check_now",
            "complete", "failed_verdict", "real_texts", "recorded_verdict", "served_files",
            "settle", "spec_hash", "verdict_stamp"]
 
