@@ -33,9 +33,9 @@ from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
 __all__ = ["CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict",
-           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED", "check_now",
-           "complete", "failed_verdict", "real_texts", "recorded_verdict", "served_files",
-           "settle", "spec_hash", "verdict_stamp"]
+           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED",
+           "check_now", "complete", "failed_verdict", "real_texts", "recorded_verdict",
+           "served_files", "settle", "spec_hash", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
