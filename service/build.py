@@ -50,7 +50,7 @@ from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cach
                                              files_left, outputs_match, sync_outputs)
 from gradshard.service.files.placement import Placement, index_names, placed_files
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import (UNCHECKED, GeneratorCheck, GeneratorVerdict,
+from gradshard.service.generator.check import (UNCHECKED_STAMP, GeneratorCheck, GeneratorVerdict,
                                                ServedTexts, failed_verdict, recorded_verdict,
                                                served_files, settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
@@ -153,7 +153,8 @@ def _up_to_date(request: BuildRequest, store: Store | None, fingerprint: dict[st
     it read the same inputs (placed alike, under the same generator verdicts) and its files
     are intact. Never for --verify, never while the generator is unchecked."""
     last = store.last_build(request.spec_key, request.out_key) if store is not None else None
-    if (request.verify or stamp == UNCHECKED or last is None or last.inputs != fingerprint
+    if (request.verify or stamp == UNCHECKED_STAMP or last is None
+            or last.inputs != fingerprint
             or not outputs_match(request.out, last.files)):
         return None
     return last

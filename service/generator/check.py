@@ -33,14 +33,15 @@ from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
 __all__ = ["CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict",
-           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED",
-           "check_now", "complete", "failed_verdict", "real_texts", "recorded_verdict",
-           "served_files", "settle", "spec_hash", "verdict_stamp"]
+           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State",
+           "UNCHECKED_STAMP", "check_now", "complete", "failed_verdict", "real_texts",
+           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
 DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~5 s on 2 cores
-UNCHECKED = "unchecked"  # the stamp of a spec not yet checked: never up to date
+# the stamp of a spec not yet checked (State.UNCHECKED is "no generator"): never up to date
+UNCHECKED_STAMP = "unchecked"
 SPEC_CHANGED = "the spec changed while its generator ran"  # nothing recorded: check again
 
 
@@ -133,7 +134,7 @@ def verdict_stamp(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
         return ""
     record = ledger.check_record(identity.hash, spec)
     if record is None:
-        return UNCHECKED
+        return UNCHECKED_STAMP
     # the real hashes too: a later run (`gradshard generator`) may record other real texts
     return xxhash.xxh3_64_hexdigest(json.dumps([dict(record.served),
                                                 dict(record.extra)]).encode())
