@@ -97,7 +97,7 @@ class GeneratorVerdict:
 
     def summary(self) -> str:
         """The build summary's line (every build: what was served, or that it is unchecked)."""
-        name = f"{self.identity.name} ({self.identity.short})"
+        name = self.identity.label
         return {
             State.KNOWN: f"generator: {name}, known" + (
                 "" if self.identity.origin == Origin.BESIDE else f" ({self.identity.origin})"),
@@ -191,8 +191,7 @@ def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
                       State.MATCHES, ())
     report = None
     if verdict.real:
-        report = mismatch_report(f"{identity.name} ({identity.short})",
-                                 _both_texts(verdict, ours, load_ours, ledger))
+        report = _report(verdict, ours, load_ours, ledger)
         ledger.mark_reported(identity.hash, spec)
     return replace(verdict, report=report, seconds=time.perf_counter() - started)
 
@@ -314,14 +313,19 @@ def _reported(verdict: GeneratorVerdict, ours: Mapping[str, str],
     record = ledger.check_record(verdict.identity.hash, verdict.spec)
     if record is not None and record.reported and check.mode != STRICT:
         return verdict
-    report = mismatch_report(f"{verdict.identity.name} ({verdict.identity.short})",
-                             _both_texts(verdict, ours, load_ours, ledger))
+    report = _report(verdict, ours, load_ours, ledger)
     if check.mode == STRICT:
         raise GeneratorMismatch(verdict.differing, report,
                                 "--generator-check check writes the real generator's files "
                                 "instead; gradshard reproduces torchgen 2.13.0")
     # marked reported by the build once it is shown (a failed compile shows it next time)
     return replace(verdict, report=report)
+
+
+def _report(verdict: GeneratorVerdict, ours: Mapping[str, str],
+            load_ours: Callable[[list[str]], dict[str, str]], ledger: VerdictLedger) -> str:
+    """The report of the verdict's differing files, both sides' texts loaded."""
+    return mismatch_report(verdict.identity.label, _both_texts(verdict, ours, load_ours, ledger))
 
 
 def _both_texts(verdict: GeneratorVerdict, ours: Mapping[str, str],

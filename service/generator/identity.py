@@ -71,6 +71,11 @@ class GeneratorIdentity:
         """How gradshard names it: `torchgen 2.13.0`, or `an unknown generator`."""
         return f"torchgen {self.release}" if self.release else "an unknown generator"
 
+    @property
+    def label(self) -> str:
+        """Its name and short hash, as messages name it: `torchgen 2.14.x (2cce99c8a4b9)`."""
+        return f"{self.name} ({self.short})"
+
     def describe(self) -> str:
         """One line: which generator, whether gradshard knows it, where it was found."""
         if self.hash == "":
@@ -83,7 +88,7 @@ class GeneratorIdentity:
                      f"{REPRODUCED_RELEASE})")
         else:
             state = f"not known to gradshard (it reproduces torchgen {REPRODUCED_RELEASE})"
-        return f"generator: {self.name} ({self.short}), {state}; {self._where()}"
+        return f"generator: {self.label}, {state}; {self._where()}"
 
     def _where(self) -> str:
         if self.origin == Origin.BESIDE:

@@ -161,7 +161,7 @@ def _end_group(process: subprocess.Popen) -> None:
 
 
 def _named(identity: GeneratorIdentity) -> str:
-    return f"the spec's generator, {identity.name} ({identity.short}),"
+    return f"the spec's generator, {identity.label},"
 
 
 def _ending(returncode: int) -> str:

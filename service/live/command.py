@@ -77,7 +77,7 @@ def check_generator(location: SpecLocation, names: Sequence[str]) -> None:
         return
     torch = importlib.metadata.version("torch").split("+")[0]
     raise UsageError(f"the spec's {spec.describe()}; the installed torch {torch}'s is "
-                     f"{installed.name} ({installed.short}): the spec's ops cannot be compared "
+                     f"{installed.label}: the spec's ops cannot be compared "
                      f"with the installed ones",
                      "name the ops to try (gradshard try sin mul.Tensor …)")
 

@@ -132,7 +132,7 @@ def generator_refusal(location: SpecLocation, session: OpenCache) -> GeneratorRe
     identity = identify_generator(location)
     if identity.known:
         return GeneratorRefusal()
-    name = f"{identity.name} ({identity.short})"
+    name = identity.label
     record = session.verdicts.check_record(
         identity.hash, spec_hash(read_inputs(location).fingerprint()))
     if record is None:
