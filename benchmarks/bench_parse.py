@@ -31,6 +31,7 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import resplit_entries, split_entries
 from gradshard.pipeline.parse.spec import decode_spec, parse_derivatives_entry
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.service.query.check import analyze, prepare
 
 
@@ -55,7 +56,8 @@ def release_torchgen() -> None:
 def time_gradshard(paths: dict[SpecFile, Path]) -> float:
     started = time.perf_counter()
     spec_sides(Engine(None, code_version()),
-               decode_spec({f: p.read_bytes() for f, p in paths.items()}))
+               decode_spec({f: p.read_bytes() for f, p in paths.items()}),
+               release_named(DEFAULT_RELEASE))
     return time.perf_counter() - started
 
 

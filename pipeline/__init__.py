@@ -1,1 +1,1 @@
-__all__ = ["layout", "match", "parse", "problems", "records", "render", "schema"]
+__all__ = ["layout", "match", "parse", "problems", "records", "releases", "render", "schema"]

@@ -19,7 +19,7 @@ from typing import Iterator
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record, TextRecord
 
-__all__ = ["Annotation", "Argument", "BaseOperatorName", "FunctionSchema", "OperatorName",
+__all__ = ["Annotation", "Argument", "BaseOperatorName", "DIMNAME", "FunctionSchema", "OperatorName",
            "Return", "SchemaKind", "SchemaType", "TENSOR", "TensorOptionsGroup", "TypeForm",
            "check_schema_invariants", "cpp_name"]
 
@@ -29,6 +29,11 @@ BASE_TYPE_NAMES = frozenset({
     "Layout", "Device", "DeviceIndex", "Scalar", "MemoryFormat", "QScheme", "Storage",
     "Stream", "SymInt", "SymBool", "GraphModule",
 })
+
+# The named-tensor base type of torchgen 2.12 (model.py: BaseTy.Dimname), removed in 2.13. The
+# grammar reads it whatever the release (a record's text must parse back); the native parse
+# refuses it where the release has none (pipeline/parse/native.py: _check_release_types).
+DIMNAME = "Dimname"
 
 # Python's in-place operator dunders (model.py: AUGMENTED_ASSIGNMENT_NAMES).
 INPLACE_DUNDERS = frozenset({
@@ -213,7 +218,7 @@ class SchemaType(TextRecord):
             parsed = cls(TypeForm.LIST, elem=cls.parse(m.group(1)), size=size)
         elif (m := re.fullmatch(r"__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)", text)) is not None:
             parsed = cls(TypeForm.CUSTOM_CLASS, name=m.group(1))
-        elif text in BASE_TYPE_NAMES:
+        elif text in BASE_TYPE_NAMES or text == DIMNAME:
             parsed = cls(TypeForm.BASE, name=text)
         else:
             raise RuleViolation("schema.unknown-type", f"unknown type '{text}'",
@@ -237,6 +242,9 @@ class SchemaType(TextRecord):
 
     def is_tensor_like(self) -> bool:
         return self._base_name() == "Tensor"
+
+    def is_dimname_like(self) -> bool:
+        return self._base_name() == DIMNAME
 
     def is_symint_like(self) -> bool:
         return self._base_name() == "SymInt"

@@ -27,6 +27,7 @@ from gradshard.pipeline.problems import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
+from gradshard.service.generator.identity import identify_generator
 
 __all__ = ["DecodedInputs", "GraphResult", "new_engine", "run_graph"]
 
@@ -60,10 +61,12 @@ class DecodedInputs:
 
     @classmethod
     def decode(cls, raw: InputBytes) -> DecodedInputs:
-        """A file that is not text, or a missing template, is a spec problem here."""
+        """A file that is not text, or a missing template, is a spec problem here. The
+        rules are those of the spec's own generator's release (service/generator/known.py)."""
         texts = decode_spec(raw.yaml)
         inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
-                             TemplateSet(template_sources(raw.templates)), raw.location.layout)
+                             TemplateSet(template_sources(raw.templates)), raw.location.layout,
+                             identify_generator(raw.location).rules)
         return cls(texts, inputs)
 
 

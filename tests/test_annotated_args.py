@@ -12,6 +12,7 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_fn_args_file, annotated_function,
                                                       annotated_lines, namespaces_of,
@@ -19,13 +20,15 @@ from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.query.check import gradshard_templates
 
+RELEASE = release_named(DEFAULT_RELEASE)
+
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 TORCH, TENSOR = "torch._C._VariableFunctions", "torch.Tensor"
 
 
 def native(yaml_text: str) -> NativeFunction:
     (entry,) = split_entries(SpecFile.NATIVE_FUNCTIONS, yaml_text)
-    return parse_native_entry(entry, TAGS)
+    return parse_native_entry(entry, TAGS, RELEASE)
 
 
 def rendered(yaml_text: str) -> RenderedAnnotatedArgs:

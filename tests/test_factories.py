@@ -12,12 +12,15 @@ from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.pipeline.problems import RuleViolation, SpecFile
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.factories import (RenderedFactory, is_factory_function,
                                                  render_factory, variable_factories,
                                                  variable_factories_file)
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
+
+RELEASE = release_named(DEFAULT_RELEASE)
 
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})
 OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
@@ -27,7 +30,7 @@ def native(yaml_text: str) -> NativeFunction:
     """One native_functions.yaml entry, with the explicit kernel factories must have."""
     yaml_text += "  dispatch:\n    CompositeExplicitAutograd: kernel\n"
     (entry,) = split_entries(SpecFile.NATIVE_FUNCTIONS, yaml_text)
-    return parse_native_entry(entry, TAGS)
+    return parse_native_entry(entry, TAGS, RELEASE)
 
 
 def factory_text(yaml_text: str) -> str:

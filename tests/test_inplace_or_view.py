@@ -19,6 +19,7 @@ from gradshard.pipeline.parse.differentiability import (Derivative, Differentiab
                                                         EntryInfos, KeyedInfo)
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.inplace_or_view import (InplaceOrViewKernel, RenderedInplaceOrView,
                                                        inplace_or_view_file,
                                                        inplace_or_view_kernels,
@@ -29,6 +30,8 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.view_funcs import view_func
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
+
+RELEASE = release_named(DEFAULT_RELEASE)
 
 ADIV_FILES = ["ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp",
               "ADInplaceOrViewTypeEverything.cpp"]
@@ -277,7 +280,7 @@ def test_the_registration_and_the_ops_header():
 
 def test_shards_by_root_name_into_two_and_everything():
     names = ["lshift", "lshift", "add", "zeros", "view"]
-    shards = inplace_or_view_shards(names)
+    shards = inplace_or_view_shards(names, RELEASE)
     assert list(shards) == ["_0", "_1", "Everything"]
     assert shards["Everything"] == [0, 1, 2, 3, 4]
     for position, name in enumerate(names):
@@ -333,7 +336,7 @@ def test_what_the_view_group_reads_of_a_match_decides_the_same_kernels(
             continue
         side = view_side_match(fn, match)
         assert inplace_or_view_kernels(fn, side) == inplace_or_view_kernels(fn, match)
-        assert view_func(fn, side) == view_func(fn, match)
+        assert view_func(fn, side, RELEASE) == view_func(fn, match, RELEASE)
         if view_info(fn.func.name.name.base) is not None:
             assert side == match
         elif side != match:
@@ -351,6 +354,6 @@ def test_the_whole_spec_is_quick(packaged_codegen_inputs):
     rendered = [render_inplace_or_view(k, inputs.templates) for k in kernels]
     files = {f"ADInplaceOrViewType{shard}.cpp": inplace_or_view_file(
         inputs.spec_templates, [rendered[i] for i in positions], inputs.layout, shard)
-        for shard, positions in inplace_or_view_shards([k.root_name for k in kernels]).items()}
+        for shard, positions in inplace_or_view_shards([k.root_name for k in kernels], RELEASE).items()}
     assert time.perf_counter() - start < 2.0
     assert sorted(files) == sorted(ADIV_FILES)

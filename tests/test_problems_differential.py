@@ -24,6 +24,7 @@ from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.parse.spec import decode_spec
 from gradshard.pipeline.problems import SpecError
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_spec_templates,
@@ -214,7 +215,8 @@ def build_inputs(spec: Path) -> BuildInputs:
     location = locate_spec(str(spec))
     return BuildInputs(decode_spec(location.read_all()),
                        TemplateSet(spec_template_sources(read_spec_templates(location, ALL_TEMPLATES))),
-                       TemplateSet(template_sources(gradshard_template_bytes())), location.layout)
+                       TemplateSet(template_sources(gradshard_template_bytes())), location.layout,
+                       release_named(DEFAULT_RELEASE))
 
 
 def graph_problems(inputs: BuildInputs, store: Store | None) -> tuple[list[tuple], int]:

@@ -12,12 +12,15 @@ import time
 import pytest
 
 from gradshard.pipeline.parse.native import NativeFunction
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.trace_type import (RenderedTrace, TraceKernel, is_trace_item,
                                                   render_trace, trace_kernel, trace_shards,
                                                   trace_type_file)
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
+
+RELEASE = release_named(DEFAULT_RELEASE)
 
 TRACE_FILES = [f"TraceType_{i}.cpp" for i in range(10)] + ["TraceTypeEverything.cpp"]
 TRACING = ("  torch::jit::Node* node = nullptr;\n"
@@ -244,7 +247,7 @@ def test_the_registration_and_the_ops_header():
 
 def test_shards_by_root_name_with_everything_last():
     names = ["add", "add", "mul", "lshift", "zeros"]
-    shards = trace_shards(names)
+    shards = trace_shards(names, RELEASE)
     assert list(shards) == [f"_{i}" for i in range(10)] + ["Everything"]
     assert shards["Everything"] == [0, 1, 2, 3, 4]
     for position, name in enumerate(names):
@@ -292,6 +295,6 @@ def test_the_whole_spec_is_quick(packaged_codegen_inputs):
     files = {f"TraceType{shard}.cpp": trace_type_file(inputs.spec_templates,
                                                       [rendered[i] for i in positions],
                                                       inputs.layout, shard)
-             for shard, positions in trace_shards([k.root_name for k in kernels]).items()}
+             for shard, positions in trace_shards([k.root_name for k in kernels], RELEASE).items()}
     assert time.perf_counter() - start < 2.0
     assert sorted(files) == sorted(TRACE_FILES)

@@ -6,6 +6,9 @@ from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import parse_native_entry
 from gradshard.pipeline.parse.variants import generated_functions, group_by_signature
 from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
+
+RELEASE = release_named(DEFAULT_RELEASE)
 
 TAGS = frozenset({"generated", "out", "inplace", "pt2_compliant_tag", "core",
                   "nondeterministic_seeded", "view_copy"})
@@ -13,7 +16,7 @@ TAGS = frozenset({"generated", "out", "inplace", "pt2_compliant_tag", "core",
 
 def generate(yaml_text: str) -> list[str]:
     entries = split_entries(SpecFile.NATIVE_FUNCTIONS, yaml_text)
-    functions = [parse_native_entry(e, TAGS) for e in entries]
+    functions = [parse_native_entry(e, TAGS, RELEASE) for e in entries]
     groups, problems = group_by_signature(functions)
     generated, more = generated_functions(groups)
     assert not problems + more
@@ -57,7 +60,7 @@ def test_generated_schema_must_satisfy_the_invariants():
     CPU: baz
   autogen: baz.out
 """)
-    groups, _ = group_by_signature([parse_native_entry(e, TAGS) for e in entries])
+    groups, _ = group_by_signature([parse_native_entry(e, TAGS, RELEASE) for e in entries])
     _, problems = generated_functions(groups)
     assert [(p.entry, p.rule) for p in problems] == [("baz", "schema.invariant")]
 
@@ -80,7 +83,7 @@ def test_generated_attributes():
   autogen: foo.out
   tags: core
 """)
-    groups, _ = group_by_signature([parse_native_entry(e, TAGS) for e in entries])
+    groups, _ = group_by_signature([parse_native_entry(e, TAGS, RELEASE) for e in entries])
     out, functional = generated_functions(groups)[0]
     assert out.tags == ("generated", "out", "pt2_compliant_tag")
     assert out.variants == ("function",) and out.device_check == "NoCheck" and not out.device_guard

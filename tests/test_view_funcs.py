@@ -13,11 +13,14 @@ import pytest
 
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
                                                   view_func, view_func_name, view_funcs_files)
 from gradshard.pipeline.schema import FunctionSchema
 from gradshard.service.query.check import gradshard_templates
+
+RELEASE = release_named(DEFAULT_RELEASE)
 
 VIEW_FUNCS_FILES = ["ViewFuncs.h", "ViewFuncs.cpp"]
 METHODS = """  virtual std::vector<c10::SymInt> get_symints() const override;
@@ -43,7 +46,7 @@ def function(schema: str, **fields) -> NativeFunction:
 
 
 def struct(schema: str, **fields) -> ViewFunc:
-    (found,) = view_func(function(schema, **fields), None)
+    (found,) = view_func(function(schema, **fields), None, RELEASE)
     return found
 
 
@@ -166,7 +169,8 @@ def test_a_list_view_holds_the_index_of_the_output_it_replays():
 
 def test_which_functions_get_a_struct():
     def has_struct(schema: str, **fields) -> bool:
-        return bool(view_func(NativeFunction(FunctionSchema.parse(schema), **fields), None))
+        return bool(view_func(NativeFunction(FunctionSchema.parse(schema), **fields), None,
+                              RELEASE))
     assert has_struct("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
                       is_abstract=True)  # RETURNS_VIEWS_OF_INPUT
     assert not has_struct("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
@@ -229,7 +233,7 @@ def test_both_files_come_from_one_environment_keeping_duplicate_headers():
 def test_the_whole_spec_is_quick(packaged_codegen_inputs):
     inputs = packaged_codegen_inputs
     start = time.perf_counter()
-    structs = [s for fn, match in inputs.items for s in view_func(fn, match)]
+    structs = [s for fn, match in inputs.items for s in view_func(fn, match, RELEASE)]
     files = view_funcs_files(inputs.spec_templates,
                              [render_view_func(s, inputs.templates) for s in structs],
                              inputs.layout)

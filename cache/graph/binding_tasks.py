@@ -73,7 +73,8 @@ BINDING_PLAN = Task("bindings.plan", "bindings", binding_plan, BindingPlan,
                     ("keys", "deprecated"))
 CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", fits_a_function, Passed,
                         ("deprecated", "functions"))
-BIND = Task("bindings.bind", "bindings", bind, Binding, ("target", "functions", "deprecated"))
+BIND = Task("bindings.bind", "bindings", bind, Binding,
+            ("target", "functions", "deprecated", "release"))
 RENDER_BINDING = Task("bindings.render", "bindings", render_binding, RenderedBinding,
                       ("binding", "templates"))
 RETURN_TYPES = Task("bindings.return_types", "bindings", structseq_types, StructseqTypes,

@@ -24,7 +24,7 @@ __all__ = ["PYTHON_BINDINGS"]
 
 def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: Value,
                     tag_names: Value, templates: Value, spec_templates: Value,
-                    layout: Value) -> Outputs:
+                    layout: Value, release: Value) -> Outputs:
     try:
         entries = entry_values(engine, SpecFile.DEPRECATED, deprecated)
     except SpecError as error:
@@ -46,7 +46,7 @@ def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: 
         for k, calls in enumerate(plan.deprecated)])
     made = engine.map(t.BIND, [
         ((engine.literal(p.target), engine.collection(pick(items, p.functions), NativeFunction),
-          engine.collection(pick(signatures, p.deprecated), DeprecatedSignature)),
+          engine.collection(pick(signatures, p.deprecated), DeprecatedSignature), release),
          p.target.python_name) for p in plan.bindings])
     types = _return_types(engine, plan, items)
     log.close(BIND, one_per_fault)
@@ -110,4 +110,4 @@ def _return_type_files(engine: Engine, types: Value, tag_names: Value, templates
 
 PYTHON_BINDINGS = Group("group.python_bindings", "bindings", python_bindings, Outputs,
                         ("functions", "names", "deprecated.yaml", "tags", "templates",
-                         "spec templates", "layout"))
+                         "spec templates", "layout", "release"))

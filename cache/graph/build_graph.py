@@ -59,6 +59,7 @@ from gradshard.pipeline.parse.spec import SpecTexts, entry_lines, split_spec
 from gradshard.pipeline.parse.tags import Tag, TagNames, duplicate_tag
 from gradshard.pipeline.problems import Failure, InternalError, Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.render.variable_type_files import DispatchKeys
@@ -76,7 +77,7 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
     values = [engine.text(texts.native_functions), engine.text(texts.tags),
               engine.text(texts.derivatives), engine.text(texts.deprecated),
               engine.literal(inputs.spec_templates), engine.literal(inputs.templates),
-              engine.text(inputs.layout)]
+              engine.text(inputs.layout), engine.literal(inputs.release)]
     index = engine.group(BUILD, values, "build")
     record = engine.records([index])[0]
     if record.failures:
@@ -90,15 +91,16 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
 
 def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                 deprecated: Value, spec_templates: Value, templates: Value,
-                layout: Value) -> BuildIndex:
+                layout: Value, release: Value) -> BuildIndex:
     texts = (natives, tags, derivatives, deprecated)
-    native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags], "native side")
+    native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags, release],
+                                    "native side")
     if _failed_at(native, SPLIT):
         return _rejected(engine, texts, [native], native)
     # the bindings and the native codegen read nothing of the autograd side: they may run
     # meanwhile, in a child
     native_files = engine.begin(NATIVE_OUTPUTS, [
-        *_binding_inputs(engine, native, deprecated, templates, spec_templates, layout),
+        *_binding_inputs(engine, native, deprecated, templates, spec_templates, layout, release),
         engine.ref_collection(native.summaries, FunctionSummary)], "native outputs")
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
                                         _autograd_inputs(engine, native, derivatives),
@@ -106,16 +108,17 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
     autograd_out = kernels_out = views_out = None
     if not _failed_at(autograd, SPLIT):
         kernel_inputs = _kernel_inputs(engine, native, autograd, templates, spec_templates,
-                                       layout)
+                                       layout, release)
         # the view group reads neither the autograd files nor VariableType: begun first, it
         # runs in a child once one of the two processors frees up
         view_files = engine.begin(VIEW_CODEGEN, view_codegen_inputs(
             engine, [*kernel_inputs[:2],
                      engine.ref_collection(autograd.view_matches, FunctionMatch),
                      kernel_inputs[3]],
-            templates, engine.records([spec_templates])[0], layout), "view codegen")
+            templates, engine.records([spec_templates])[0], layout, release), "view codegen")
         autograd_out = _indexed(engine, AUTOGRAD_FILES, [
-            *_infos(engine, autograd), templates, spec_templates, layout], "autograd files")[1]
+            *_infos(engine, autograd), templates, spec_templates, layout, release],
+            "autograd files")[1]
         kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
         views_out = engine.records([view_files.join()])[0]
     outputs = engine.records([native_files.join()])[0]
@@ -155,7 +158,8 @@ def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
 
 
 def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
-                   templates: Value, spec_templates: Value, layout: Value) -> list[Value]:
+                   templates: Value, spec_templates: Value, layout: Value, release: Value
+                   ) -> list[Value]:
     """Its spec templates only: another template's edit does not enter the group."""
     sources = engine.records([spec_templates])[0]
     return [engine.ref_collection(native.functions, NativeFunction),
@@ -164,35 +168,36 @@ def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
             engine.ref(autograd.matched, Positions),
             engine.ref(autograd.dispatch_keys, DispatchKeys), templates,
             engine.text(sources.text("VariableType.cpp")),
-            engine.text(sources.text("VariableType.h")), layout]
+            engine.text(sources.text("VariableType.h")), layout, release]
 
 
 def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templates: Value,
-                    spec_templates: Value, layout: Value) -> list[Value]:
+                    spec_templates: Value, layout: Value, release: Value) -> list[Value]:
     return [engine.ref_collection(native.functions, NativeFunction),
             engine.ref(native.names, FunctionNames), deprecated,
-            engine.ref(native.tag_names, TagNames), templates, spec_templates, layout]
+            engine.ref(native.tag_names, TagNames), templates, spec_templates, layout, release]
 
 
 def native_outputs(engine: Engine, functions: Value, names: Value, deprecated: Value,
                    tag_names: Value, templates: Value, spec_templates: Value, layout: Value,
-                   summaries: Value) -> NativeOutputs:
+                   release: Value, summaries: Value) -> NativeOutputs:
     """The Python bindings, then TraceType, variable_factories.h and annotated_fn_args.py: one
     group, so that one child process runs both beside the autograd side."""
     bindings = engine.group(PYTHON_BINDINGS, [functions, names, deprecated, tag_names,
-                                              templates, spec_templates, layout],
+                                              templates, spec_templates, layout, release],
                             "python bindings")
     codegen = engine.group(NATIVE_CODEGEN, native_codegen_inputs(
-        engine, functions, summaries, templates, engine.records([spec_templates])[0], layout),
-        "native codegen")
+        engine, functions, summaries, templates, engine.records([spec_templates])[0], layout,
+        release), "native codegen")
     return NativeOutputs(bindings.hash, codegen.hash)
 
 
-def spec_sides(engine: Engine, texts: SpecTexts) -> tuple[NativeSide, AutogradSide]:
+def spec_sides(engine: Engine, texts: SpecTexts, release: Release
+               ) -> tuple[NativeSide, AutogradSide]:
     """The native and autograd sides of a spec alone (parse and match: no bindings, no
     templates), as the build runs them; SpecError with their problems, as the build gives
     them. What the parse benchmark times and the parse tests read."""
-    native = _native_side_of(engine, texts)
+    native = _native_side_of(engine, texts, release)
     if _failed_at(native, SPLIT):
         raise SpecError(first_problems(engine, texts, [native], native))
     autograd = _indexed(engine, AUTOGRAD_SIDE, _autograd_inputs(
@@ -205,16 +210,17 @@ def spec_sides(engine: Engine, texts: SpecTexts) -> tuple[NativeSide, AutogradSi
 def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
     """The Python binding files alone (the native side, then the bindings), as the build
     runs them: what the bindings benchmark times."""
-    native = _native_side_of(engine, inputs.texts)
+    native = _native_side_of(engine, inputs.texts, inputs.release)
     return _indexed(engine, PYTHON_BINDINGS, _binding_inputs(
         engine, native, engine.text(inputs.texts.deprecated), engine.literal(inputs.templates),
-        engine.literal(inputs.spec_templates), engine.text(inputs.layout)),
-        "python bindings")[1]
+        engine.literal(inputs.spec_templates), engine.text(inputs.layout),
+        engine.literal(inputs.release)), "python bindings")[1]
 
 
-def _native_side_of(engine: Engine, texts: SpecTexts) -> NativeSide:
+def _native_side_of(engine: Engine, texts: SpecTexts, release: Release) -> NativeSide:
     return _indexed(engine, NATIVE_SIDE, [engine.text(texts.native_functions),
-                                          engine.text(texts.tags)], "native side")[1]
+                                          engine.text(texts.tags), engine.literal(release)],
+                    "native side")[1]
 
 
 def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
@@ -252,7 +258,7 @@ def first_problems(engine: Engine, spec: SpecTexts, indexes: Sequence[Record],
 # Native side
 
 
-def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
+def native_side(engine: Engine, natives: Value, tags: Value, release: Value) -> NativeSide:
     try:
         tag_entries = entry_values(engine, SpecFile.TAGS, tags)
         entries = entry_values(engine, SpecFile.NATIVE_FUNCTIONS, natives)
@@ -260,7 +266,8 @@ def native_side(engine: Engine, natives: Value, tags: Value) -> NativeSide:
         return NativeSide("", "", "", "", "", "", split_failed(engine, error.problems))
     log = FailureLog(engine)
     tags, tag_names = _tags(engine, tag_entries, log)
-    parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names), e.label) for e in entries])
+    parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names, release), e.label)
+                                                 for e in entries])
     log.place(PARSE, parsed_natives, entries)
     good = parsed(parsed_natives, entries)
     failed = Labels(tuple(e.label for v, e in zip(parsed_natives, entries) if v.failed))
@@ -504,7 +511,7 @@ def _match_problems(engine: Engine, steps: list[MatchStep], synthesized: dict[in
 
 
 def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Value,
-                   spec_templates: Value, layout: Value) -> Outputs:
+                   spec_templates: Value, layout: Value, release: Value) -> Outputs:
     """Functions.* hold the nodes of every info; python_functions* bind those of the infos
     as loaded, which come first (generate_code.py runs gen_autograd_python, and so
     gen_autograd_functions_python, before gen_autograd's matching adds the foreach infos)."""
@@ -514,7 +521,7 @@ def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Val
     names = engine.records(engine.map(t.NODE_NAMES, [((e,), f"infos {k}")
                                                      for k, e in enumerate(entries)]))
     with_nodes = [(k, e, n) for k, (e, n) in enumerate(zip(entries, names)) if n.ops]
-    node_lists = engine.map(t.NODES, [((e, ), n.ops[0]) for _, e, n in with_nodes])
+    node_lists = engine.map(t.NODES, [((e, release), n.ops[0]) for _, e, n in with_nodes])
     log.close(BIND)
     built = [(k, n, nodes) for (k, _, n), nodes in zip(with_nodes, node_lists) if not nodes.failed]
     nodes = [node for items in engine.items_of([n for _, _, n in built]) for node in items]
@@ -556,15 +563,15 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
 
 
 NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
-                    ("native_functions.yaml", "tags.yaml"))
+                    ("native_functions.yaml", "tags.yaml", "release"))
 AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
                       ("derivatives.yaml", "functions", "names", "summaries", "failed natives"))
 NATIVE_OUTPUTS = Group("group.native_outputs", "render", native_outputs, NativeOutputs,
                        ("functions", "names", "deprecated.yaml", "tag names", "templates",
-                        "spec templates", "layout", "summaries"))
+                        "spec templates", "layout", "release", "summaries"))
 AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
                        ("loaded infos", "foreach infos", "templates", "spec templates",
-                        "layout"))
+                        "layout", "release"))
 BUILD = Group("group.build", "parse", whole_build, BuildIndex,
               ("native_functions.yaml", "tags.yaml", "derivatives.yaml", "deprecated.yaml",
-               "spec templates", "templates", "layout"))
+               "spec templates", "templates", "layout", "release"))

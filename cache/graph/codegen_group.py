@@ -27,6 +27,7 @@ from gradshard.cache.graph.variable_type_group import kernel_functions
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_fn_args_file, annotated_function,
                                                       render_annotated_args)
@@ -97,9 +98,10 @@ def inplace_or_view_text(kernels: tuple[RenderedInplaceOrView, ...], template: T
                                      kernels, layout.text, shard.text))
 
 
-def view_funcs(function: NativeFunction, match: FunctionMatch, templates: TemplateSet
-               ) -> tuple[RenderedViewFunc, ...]:
-    return tuple(render_view_func(v, templates) for v in view_func(function, _match(match)))
+def view_funcs(function: NativeFunction, match: FunctionMatch, templates: TemplateSet,
+               release: Release) -> tuple[RenderedViewFunc, ...]:
+    return tuple(render_view_func(v, templates)
+                 for v in view_func(function, _match(match), release))
 
 
 def view_funcs_file(structs: tuple[RenderedViewFunc, ...], header: Text, source: Text,
@@ -137,7 +139,7 @@ INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_vie
 INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
                             ("kernels", "template", "layout", "shard"))
 VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,
-                 ("function", "match", "templates"), fan_out=True, blames=NATIVE)
+                 ("function", "match", "templates", "release"), fan_out=True, blames=NATIVE)
 VIEW_FUNCS_FILE = Task("assemble.view_funcs", "assemble", view_funcs_file, Text,
                        ("structs", "ViewFuncs.h template", "ViewFuncs.cpp template", "layout",
                         "file"))
@@ -156,7 +158,7 @@ TRACE_TYPE = register(KernelFamily("TraceType", TRACE_TEMPLATE, TRACE_KERNEL, TR
 
 def native_codegen(engine: Engine, functions: Value, summaries: Value, templates: Value,
                    trace_template: Value, factories_template: Value,
-                   annotated_template: Value, layout: Value) -> Outputs:
+                   annotated_template: Value, layout: Value, release: Value) -> Outputs:
     """TraceType (every function in YAML order, generated ones last: gen_trace_type reads
     the parse's list unfiltered), variable_factories.h and annotated_fn_args.py (the same
     list: gen_variable_factories and gen_annotated parse it again)."""
@@ -165,7 +167,8 @@ def native_codegen(engine: Engine, functions: Value, summaries: Value, templates
     names = [s.name for s in summary_records]
     members = [FamilyMember(f, None, s.name, s.root) for f, s in zip(items, summary_records)]
     log = FailureLog(engine)
-    trace = family_files(engine, log, TRACE_TYPE, members, templates, layout, trace_template)
+    trace = family_files(engine, log, TRACE_TYPE, members, templates, layout, trace_template,
+                         engine.records([release])[0])
     made = engine.map(FACTORY, [((f, templates), n) for f, n in zip(items, names)])
     entries = engine.map(ANNOTATED_ARGS, [((f, templates), n) for f, n in zip(items, names)])
     log.close(RENDER)
@@ -182,17 +185,17 @@ def native_codegen(engine: Engine, functions: Value, summaries: Value, templates
 
 
 def native_codegen_inputs(engine: Engine, functions: Value, summaries: Value, templates: Value,
-                          sources: TemplateSet, layout: Value) -> list[Value]:
+                          sources: TemplateSet, layout: Value, release: Value) -> list[Value]:
     """Its spec templates only: another template's edit does not enter the group."""
     return [functions, summaries, templates,
             *(engine.text(sources.text(n)) for n in (TRACE_TEMPLATE, FACTORIES_TEMPLATE,
-                                                     ANNOTATED_TEMPLATE)), layout]
+                                                     ANNOTATED_TEMPLATE)), layout, release]
 
 
 NATIVE_CODEGEN = Group("group.native_codegen", "render", native_codegen, Outputs,
                        ("functions", "summaries", "templates", "TraceType.cpp template",
                         "variable_factories.h template", "annotated_fn_args.py.in template",
-                        "layout"))
+                        "layout", "release"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +204,8 @@ NATIVE_CODEGEN = Group("group.native_codegen", "render", native_codegen, Outputs
 
 def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matches: Value,
                  matched: Value, templates: Value, inplace_or_view_template: Value,
-                 header_template: Value, source_template: Value, layout: Value) -> Outputs:
+                 header_template: Value, source_template: Value, layout: Value,
+                 release: Value) -> Outputs:
     """ADInplaceOrViewType and ViewFuncs: the functions with derived kernels, in C++-name
     order (gen_inplace_or_view_type and gen_view_funcs iterate gen_autograd's sorted list);
     only those whose base name is a view's can have a ViewFunc. `view_matches`: each match
@@ -210,9 +214,10 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matche
     members = [FamilyMember(k.function, k.match, k.name, k.root) for k in kept]
     log = FailureLog(engine)
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
-                           inplace_or_view_template)
+                           inplace_or_view_template, engine.records([release])[0])
     views = [k for k in kept if view_info(k.root) is not None]
-    structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates), k.name) for k in views])
+    structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates, release), k.name)
+                                      for k in views])
     log.close(RENDER)
     if log.phases or kernels is None:
         return Outputs((), (), failures=log.index())
@@ -226,15 +231,15 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matche
 
 
 def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: Value,
-                        sources: TemplateSet, layout: Value) -> list[Value]:
+                        sources: TemplateSet, layout: Value, release: Value) -> list[Value]:
     """`kernel_inputs`: the functions, summaries, what the group reads of the matches
     (match.view_side) and the matched positions, as the VariableType group reads them."""
     return [*kernel_inputs, templates,
             *(engine.text(sources.text(n)) for n in (INPLACE_OR_VIEW_TEMPLATE,
-                                                     *VIEW_FUNCS_FILES)), layout]
+                                                     *VIEW_FUNCS_FILES)), layout, release]
 
 
 VIEW_CODEGEN = Group("group.view_codegen", "render", view_codegen, Outputs,
                      ("functions", "summaries", "view-side matches", "matched", "templates",
                       "ADInplaceOrViewType.cpp template", "ViewFuncs.h template",
-                      "ViewFuncs.cpp template", "layout"))
+                      "ViewFuncs.cpp template", "layout", "release"))

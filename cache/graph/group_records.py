@@ -27,6 +27,7 @@ from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import SpecTexts, entry_label
 from gradshard.pipeline.problems import Failure, Problem, SpecFile
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.templating import TemplateSet
 
 __all__ = ["AutogradSide", "BIND", "BLOCKED", "BuildIndex", "BuildInputs", "EntryValue",
@@ -49,6 +50,7 @@ class BuildInputs:
     spec_templates: TemplateSet
     templates: TemplateSet
     layout: str
+    release: Release  # the rules of the spec's torchgen release (pipeline/releases.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outp
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import Failure
+from gradshard.pipeline.releases import Release
 
 __all__ = ["FAMILIES", "FamilyMember", "KernelFamily", "family_files", "family_of_file",
            "kernel_owners", "kernel_unit_fields", "register", "units_in_order"]
@@ -42,7 +43,7 @@ class KernelFamily:
     template: str
     kernel: Task
     file: Task
-    shards: Callable[[Sequence[str]], dict[str, list[int]]]
+    shards: Callable[[Sequence[str], Release], dict[str, list[int]]]
     reads_match: bool
     dispatch_key: str
 
@@ -74,10 +75,10 @@ def family_of_file(file: str) -> KernelFamily | None:
 
 def family_files(engine: Engine, log: FailureLog, family: KernelFamily,
                  members: Sequence[FamilyMember], templates: Value, layout: Value,
-                 spec_template: Value) -> Outputs | None:
-    """Every file of the family: a group per shard, then Everything from their kernels
-    (None when a file group has problems: they go to `log`)."""
-    shards = family.shards([m.shard_key for m in members])
+                 spec_template: Value, release: Release) -> Outputs | None:
+    """Every file of the family: a group per shard (as many as the release has), then
+    Everything from their kernels (None when a file group has problems: they go to `log`)."""
+    shards = family.shards([m.shard_key for m in members], release)
     shard_ids = [s for s in shards if s != "Everything"]
     indexes = engine.records(engine.groups([(KERNEL_FILE, _file_inputs(
         engine, family, [members[p] for p in shards[s]], templates, spec_template, layout, s),

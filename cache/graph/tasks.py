@@ -36,6 +36,7 @@ from gradshard.pipeline.parse.variants import (SignatureGroups, generate_for_mem
 from gradshard.pipeline.parse.views import ViewOrder, view_order
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.nodes import BackwardNode, NodeNames, entry_nodes, node_names
 from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
                                                   python_functions_header, python_functions_shard,
@@ -76,8 +77,8 @@ def declared_tags(tags: tuple[Tag, ...], failed: Labels) -> TagNames:
     return tag_names(tags, failed.labels)
 
 
-def parse_native(entry: Text, tags: TagNames) -> NativeFunction:
-    return parse_native_entry(Entry(NATIVE, 1, entry.text), frozenset(tags.names))
+def parse_native(entry: Text, tags: TagNames, release: Release) -> NativeFunction:
+    return parse_native_entry(Entry(NATIVE, 1, entry.text), frozenset(tags.names), release)
 
 
 def check_natives(functions: tuple[NativeFunction, ...]) -> Passed:
@@ -117,7 +118,8 @@ def used_dispatch_keys(summaries: tuple[InfoSummary, ...]) -> DispatchKeys:
 
 PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
 TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
-PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction, ("entry", "tags"),
+PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction,
+                    ("entry", "tags", "release"),
                     blames=NATIVE, forks=True)
 CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("functions",))
 SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
@@ -202,7 +204,8 @@ def single_template(name: str, template: Text) -> TemplateSet:
 
 
 NODE_NAMES = Task("render.node_names", "render", node_names, NodeNames, ("infos",))
-NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos",), fan_out=True)
+NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos", "release"),
+             fan_out=True)
 RENDER_NODE = Task("render.node", "render", render_pieces, Text, ("node", "templates"),
                    fan_out=True, forks=True)
 FUNCTIONS_FILE = Task("assemble.functions", "assemble", assemble_functions, Text,

@@ -29,6 +29,7 @@ from gradshard.pipeline.match.match_infos import FunctionMatch, cpp_name_order
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import Failure
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type import VariableKernel, variable_kernels
 from gradshard.pipeline.render.variable_type_files import (DispatchKeys, RenderedKernel,
@@ -40,8 +41,9 @@ from gradshard.pipeline.render.variable_type_files import (DispatchKeys, Rendere
 __all__ = ["VARIABLE_TYPE", "kernel_functions"]
 
 
-def kernels_of(function: NativeFunction, match: FunctionMatch) -> tuple[VariableKernel, ...]:
-    return variable_kernels(function, match if match.infos is not None else None)
+def kernels_of(function: NativeFunction, match: FunctionMatch, release: Release
+               ) -> tuple[VariableKernel, ...]:
+    return variable_kernels(function, match if match.infos is not None else None, release)
 
 
 def render(kernel: VariableKernel, templates: TemplateSet) -> RenderedKernel:
@@ -62,7 +64,7 @@ def assemble_header(template: Text, layout: Text) -> Text:
 
 
 KERNELS = Task("variable_type.kernels", "render", kernels_of, VariableKernel,
-               ("function", "match"), fan_out=True, blames=NATIVE)
+               ("function", "match", "release"), fan_out=True, blames=NATIVE)
 RENDER_KERNEL = Task("render.kernel", "render", render, RenderedKernel,
                      ("kernel", "templates"), forks=True)
 TEMPLATE = Task("assemble.variable_type_template", "assemble", assemble_template, Text,
@@ -75,17 +77,18 @@ HEADER = Task("assemble.variable_type_h", "assemble", assemble_header, Text,
 
 def variable_type(engine: Engine, functions: Value, summaries: Value, matches: Value,
                   matched: Value, keys: Value, templates: Value, source: Value, header: Value,
-                  layout: Value) -> Outputs:
+                  layout: Value, release: Value) -> Outputs:
     """Each VariableType_N.cpp in a group of its own (`group.variable_type_file`): an edit
     reaching one file's functions maps only theirs, not the ~1600 functions' tasks; a cold
     build runs half of the files' groups in a forked child (`Engine.groups`). Then
     VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
     functions_of = kernel_functions(engine, functions, summaries, matches, matched)
     stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
-    shards = kernel_shards([f.cpp_name for f in functions_of])
-    shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9: a group each
+    shards = kernel_shards([f.cpp_name for f in functions_of], engine.records([release])[0])
+    shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9 (2.12: _4): a group each
     indexes = engine.records(engine.groups([(VARIABLE_TYPE_FILE, _file_inputs(
-        engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout, s),
+        engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout,
+        release, s),
         f"VariableType{s}.cpp") for s in shard_ids]))
     log = FailureLog(engine)
     for index in indexes:
@@ -137,21 +140,22 @@ def kernel_functions(engine: Engine, functions: Value, summaries: Value, matches
 
 
 def _file_inputs(engine: Engine, members: list[KernelFunction], templates: Value,
-                 stage_one: Value, keys: Value, layout: Value, shard: str) -> list[Value]:
+                 stage_one: Value, keys: Value, layout: Value, release: Value, shard: str
+                 ) -> list[Value]:
     return [engine.collection([m.function for m in members], NativeFunction),
             engine.collection([m.match for m in members], FunctionMatch),
             engine.literal(Labels(tuple(m.name for m in members))), templates, stage_one,
-            keys, layout, engine.text(shard)]
+            keys, layout, release, engine.text(shard)]
 
 
 def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Value,
                     templates: Value, stage_one: Value, keys: Value, layout: Value,
-                    shard: Value) -> Outputs:
+                    release: Value, shard: Value) -> Outputs:
     """One VariableType_N.cpp: its functions' kernels, each rendered, joined."""
     log = FailureLog(engine)
     idents = engine.records([names])[0].labels
     file = f"VariableType{engine.records([shard])[0].text}.cpp"
-    kernel_lists = engine.map(KERNELS, [((f, m), ident) for f, m, ident in zip(
+    kernel_lists = engine.map(KERNELS, [((f, m, release), ident) for f, m, ident in zip(
         engine.items(functions), engine.items(matches), idents)])
     owners = kernel_owners(engine, idents, kernel_lists)
     rendered = engine.map(RENDER_KERNEL, [((kernel, templates), f"{ident} {n}")
@@ -167,8 +171,8 @@ def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Val
 
 VARIABLE_TYPE_FILE = Group("group.variable_type_file", "render", kernels_of_file, Outputs,
                            ("functions", "matches", "names", "templates", "first stage",
-                            "dispatch keys", "layout", "shard"))
+                            "dispatch keys", "layout", "release", "shard"))
 VARIABLE_TYPE = Group("group.variable_type", "render", variable_type, Outputs,
                       ("functions", "summaries", "matches", "matched", "dispatch keys",
                        "templates", "VariableType.cpp template", "VariableType.h template",
-                       "layout"))
+                       "layout", "release"))

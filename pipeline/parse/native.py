@@ -14,7 +14,9 @@ from gradshard.pipeline.cpp import CppFlags
 from gradshard.pipeline.parse.source import LoadedEntry, quote_value
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.schema import Argument, FunctionSchema, OperatorName, SchemaKind, cpp_name
+from gradshard.pipeline.releases import Release
+from gradshard.pipeline.schema import (DIMNAME, Argument, FunctionSchema, OperatorName, SchemaKind,
+                                       cpp_name)
 
 __all__ = ["COMPOSITE_EXPLICIT", "COMPOSITE_IMPLICIT", "Kernel", "NativeFunction",
            "parse_native_function"]
@@ -133,7 +135,8 @@ class NativeFunction(Record):
 # Parsing one entry
 
 
-def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str]) -> NativeFunction:
+def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str], release: Release
+                          ) -> NativeFunction:
     """The record for one native_functions.yaml entry, or a RuleViolation at its key's line."""
     entry = loaded.value
     unknown = [k for k in entry if k not in NATIVE_KEYS]
@@ -145,6 +148,7 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str]) -> Na
                             line_in_entry=loaded.offset_of(key))
     fields = _FieldReader(loaded)
     namespace, func = fields.read("func", _parse_func, required=True)
+    _check_release_types(func, release, loaded)
     fn = NativeFunction(
         func=func,
         namespace=namespace,
@@ -170,6 +174,16 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str]) -> Na
     fn = fields.read("dispatch", _DispatchTable(fn).resolve)
     _check_function(fn, loaded)
     return fn
+
+
+def _check_release_types(func: FunctionSchema, release: Release, loaded: LoadedEntry) -> None:
+    """model.py: Type._parse: a release without named tensors (2.13 on) has no Dimname."""
+    types = [a.type for a in func.arguments.all] + [r.type for r in func.returns]
+    if not release.dimname and any(t.is_dimname_like() for t in types):
+        raise RuleViolation("schema.unknown-type", f"unknown type '{DIMNAME}'",
+                            f"torchgen {release.name} has no named tensors: Dimname was "
+                            f"removed in 2.13 (2.12's specs use it)",
+                            line_in_entry=loaded.offset_of("func"))
 
 
 class _FieldReader:

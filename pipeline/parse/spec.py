@@ -18,6 +18,7 @@ from gradshard.pipeline.parse.source import Entry, decode_spec_text, load_entry,
 from gradshard.pipeline.parse.tags import Tag, parse_tag
 from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 
 __all__ = ["SpecTexts", "decode_spec", "entry_label", "entry_lines", "generated_origins",
            "parse_deprecated_entry", "parse_derivatives_entry", "parse_native_entry",
@@ -45,8 +46,9 @@ def parse_tag_entry(entry: Entry) -> Tag:
     return parse_tag(load_entry(entry))
 
 
-def parse_native_entry(entry: Entry, valid_tags: frozenset[str]) -> NativeFunction:
-    return parse_native_function(load_entry(entry), valid_tags)
+def parse_native_entry(entry: Entry, valid_tags: frozenset[str], release: Release
+                       ) -> NativeFunction:
+    return parse_native_function(load_entry(entry), valid_tags, release)
 
 
 def parse_deprecated_entry(entry: Entry) -> DeprecatedSignature:

@@ -23,6 +23,7 @@ from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, K
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS_WITH_METADATA_CHANGE, view_info
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module,
@@ -263,9 +264,10 @@ def render_inplace_or_view(kernel: InplaceOrViewKernel, templates: TemplateSet
                                  str(macros.definition(kernel)), str(macros.registration(kernel)))
 
 
-def inplace_or_view_shards(root_names: Sequence[str]) -> dict[str, list[int]]:
-    """The items (positions) of each ADInplaceOrViewType file, sharded by root name. Items
-    without a kernel add nothing to a file, so the kernels' root names shard them alike."""
+def inplace_or_view_shards(root_names: Sequence[str], release: Release) -> dict[str, list[int]]:
+    """The items (positions) of each ADInplaceOrViewType file, sharded by root name (two
+    files in every release). Items without a kernel add nothing to a file, so the kernels'
+    root names shard them alike."""
     return sharded_positions(root_names, NUM_INPLACE_OR_VIEW_SHARDS)
 
 

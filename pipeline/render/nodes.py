@@ -15,6 +15,7 @@ from gradshard.pipeline.parse.differentiability import (DifferentiabilityInfo, E
                                                         SavedAttribute, uses_ident)
 from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 # ops whose backward cannot be traced
 from gradshard.pipeline.render.kernel_lists import VIEW_FUNCTIONS
 
@@ -144,6 +145,8 @@ class BackwardNode(Record):
     named_gradients: tuple[tuple[str, int], ...]
     derivatives: tuple[DerivativeBlock, ...]
     foreach: bool
+    # how a saved output names its node when unpacked: shared_from_this() (Release: 2.12)
+    shared_from_this: bool = False
 
     def input_index(self, name: str) -> int:
         return next(i for i, slot in enumerate(self.inputs) if slot.name == name)
@@ -153,7 +156,7 @@ class BackwardNode(Record):
         return any(d.checks_any_grad_defined for d in self.derivatives)
 
 
-def backward_node(info: DifferentiabilityInfo) -> BackwardNode:
+def backward_node(info: DifferentiabilityInfo, release: Release) -> BackwardNode:
     """The node for an info with derivatives (gen_autograd_functions.py: process_function)."""
     inputs = tuple(InputSlot(a.name, a.type in TENSOR_LIST_LIKE) for a in info.args_with_derivatives)
     input_names = {slot.name for slot in inputs}
@@ -170,7 +173,8 @@ def backward_node(info: DifferentiabilityInfo) -> BackwardNode:
         inputs=inputs, saved=saved,
         retain_variables=any(uses_ident(d.formula, "retain_variables") for d in info.derivatives),
         single_grad=single_grad, named_gradients=named, derivatives=blocks,
-        foreach=info.name.startswith("_foreach_"))
+        foreach=info.name.startswith("_foreach_"),
+        shared_from_this=release.saved_outputs_shared_from_this)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,13 +186,13 @@ class NodeNames(Record):
     names: tuple[str, ...]
 
 
-def entry_nodes(entry: EntryInfos) -> tuple[BackwardNode, ...]:
+def entry_nodes(entry: EntryInfos, release: Release) -> tuple[BackwardNode, ...]:
     """The nodes of an entry's infos with derivatives (get_infos_with_derivatives_list, in
     dispatch-key order); a node that cannot be built is a problem of the entry, one per info."""
     nodes, problems = [], []
     for info in with_derivatives(entry):
         try:
-            nodes.append(backward_node(info))
+            nodes.append(backward_node(info, release))
         except RuleViolation as violation:
             problems.append(violation.to_problem(SpecFile.DERIVATIVES, entry.entry_label))
     if problems:

@@ -16,6 +16,7 @@ from typing import Sequence
 from gradshard.pipeline.cpp import return_names, return_value_form, returns_type, tie_return_values
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.code_template import BlockLines, block_lines
 from gradshard.pipeline.render.kernel_lists import (DONT_RECORD_TRACE, MANUAL_TRACER, RENAME_TRACE,
                                                     RENAME_TRACE_ADD_ARGS)
@@ -29,7 +30,6 @@ from gradshard.pipeline.schema import FunctionSchema, SchemaKind, cpp_name
 __all__ = ["RenderedTrace", "TraceKernel", "is_trace_item", "render_trace", "trace_kernel",
            "trace_shards", "trace_type_file"]
 
-NUM_TRACE_TYPE_SHARDS = 10  # gen_trace_type.py: write_sharded(num_shards=10)
 UNTRACEABLE_ARGUMENT_TYPES = ("Storage", "Type")  # gen_trace_type.py: should_trace
 
 
@@ -185,6 +185,7 @@ def trace_type_file(spec_templates: TemplateSet, rendered: Sequence[RenderedTrac
         "trace_wrapper_registrations": [r.registration for r in rendered]})
 
 
-def trace_shards(root_names: Sequence[str]) -> dict[str, list[int]]:
-    """The kernels (positions) of each TraceType file, sharded by root name."""
-    return sharded_positions(root_names, NUM_TRACE_TYPE_SHARDS)
+def trace_shards(root_names: Sequence[str], release: Release) -> dict[str, list[int]]:
+    """The kernels (positions) of each TraceType file, sharded by root name, in as many
+    files as the release writes."""
+    return sharded_positions(root_names, release.trace_type_shards)

@@ -26,6 +26,7 @@ from gradshard.pipeline.parse.differentiability import (Derivative, Differentiab
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.kernel_lists import (ALL_VIEW_FUNCTIONS,
                                                     DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
                                                     DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
@@ -211,6 +212,9 @@ class VariableKernel(Record):
     resets_grad_accumulator: bool = False
     return_value: str = ""
     return_names: tuple[str, ...] = ()
+    # the release's node pointer (Release.shared_ptr_nodes) and creation hooks (2.14)
+    shared_ptr_nodes: bool = False
+    creation_hooks: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +239,7 @@ def uses_derived(fn: NativeFunction, match: FunctionMatch | None) -> bool:
     return cpp_name(fn.func) not in MANUAL_AUTOGRAD and (fn.is_abstract or has_derivatives(match))
 
 
-def variable_kernels(fn: NativeFunction, match: FunctionMatch | None
+def variable_kernels(fn: NativeFunction, match: FunctionMatch | None, release: Release
                      ) -> tuple[VariableKernel, ...]:
     """The function's kernels, one per key of its infos (gen_variable_type_func), after the
     build's checks of the function; none when it does not use derived dispatch."""
@@ -248,11 +252,11 @@ def variable_kernels(fn: NativeFunction, match: FunctionMatch | None
         if _takes_fallback(fn):
             return (VariableKernel(str(fn.func.name), type_wrapper_name(fn.func), DEFAULT_KEY,
                                    fallback=True),)
-        return (_KernelBuilder(fn, None, (), DEFAULT_KEY).kernel(),)
+        return (_KernelBuilder(fn, None, (), DEFAULT_KEY, release).kernel(),)
     assert match is not None
     forwards = {k.dispatch_key: k.forward_derivatives for k in match.forwards}
     return tuple(_KernelBuilder(fn, infos, forwards.get(k.dispatch_key, ()), k.dispatch_key,
-                                ).kernel() for k in infos.infos)
+                                release).kernel() for k in infos.infos)
 
 
 def _check_function(fn: NativeFunction, match: FunctionMatch | None) -> None:
@@ -361,8 +365,8 @@ class _KernelBuilder:
     """emit_body for one function and key: the decisions, in the order they are printed."""
 
     def __init__(self, fn: NativeFunction, infos: EntryInfos | None,
-                 forwards: Sequence[ForwardDerivative], key: str) -> None:
-        self.fn, self.func, self.key = fn, fn.func, key
+                 forwards: Sequence[ForwardDerivative], key: str, release: Release) -> None:
+        self.fn, self.func, self.key, self.release = fn, fn.func, key, release
         self.entry = infos
         self.info = infos.info_for(key) if infos is not None else None
         self.forwards = tuple(forwards)
@@ -467,7 +471,9 @@ class _KernelBuilder:
             api_name=_api_name(self.func), cpp_name=self.name,
             overload=self.func.name.overload, base_name=self.base,
             below_autograd=view_info(self.base) is not None or modifies,
-            return_names=return_names(self.func))
+            return_names=return_names(self.func),
+            shared_ptr_nodes=self.release.shared_ptr_nodes,
+            creation_hooks=requires and self.release.node_creation_hooks)
         if requires:
             fields.update(self.derivative_fields(inputs, with_derivatives, outputs))
         fields.update(self.call_fields(modifies, returns_void, jvp, inputs, requires))
@@ -764,7 +770,7 @@ class _KernelBuilder:
         return "rebase" if modifies and view_info(self.base) is None else "set"
 
     def complex_checks(self, outputs: list[_Output]) -> tuple[str, ...]:
-        if self.base in GRADIENT_IMPLEMENTED_FOR_COMPLEX:
+        if self.base in self.release.complex_gradients(GRADIENT_IMPLEMENTED_FOR_COMPLEX):
             return ()
         return tuple(o.name for o in outputs
                      if o.cpp_type == "at::Tensor" or o.cpp_type in TENSOR_LIST_LIKE)

@@ -24,9 +24,10 @@ from pathlib import Path
 import xxhash
 
 from gradshard.cache.errors import EnvironmentFailure
+from gradshard.pipeline.releases import Release, release_named
 from gradshard.service.defaults import installed_torchgen
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
-from gradshard.service.generator.known import KNOWN_GENERATORS, REPRODUCED_RELEASE
+from gradshard.service.generator.known import DEFAULT_RELEASE, KNOWN_GENERATORS
 
 __all__ = ["GeneratorIdentity", "Origin", "generator_hash", "identify_generator",
            "installed_generator"]
@@ -63,6 +64,13 @@ class GeneratorIdentity:
         return self.reproduced or self.hash == ""
 
     @property
+    def rules(self) -> Release:
+        """The release rules gradshard builds this spec with: its release's when gradshard
+        reproduces it, else the default release's (pipeline/releases.py)."""
+        return release_named(self.release if self.reproduced and self.release
+                             else DEFAULT_RELEASE)
+
+    @property
     def short(self) -> str:
         return self.hash[:12] if self.hash else "none"
 
@@ -80,14 +88,14 @@ class GeneratorIdentity:
         """One line: which generator, whether gradshard knows it, where it was found."""
         if self.hash == "":
             return (f"generator: {self.origin}; gradshard generates as torchgen "
-                    f"{REPRODUCED_RELEASE}, unchecked")
+                    f"{DEFAULT_RELEASE}, unchecked")
         if self.reproduced:
             state = "known: gradshard reproduces it"
         elif self.release:
-            state = (f"recognised, not reproduced by gradshard (it reproduces "
-                     f"{REPRODUCED_RELEASE})")
+            state = (f"recognised, not reproduced by gradshard (it generates as torchgen "
+                     f"{DEFAULT_RELEASE})")
         else:
-            state = f"not known to gradshard (it reproduces torchgen {REPRODUCED_RELEASE})"
+            state = f"not known to gradshard (it generates as torchgen {DEFAULT_RELEASE})"
         return f"generator: {self.label}, {state}; {self._where()}"
 
     def _where(self) -> str:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when
 
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.generator.known import REPRODUCED_RELEASE
+from gradshard.service.generator.known import DEFAULT_RELEASE
 
 __all__ = ["problem_json", "report_spec_error", "report_usage_error", "spec_error_lines",
            "unread_spec_note",
@@ -113,7 +113,7 @@ def unread_spec_note(identity: GeneratorIdentity) -> str:
     """What precedes and follows the errors of a spec whose generator gradshard does not
     reproduce: they may be gradshard's, not the spec's."""
     return (f"gradshard: note: this spec's {identity.describe()}\n"
-            f"  gradshard reads specs as torchgen {REPRODUCED_RELEASE} does and cannot read this "
+            f"  gradshard reads specs as torchgen {DEFAULT_RELEASE} does and cannot read this "
             f"one yet: the errors are where its rules and this generator's differ, not "
             f"necessarily mistakes in the spec")
 

@@ -18,6 +18,7 @@ from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.spec import decode_spec
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
@@ -63,7 +64,7 @@ def parsed_records(spec_dir: str | Path) -> SpecRecords:
     bindings, no nodes, no templates); SpecError when they find problems."""
     texts = decode_spec(locate_spec(str(spec_dir)).read_all())
     engine = Engine(None, code_version())
-    return side_records(engine, *spec_sides(engine, texts), texts)
+    return side_records(engine, *spec_sides(engine, texts, release_named(DEFAULT_RELEASE)), texts)
 
 
 @dataclass(frozen=True)

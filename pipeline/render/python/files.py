@@ -18,6 +18,7 @@ from gradshard.pipeline.parse.deprecated import DeprecatedSignature
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecFile
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.python.bindings import Binding, binding
 from gradshard.pipeline.render.python.signatures import (PyPair, deprecated_pairs, pairs_by_name,
                                                          python_pair, structseq_fieldnames)
@@ -211,7 +212,7 @@ def target_pairs(target: BindingTarget, pairs: Sequence[PyPair],
 
 
 def bind(target: BindingTarget, functions: Sequence[NativeFunction],
-         deprecated: Sequence[DeprecatedSignature]) -> Binding:
+         deprecated: Sequence[DeprecatedSignature], release: Release) -> Binding:
     """One binding from its name's functions and the deprecated signatures calling them
     (gen_python_functions.py: load_signatures, load_deprecated_signatures, method_impl).
 
