@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from gradshard.pipeline.records import Record
 
-__all__ = ["DEFAULT_RELEASE", "RELEASES", "Release", "release_named"]
+__all__ = ["DEFAULT_RELEASE", "RELEASES", "Release", "release_named", "release_series"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,12 @@ RELEASES: dict[str, Release] = {
 }
 
 DEFAULT_RELEASE = "2.13.0"  # the installed reference; the rules of a generator gradshard does not know
+
+
+def release_series(version: str) -> str:
+    """`2.14` of `2.14.1`, `2.14.x` or `2.14.1+cpu`: what generated code and headers must
+    share to compile together."""
+    return ".".join(version.split("+")[0].split(".")[:2])
 
 
 def release_named(name: str) -> Release:

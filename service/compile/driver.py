@@ -71,7 +71,8 @@ from gradshard.service.compile.report import (CompileReport, environment_failure
                                               pch_failure_diagnostic, union,
                                               unit_failure_diagnostic)
 from gradshard.service.compile.splice import baseline_path, plan_merged, write_baselines
-from gradshard.service.compile.toolchain import find_toolchain, header_fingerprint
+from gradshard.service.compile.toolchain import (check_header_release, find_toolchain,
+                                                 header_fingerprint)
 from gradshard.service.files.placement import generated_dir
 from gradshard.service.outcome import BuildRequest
 
@@ -180,6 +181,7 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
     out_dir = generated_dir(out, request.placement.tree)
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
+    check_header_release(toolchain, request.identity.rules.name)
     store = session.open()
     whole = graph.layout(options.shards)  # on the build's own run: the graph ran once
     check_layout(whole, graph.files, store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -26,11 +27,12 @@ import xxhash
 from gradshard.cache.errors import UsageError
 from gradshard.cache.objects.object_cache import RECORD_BYTES, is_key
 from gradshard.cache.store.regular_files import RefusedFile, read_regular
+from gradshard.pipeline.releases import release_series
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
 
-__all__ = ["Toolchain", "find_toolchain", "header_fingerprint", "launcher_environment",
-           "ninja_binary"]
+__all__ = ["Toolchain", "check_header_release", "find_toolchain", "header_fingerprint",
+           "header_release", "launcher_environment", "ninja_binary"]
 
 DEFAULT_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-DNDEBUG")
 LAUNCHERS = ("ccache", "sccache", "distcc")
@@ -113,6 +115,43 @@ def _installed_torch() -> Path | None:
         return None
     torch = Path(found.origin).parent
     return torch if (torch / "include" / "ATen").is_dir() else None
+
+
+# Where torch's headers say their version: 2.12 on (torch/headeronly/version.h), and the
+# older place (torch/csrc/api/include/torch/version.h), each under an include directory.
+_VERSION_HEADERS = ("torch/headeronly/version.h", "torch/csrc/api/include/torch/version.h")
+_VERSION_LINE = re.compile(r"#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\d+)")
+
+
+def header_release(includes: Sequence[str]) -> str | None:
+    """The torch release whose headers the include directories hold (`2.13.0`), read from
+    its version header; None when none of them has one."""
+    for directory in includes:
+        for name in _VERSION_HEADERS:
+            try:
+                text = read_regular(Path(directory) / name, RECORD_BYTES).decode("latin-1")
+            except (OSError, RefusedFile):
+                continue
+            parts = dict(_VERSION_LINE.findall(text))
+            if {"MAJOR", "MINOR", "PATCH"} <= parts.keys():
+                return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"
+    return None
+
+
+def check_header_release(toolchain: Toolchain, release: str) -> None:
+    """Generated code compiles only against the headers of its own release: torchgen 2.12's
+    kernels make std::shared_ptr nodes, 2.14's fire creation hooks, neither of which another
+    release's headers declare. Headers that do not say their release are taken as they are."""
+    found = header_release(toolchain.includes)
+    series = release_series(release)
+    if found is None or release_series(found) == series:
+        return
+    raise UsageError(
+        f"the spec's generator is torchgen {release}, and its generated C++ compiles only "
+        f"against torch {series}'s headers; the headers found are torch {found}'s "
+        f"({toolchain.includes[0]})",
+        f"pass --include with a torch {series} install's include directories "
+        f"(DIR/include and DIR/include/torch/csrc/api/include), or --codegen-only")
 
 
 def _launcher(text: str) -> tuple[str, ...]:

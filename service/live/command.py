@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gradshard.cache.errors import UsageError
+from gradshard.pipeline.releases import release_series
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import identify_generator, installed_generator
 from gradshard.service.live.plan import PatchOp, PatchPlan
@@ -68,14 +69,21 @@ def check_generator(location: SpecLocation, names: Sequence[str]) -> None:
     """A spec is compared with the installed torch's only when both have one generator:
     otherwise every op whose code moved between generators would look edited. A checkout,
     a packaged spec and a copy alike (service/generator/identity.py); named ops are tried
-    whatever the generator."""
+    whatever the generator, unless it is another release's: its patches would need that
+    release's headers and library."""
+    spec = identify_generator(location)
+    torch = importlib.metadata.version("torch").split("+")[0]
+    if spec.known and spec.hash and release_series(spec.rules.name) != release_series(torch):
+        raise UsageError(f"the spec's {spec.describe()}; its patches compile against torch "
+                         f"{release_series(spec.rules.name)}'s headers and load into that "
+                         f"release's library, and the installed torch is {torch}",
+                         f"try the ops with torch {release_series(spec.rules.name)} installed, "
+                         f"or on a spec of torch {torch}")
     if names:
         return
-    spec = identify_generator(location)
     installed = installed_generator()
     if installed is None or spec.hash in ("", installed.hash):
         return
-    torch = importlib.metadata.version("torch").split("+")[0]
     raise UsageError(f"the spec's {spec.describe()}; the installed torch {torch}'s is "
                      f"{installed.label}: the spec's ops cannot be compared "
                      f"with the installed ones",

@@ -1,6 +1,8 @@
 """Other releases' torchgen (2.12.0, 2.14.1), for the tests that run another release's
 generator (@pytest.mark.releases): each release's wheel is downloaded once with pip, only its
-torchgen/ package unpacked, and kept between runs of the suite.
+torchgen/ package and its headers (torch/include/, beside torchgen/ as in site-packages, so a
+build of that release's spec compiles against them) unpacked, and kept between runs of the
+suite.
 
 The releases live in $GRADSHARD_TEST_RELEASES, else ~/.cache/gradshard-tests/releases, one
 directory per version (`2.14.1/torchgen/`). A release is unpacked beside its directory and
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 RELEASES_VARIABLE = "GRADSHARD_TEST_RELEASES"
+HEADERS = "torch/include"  # in the wheel, and under a release's directory
 DOWNLOAD_TIMEOUT = 1200  # seconds; pip takes seconds where the wheels are near
 
 
@@ -33,9 +36,10 @@ def releases_directory() -> Path:
 
 def release_torchgen(version: str) -> Path:
     """The unpacked torchgen/ package of torch==version (downloaded and unpacked the first
-    time). Fails the test, with pip's output, when it cannot be downloaded."""
+    time), with torch/include/ beside it. Fails the test, with pip's output, when it cannot
+    be downloaded."""
     target = releases_directory() / version
-    if is_unpacked(target / "torchgen"):
+    if is_unpacked(target):
         return target / "torchgen"
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{version}-") as scratch:
@@ -47,9 +51,11 @@ def release_torchgen(version: str) -> Path:
     return target / "torchgen"
 
 
-def is_unpacked(torchgen: Path) -> bool:
+def is_unpacked(release: Path) -> bool:
+    torchgen = release / "torchgen"
     return ((torchgen / "__init__.py").is_file()
-            and (torchgen / "packaged" / "autograd" / "derivatives.yaml").is_file())
+            and (torchgen / "packaged" / "autograd" / "derivatives.yaml").is_file()
+            and (release / HEADERS / "ATen" / "ATen.h").is_file())
 
 
 def _download(version: str, directory: Path) -> Path:
@@ -75,21 +81,24 @@ def _text(output: str | bytes | None) -> str:
 
 
 def _unpack_torchgen(wheel: Path, directory: Path) -> None:
-    """Only the wheel's torchgen/ (zipfile keeps every member inside `directory`)."""
+    """Only the wheel's torchgen/ and torch/include/ (zipfile keeps every member inside
+    `directory`)."""
     with zipfile.ZipFile(wheel) as archive:
-        members = [name for name in archive.namelist() if name.startswith("torchgen/")]
+        members = [name for name in archive.namelist()
+                   if name.startswith(("torchgen/", HEADERS + "/"))]
         archive.extractall(directory, members)
-    if not is_unpacked(directory / "torchgen"):
-        pytest.fail(f"{wheel.name} holds no complete torchgen/ package", pytrace=False)
+    if not is_unpacked(directory):
+        pytest.fail(f"{wheel.name} holds no complete torchgen/ package and headers",
+                    pytrace=False)
 
 
 def _move_into_place(unpacked: Path, target: Path, stale: Path) -> None:
     """Rename the unpacked release to its place: an incomplete one there is moved aside (into
     the scratch directory, removed with it); one that another run put there first is kept."""
-    if target.exists() and not is_unpacked(target / "torchgen"):
+    if target.exists() and not is_unpacked(target):
         target.rename(stale)
     try:
         unpacked.rename(target)
     except OSError:
-        if not is_unpacked(target / "torchgen"):
+        if not is_unpacked(target):
             raise
