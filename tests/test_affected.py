@@ -9,34 +9,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.graph_run import run_graph
+from support.graph_run import diff, generated_units
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
 from support.specs import DERIVATIVES, stage_packaged_spec
 
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import entry_label
 from gradshard.pipeline.problems import SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.query.affected import Affected, affected_command
 from gradshard.service.session import Session
-
-
-def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
-    """Without a cache: each node's four pieces, each binding's text, each file."""
-    run = run_graph(spec_dir)
-    entries = {}
-    for e in split_entries(SpecFile.DERIVATIVES, run.decoded.texts.derivatives):
-        entries[entry_label(e)] = e.text
-    return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
-            "kernels": run.kernels(), "derivatives": entries}
-
-
-def diff(before: dict, after: dict) -> dict[str, str]:
-    changes = {k: "added" for k in after if k not in before}
-    changes.update({k: "removed" for k in before if k not in after})
-    changes.update({k: "changed" for k in after if k in before and before[k] != after[k]})
-    return changes
 
 
 @pytest.fixture(scope="module")

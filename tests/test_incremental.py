@@ -13,36 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.graph_run import engine_build
 from support.oracle import file_digests, torchgen_files
 from support.spec_edits import ALL_EDITS, RERUNS, apply_edits, table_of
 from support.specs import stage_packaged_spec
 
-from gradshard.cache.engine.stats import EngineStats
-from gradshard.cache.store.database import Store
 from gradshard.service.cli import main
-from gradshard.service.files.inputs import read_inputs
-from gradshard.service.files.placement import FLAT, Placement, index_names
-from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.graph_run import DecodedInputs, run_graph
-
-
-def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], EngineStats]:
-    """The build graph on a spec (no output directory): its files as `gradshard build` writes
-    them flat (the first stage of VariableType.cpp, an intermediate, left out), and what
-    ran."""
-    decoded = DecodedInputs.decode(read_inputs(locate_spec(str(spec_dir))))
-    warnings: list[str] = []
-    store = Store.open(cache, warnings.append) if cache is not None else None
-    try:
-        result = run_graph(decoded, store, build_id=1)
-        names = index_names(result.files, Placement(FLAT))
-        texts = result.load(sorted(names.values()))
-        files = {placed: texts[name] for placed, name in names.items()}
-    finally:
-        if store is not None:
-            store.close()
-    assert not warnings
-    return files, result.stats
 
 
 @pytest.fixture(scope="module")

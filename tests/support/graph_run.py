@@ -1,7 +1,9 @@
 """The build graph run on a spec in this process without a store (every task runs, nothing is
 written), as `gradshard check` runs it: the spec's records (cache/graph/spec_records.py), its
 generated files, and each node's and binding's generated code; or its parse and match alone;
-or what the build hands the native codegen's stages (codegen_inputs)."""
+or what the build hands the native codegen's stages (codegen_inputs); each unit's code, for
+`affected`'s truth (generated_units, diff); and a build on a store (engine_build), for the
+incremental tests."""
 
 from __future__ import annotations
 
@@ -10,19 +12,24 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.build_graph import spec_sides
 from gradshard.cache.graph.kernel_family import family_of_file
 from gradshard.cache.graph.spec_records import SpecRecords, side_records
+from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.parse.spec import decode_spec
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import decode_spec, entry_label
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
+from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.placement import FLAT, Placement, index_names
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.graph_run import DecodedInputs, GraphResult
@@ -120,3 +127,39 @@ def run_graph(spec_dir: str | Path) -> GraphRun:
 
 def generated_files(spec_dir: str | Path, tree: str = FLAT) -> dict[str, str]:
     return run_graph(spec_dir).files(tree)
+
+
+def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
+    """Without a cache: each node's four pieces, each binding's text, each file."""
+    run = run_graph(spec_dir)
+    entries = {}
+    for e in split_entries(SpecFile.DERIVATIVES, run.decoded.texts.derivatives):
+        entries[entry_label(e)] = e.text
+    return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
+            "kernels": run.kernels(), "derivatives": entries}
+
+
+def diff(before: dict, after: dict) -> dict[str, str]:
+    changes = {k: "added" for k in after if k not in before}
+    changes.update({k: "removed" for k in before if k not in after})
+    changes.update({k: "changed" for k in after if k in before and before[k] != after[k]})
+    return changes
+
+
+def engine_build(spec_dir: Path, cache: Path | None) -> tuple[dict[str, str], EngineStats]:
+    """The build graph on a spec (no output directory): its files as `gradshard build` writes
+    them flat (the first stage of VariableType.cpp, an intermediate, left out), and what
+    ran."""
+    decoded = DecodedInputs.decode(read_inputs(locate_spec(str(spec_dir))))
+    warnings: list[str] = []
+    store = Store.open(cache, warnings.append) if cache is not None else None
+    try:
+        result = run_decoded(decoded, store, build_id=1)
+        names = index_names(result.files, Placement(FLAT))
+        texts = result.load(sorted(names.values()))
+        files = {placed: texts[name] for placed, name in names.items()}
+    finally:
+        if store is not None:
+            store.close()
+    assert not warnings
+    return files, result.stats

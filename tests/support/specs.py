@@ -45,18 +45,21 @@ def installed_torchgen() -> Path:
     return locate_spec(None).root.parent
 
 
-def stage_packaged_spec(root: Path) -> tuple[Path, Path]:
-    """A copy of the packaged spec inside a torchgen package of symlinks, under root.
+def stage_packaged_spec(root: Path, source: Path | None = None) -> tuple[Path, Path]:
+    """A copy of the packaged spec inside a torchgen package of symlinks, under root: the
+    installed torchgen's, or that of the torchgen package `source` (another release's).
 
     torchgen prints each file's template path relative to its own package, so to print
     `packaged/autograd/templates/...` for an edited spec it must run from beside it, as it
-    does inside PyTorch. Returns (the PYTHONPATH entry, the spec directory)."""
+    does inside PyTorch. The copy keeps its generator (the same sources, so the same hash).
+    Returns (the PYTHONPATH entry, the spec directory)."""
+    source = source or installed_torchgen()
     torchgen = root / "torchgen"
     torchgen.mkdir(parents=True)
-    for child in installed_torchgen().iterdir():
+    for child in source.iterdir():
         if child.name not in ("packaged", "__pycache__"):
             (torchgen / child.name).symlink_to(child)
-    shutil.copytree(installed_torchgen() / "packaged", torchgen / "packaged",
+    shutil.copytree(source / "packaged", torchgen / "packaged",
                     ignore=shutil.ignore_patterns("__pycache__"))
     return root, torchgen / "packaged"
 

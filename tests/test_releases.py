@@ -1,0 +1,113 @@
+"""The three releases gradshard reproduces (pipeline/releases.py), each against its own
+torchgen: every file of generate_code byte for byte, clean and incremental over a chain of the
+differential edits (support/spec_edits.py, those that fit the release's spec, applied in
+turn), and `affected` exact at each step. 2.13.0's edits one by one are tests/test_incremental.py's
+and tests/test_affected.py's; here every release's spec goes through one chain.
+
+Each release's torchgen is unpacked once from its wheel (support/releases.py); its spec is
+staged inside a copy of it, so the copy keeps its generator (known by its hash).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from support.graph_run import diff, engine_build, generated_units
+from support.oracle import file_digests, torchgen_files
+from support.releases import release_torchgen
+from support.spec_edits import ALL_EDITS, Edit, apply_edits
+from support.specs import installed_torchgen, stage_packaged_spec
+
+from gradshard.pipeline.problems import SpecFile
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.generator.identity import identify_generator
+from gradshard.service.query.affected import affected_command
+from gradshard.service.session import Session
+
+# version → the release its generator is known as (2.14.0 and 2.14.1 are one generator)
+RELEASES = {"2.12.0": "2.12.0", "2.13.0": "2.13.0", "2.14.1": "2.14.x"}
+CHAIN_STEPS = 3  # the fitting edits, applied in this many builds
+# Edits that cannot follow the others in one chain (each passes alone: test_incremental.py)
+OUT_OF_THE_CHAIN = {
+    "foreach-op-added": "adds a second bitwise_not entry after entry-added's",
+    "inplace-and-view-ops-added": "the spec the edits before it make rejects it",
+}
+
+
+def torchgen_of(version: str) -> Path:
+    return installed_torchgen() if version == "2.13.0" else release_torchgen(version)
+
+
+def fitting(spec: Path, edits: list[Edit]) -> bool:
+    """Whether every anchor of an edit is in the spec as it now is."""
+    return all(not e.old or e.old in (spec / e.file).read_text() for e in edits)
+
+
+def chain(spec: Path) -> list[list[str]]:
+    """The edits that fit the spec when applied in order, cut into CHAIN_STEPS steps."""
+    scratch = spec.parent / "fit"
+    shutil.copytree(spec, scratch)
+    names = []
+    for name, edits in ALL_EDITS.items():
+        if name not in OUT_OF_THE_CHAIN and fitting(scratch, edits):
+            apply_edits(scratch, edits)
+            names.append(name)
+    shutil.rmtree(scratch)
+    size = -(-len(names) // CHAIN_STEPS)
+    return [names[k:k + size] for k in range(0, len(names), size)]
+
+
+def snapshot(spec: Path, root: Path, source: Path) -> Path:
+    """A copy of the spec as it now is, inside its own torchgen copy (so `affected` reads
+    it with the same release's rules)."""
+    _, copy = stage_packaged_spec(root, source)
+    shutil.rmtree(copy)
+    shutil.copytree(spec, copy)
+    return copy
+
+
+def affected_changes(spec: Path, against: Path, cache: Path) -> dict:
+    session = Session(cache)
+    try:
+        result = affected_command(locate_spec(str(spec)), session, str(against), None)
+    finally:
+        session.close()
+    return {"nodes": result.nodes, "bindings": result.bindings, "files": result.files,
+            "kernels": {(k.name, k.key, k.file): k.change for k in result.kernels},
+            "derivatives": {e.name: e.change for e in result.entries
+                            if e.file is SpecFile.DERIVATIVES}}
+
+
+def truth(before: dict, after: dict) -> dict:
+    return {part: diff(before[part], after[part]) for part in before}
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+@pytest.mark.parametrize("version", list(RELEASES))
+def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(version, tmp_path):
+    source = torchgen_of(version)
+    pythonpath, spec = stage_packaged_spec(tmp_path / "stage", source)
+    identity = identify_generator(locate_spec(str(spec)))
+    assert identity.release == RELEASES[version] and identity.known
+    assert identity.rules.name == RELEASES[version]
+    cache = tmp_path / "cache"
+    files, _ = engine_build(spec, cache)
+    assert file_digests(files) == torchgen_files(spec, pythonpath, tmp_path / "torchgen-0")
+    steps = chain(spec)
+    assert sum(map(len, steps)) >= 30, steps  # of 39; the rest lack their anchors here
+    before, before_units = snapshot(spec, tmp_path / "step-0", source), generated_units(spec)
+    for number, names in enumerate(steps, 1):
+        for name in names:
+            apply_edits(spec, ALL_EDITS[name])
+        incremental, stats = engine_build(spec, cache)
+        units = generated_units(spec)
+        clean = units["files"]
+        assert sum(stats.reused.values()) > 0, "the cache was not used"
+        assert file_digests(incremental) == file_digests(clean), names
+        assert file_digests(clean) == torchgen_files(spec, pythonpath,
+                                                     tmp_path / f"torchgen-{number}"), names
+        assert affected_changes(spec, before, cache) == truth(before_units, units), names
+        before, before_units = snapshot(spec, tmp_path / f"step-{number}", source), units
