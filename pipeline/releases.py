@@ -52,9 +52,9 @@ class Release(Record):
     # 2.13's list (pipeline/render/kernel_lists.py).
     complex_gradients_added: tuple[str, ...] = ()
     complex_gradients_removed: tuple[str, ...] = ()
-    # api/cpp.py: argumenttype_type(remove_non_owning_ref_types) and api/translate.py (2.14):
-    # a ViewFunc holds Tensor and Scalar arguments by value type.
-    owning_view_values: bool = False
+    # Not here: api/cpp.py's owning value types for const Tensor& / const Scalar& (2.14) change
+    # only a ViewFunc of a view op with a Scalar argument, which gen_inplace_or_view_type
+    # rejects first in every release (pipeline/render/inplace_or_view.py: view-argument-type).
 
     def complex_gradients(self, base: frozenset[str]) -> frozenset[str]:
         """GRADIENT_IMPLEMENTED_FOR_COMPLEX of this release, from 2.13's."""
@@ -76,7 +76,7 @@ RELEASES: dict[str, Release] = {
                       guarded_method_device_init=True, variable_type_shards=10,
                       trace_type_shards=10, node_creation_hooks=True,
                       complex_gradients_added=("linalg_matrix_sqrth", "linalg_polar"),
-                      complex_gradients_removed=("cholesky",), owning_view_values=True),
+                      complex_gradients_removed=("cholesky",)),
 }
 
 DEFAULT_RELEASE = "2.13.0"  # the installed reference; the rules of a generator gradshard does not know

@@ -46,7 +46,7 @@ def function(schema: str, **fields) -> NativeFunction:
 
 
 def struct(schema: str, **fields) -> ViewFunc:
-    (found,) = view_func(function(schema, **fields), None, RELEASE)
+    (found,) = view_func(function(schema, **fields), None)
     return found
 
 
@@ -169,8 +169,7 @@ def test_a_list_view_holds_the_index_of_the_output_it_replays():
 
 def test_which_functions_get_a_struct():
     def has_struct(schema: str, **fields) -> bool:
-        return bool(view_func(NativeFunction(FunctionSchema.parse(schema), **fields), None,
-                              RELEASE))
+        return bool(view_func(NativeFunction(FunctionSchema.parse(schema), **fields), None))
     assert has_struct("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
                       is_abstract=True)  # RETURNS_VIEWS_OF_INPUT
     assert not has_struct("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
@@ -233,7 +232,7 @@ def test_both_files_come_from_one_environment_keeping_duplicate_headers():
 def test_the_whole_spec_is_quick(packaged_codegen_inputs):
     inputs = packaged_codegen_inputs
     start = time.perf_counter()
-    structs = [s for fn, match in inputs.items for s in view_func(fn, match, RELEASE)]
+    structs = [s for fn, match in inputs.items for s in view_func(fn, match)]
     files = view_funcs_files(inputs.spec_templates,
                              [render_view_func(s, inputs.templates) for s in structs],
                              inputs.layout)

@@ -27,7 +27,6 @@ from gradshard.cache.graph.variable_type_group import kernel_functions
 from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_fn_args_file, annotated_function,
                                                       render_annotated_args)
@@ -98,10 +97,9 @@ def inplace_or_view_text(kernels: tuple[RenderedInplaceOrView, ...], template: T
                                      kernels, layout.text, shard.text))
 
 
-def view_funcs(function: NativeFunction, match: FunctionMatch, templates: TemplateSet,
-               release: Release) -> tuple[RenderedViewFunc, ...]:
-    return tuple(render_view_func(v, templates)
-                 for v in view_func(function, _match(match), release))
+def view_funcs(function: NativeFunction, match: FunctionMatch, templates: TemplateSet
+               ) -> tuple[RenderedViewFunc, ...]:
+    return tuple(render_view_func(v, templates) for v in view_func(function, _match(match)))
 
 
 def view_funcs_file(structs: tuple[RenderedViewFunc, ...], header: Text, source: Text,
@@ -139,7 +137,7 @@ INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_vie
 INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
                             ("kernels", "template", "layout", "shard"))
 VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,
-                 ("function", "match", "templates", "release"), fan_out=True, blames=NATIVE)
+                 ("function", "match", "templates"), fan_out=True, blames=NATIVE)
 VIEW_FUNCS_FILE = Task("assemble.view_funcs", "assemble", view_funcs_file, Text,
                        ("structs", "ViewFuncs.h template", "ViewFuncs.cpp template", "layout",
                         "file"))
@@ -216,8 +214,7 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matche
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
                            inplace_or_view_template, engine.records([release])[0])
     views = [k for k in kept if view_info(k.root) is not None]
-    structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates, release), k.name)
-                                      for k in views])
+    structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates), k.name) for k in views])
     log.close(RENDER)
     if log.phases or kernels is None:
         return Outputs((), (), failures=log.index())

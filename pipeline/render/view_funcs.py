@@ -19,7 +19,6 @@ from gradshard.pipeline.match.match_infos import FunctionMatch
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.kernel_lists import view_info
 from gradshard.pipeline.render.templating import (TemplateSet, expand_spec_template,
                                                   generated_comment, jinja_module)
@@ -134,8 +133,7 @@ def gets_view_func(fn: NativeFunction, match: FunctionMatch | None) -> bool:
             and not modifies_arguments(fn.func))
 
 
-def view_func(fn: NativeFunction, match: FunctionMatch | None, release: Release
-              ) -> tuple[ViewFunc, ...]:
+def view_func(fn: NativeFunction, match: FunctionMatch | None) -> tuple[ViewFunc, ...]:
     """The function's struct, or none (gen_view_funcs.py: process_function)."""
     if not gets_view_func(fn, match):
         return ()
