@@ -100,6 +100,7 @@ TYPE_AND_SIZE = base("torch::autograd::generated::TypeAndSize")
 STRING_VIEW = base("c10::string_view")
 TENSOR_LIST = base("at::TensorList")
 ITENSOR_LIST_REF = wrap(CForm.CONST_REF, base("at::ITensorListRef"))
+DIMNAME_LIST = base("at::DimnameList")  # api/types/types.py: dimnameListT (Dimname: 2.12)
 
 # Schema base types that bind by value (api/types/types.py: BaseTypeToCppMapping).
 _VALUE_TYPES = {
@@ -108,6 +109,7 @@ _VALUE_TYPES = {
     "Layout": "at::Layout", "Device": "at::Device", "DeviceIndex": "at::DeviceIndex",
     "MemoryFormat": "at::MemoryFormat", "QScheme": "at::QScheme", "Storage": "at::Storage",
     "Stream": "at::Stream", "SymInt": "c10::SymInt", "SymBool": "c10::SymBool",
+    "Dimname": "at::Dimname",  # api/types/types.py: dimnameT (Dimname: 2.12)
 }
 
 
@@ -190,6 +192,8 @@ def _list_argument_ctype(elem: SchemaType, *, mutable: bool, flags: CppFlags,
         return ITENSOR_LIST_REF if flags.ilistref_for_tensor_lists else TENSOR_LIST
     if text == "Scalar":
         return wrap(CForm.ARRAY_REF, SCALAR)
+    if text == "Dimname":  # api/cpp.py: argumenttype_type, any size (Dimname: 2.12)
+        return DIMNAME_LIST
     if text == "Tensor?":
         return wrap(CForm.CONST_REF, wrap(CForm.LIST, wrap(CForm.OPTIONAL, TENSOR)))
     inner = argument_ctype(elem, mutable=mutable, flags=flags, symint=symint)

@@ -291,7 +291,7 @@ def test_the_other_releases_are_known_and_never_run(tmp_path, capsys, monkeypatc
     (tests/test_releases.py compares their files with each release's own)."""
     state = tmp_path / "state"
     monkeypatch.setenv(STATE_VARIABLE, str(state))
-    for version, release in (("2.14.1", "2.14.x"),):
+    for version, release in (("2.12.0", "2.12.0"), ("2.14.1", "2.14.x")):
         spec = release_torchgen(version) / "packaged"
         identity = identify_generator(SpecLocation(spec, "packaged"))
         assert identity.release == release and identity.known

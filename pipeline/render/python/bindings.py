@@ -17,6 +17,7 @@ from gradshard.pipeline.cpp import CForm, CppFlags, CType, cpp_arguments, return
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.python.signatures import (PyArgument, PyOverload, PyPair,
                                                          PySignature, group_overloads,
                                                          structseq_fieldnames, unpack_method)
@@ -75,13 +76,27 @@ class LambdaInput(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class LocalInit(Record):
+    """A local made from a parser output before the call (dispatch_lambda_exprs): `self` or
+    the packed `out` as parsed ("parsed"), or an optional DimnameList rewrapped from the
+    parser's optional vector ("dimnames", Dimname: 2.12)."""
+
+    kind: str
+    name: str
+    parsed: ParserOutput
+
+
+@dataclass(frozen=True, slots=True)
 class OptionsInit(Record):
+    """The TensorOptions packing; `guarded_device_init`: maybe_initialize_device only for a
+    receiver without a dispatch key (a method's, from 2.13)."""
+
     dtype: ParserOutput
     device: ParserOutput
     layout: ParserOutput
     requires_grad: ParserOutput
     pin_memory: ParserOutput
-    method: bool
+    guarded_device_init: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +113,7 @@ class Dispatch(Record):
 
     schema: str
     deprecated: bool
-    self_init: ParserOutput | None
-    out_init: ParserOutput | None
+    local_inits: tuple[LocalInit, ...]
     options: OptionsInit | None
     out_check: OutTypeCheck | None
     name: str
@@ -144,9 +158,12 @@ class Binding(Record):
     traceable: bool
     max_args: int
     cases: tuple[DispatchCase, ...]
+    # gen_python_functions.py: gen_has_torch_function_check, noarg method (2.12)
+    checked_noarg_method: bool = False
 
 
-def binding(name: str, pairs: Sequence[PyPair], module: str | None, method: bool) -> Binding:
+def binding(name: str, pairs: Sequence[PyPair], module: str | None, method: bool,
+            release: Release) -> Binding:
     first = pairs[0].function.func.name.name
     structseqs, typenames = _structseq_types(pairs)
     noarg = len(pairs) == 1 and pairs[0].signature.arguments_count() == 0
@@ -157,7 +174,8 @@ def binding(name: str, pairs: Sequence[PyPair], module: str | None, method: bool
         module_object=MODULE_OBJECTS[module] if module else "THPVariableClass", form=form,
         structseqs=structseqs, traceable=all(should_trace(p.function) for p in pairs),
         max_args=max(p.signature.arguments_count() for p in pairs),
-        cases=tuple(_case(o, typenames) for o in overloads))
+        cases=tuple(_case(o, typenames, release) for o in overloads),
+        checked_noarg_method=release.checked_noarg_methods)
 
 
 def should_trace(fn: NativeFunction) -> bool:
@@ -188,35 +206,38 @@ def _structseq_types(pairs: Sequence[PyPair]) -> tuple[tuple[StructseqType, ...]
     return tuple(types), typenames
 
 
-def _case(overload: PyOverload, typenames: dict[str, str]) -> DispatchCase:
+def _case(overload: PyOverload, typenames: dict[str, str], release: Release) -> DispatchCase:
     signature = overload.signature
-    base = dispatch(signature, overload.base, typenames)
+    base = dispatch(signature, overload.base, typenames, release)
     if overload.outplace is None:
         return DispatchCase(signature.signature_str(), base)
     return DispatchCase(signature.signature_str(), base,
-                        dispatch(signature, overload.outplace, typenames), signature.output_idx())
+                        dispatch(signature, overload.outplace, typenames, release),
+                        signature.output_idx())
 
 
 # ---------------------------------------------------------------------------------------------
 # One dispatch
 
 
-def dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) -> Dispatch:
+def dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str],
+             release: Release) -> Dispatch:
     """How a parsed call reaches one native function (gen_python_functions.py:
     emit_single_dispatch)."""
     try:
-        return _dispatch(ps, fn, typenames)
+        return _dispatch(ps, fn, typenames, release)
     except RuleViolation as violation:
         violation.entry = violation.entry or str(fn.func.name)
         raise
 
 
-def _dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) -> Dispatch:
+def _dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str],
+              release: Release) -> Dispatch:
     parsed = {a.name: parser_output(i, a) for i, a in enumerate(ps.arguments())}
     formals = lambda_formals(ps, fn)
     has_options = fn.func.arguments.options is not None
-    inputs, self_init, out_init = _lambda_inputs(ps, fn, parsed, formals, has_options)
-    options = _options_init(ps, fn, parsed) if has_options else None
+    inputs, local_inits = _lambda_inputs(ps, fn, parsed, formals, has_options)
+    options = _options_init(ps, fn, parsed, release) if has_options else None
     out_check = _out_check(ps, fn, parsed) if not has_options else None
     needs_requires_grad = bool(ps.tensor_options_args) and (
         not has_options or (ps.method and "requires_grad" in parsed))
@@ -224,7 +245,7 @@ def _dispatch(ps: PySignature, fn: NativeFunction, typenames: dict[str, str]) ->
     callee_object, callee = dispatch_target(fn)
     return Dispatch(
         schema=str(ps.deprecated_schema if ps.deprecated else fn.func), deprecated=ps.deprecated,
-        self_init=self_init, out_init=out_init, options=options, out_check=out_check,
+        local_inits=local_inits, options=options, out_check=out_check,
         name=cpp_name(fn.func), formals=formals,
         return_type=return_type, callee_object=callee_object, callee=callee,
         call_args=dispatch_exprs(fn, ps), inputs=inputs,
@@ -288,18 +309,22 @@ def dispatch_exprs(fn: NativeFunction, ps: PySignature) -> tuple[str, ...]:
 
 def _lambda_inputs(ps: PySignature, fn: NativeFunction, parsed: dict[str, ParserOutput],
                    formals: tuple[tuple[str, str], ...], has_options: bool
-                   ) -> tuple[tuple[LambdaInput, ...], ParserOutput | None, ParserOutput | None]:
-    """What feeds each lambda parameter, and the local inits it needs (dispatch_lambda_exprs)."""
+                   ) -> tuple[tuple[LambdaInput, ...], tuple[LocalInit, ...]]:
+    """What feeds each lambda parameter, and the local inits it needs, in argument order
+    (dispatch_lambda_exprs)."""
     by_name: dict[str, LambdaInput] = {}
-    self_init = out_init = None
+    local_inits: list[LocalInit] = []
     for a in ps.arguments(skip_tensor_options=True):
         if has_options and a.name == "self":
-            self_init = parsed[a.name]
+            local_inits.append(LocalInit("parsed", "self", parsed[a.name]))
             by_name["self"] = LambdaInput(local="self")
         elif a.outputs and len(a.outputs) > 1 and fn.func.is_out_fn():
-            out_init = parsed[a.name]
+            local_inits.append(LocalInit("parsed", "out", parsed[a.name]))
             for i, out in enumerate(a.outputs):
                 by_name[out.name] = LambdaInput(local="out", element=i)
+        elif str(a.type) == "Dimname[]?":  # dispatch_lambda_exprs (Dimname: 2.12)
+            local_inits.append(LocalInit("dimnames", a.name, parsed[a.name]))
+            by_name[a.name] = LambdaInput(local=a.name)
         else:
             by_name[a.name] = LambdaInput(parsed=parsed[a.name])
     if ps.method:
@@ -311,11 +336,11 @@ def _lambda_inputs(ps: PySignature, fn: NativeFunction, parsed: dict[str, Parser
         raise RuleViolation("python.unbound-argument",
                             f"{fn.func.name}: the Python signature provides no value for "
                             f"{', '.join(missing)}", "check the deprecated signature's arguments")
-    return tuple(by_name[name] for _, name in formals), self_init, out_init
+    return tuple(by_name[name] for _, name in formals), tuple(local_inits)
 
 
-def _options_init(ps: PySignature, fn: NativeFunction,
-                  parsed: dict[str, ParserOutput]) -> OptionsInit:
+def _options_init(ps: PySignature, fn: NativeFunction, parsed: dict[str, ParserOutput],
+                  release: Release) -> OptionsInit:
     if fn.func.is_out_fn():
         raise RuleViolation("python.options-with-out", f"{fn.func}: tensor options with an out "
                             "argument", "out= variants take their options from the output")
@@ -329,8 +354,10 @@ def _options_init(ps: PySignature, fn: NativeFunction,
         raise RuleViolation("python.bad-options", f"{fn.func}: incomplete tensor options {names}",
                             "factory functions take dtype, layout, device, pin_memory and "
                             "requires_grad in Python")
+    # api/python.py: dispatch_lambda_exprs, maybe_initialize_device (unguarded: 2.12)
+    guarded = ps.method and release.guarded_method_device_init
     return OptionsInit(parsed["dtype"], parsed["device"], parsed["layout"],
-                       parsed["requires_grad"], parsed["pin_memory"], ps.method)
+                       parsed["requires_grad"], parsed["pin_memory"], guarded)
 
 
 def _out_check(ps: PySignature, fn: NativeFunction,

@@ -230,7 +230,7 @@ def bind(target: BindingTarget, functions: Sequence[NativeFunction],
     made = None
     if members:
         try:
-            made = binding(target.name, members, target.module, target.method)
+            made = binding(target.name, members, target.module, target.method, release)
         except RuleViolation as violation:
             culprit = str(members[0].function.func.name)
             problems.append(violation.to_problem(SpecFile.NATIVE_FUNCTIONS, culprit))

@@ -19,7 +19,8 @@ from gradshard.pipeline.parse.deprecated import KNOWN_CONSTANTS, DeprecatedSigna
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.schema import Argument, FunctionSchema, SchemaType, TypeForm, cpp_name
+from gradshard.pipeline.schema import (DIMNAME, Argument, FunctionSchema, SchemaType, TypeForm,
+                                       cpp_name)
 
 __all__ = ["PyArgument", "PyOverload", "PyPair", "PySignature", "argument_type_str",
            "deprecated_pairs", "group_overloads", "pairs_by_name", "python_pair",
@@ -28,7 +29,7 @@ __all__ = ["PyArgument", "PyOverload", "PyPair", "PySignature", "argument_type_s
 # Schema base types whose Python parser type has the same name (api/python.py: argument_type_str).
 _SAME_NAME_TYPES = frozenset({"Tensor", "bool", "QScheme", "Scalar", "ScalarType", "Generator",
                               "Storage", "Layout", "Device", "DeviceIndex", "MemoryFormat",
-                              "Stream", "SymInt"})
+                              "Stream", "SymInt", "Dimname"})
 _RENAMED_TYPES = {"int": "int64_t", "float": "double", "str": "c10::string_view"}
 _NONE_DEFAULTS = frozenset({"nullptr", "::std::nullopt", "std::nullopt", "{}"})
 # Types whose parser accessor takes a default init (api/python.py: arg_parser_unpack_method).
@@ -61,7 +62,8 @@ def _list_type_str(t: SchemaType, simple_type: bool) -> str:
                                 "write a sized bool list such as bool[3]")
         return f"::std::array<bool,{t.size}>"
     named = {"int": "IntArrayRef", "SymInt": "SymIntArrayRef", "Tensor": "TensorList",
-             "Scalar": "ScalarList"}
+             "Scalar": "ScalarList",
+             "Dimname": "DimnameList"}  # api/python.py: argument_type_str (Dimname: 2.12)
     if elem in named:
         return named[elem] + sized
     if elem == "Tensor?":
@@ -81,7 +83,8 @@ def unpack_method(t, default: str | None, default_init: str | None) -> str:
                   "DeviceIndex": "toInt64", "int": "toInt64", "SymInt": "toSymInt",
                   "float": "toDouble", "str": "stringView", "MemoryFormat": "memoryformat",
                   "ScalarType": "scalartype", "Device": "device", "bool": "toBool",
-                  "Layout": "layout"}
+                  "Layout": "layout",
+                  "Dimname": "dimname"}  # arg_parser_unpack_method (Dimname: 2.12)
         if t.name in simple:
             method = simple[t.name]
             if with_default and t.name in ("ScalarType", "Device", "bool", "Layout"):
@@ -92,6 +95,8 @@ def unpack_method(t, default: str | None, default_init: str | None) -> str:
             return "optionalTensor"
         if str(t.elem) == "Generator":
             return "generator"
+        if str(t.elem) == "Dimname[]":  # arg_parser_unpack_method (Dimname: 2.12)
+            return "toDimnameListOptional"
         if not with_default and default in (None, "None", "::std::nullopt", "std::nullopt"):
             return unpack_method(t.elem, None, None) + "Optional"
         return unpack_method(t.elem, default, default_init)
@@ -100,7 +105,8 @@ def unpack_method(t, default: str | None, default_init: str | None) -> str:
         if elem == "Tensor":
             return f"tensorlist_n<{t.size}>" if t.size is not None else "tensorlist"
         lists = {"Tensor?": "list_of_optional_tensors", "int": "intlist", "float": "doublelist",
-                 "SymInt": "symintlist", "Scalar": "scalarlist"}
+                 "SymInt": "symintlist", "Scalar": "scalarlist",
+                 "Dimname": "dimnamelist"}  # arg_parser_unpack_method (Dimname: 2.12)
         if elem in lists:
             return lists[elem]
     raise RuleViolation("python.unsupported-type",
@@ -404,10 +410,17 @@ def _overload(base: PyPair, out: PyPair | None) -> PyOverload:
 def _is_arg_smaller(t1: str, t2: str) -> bool:
     """The parser must try t2 before t1 (gen_python_functions.py: sort_overloads)."""
     return ((t1 == "Scalar" and t2 == "Tensor") or (t1 == "Scalar?" and t2 == "Tensor?")
+            or _is_dimname_smaller(t1, t2)
             or (t1 == "int[]" and t2 in ("int", "int?"))
             or (t1 == "Tensor[]" and "[]" in t2)
             or (t1 == "SymInt[]" and t2 == "int[]")
             or (t1 in ("SymInt", "int") and t2 == "Tensor"))
+
+
+def _is_dimname_smaller(t1: str, t2: str) -> bool:
+    """A named-tensor overload after its positional one (sort_overloads: is_arg_smaller,
+    Dimname: 2.12)."""
+    return DIMNAME in t1 and DIMNAME not in t2
 
 
 def _is_smaller(s1: PySignature, s2: PySignature) -> bool:
