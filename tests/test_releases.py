@@ -10,6 +10,7 @@ staged inside a copy of it, so the copy keeps its generator (known by its hash).
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from support.spec_edits import ALL_EDITS, Edit, apply_edits
 from support.specs import installed_torchgen, stage_packaged_spec
 
 from gradshard.pipeline.problems import SpecFile
+from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.identity import identify_generator
 from gradshard.service.query.affected import affected_command
@@ -111,3 +113,34 @@ def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(versi
                                                      tmp_path / f"torchgen-{number}"), names
         assert affected_changes(spec, before, cache) == truth(before_units, units), names
         before, before_units = snapshot(spec, tmp_path / f"step-{number}", source), units
+
+
+@pytest.mark.releases
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_a_release_compiles_against_its_own_headers_only(tmp_path, capsys):
+    """2.14.1's kernels (creation hooks) compile against 2.14.1's headers, unpacked beside its
+    torchgen as in site-packages; the installed 2.13.0 headers are refused before any
+    compile, with the files written."""
+    spec = release_torchgen("2.14.1") / "packaged"
+    unit = ["--units", "VariableType_merged-00", "-j", "2"]
+    code = main(["build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--cache",
+                 str(tmp_path / "cache"), "--json", *unit])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["compile"]["compiled"] == ["VariableType_merged-00"]
+    assert "fire_node_creation_hooks" in (tmp_path / "out" / "VariableType_0.cpp").read_text()
+    headers = installed_torchgen().parent / "torch" / "include"
+    code = main(["build", "--spec", str(spec), "--out", str(tmp_path / "out2"), "--cache",
+                 str(tmp_path / "cache"), "--include", str(headers), *unit])
+    err = capsys.readouterr().err
+    assert code == 2 and "compiles only against torch 2.14's headers" in err
+    assert "torch 2.13.0's" in err and (tmp_path / "out2" / "VariableType_0.cpp").exists()
+    assert not (tmp_path / "out2" / "compile" / "obj").exists()
+
+
+@pytest.mark.releases
+def test_try_refuses_a_spec_of_another_release_than_the_installed_torch(capsys):
+    spec = release_torchgen("2.12.0") / "packaged"
+    code = main(["try", "sin", "--spec", str(spec)])
+    err = capsys.readouterr().err
+    assert code == 2 and "torchgen 2.12.0" in err and "installed torch is 2.13.0" in err
