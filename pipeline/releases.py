@@ -56,10 +56,12 @@ class Release(Record):
     # only a ViewFunc of a view op with a Scalar argument, which gen_inplace_or_view_type
     # rejects first in every release (pipeline/render/inplace_or_view.py: view-argument-type).
 
-    def complex_gradients(self, base: frozenset[str]) -> frozenset[str]:
-        """GRADIENT_IMPLEMENTED_FOR_COMPLEX of this release, from 2.13's."""
-        return (base - frozenset(self.complex_gradients_removed)) | frozenset(
-            self.complex_gradients_added)
+    def has_complex_gradient(self, name: str, base: frozenset[str]) -> bool:
+        """Whether `name` is in this release's GRADIENT_IMPLEMENTED_FOR_COMPLEX, given 2.13's
+        list `base` (asked once per kernel: no set is built)."""
+        if name in self.complex_gradients_added:
+            return True
+        return name in base and name not in self.complex_gradients_removed
 
 
 RELEASES: dict[str, Release] = {

@@ -770,7 +770,7 @@ class _KernelBuilder:
         return "rebase" if modifies and view_info(self.base) is None else "set"
 
     def complex_checks(self, outputs: list[_Output]) -> tuple[str, ...]:
-        if self.base in self.release.complex_gradients(GRADIENT_IMPLEMENTED_FOR_COMPLEX):
+        if self.release.has_complex_gradient(self.base, GRADIENT_IMPLEMENTED_FOR_COMPLEX):
             return ()
         return tuple(o.name for o in outputs
                      if o.cpp_type == "at::Tensor" or o.cpp_type in TENSOR_LIST_LIKE)

@@ -24,10 +24,10 @@ from pathlib import Path
 import xxhash
 
 from gradshard.cache.errors import EnvironmentFailure
-from gradshard.pipeline.releases import Release, release_named
+from gradshard.pipeline.releases import DEFAULT_RELEASE, Release, release_named
 from gradshard.service.defaults import installed_torchgen
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
-from gradshard.service.generator.known import DEFAULT_RELEASE, KNOWN_GENERATORS
+from gradshard.service.generator.known import KNOWN_GENERATORS
 
 __all__ = ["GeneratorIdentity", "Origin", "generator_hash", "identify_generator",
            "installed_generator"]

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gradshard.pipeline.releases import DEFAULT_RELEASE
-
-__all__ = ["DEFAULT_RELEASE", "KNOWN_GENERATORS", "KnownGenerator"]
+__all__ = ["KNOWN_GENERATORS", "KnownGenerator"]
 
 
 class KnownGenerator(NamedTuple):

@@ -73,12 +73,13 @@ def check_generator(location: SpecLocation, names: Sequence[str]) -> None:
     release's headers and library."""
     spec = identify_generator(location)
     torch = importlib.metadata.version("torch").split("+")[0]
-    if spec.known and spec.hash and release_series(spec.rules.name) != release_series(torch):
+    series = release_series(spec.rules.name)
+    if spec.known and spec.hash and series != release_series(torch):
         raise UsageError(f"the spec's {spec.describe()}; its patches compile against torch "
-                         f"{release_series(spec.rules.name)}'s headers and load into that "
-                         f"release's library, and the installed torch is {torch}",
-                         f"try the ops with torch {release_series(spec.rules.name)} installed, "
-                         f"or on a spec of torch {torch}")
+                         f"{series}'s headers and load into that release's library, and the "
+                         f"installed torch is {torch}",
+                         f"try the ops with torch {series} installed, or on a spec of torch "
+                         f"{torch}")
     if names:
         return
     installed = installed_generator()

@@ -16,9 +16,9 @@ from gradshard.pipeline.problems import YAML_FILES, GradshardError, Problem, Spe
 if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
     from gradshard.pipeline.parse.spec import SpecTexts
 
+from gradshard.pipeline.releases import DEFAULT_RELEASE
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.generator.known import DEFAULT_RELEASE
 
 __all__ = ["problem_json", "report_spec_error", "report_usage_error", "spec_error_lines",
            "unread_spec_note",
