@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.graph_run import CodegenInputs, codegen_inputs
+from support.temporary import ModuleTemporaries
 
 from gradshard.cache.store.verdicts import STATE_VARIABLE
 from gradshard.service.files.spec_location import locate_spec
@@ -36,13 +37,46 @@ def packaged_codegen_inputs(packaged_spec) -> CodegenInputs:
     return codegen_inputs(packaged_spec)
 
 
+def pytest_configure(config) -> None:
+    config.stash[ModuleTemporaries.KEY] = ModuleTemporaries()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_root(tmp_path_factory, pytestconfig) -> Path:
+    """The session's base temporary directory, told to the module clean-up below."""
+    root = tmp_path_factory.getbasetemp()
+    pytestconfig.stash[ModuleTemporaries.KEY].root = root
+    return root
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed:
+        item.config.stash[ModuleTemporaries.KEY].failed_modules.add(item.module.__name__)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The disk is shared with CI and a whole run makes ~30 GB of builds: a module's
+    directories (its module-scoped fixtures') go when its last test has torn down, unless one
+    of its tests failed. pytest itself removes a passed test's tmp_path
+    (tmp_path_retention_policy = "failed" in pyproject.toml)."""
+    result = yield
+    if nextitem is None or nextitem.module is not item.module:
+        item.config.stash[ModuleTemporaries.KEY].module_ended(item.module.__name__)
+    return result
+
+
 @pytest.fixture(scope="session")
-def try_workspace(tmp_path_factory, packaged_spec):
+def try_workspace(tmp_path_factory, packaged_spec, pytestconfig):
     """For the `gradshard try` tests of every module: a copy of the packaged spec and a cache
     (yielded), and one private try directory ($GRADSHARD_TRY_DIR for the session, restored
     after), so that its PCHs (~45 s) and the objects of unchanged units are built once per
     session. A test that edits the spec copy restores it (try/finally): it is shared."""
     root = tmp_path_factory.mktemp("try")
+    pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
     shutil.copytree(packaged_spec, root / "spec",
                     ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     directory = root / "try"
