@@ -11,7 +11,7 @@ from support.temporary import ModuleTemporaries
 
 from gradshard.cache.store.verdicts import STATE_VARIABLE
 from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.live.build import TRY_DIRECTORY_VARIABLE
+from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
 
 
 @pytest.fixture(autouse=True)

@@ -75,7 +75,7 @@ def test_a_try_directory_keeps_the_most_recently_used(tmp_path):
     the build just used stays, however old its files are."""
     import os
 
-    from gradshard.service.live.build import prune_try_directory
+    from gradshard.service.live.try_directory import prune_try_directory
 
     old = time.time() - 3600
     for kind, count in (("pch", 4), ("lib", 53)):

@@ -26,7 +26,9 @@ from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.exit_codes import ending_of
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.command import (TryOptions, build_library, check_extra,
-                                            check_generator, check_ops, op_json, op_lines)
+                                            check_generator, check_ops, compiler_text, op_json,
+                                            op_lines, torch_library_dir)
+from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
 from gradshard.service.live.plan import plan_patch
 from gradshard.service.live.process import TryProcess
 
@@ -45,12 +47,15 @@ class TryChecks:
         self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
         self.last: dict = {}  # the last check: seconds, finished, error, phases
         self.phases: dict[str, float] = {}  # the last check's seconds: plan, build, check
+        self.compiler: TryCompiler | None = None  # chosen at start, kept for the daemon's life
 
     def start(self) -> None:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
         version); then warm the worker while the first build runs."""
         check_extra()
         check_generator(self.location, ())
+        self.compiler = choose_try_compiler(self.location, self.options.cxx, torch_library_dir())
+        self.announce("try: patches compile" + compiler_text(self.compiler).removeprefix(";"))
         self.worker.warm()
 
     def close(self) -> None:
@@ -59,7 +64,8 @@ class TryChecks:
     def status(self) -> dict:
         """`daemon status`'s "checks": the last check, every op's last verdicts, and their
         lines as `try` prints them (status_text prints these without importing anything)."""
-        return {**self.last, "ops": list(self.ops.values()),
+        compiler = self.compiler.json() if self.compiler is not None else None
+        return {**self.last, "compiler": compiler, "ops": list(self.ops.values()),
                 "lines": [line for report in self.ops.values() for line in op_lines(report)]}
 
     def before_compile(self, session) -> None:
@@ -95,7 +101,8 @@ class TryChecks:
         started = time.perf_counter()
         plan = plan_patch(self.location, session, ())
         planned = time.perf_counter()
-        library = build_library(plan, self.options.cxx, self.options.jobs)
+        assert self.compiler is not None  # start() chose it
+        library = build_library(plan, self.compiler, self.options.jobs)
         built = time.perf_counter()
         current = {op.name: op for op in plan.ops}
         lines = [f"try: {name}: back to the installed torch's code"

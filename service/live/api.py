@@ -28,7 +28,7 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
     """Install the kernels of the ops `spec` changes (or of the ops named) for the block;
     yields the plan (its `patched` ops, and the others with their reasons). `jobs`: compiles
     at once, 0 (as `try -j`'s default) the machine's cores."""
-    plan, library = build(spec, names, cache, cxx, jobs)
+    plan, library, _ = build(spec, names, cache, cxx, jobs)
     if library is None:
         yield plan
         return
@@ -44,8 +44,8 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
 
 def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | None,
           jobs: int):
-    """The plan and its built library (None when there is nothing to patch), in a session of
-    its own on the cache."""
+    """The plan, its built library (None when there is nothing to patch) and the compiler
+    chosen, in a session of its own on the cache."""
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.files.spec_location import locate_spec
     from gradshard.service.live.command import plan_and_build

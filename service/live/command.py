@@ -19,19 +19,16 @@ from gradshard.cache.errors import UsageError
 from gradshard.pipeline.releases import release_series
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import identify_generator, installed_generator
+from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
 from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
 from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
-           "check_generator", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
+           "check_generator", "compiler_text", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
            "try_json", "try_patch", "try_text"]
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
-# A patch lives for a check: g++ 12 compiles its units a quarter faster at -O1 than at the
-# build's -O2 (measured on sin's nodes and kernels units: 4.0 s against 5.4 s of build), and
-# -O1 keeps IEEE arithmetic as -O2 does (no -ffast-math), so the gradients are the same.
-PATCH_FLAGS = ("-O1",)
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
 DEFAULT_DTYPES = TRY_DTYPES
 
@@ -39,6 +36,7 @@ DEFAULT_DTYPES = TRY_DTYPES
 @dataclass
 class TryOutcome:
     plan: PatchPlan
+    compiler: TryCompiler | None = None  # None when nothing was built
     answers: dict[str, dict] = field(default_factory=dict)  # op → the worker's answer
     seconds: float = 0.0
 
@@ -119,25 +117,24 @@ class TryOptions:
 
 def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: str | None,
                    jobs: int):
-    """The plan, and its library built (None when there is nothing to patch): what both
-    `try` and the Python API (service/live/api.py) load."""
+    """The plan, its library built (None when there is nothing to patch) and the compiler
+    chosen: what both `try` and the Python API (service/live/api.py) load."""
     from gradshard.service.live.plan import plan_patch
 
     check_extra()
     check_generator(location, names)
+    compiler = choose_try_compiler(location, cxx, torch_library_dir())
     plan = plan_patch(location, session, names)
-    return plan, build_library(plan, cxx, jobs)
+    return plan, build_library(plan, compiler, jobs), compiler
 
 
-def build_library(plan: PatchPlan, cxx: str | None, jobs: int):
+def build_library(plan: PatchPlan, compiler: TryCompiler, jobs: int):
     """The plan's patch library (None when there is nothing to patch)."""
-    from gradshard.service.compile.toolchain import find_toolchain
     from gradshard.service.live.build import build_patch
 
     if plan.sources is None:
         return None
-    toolchain = find_toolchain(plan.spec, cxx, PATCH_FLAGS, (), "")
-    return build_patch(plan, toolchain, torch_library_dir(), jobs)
+    return build_patch(plan, compiler.toolchain, torch_library_dir(), jobs)
 
 
 def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
@@ -147,9 +144,9 @@ def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcom
     started = time.perf_counter()
     with TryProcess(options.timeout) as worker:
         worker.warm()  # torch and the OpInfos import while the patch compiles
-        plan, library = plan_and_build(location, session, options.names, options.cxx,
-                                       options.jobs)
-        outcome = TryOutcome(plan)
+        plan, library, compiler = plan_and_build(location, session, options.names, options.cxx,
+                                                 options.jobs)
+        outcome = TryOutcome(plan, compiler if library is not None else None)
         if library is not None:
             outcome.answers = check_ops(library, plan.patched, options, worker)
     outcome.seconds = time.perf_counter() - started
@@ -173,8 +170,9 @@ def try_json(outcome: TryOutcome) -> dict:
     """Per op: its formula's place and reason, and per sample its verdict and error."""
     plan = outcome.plan
     ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
-    return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline, "ops": ops,
-            "seconds": round(outcome.seconds, 3)}
+    compiler = outcome.compiler.json() if outcome.compiler is not None else None
+    return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline,
+            "compiler": compiler, "ops": ops, "seconds": round(outcome.seconds, 3)}
 
 
 def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
@@ -186,12 +184,20 @@ def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
 
 def try_text(outcome: TryOutcome) -> str:
     report = try_json(outcome)
-    lines = [f"gradshard try: compared with {report['against']}"]
+    lines = [f"gradshard try: compared with {report['against']}"
+             + compiler_text(outcome.compiler)]
     if not report["ops"]:
         lines.append("  no op's generated code differs: nothing to try")
     for op in report["ops"]:
         lines += ["  " + line for line in op_lines(op)]
     return "\n".join(lines)
+
+
+def compiler_text(compiler: TryCompiler | None) -> str:
+    """`; compiled with …, …` for the first line (nothing when nothing was built)."""
+    if compiler is None:
+        return ""
+    return f"; compiled with {compiler.toolchain.version} ({compiler.why})"
 
 
 def op_lines(op: dict) -> list[str]:

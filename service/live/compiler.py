@@ -1,0 +1,145 @@
+"""The compiler a `gradshard try` patch is built with, and why.
+
+Patches are loaded into the installed torch, so the compiler must produce its ABI: libstdc++
+(not libc++), with the _GLIBCXX_USE_CXX11_ABI setting torch's libraries were built with. Among
+those, clang++ (14 or later) comes first: its PCH can hold the headers' template instantiations
+and their code (service/live/build.py), so a patch unit compiles in about a second, where GCC
+instantiates the ~8,600 templates the headers leave pending again in every unit (measured on
+sin's patch: clang 14, 1.1 s; g++ 12, 6.9 s). `--cxx`, then $GRADSHARD_TRY_CXX, choose one
+outright; $CXX is `build`'s, not try's (a developer's CXX=g++ would otherwise cost every
+save five seconds).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradshard.cache.errors import UsageError
+from gradshard.service.compile.toolchain import Toolchain, find_toolchain
+from gradshard.service.files.spec_location import SpecLocation
+
+__all__ = ["PATCH_FLAGS", "TRY_CXX_VARIABLE", "TryCompiler", "choose_try_compiler",
+           "torch_uses_cxx11_abi"]
+
+TRY_CXX_VARIABLE = "GRADSHARD_TRY_CXX"
+# A patch lives for a check: -O0 compiles a patch unit fastest (sin's: clang 1.1 s at -O0
+# against 5.7 s at -O1 without the PCH's code; g++ 6.9 s against 7.8 s), and it keeps IEEE
+# arithmetic as -O2 does (no -ffast-math, no FMA contraction on x86-64's baseline), so the
+# gradients the checks compare are the same.
+PATCH_FLAGS = ("-O0",)
+MINIMUM_CLANG = 14  # -fpch-instantiate-templates and -fpch-codegen (clang 11) work with torch's headers from 14 on
+CLANG_NAMES = ("clang++", *(f"clang++-{n}" for n in range(30, MINIMUM_CLANG - 1, -1)))
+_CLANG_VERSION = re.compile(r"clang version (\d+)")
+# compiled by the candidate: fails unless it uses libstdc++ with the ABI asked for
+_ABI_PROBE = """#include <string>
+#if !defined(__GLIBCXX__)
+#error "not libstdc++"
+#endif
+#if _GLIBCXX_USE_CXX11_ABI != {abi}
+#error "_GLIBCXX_USE_CXX11_ABI differs"
+#endif
+"""
+
+
+@dataclass(frozen=True)
+class TryCompiler:
+    """The patch's toolchain and a line saying why it was chosen (the first line of `try`,
+    and `compiler` in --json)."""
+
+    toolchain: Toolchain
+    why: str
+
+    def json(self) -> dict:
+        return {"cxx": self.toolchain.cxx, "version": self.toolchain.version,
+                "clang": self.toolchain.is_clang(), "why": self.why}
+
+
+def choose_try_compiler(location: SpecLocation, cxx: str | None, torch_lib: Path) -> TryCompiler:
+    """--cxx, else $GRADSHARD_TRY_CXX, else the first ABI-compatible clang++ >= 14, else g++."""
+    named = cxx or os.environ.get(TRY_CXX_VARIABLE)
+    if named:
+        origin = "--cxx" if cxx else f"${TRY_CXX_VARIABLE}"
+        toolchain = find_toolchain(location, named, PATCH_FLAGS, (), "")
+        _check_abi(toolchain.cxx, torch_uses_cxx11_abi(torch_lib), origin)
+        return TryCompiler(toolchain, f"named by {origin}")
+    abi = torch_uses_cxx11_abi(torch_lib)
+    skipped = []
+    for name in CLANG_NAMES:
+        path = shutil.which(name)
+        if path is None:
+            continue
+        refusal = _clang_refusal(path, abi)
+        if refusal is None:
+            toolchain = find_toolchain(location, path, PATCH_FLAGS, (), "")
+            return TryCompiler(toolchain, f"the fastest installed (clang++ >= {MINIMUM_CLANG} "
+                                          "with libstdc++ and torch's C++ ABI)")
+        skipped.append(f"{name}: {refusal}")
+    toolchain = find_toolchain(location, "g++", PATCH_FLAGS, (), "")
+    _check_abi(toolchain.cxx, abi, "g++")
+    why = ("no usable clang++ (" + "; ".join(skipped) + ")" if skipped else
+           "no clang++ installed") + "; `apt-get install clang` makes each try ~5 s faster"
+    return TryCompiler(toolchain, why)
+
+
+@functools.lru_cache(maxsize=4)
+def torch_uses_cxx11_abi(torch_lib: Path) -> bool:
+    """Whether torch's libraries use libstdc++'s C++11 ABI: their exported names then carry
+    its abi tag (`B5cxx11`), read from libc10.so without importing torch."""
+    try:
+        data = (torch_lib / "libc10.so").read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read torch's libc10.so in {torch_lib}: {error.strerror}",
+                         "pip install 'gradshard[try]'") from None
+    return b"B5cxx11" in data
+
+
+def _clang_refusal(path: str, abi: bool) -> str | None:
+    """Why this clang++ cannot build patches (None when it can)."""
+    version = _version_line(path)
+    found = _CLANG_VERSION.search(version)
+    if found is None:
+        return f"not clang ({version or 'no version'})"
+    if int(found.group(1)) < MINIMUM_CLANG:
+        return f"clang {found.group(1)} is older than {MINIMUM_CLANG}"
+    return _abi_refusal(path, abi)
+
+
+def _check_abi(path: str, abi: bool, origin: str) -> None:
+    refusal = _abi_refusal(path, abi)
+    if refusal is not None:
+        raise UsageError(f"the compiler {path} ({origin}) cannot build patches for the "
+                         f"installed torch: {refusal}",
+                         "name a g++ or clang++ that uses libstdc++ (--cxx, "
+                         f"${TRY_CXX_VARIABLE})")
+
+
+@functools.lru_cache(maxsize=8)
+def _abi_refusal(path: str, abi: bool) -> str | None:
+    probe = _ABI_PROBE.format(abi=int(abi))
+    try:
+        done = subprocess.run([path, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+                              input=probe, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"cannot run it: {error}"
+    if done.returncode == 0:
+        return None
+    if "not libstdc++" in done.stderr:
+        return "it does not use libstdc++ (torch's standard library)"
+    if "ABI differs" in done.stderr:
+        return f"its _GLIBCXX_USE_CXX11_ABI is not torch's ({int(abi)})"
+    return "it cannot compile a C++20 unit: " + done.stderr.strip().splitlines()[-1][:200]
+
+
+@functools.lru_cache(maxsize=16)
+def _version_line(path: str) -> str:
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (done.stdout or done.stderr).split("\n", 1)[0].strip()
