@@ -219,7 +219,8 @@ OPTIONS: tuple[Option, ...] = (
            "compile_commands.json go (default: OUT/compile)", metavar="DIR", group="compiling",
            parse=_default_if_empty, forward=PATH, match=True, compile_field="directory",
            to_compile=_optional_path),
-    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++)",
+    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++; try's: "
+           "$GRADSHARD_TRY_CXX, else the first clang++ >= 14, else g++)",
            _commands(BUILDING, TRY), metavar="CXX", group="compiling", forward=TEXT,
            match=True, compile_field="cxx"),
     Option(("--cxxflags",), "cxxflags", "extra compiler flags (default: $CXXFLAGS)",

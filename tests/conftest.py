@@ -7,11 +7,16 @@ from pathlib import Path
 
 import pytest
 from support.graph_run import CodegenInputs, codegen_inputs
+from support.programs import install_programs
 from support.temporary import ModuleTemporaries
 
 from gradshard.cache.store.verdicts import STATE_VARIABLE
 from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.live.compiler import TRY_CXX_VARIABLE
 from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
+
+# every `try` test runs with each compiler try may choose (service/live/compiler.py)
+TRY_COMPILERS = ("clang++", "g++")
 
 
 @pytest.fixture(autouse=True)
@@ -69,12 +74,15 @@ def pytest_runtest_teardown(item, nextitem):
     return result
 
 
-@pytest.fixture(scope="session")
-def try_workspace(tmp_path_factory, packaged_spec, pytestconfig):
-    """For the `gradshard try` tests of every module: a copy of the packaged spec and a cache
-    (yielded), and one private try directory ($GRADSHARD_TRY_DIR for the session, restored
-    after), so that its PCHs (~45 s) and the objects of unchanged units are built once per
-    session. A test that edits the spec copy restores it (try/finally): it is shared."""
+@pytest.fixture(scope="session", params=TRY_COMPILERS)
+def try_workspace(request, tmp_path_factory, packaged_spec, pytestconfig):
+    """For the `gradshard try` tests of every module, once per compiler try builds patches
+    with (clang++, installed by the suite when missing, and g++: $GRADSHARD_TRY_CXX): a copy
+    of the packaged spec and a cache (yielded), and one private try directory
+    ($GRADSHARD_TRY_DIR), so that its PCH and the objects of unchanged units are built once
+    per compiler. A test that edits the spec copy restores it (try/finally): it is shared."""
+    if request.param.startswith("clang"):
+        install_programs(request.param)
     root = tmp_path_factory.mktemp("try")
     pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
     shutil.copytree(packaged_spec, root / "spec",
@@ -84,4 +92,6 @@ def try_workspace(tmp_path_factory, packaged_spec, pytestconfig):
     directory.chmod(0o700)  # whatever the umask: try refuses a directory others may write
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
+        environment.setenv(TRY_CXX_VARIABLE, request.param)
         yield root / "spec", root / "cache"
+    shutil.rmtree(root, ignore_errors=True)  # the next compiler's PCH needs the disk

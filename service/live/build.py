@@ -8,16 +8,23 @@ executed. Within it every file is named by the hash of what made it:
 
     include/<h>/torch/csrc/autograd/generated/   the struct-less Functions.h, the spec's
                                                  VariableType.h and python_functions.h
-    pch/<h>/{autograd,variable_type,python}.h.gch  (the compile layout's three PCHs)
+    pch/<h>/patch.h, .gch                        the patch's one PCH: every header its parts
+                                                 include; with clang, patch.h.o: the PCH's
+                                                 code (-fpch-codegen), and .undefined: its
+                                                 undefined symbols
     src/<namespace>/gradshard_patch/nodes.h      the patch's structs
-    obj/<h>.cpp, obj/<h>.o                        each unit, by its text, PCH and flags
+    obj/<h>.part.cpp                             each part (nodes, Python classes, kernels)
+    obj/<h>.cpp, obj/<h>.o                        the unit that includes the parts, by its
+                                                 parts, PCH and flags (and a checkout's
+                                                 FunctionsManual.cpp, a unit of its own)
     lib/<h>/patch.so, sum                         by its objects and the hidden functions its
                                                  trampolines jump to; sum: the library's hash
+    symbols/<h>.json                             the hidden functions of torch's a set of
+                                                 undefined names calls (read once)
 
-A unit whose text an edit left alone keeps its object (a formula edit recompiles the nodes
-unit only), and a library is rebuilt at a new path (a process cannot load a second library
-from the path of one it holds). ninja builds the PCHs and objects; an flock on the
-directory serializes builds.
+An edit that leaves every part alone keeps the unit's object, and a library is rebuilt at a
+new path (a process cannot load a second library from the path of one it holds). ninja
+builds the PCH and the objects; an flock on the directory serializes builds.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +43,7 @@ import xxhash
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 from gradshard.pipeline.layout.compile_layout import (AUTOGRAD_PCH, PYTHON_PCH, VARIABLE_TYPE_PCH,
                                                       CompileUnit, pch_header)
+from gradshard.pipeline.render.templating import jinja_module
 from gradshard.service.compile.diagnostics import diagnose
 from gradshard.service.compile.toolchain import Toolchain, ninja_binary
 from gradshard.service.files.outputs import write_atomic
@@ -52,9 +61,14 @@ LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
 # a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
-# which PCH each unit starts from (the compile layout's: templates/codegen/compile_units.j2)
-UNIT_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
-             "kernels.cpp": VARIABLE_TYPE_PCH, MANUAL_UNIT: AUTOGRAD_PCH}
+# the patch's parts compile as one unit (sin's: clang 1.1 s as one, 2.2 s as three; g++ pays
+# its ~4.8 s of pending instantiations once, not per part), against one PCH
+PATCH_UNIT = "patch.cpp"
+# the compile layout's PCH headers whose includes open the patch's PCH, Python.h's first
+PCH_ORDER = (PYTHON_PCH, AUTOGRAD_PCH, VARIABLE_TYPE_PCH)
+# the PCH's code (clang's -fpch-codegen) in a section per function and datum: the link keeps
+# only what the patch reaches
+PCH_CODE_FLAGS = ("-ffunction-sections", "-fdata-sections")
 
 
 @dataclass(frozen=True)
@@ -74,45 +88,98 @@ def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: in
         raise UsageError("nothing to patch", "name an op, or edit a formula")
     root = try_directory()
     with _locked(root):
-        units, include = _write_sources(root, plan, sources, toolchain)
-        _run_ninja(root, units, include, toolchain, jobs, plan)
-        library = _link(root, [u.object for u in units], toolchain, torch_lib)
-        used = [include, library.path.parent, *{u.pch.parent for u in units},
-                *{u.own_include for u in units},
-                *(path for u in units for path in (u.source, u.object))]
+        written = _write_sources(root, plan, sources, toolchain)
+        _run_ninja(root, written, toolchain, jobs, plan)
+        library = _link(root, written, toolchain, torch_lib)
+        used = [written.include, written.own_include, written.pch.header.parent,
+                library.path.parent,
+                *(path for u in written.units for path in (u.source, u.object)),
+                *(path for u in written.units for _, path in u.parts)]
         prune_try_directory(root, used)
         return library
 
 
 @dataclass(frozen=True)
 class _Unit:
-    name: str  # nodes.cpp, python_classes.cpp, kernels.cpp
+    name: str  # patch.cpp (the patch's parts), FunctionsManual.cpp
     source: Path
     object: Path
-    pch: Path  # the PCH's header (its .gch beside it)
-    own_include: Path
+    parts: tuple[tuple[str, Path], ...] = ()  # nodes.cpp, python_classes.cpp, kernels.cpp
+
+
+@dataclass(frozen=True)
+class _Pch:
+    """The patch's precompiled header (its .gch beside it) and, with clang, the object of
+    its code (-fpch-codegen), linked into every patch."""
+
+    header: Path
+    code: Path | None
+
+    @property
+    def compiled(self) -> Path:
+        return self.header.with_name(self.header.name + ".gch")
+
+
+@dataclass(frozen=True)
+class _Written:
+    include: Path  # the generated headers' directory
+    own_include: Path  # the patch's nodes.h's
+    pch: _Pch
+    units: tuple[_Unit, ...]
 
 
 def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
-                   toolchain: Toolchain) -> tuple[list[_Unit], Path]:
+                   toolchain: Toolchain) -> _Written:
     include = _content_dir(root / "include", plan.includes)
     own = root / "src" / sources.namespace
     _write(own / PATCH_HEADER, sources.header.encode())
+    macros = jinja_module(patch_templates(), "patch.j2")
+    parts = tuple((name, _written(root / "obj", text, "part.cpp"))
+                  for name, text in sources.units())
+    pch = _write_pch(root, include, toolchain, [text for _, text in sources.units()])
+    unit_text = str(macros.patch_unit([str(path) for _, path in parts]))
+    units = [_unit(root, PATCH_UNIT, unit_text, [sources.header, str(own)], pch, toolchain,
+                   parts)]
+    if plan.manual:
+        units.append(_unit(root, MANUAL_UNIT, plan.manual, [str(own)], pch, toolchain))
+    return _Written(include, own, pch, tuple(units))
+
+
+def _write_pch(root: Path, include: Path, toolchain: Toolchain, texts: Sequence[str]) -> _Pch:
+    """One PCH for the whole patch: every header its parts include, the compile layout's PCH
+    headers first (Python.h ahead of the rest, as Python asks). A formula edit keeps it: its
+    text is the spec's includes, not the patch's code."""
     templates = patch_templates()
-    pch_dir = root / "pch" / _hash([str(include), toolchain.identity(),
-                                    *(pch_header(k, templates) for k in UNIT_PCHS.values())])
-    units = []
-    manual = ((MANUAL_UNIT, plan.manual),) if plan.manual else ()
-    for name, text in (*sources.units(), *manual):
-        pch = pch_dir / f"{UNIT_PCHS[name]}.h"
-        if not pch.exists():
-            _write(pch, pch_header(UNIT_PCHS[name], templates).encode())
-        key = _hash([text, sources.header, str(pch), toolchain.identity(), str(own)])
-        source = root / "obj" / f"{key}.cpp"
-        if not source.exists():
-            _write(source, text.encode())
-        units.append(_Unit(name, source, source.with_suffix(".o"), pch, own))
-    return units, include
+    directives = [line for kind in PCH_ORDER for line in pch_header(kind, templates).splitlines()]
+    directives += [line for text in texts for line in text.splitlines()]
+    includes = [line for line in dict.fromkeys(directives)
+                if line.startswith("#include") and PATCH_HEADER not in line]
+    text = str(jinja_module(templates, "patch.j2").patch_pch(includes))
+    codegen = toolchain.is_clang()
+    directory = root / "pch" / _hash([str(include), toolchain.identity(), text, str(codegen)])
+    header = directory / "patch.h"
+    if not header.exists():
+        _write(header, text.encode())
+    return _Pch(header, directory / "patch.h.o" if codegen else None)
+
+
+def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch,
+          toolchain: Toolchain, parts: tuple[tuple[str, Path], ...] = ()) -> _Unit:
+    """A unit named by its text and what else decides its object (the structs' header, its
+    include directory, the PCH, the toolchain)."""
+    key = _hash([text, *context, str(pch.header), toolchain.identity()])
+    source = root / "obj" / f"{key}.cpp"
+    if not source.exists():
+        _write(source, text.encode())
+    return _Unit(name, source, source.with_suffix(".o"), parts)
+
+
+def _written(directory: Path, text: str, suffix: str) -> Path:
+    """A file named by its text (written once)."""
+    path = directory / f"{_hash([text])}.{suffix}"
+    if not path.exists():
+        _write(path, text.encode())
+    return path
 
 
 def _content_dir(base: Path, files: Sequence[tuple[str, str]]) -> Path:
@@ -151,59 +218,72 @@ class _locked:
         self.handle.close()
 
 
-def _run_ninja(root: Path, units: list[_Unit], include: Path, toolchain: Toolchain, jobs: int,
+def _run_ninja(root: Path, written: _Written, toolchain: Toolchain, jobs: int,
                plan: PatchPlan) -> None:
-    """The PCHs (once) and the objects; the patch's own header, then the generated ones,
-    then torch's."""
-    # the PCHs' command must not name the patch's own directory: ninja rebuilds an output
-    # whose command changed, and the PCHs serve every patch
-    common = [*toolchain.flags, "-Winvalid-pch", f"-I{include}",
+    """The PCH (and its code's object, with clang) once, then the units; the patch's own
+    header, then the generated ones, then torch's."""
+    # the PCH's commands must not name the patch's own directory: ninja rebuilds an output
+    # whose command changed, and the PCH serves every patch
+    common = [*toolchain.flags, "-Winvalid-pch", f"-I{written.include}",
               *(f"-I{d}" for d in toolchain.includes)]
+    pch = written.pch
     lines = [f"cxx = {toolchain.cxx}", f"flags = {' '.join(common)}",
-             "rule pch", f"  command = $cxx $flags {' '.join(toolchain.pch_flags())} "
+             "rule pch", f"  command = $cxx $flags {' '.join(_pch_flags(toolchain))} "
              "-x c++-header $in -o $out.tmp && mv $out.tmp $out", "  description = PCH $out",
+             "rule pch_code", f"  command = $cxx $flags {' '.join(PCH_CODE_FLAGS)} "
+             "-c $in -o $out.tmp && mv $out.tmp $out", "  description = PCH code $out",
              "rule cxx", f"  command = $cxx -I$own $flags {' '.join(toolchain.pch_use_flags())} "
-             "-include $pch -c $in -o $out.tmp && mv $out.tmp $out", "  description = CXX $out"]
-    for pch in sorted({u.pch for u in units}):
-        lines.append(f"build {pch}.gch: pch {pch}")
-    for unit in units:
-        lines += [f"build {unit.object}: cxx {unit.source} | {unit.pch}.gch",
-                  f"  pch = {unit.pch}", f"  own = {unit.own_include}"]
+             "-include $pch -c $in -o $out.tmp && mv $out.tmp $out", "  description = CXX $out",
+             f"build {pch.compiled}: pch {pch.header}"]
+    if pch.code is not None:
+        lines.append(f"build {pch.code}: pch_code {pch.compiled}")
+    for unit in written.units:
+        lines += [f"build {unit.object}: cxx {unit.source} | {pch.compiled}",
+                  f"  pch = {pch.header}", f"  own = {written.own_include}"]
     ninja_file = root / "build.ninja"
     _write(ninja_file, ("\n".join(lines) + "\n").encode())
     done = subprocess.run([ninja_binary(), "-f", str(ninja_file), "-k", "0",
                            "-j", str(max(1, jobs))], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
-        raise _compile_error(units, done.stdout + done.stderr, plan)
+        raise _compile_error(written.units, done.stdout + done.stderr, plan)
 
 
-def _compile_error(units: list[_Unit], log: str, plan: PatchPlan) -> CompileError:
-    """The compiler's errors placed at their formulas (service/compile/diagnostics.py), as build's."""
+def _pch_flags(toolchain: Toolchain) -> list[str]:
+    """The build's PCH flags (clang: the pending instantiations done in the PCH), and with
+    clang the headers' inline code emitted once, into the PCH's object, not by every unit:
+    sin's patch unit compiles in 1.1 s with it, 2.5 s without (clang 14, -O0)."""
+    return [*toolchain.pch_flags(), *(("-fpch-codegen",) if toolchain.is_clang() else ())]
+
+
+def _compile_error(units: Sequence[_Unit], log: str, plan: PatchPlan) -> CompileError:
+    """The compiler's errors placed at their formulas (service/compile/diagnostics.py), as
+    build's: the patch's unit is a merged unit whose parts hold the nodes and kernels."""
     sources = plan.sources
     assert sources is not None
     shards = {"nodes.cpp": sources.nodes_unit, "kernels.cpp": sources.kernels_unit}
-    compile_units = []
-    for unit in units:
-        shard = shards.get(unit.name)
+    parts = []
+    for name, path in (part for unit in units for part in unit.parts):
+        shard = shards.get(name)
         nodes = (shard.nodes or shard.kernels) if shard else ()
-        compile_units.append(CompileUnit(unit.name, str(unit.source), False, "", (), nodes,
-                                         shard.node_lines if shard else (), 0))
-    failed = [c for c, u in zip(compile_units, units) if not u.object.exists()]
+        parts.append(CompileUnit(name, str(path), False, "", (), nodes,
+                                 shard.node_lines if shard else (), 0))
+    failed = [CompileUnit(u.name, str(u.source), False, "", (), (), (), 0,
+                          tuple(name for name, _ in u.parts))
+              for u in units if not u.object.exists()]
     # the source paths are absolute: the "compile directory" they are read from is /
-    diagnostics = diagnose(failed, compile_units, {u.name: log for u in failed}, Path("/"),
+    diagnostics = diagnose(failed, [*failed, *parts], {u.name: log for u in failed}, Path("/"),
                            plan.derivatives_text, dict(plan.node_entries))
     return CompileError(diagnostics, tuple(u.name for u in failed), log, str(plan.derivatives))
 
 
-def _link(root: Path, objects: list[Path], toolchain: Toolchain, torch_lib: Path) -> PatchLibrary:
-    """Trampolines for torch's hidden functions the objects call, then the library."""
-    needed = undefined_symbols(objects)
-    symbols: list[tuple[str, str, int]] = []
-    for library in TORCH_LIBRARIES:
-        found = hidden_functions(torch_lib / library, needed)
-        symbols += [(name, library, value) for name, value in sorted(found.items())
-                    if SYMBOL_NAME.match(name)]
-        needed -= set(found)
+def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) -> PatchLibrary:
+    """Trampolines for torch's hidden functions the objects call, then the library: its
+    entry points exported, the rest local and what nothing reaches dropped (the PCH's code
+    holds every inline function of torch's headers; a patch uses a few)."""
+    objects = [unit.object for unit in written.units]
+    if written.pch.code is not None:
+        objects.append(written.pch.code)
+    symbols = _hidden_symbols(root, torch_lib, set().union(*(_undefined(p) for p in objects)))
     anchors = {library: load_anchor(torch_lib / library) for library in TORCH_LIBRARIES}
     key = _hash([*(str(o) for o in objects), toolchain.identity(), str(torch_lib),
                  json.dumps(symbols), json.dumps(anchors)])
@@ -212,13 +292,53 @@ def _link(root: Path, objects: list[Path], toolchain: Toolchain, torch_lib: Path
     slots = {"anchors": anchors, "symbols": symbols}
     if not (library.exists() and (directory / "sum").exists()):
         trampolines = _trampolines(root, [s[0] for s in symbols], toolchain)
+        exports = _written(root / "obj", str(jinja_module(patch_templates(), "patch.j2")
+                                             .version_script()), "map")
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _run([toolchain.cxx, "-shared", "-o", f"{library}.tmp", *map(str, objects),
-              str(trampolines), f"-L{torch_lib}", *LINK_LIBRARIES,
-              f"-Wl,-rpath,{torch_lib}", "-Wl,-Bsymbolic"])
+        _run([toolchain.cxx, *_linker(), "-shared", "-o", f"{library}.tmp", *map(str, objects),
+              str(trampolines), f"-L{torch_lib}", *LINK_LIBRARIES, f"-Wl,-rpath,{torch_lib}",
+              "-Wl,-Bsymbolic", "-Wl,--gc-sections", f"-Wl,--version-script={exports}"])
         os.replace(f"{library}.tmp", library)
         _write(directory / "sum", xxhash.xxh3_128_hexdigest(library.read_bytes()).encode())
     return PatchLibrary(library, slots, (directory / "sum").read_text())
+
+
+def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> list[list]:
+    """(name, library, value) of each hidden function of torch's the objects call. Reading
+    libtorch_cpu's symbol table takes a second, so the answer is kept in the try directory
+    by the libraries' identities and the names asked: the next edit asks the same."""
+    identities = [f"{torch_lib / name}\0{(torch_lib / name).stat().st_size}\0"
+                  f"{(torch_lib / name).stat().st_mtime_ns}" for name in TORCH_LIBRARIES]
+    memo = root / "symbols" / f"{_hash([*identities, *sorted(needed)])}.json"
+    if memo.exists():
+        return json.loads(memo.read_bytes())
+    symbols: list[list] = []
+    for library in TORCH_LIBRARIES:
+        found = hidden_functions(torch_lib / library, needed)
+        symbols += [[name, library, value] for name, value in sorted(found.items())
+                    if SYMBOL_NAME.match(name)]
+        needed = needed - set(found)
+    _write(memo, json.dumps(symbols).encode())
+    return symbols
+
+
+def _linker() -> list[str]:
+    """gold where installed: it links a patch with the PCH's 28 MB object in 0.4 s, where
+    the default linker (bfd) takes 1.1 s."""
+    return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+
+
+def _undefined(path: Path) -> set[str]:
+    """An object's undefined symbols; the PCH's object's (7,000 names, 2 s to read) kept
+    beside it, written once."""
+    if path.suffix != ".o" or path.parent.parent.name != "pch":
+        return undefined_symbols([path])
+    memo = path.with_name(path.name + ".undefined")
+    if memo.exists():
+        return set(json.loads(memo.read_bytes()))
+    names = undefined_symbols([path])
+    _write(memo, json.dumps(sorted(names)).encode())
+    return names
 
 
 def _trampolines(root: Path, symbols: list[str], toolchain: Toolchain) -> Path:
