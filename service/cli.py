@@ -205,21 +205,23 @@ def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
 
 
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
+    from functools import partial
+
     from gradshard.service.defaults import default_cache_dir
-    from gradshard.service.live.command import (DEFAULT_DTYPES, TryOptions, try_json, try_patch,
-                                                try_text)
+    from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions, try_json, try_patch
 
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: the checks need some time",
                          "pass seconds, such as --timeout 300")
     options = TryOptions(tuple(args.names), tuple(args.dtype) or DEFAULT_DTYPES, args.samples,
                          args.cxx, jobs_of(args.jobs), args.timeout)
+    # the text line by line as each is known (each op's verdict as the worker finds it);
+    # --json one document at the end
+    show = None if args.json else partial(print, flush=True)
     outcome = _in_session(args, loaded, default_cache_dir,
-                          lambda location, session: try_patch(location, session, options))
+                          lambda location, session: try_patch(location, session, options, show))
     if args.json:
         print(json.dumps(try_json(outcome), indent=2))
-    else:
-        print(try_text(outcome))
     return outcome.exit_code()
 
 
@@ -257,6 +259,7 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
     from gradshard.service.defaults import default_cache_dir
+    from gradshard.service.live.try_directory import collect_try_directory
     from gradshard.service.report.cache import gc_json, gc_text
 
     try:
@@ -264,12 +267,15 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     except ValueError as e:
         raise UsageError(f"--max-size: {e}", "write a size such as 500M or 2G") from None
     session = _existing_cache(args, default_cache_dir)
+    # under its own limit ($GRADSHARD_TRY_MAX_SIZE), not --max-size: it is not the cache
+    try_dir = collect_try_directory(drop_all=args.all)
     try:
         report = collect_garbage(session.open(), max_bytes, code_version(),
                                  drop_protected=args.all)
     finally:
         session.close()
-    print(json.dumps(gc_json(report), indent=2) if args.json else gc_text(report))
+    print(json.dumps(gc_json(report, try_dir), indent=2) if args.json
+          else gc_text(report, try_dir))
     return EXIT_OK
 
 

@@ -82,7 +82,7 @@ def try_workspace(request, tmp_path_factory, packaged_spec, pytestconfig):
     ($GRADSHARD_TRY_DIR), so that its PCH and the objects of unchanged units are built once
     per compiler. A test that edits the spec copy restores it (try/finally): it is shared."""
     if request.param.startswith("clang"):
-        install_programs(request.param)
+        install_programs(request.param, "ld.lld")  # the fast path README's apt line installs
     root = tmp_path_factory.mktemp("try")
     pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
     shutil.copytree(packaged_spec, root / "spec",

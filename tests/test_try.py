@@ -18,10 +18,10 @@ from support.specs import edited_derivatives as edited
 
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service.cli import main
-from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE, try_directory
 from gradshard.service.live.elf_symbols import hidden_functions, load_anchor, undefined_symbols
 from gradshard.service.live.patch_sources import PatchNode, patch_namespace, trampoline_source
 from gradshard.service.live.plan import patch_templates
+from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE, try_directory
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 MUL_SELF = ("- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"

@@ -81,8 +81,14 @@ def test_watch_try_checks_each_save(try_workspace, tmp_path):
         assert "no op's code differs" in running.cli("daemon", "status", *running.where()).stdout
 
         edit(running, SIN, WRONG)
+        # each op's verdict line as soon as the worker has it (the foreach op, reached through
+        # sin, comes first), then the failing samples with their errors located
         lines = watching.until("try: FAIL sin ")
-        assert any("try: FAIL _foreach_sin " in line for line in lines)  # reached through sin
+        assert any(line.startswith("try: FAIL _foreach_sin ") and "first failing sample" in line
+                   for line in lines)
+        assert "first failing sample" in lines[-1]
+        assert not any("largest error" in line for line in lines)
+        lines = watching.until("try: FAIL sin  0/")  # sin's located samples, after the foreach's
         assert any("largest error" in line for line in lines)
         running.wait()
         checks = running.status()["checks"]

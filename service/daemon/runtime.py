@@ -215,6 +215,9 @@ def _generator_lines(generator: dict) -> list[str]:
 
 
 def _checks_head(checks: dict) -> str:
+    if checks.get("checking"):  # its lines show the verdicts found so far
+        found = len(checks.get("verdicts") or {})
+        return "checking the last save" + (f": {found} verdict(s) so far" if found else "")
     if "finished" not in checks:
         return "no check yet"
     if checks.get("error"):

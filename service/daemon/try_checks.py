@@ -9,14 +9,17 @@ code this save changed are gradchecked by a warm worker; one line per op.
 It runs between the files and the compile, so that the verdict comes first. Every op that
 differs is installed (the process runs the whole edited spec), but only the ops whose code
 changed since the last check (their PatchOp.code) are checked again; the verdicts of the
-others stay as they were. Nothing here ends a build: a patch that does not compile, or a
-worker that dies, is a line of its own.
+others stay as they were. Each op's verdict line is announced as soon as the worker knows it
+(and `daemon status` shows it), the failing samples with their errors located after all of
+them. Nothing here ends a build: a patch that does not compile, or a worker that dies, is a
+line of its own.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import Callable
 
 from gradshard.cache.errors import CompileError
@@ -26,10 +29,10 @@ from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.exit_codes import ending_of
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.command import (TryOptions, build_library, check_extra,
-                                            check_generator, check_ops, compiler_text, op_json,
-                                            op_lines, torch_library_dir)
+                                            check_generator, check_ops, compiler_text, failed,
+                                            op_json, op_lines, torch_library_dir, verdict_line)
 from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
-from gradshard.service.live.plan import plan_patch
+from gradshard.service.live.plan import PatchOp, PatchPlan, plan_patch
 from gradshard.service.live.process import TryProcess
 
 __all__ = ["TryChecks"]
@@ -45,9 +48,16 @@ class TryChecks:
         self.worker = TryProcess(options.timeout)
         self.checked: dict[str, str] = {}  # op → the code its verdict is for
         self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
-        self.last: dict = {}  # the last check: seconds, finished, error, phases
-        self.phases: dict[str, float] = {}  # the last check's seconds: plan, build, check
+        self.last: dict = {}  # the last check: started, seconds, finished, error, phases
+        # the last check's seconds: plan, build, check, and from its start to the first
+        # verdict and to all of them (first_verdict, all_verdicts)
+        self.phases: dict[str, float] = {}
         self.compiler: TryCompiler | None = None  # chosen at start, kept for the daemon's life
+        self.checking = False  # a check is running
+        # op → the verdict the running (or last) check found for it: its line and its seconds
+        # since the check started; replaced as a whole on each verdict, as status reads it
+        # from the socket's threads
+        self.verdicts: dict[str, dict] = {}
 
     def start(self) -> None:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
@@ -63,17 +73,21 @@ class TryChecks:
 
     def status(self) -> dict:
         """`daemon status`'s "checks": the last check, every op's last verdicts, and their
-        lines as `try` prints them (status_text prints these without importing anything)."""
+        lines as `try` prints them (status_text prints these without importing anything);
+        while a check runs, the verdicts it has found so far in place of their ops' last."""
         compiler = self.compiler.json() if self.compiler is not None else None
-        return {**self.last, "compiler": compiler, "ops": list(self.ops.values()),
-                "lines": [line for report in self.ops.values() for line in op_lines(report)]}
+        ops, verdicts, checking = self.ops, self.verdicts, self.checking
+        return {**self.last, "compiler": compiler, "checking": checking, "verdicts": verdicts,
+                "ops": list(ops.values()),
+                "lines": _status_lines(ops, verdicts if checking else {})}
 
     def before_compile(self, session) -> None:
         """The build's hook (service/build.py: build_and_compile's `before_compile`): never
         raises, so that the build goes on to compile whatever happens here."""
-        started = time.perf_counter()
+        started, started_at = time.perf_counter(), time.time()
+        self.verdicts, self.checking = {}, True
         try:
-            lines, error = self._check(session), ""
+            lines, error = self._check(session, started), ""
         except CompileError as failure:
             error = "\n".join(diagnostic_text(d, failure.source) for d in failure.diagnostics)
             lines = [f"try: the patch does not compile\n{error}"]
@@ -89,35 +103,78 @@ class TryChecks:
             self.log.exception("failure in the --try checks")
             error = f"internal error: {type(failure).__name__}: {failure}"
             lines = [f"try: {error} (a bug in gradshard; the daemon's log has the traceback)"]
+        finally:
+            self.checking = False
         seconds = time.perf_counter() - started
-        self.last = {"seconds": round(seconds, 3), "finished": time.time(), "error": error,
+        # "started" (the clock's time at the check's start: the build's files written) is
+        # where the phases' seconds count from: a save's time to its first verdict is
+        # started + phases["first_verdict"] - the save's time
+        self.last = {"started": started_at, "seconds": round(seconds, 3),
+                     "finished": time.time(), "error": error,
                      "phases": self.phases if not error else {}}
         if lines:
             self.announce("\n".join(lines))
 
-    def _check(self, session) -> list[str]:
-        """Plan, build, check; the lines to print. The verdicts are replaced as a whole at the
-        end: `status` reads them from the socket's threads."""
-        started = time.perf_counter()
+    def _check(self, session, started: float) -> list[str]:
+        """Plan, build, check (each verdict announced as it comes); the lines to print after
+        all of them. The verdicts are replaced as a whole at the end: `status` reads them
+        from the socket's threads."""
         plan = plan_patch(self.location, session, ())
         planned = time.perf_counter()
         assert self.compiler is not None  # start() chose it
         library = build_library(plan, self.compiler, self.options.jobs)
         built = time.perf_counter()
+        if library is not None and library.note:
+            self.announce(f"try: warning: {library.note}")
         current = {op.name: op for op in plan.ops}
-        lines = [f"try: {name}: back to the installed torch's code"
-                 for name in self.ops if name not in current]
         due = [op for op in plan.ops if self.checked.get(op.name) != op.code]
+        sent = [op for op in due if not op.reason] if library is not None else []
+        self._announce_unchecked(plan, current, [op for op in due if op not in sent])
         answers = {}
-        if library is not None and any(not op.reason for op in due):
-            answers = check_ops(library, [op for op in due if not op.reason], self.options,
-                                self.worker)
+        if sent:
+            answers = check_ops(library, sent, self.options, self.worker,
+                                partial(self._verdict_arrived, plan, started))
         ops = {name: report for name, report in self.ops.items() if name in current}
-        for op in due:
-            ops[op.name] = op_json(plan, op, answers.get(op.name, {}))
-            lines += ["try: " + line for line in op_lines(ops[op.name])]
+        ops.update({op.name: op_json(plan, op, answers.get(op.name, {})) for op in due})
         self.checked = {name: current[name].code for name in ops}
         self.ops = dict(sorted(ops.items()))
         self.phases = {"plan": round(planned - started, 3), "build": round(built - planned, 3),
-                       "check": round(time.perf_counter() - built, 3)}
-        return lines
+                       "check": round(time.perf_counter() - built, 3),
+                       **_verdict_times(self.verdicts)}
+        return ["try: " + line for op in sent if failed(ops[op.name])
+                for line in op_lines(ops[op.name])]
+
+    def _announce_unchecked(self, plan: PatchPlan, current: dict[str, PatchOp],
+                            unsent: list[PatchOp]) -> None:
+        """What is known before the checks: the ops back to the installed torch's code, and
+        those that changed but cannot be checked (SKIP, with the reason)."""
+        lines = [f"try: {name}: back to the installed torch's code"
+                 for name in self.ops if name not in current]
+        lines += ["try: " + line for op in unsent for line in op_lines(op_json(plan, op, {}))]
+        if lines:
+            self.announce("\n".join(lines))
+
+    def _verdict_arrived(self, plan: PatchPlan, started: float, event: dict) -> None:
+        """An op's verdict from the worker: announced, and in `daemon status`, at once."""
+        op = next(op for op in plan.ops if op.name == event["op"])
+        line = verdict_line(op_json(plan, op, {}), event)
+        found = {"verdict": event["verdict"], "line": line,
+                 "seconds": round(time.perf_counter() - started, 3)}
+        self.verdicts = {**self.verdicts, op.name: found}
+        self.announce("try: " + line)
+
+
+def _verdict_times(verdicts: dict[str, dict]) -> dict[str, float]:
+    """Seconds from the check's start to its first verdict and to the last (none when no op
+    was checked)."""
+    if not verdicts:
+        return {}
+    seconds = [found["seconds"] for found in verdicts.values()]
+    return {"first_verdict": min(seconds), "all_verdicts": max(seconds)}
+
+
+def _status_lines(ops: dict[str, dict], found: dict[str, dict]) -> list[str]:
+    """Each op's lines as `try` prints them: its verdict line when the running check has found
+    one, else its last check's lines."""
+    return [line for name in sorted({*ops, *found})
+            for line in ([found[name]["line"]] if name in found else op_lines(ops[name]))]

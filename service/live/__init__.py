@@ -3,4 +3,4 @@ into the installed torch through the dispatcher, and gradchecked on OpInfo sampl
 plan, the patch's sources and build, the worker and its process, the Python API and the
 pytest plugin. (Not `try/`: `try` is a Python keyword.)"""
 
-__all__ = ["api", "command", "plan", "process"]
+__all__ = ["api", "command", "compiler", "plan", "process", "try_directory"]

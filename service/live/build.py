@@ -29,12 +29,11 @@ builds the PCH and the objects; an flock on the directory serializes builds.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -51,7 +50,7 @@ from gradshard.service.live.elf_symbols import (SYMBOL_NAME, hidden_functions, l
                                                 undefined_symbols)
 from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
 from gradshard.service.live.plan import PatchPlan, patch_templates
-from gradshard.service.live.try_directory import prune_try_directory, try_directory
+from gradshard.service.live.try_directory import locked, prune_try_directory, try_directory
 
 __all__ = ["build_patch"]
 
@@ -61,14 +60,17 @@ LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
 # a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
-# the patch's parts compile as one unit (sin's: clang 1.1 s as one, 2.2 s as three; g++ pays
-# its ~4.8 s of pending instantiations once, not per part), against one PCH
+# the unit of the patch's parts (all three with clang, see PatchRule), against one PCH
 PATCH_UNIT = "patch.cpp"
-# the compile layout's PCH headers whose includes open the patch's PCH, Python.h's first
+# the compile layout's PCH each part would start from (templates/codegen/compile_units.j2),
+# whose includes open the patch's PCH in this order (Python.h's first)
+PART_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
+             "kernels.cpp": VARIABLE_TYPE_PCH}
 PCH_ORDER = (PYTHON_PCH, AUTOGRAD_PCH, VARIABLE_TYPE_PCH)
 # the PCH's code (clang's -fpch-codegen) in a section per function and datum: the link keeps
 # only what the patch reaches
 PCH_CODE_FLAGS = ("-ffunction-sections", "-fdata-sections")
+LINKERS = ("lld", "gold")  # the fastest first (_linker)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class PatchLibrary:
     path: Path
     slots: dict
     sum: str  # xxh3-128 of the library, checked by the worker before it loads it
+    inputs: tuple[Path, ...] = ()  # what linked it besides the units' objects (for the prune)
+    note: str = ""  # the try directory is over its limit with this build's own files
 
 
 def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: int) -> PatchLibrary:
@@ -87,23 +91,24 @@ def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: in
     if sources is None:
         raise UsageError("nothing to patch", "name an op, or edit a formula")
     root = try_directory()
-    with _locked(root):
+    with locked(root):
         written = _write_sources(root, plan, sources, toolchain)
         _run_ninja(root, written, toolchain, jobs, plan)
         library = _link(root, written, toolchain, torch_lib)
         used = [written.include, written.own_include, written.pch.header.parent,
-                library.path.parent,
+                library.path.parent, *library.inputs,
                 *(path for u in written.units for path in (u.source, u.object)),
                 *(path for u in written.units for _, path in u.parts)]
-        prune_try_directory(root, used)
-        return library
+        note = prune_try_directory(root, used)
+        return replace(library, note=note or "")
 
 
 @dataclass(frozen=True)
 class _Unit:
-    name: str  # patch.cpp (the patch's parts), FunctionsManual.cpp
+    name: str  # patch.cpp (the patch's parts), a part compiled apart, FunctionsManual.cpp
     source: Path
     object: Path
+    with_pch: bool
     parts: tuple[tuple[str, Path], ...] = ()  # nodes.cpp, python_classes.cpp, kernels.cpp
 
 
@@ -134,44 +139,73 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
     own = root / "src" / sources.namespace
     _write(own / PATCH_HEADER, sources.header.encode())
     macros = jinja_module(patch_templates(), "patch.j2")
-    parts = tuple((name, _written(root / "obj", text, "part.cpp"))
-                  for name, text in sources.units())
-    pch = _write_pch(root, include, toolchain, [text for _, text in sources.units()])
+    rule = patch_rule(toolchain)
+    joined = tuple((n, t) for n, t in sources.units() if n not in rule.apart)
+    parts = tuple((name, _written(root / "obj", text, "part.cpp")) for name, text in joined)
+    pch = _write_pch(root, include, toolchain, joined, rule)
+    context = [sources.header, str(own)]
     unit_text = str(macros.patch_unit([str(path) for _, path in parts]))
-    units = [_unit(root, PATCH_UNIT, unit_text, [sources.header, str(own)], pch, toolchain,
-                   parts)]
+    units = [_unit(root, PATCH_UNIT, unit_text, context, pch, toolchain, parts)]
+    units += [_unit(root, name, text, context, None, toolchain)
+              for name, text in sources.units() if name in rule.apart]
     if plan.manual:
         units.append(_unit(root, MANUAL_UNIT, plan.manual, [str(own)], pch, toolchain))
     return _Written(include, own, pch, tuple(units))
 
 
-def _write_pch(root: Path, include: Path, toolchain: Toolchain, texts: Sequence[str]) -> _Pch:
-    """One PCH for the whole patch: every header its parts include, the compile layout's PCH
-    headers first (Python.h ahead of the rest, as Python asks). A formula edit keeps it: its
-    text is the spec's includes, not the patch's code."""
+@dataclass(frozen=True)
+class PatchRule:
+    """How a compiler builds a patch, measured on sin's (nodes and kernels edited): the parts
+    compiled apart, without the PCH, and whether the PCH's code is compiled once into an
+    object of its own (clang's -fpch-codegen)."""
+
+    apart: tuple[str, ...]
+    pch_code: bool
+
+
+# clang: one unit of all three parts (1.1 s), the PCH's instantiations and code done once.
+# g++ instantiates what the PCH's headers leave pending again in every unit (an empty unit
+# costs 4.3 s after the headers of the nodes and kernels, 7.2 s with Python's and pybind11's
+# besides), so the Python classes, which only a struct change changes, are a unit of their
+# own without the PCH: the unit every formula edit compiles pays for the headers it needs.
+CLANG_RULE = PatchRule((), True)
+GCC_RULE = PatchRule(("python_classes.cpp",), False)
+
+
+def patch_rule(toolchain: Toolchain) -> PatchRule:
+    return CLANG_RULE if toolchain.is_clang() else GCC_RULE
+
+
+def _write_pch(root: Path, include: Path, toolchain: Toolchain,
+               parts: Sequence[tuple[str, str]], rule: PatchRule) -> _Pch:
+    """The patch's one PCH: the compile layout's PCH header of each of the unit's parts
+    (Python.h's first, as Python asks), then every header the parts include. A formula edit
+    keeps it: its text is the spec's includes, not the patch's code."""
     templates = patch_templates()
-    directives = [line for kind in PCH_ORDER for line in pch_header(kind, templates).splitlines()]
-    directives += [line for text in texts for line in text.splitlines()]
+    kinds = {PART_PCHS[name] for name, _ in parts}
+    directives = [line for kind in PCH_ORDER if kind in kinds
+                  for line in pch_header(kind, templates).splitlines()]
+    directives += [line for _, text in parts for line in text.splitlines()]
     includes = [line for line in dict.fromkeys(directives)
                 if line.startswith("#include") and PATCH_HEADER not in line]
     text = str(jinja_module(templates, "patch.j2").patch_pch(includes))
-    codegen = toolchain.is_clang()
-    directory = root / "pch" / _hash([str(include), toolchain.identity(), text, str(codegen)])
+    directory = root / "pch" / _hash([str(include), toolchain.identity(), text,
+                                      str(rule.pch_code)])
     header = directory / "patch.h"
     if not header.exists():
         _write(header, text.encode())
-    return _Pch(header, directory / "patch.h.o" if codegen else None)
+    return _Pch(header, directory / "patch.h.o" if rule.pch_code else None)
 
 
-def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch,
+def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch | None,
           toolchain: Toolchain, parts: tuple[tuple[str, Path], ...] = ()) -> _Unit:
     """A unit named by its text and what else decides its object (the structs' header, its
     include directory, the PCH, the toolchain)."""
-    key = _hash([text, *context, str(pch.header), toolchain.identity()])
+    key = _hash([text, *context, str(pch.header) if pch else "", toolchain.identity()])
     source = root / "obj" / f"{key}.cpp"
     if not source.exists():
         _write(source, text.encode())
-    return _Unit(name, source, source.with_suffix(".o"), parts)
+    return _Unit(name, source, source.with_suffix(".o"), pch is not None, parts)
 
 
 def _written(directory: Path, text: str, suffix: str) -> Path:
@@ -204,24 +238,13 @@ def _hash(parts: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-class _locked:
-    """An exclusive flock on the try directory for a build."""
-
-    def __init__(self, root: Path) -> None:
-        self.path = root / "lock"
-
-    def __enter__(self) -> None:
-        self.handle = open(self.path, "a")
-        fcntl.flock(self.handle, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc) -> None:
-        self.handle.close()
-
-
 def _run_ninja(root: Path, written: _Written, toolchain: Toolchain, jobs: int,
                plan: PatchPlan) -> None:
     """The PCH (and its code's object, with clang) once, then the units; the patch's own
-    header, then the generated ones, then torch's."""
+    header, then the generated ones, then torch's. A unit checks the PCH's headers by their
+    times, not their content (build's -fpch-validate-input-files-content, 0.1 s a unit): the
+    generated headers are written once at a path named by their content, and torch's change
+    times when they change."""
     # the PCH's commands must not name the patch's own directory: ninja rebuilds an output
     # whose command changed, and the PCH serves every patch
     common = [*toolchain.flags, "-Winvalid-pch", f"-I{written.include}",
@@ -232,14 +255,18 @@ def _run_ninja(root: Path, written: _Written, toolchain: Toolchain, jobs: int,
              "-x c++-header $in -o $out.tmp && mv $out.tmp $out", "  description = PCH $out",
              "rule pch_code", f"  command = $cxx $flags {' '.join(PCH_CODE_FLAGS)} "
              "-c $in -o $out.tmp && mv $out.tmp $out", "  description = PCH code $out",
-             "rule cxx", f"  command = $cxx -I$own $flags {' '.join(toolchain.pch_use_flags())} "
-             "-include $pch -c $in -o $out.tmp && mv $out.tmp $out", "  description = CXX $out",
+             "rule cxx", "  command = $cxx -I$own $flags -include $pch -c $in -o $out.tmp && "
+             "mv $out.tmp $out", "  description = CXX $out",
+             "rule cxx_alone", "  command = $cxx -I$own $flags -c $in -o $out.tmp && "
+             "mv $out.tmp $out", "  description = CXX $out",
              f"build {pch.compiled}: pch {pch.header}"]
     if pch.code is not None:
         lines.append(f"build {pch.code}: pch_code {pch.compiled}")
     for unit in written.units:
-        lines += [f"build {unit.object}: cxx {unit.source} | {pch.compiled}",
-                  f"  pch = {pch.header}", f"  own = {written.own_include}"]
+        lines += ([f"build {unit.object}: cxx {unit.source} | {pch.compiled}",
+                   f"  pch = {pch.header}"] if unit.with_pch else
+                  [f"build {unit.object}: cxx_alone {unit.source}"])
+        lines.append(f"  own = {written.own_include}")
     ninja_file = root / "build.ninja"
     _write(ninja_file, ("\n".join(lines) + "\n").encode())
     done = subprocess.run([ninja_binary(), "-f", str(ninja_file), "-k", "0",
@@ -260,20 +287,25 @@ def _compile_error(units: Sequence[_Unit], log: str, plan: PatchPlan) -> Compile
     build's: the patch's unit is a merged unit whose parts hold the nodes and kernels."""
     sources = plan.sources
     assert sources is not None
-    shards = {"nodes.cpp": sources.nodes_unit, "kernels.cpp": sources.kernels_unit}
-    parts = []
-    for name, path in (part for unit in units for part in unit.parts):
-        shard = shards.get(name)
-        nodes = (shard.nodes or shard.kernels) if shard else ()
-        parts.append(CompileUnit(name, str(path), False, "", (), nodes,
-                                 shard.node_lines if shard else (), 0))
+    pieces = [*((name, path) for unit in units for name, path in unit.parts),
+              *((unit.name, unit.source) for unit in units if not unit.parts)]
+    compile_units = [_part_unit(name, path, sources) for name, path in pieces]
     failed = [CompileUnit(u.name, str(u.source), False, "", (), (), (), 0,
-                          tuple(name for name, _ in u.parts))
+                          tuple(name for name, _ in u.parts)) if u.parts
+              else _part_unit(u.name, u.source, sources)
               for u in units if not u.object.exists()]
     # the source paths are absolute: the "compile directory" they are read from is /
-    diagnostics = diagnose(failed, [*failed, *parts], {u.name: log for u in failed}, Path("/"),
-                           plan.derivatives_text, dict(plan.node_entries))
+    diagnostics = diagnose(failed, [*failed, *compile_units], {u.name: log for u in failed},
+                           Path("/"), plan.derivatives_text, dict(plan.node_entries))
     return CompileError(diagnostics, tuple(u.name for u in failed), log, str(plan.derivatives))
+
+
+def _part_unit(name: str, path: Path, sources: PatchSources) -> CompileUnit:
+    """A part (or a unit compiled alone) as diagnose sees it: its nodes or kernels, and the
+    line each starts at."""
+    shard = {"nodes.cpp": sources.nodes_unit, "kernels.cpp": sources.kernels_unit}.get(name)
+    nodes = (shard.nodes or shard.kernels) if shard else ()
+    return CompileUnit(name, str(path), False, "", (), nodes, shard.node_lines if shard else (), 0)
 
 
 def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) -> PatchLibrary:
@@ -283,7 +315,8 @@ def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) 
     objects = [unit.object for unit in written.units]
     if written.pch.code is not None:
         objects.append(written.pch.code)
-    symbols = _hidden_symbols(root, torch_lib, set().union(*(_undefined(p) for p in objects)))
+    symbols, memo = _hidden_symbols(root, torch_lib,
+                                    set().union(*(_undefined(p) for p in objects)))
     anchors = {library: load_anchor(torch_lib / library) for library in TORCH_LIBRARIES}
     key = _hash([*(str(o) for o in objects), toolchain.identity(), str(torch_lib),
                  json.dumps(symbols), json.dumps(anchors)])
@@ -300,10 +333,10 @@ def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) 
               "-Wl,-Bsymbolic", "-Wl,--gc-sections", f"-Wl,--version-script={exports}"])
         os.replace(f"{library}.tmp", library)
         _write(directory / "sum", xxhash.xxh3_128_hexdigest(library.read_bytes()).encode())
-    return PatchLibrary(library, slots, (directory / "sum").read_text())
+    return PatchLibrary(library, slots, (directory / "sum").read_text(), (memo,))
 
 
-def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> list[list]:
+def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> tuple[list[list], Path]:
     """(name, library, value) of each hidden function of torch's the objects call. Reading
     libtorch_cpu's symbol table takes a second, so the answer is kept in the try directory
     by the libraries' identities and the names asked: the next edit asks the same."""
@@ -311,7 +344,7 @@ def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> list[list]
                   f"{(torch_lib / name).stat().st_mtime_ns}" for name in TORCH_LIBRARIES]
     memo = root / "symbols" / f"{_hash([*identities, *sorted(needed)])}.json"
     if memo.exists():
-        return json.loads(memo.read_bytes())
+        return json.loads(memo.read_bytes()), memo
     symbols: list[list] = []
     for library in TORCH_LIBRARIES:
         found = hidden_functions(torch_lib / library, needed)
@@ -319,13 +352,16 @@ def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> list[list]
                     if SYMBOL_NAME.match(name)]
         needed = needed - set(found)
     _write(memo, json.dumps(symbols).encode())
-    return symbols
+    return symbols, memo
 
 
 def _linker() -> list[str]:
-    """gold where installed: it links a patch with the PCH's 28 MB object in 0.4 s, where
-    the default linker (bfd) takes 1.1 s."""
-    return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+    """The fastest linker installed: a patch with the PCH's 28 MB object links in 0.17 s with
+    lld, 0.43 s with gold and 1.0 s with the default (bfd)."""
+    for name in LINKERS:
+        if shutil.which(f"ld.{name}"):
+            return [f"-fuse-ld={name}"]
+    return []
 
 
 def _undefined(path: Path) -> set[str]:

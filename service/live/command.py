@@ -5,6 +5,10 @@ service/live/worker.py), without rebuilding PyTorch.
 Exit codes: 0 every verdict passes, 5 one fails, 2 nothing could be checked (each op's
 reason is printed); the others as `build` has them (1 spec errors, 3 a patch that does not
 compile, 4 internal error).
+
+The text comes as it is known (try_patch's `show`): the first line and the ops not patched
+once the patch is built, each op's verdict as soon as the worker finds it (its first failing
+sample, or all passing), then each failing op's samples with their errors located.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import importlib.metadata
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.releases import release_series
@@ -25,8 +29,8 @@ from gradshard.service.live.process import TryProcess
 from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
-           "check_generator", "compiler_text", "op_json", "op_lines", "plan_and_build", "torch_library_dir",
-           "try_json", "try_patch", "try_text"]
+           "check_generator", "compiler_text", "failed", "op_json", "op_lines", "plan_and_build",
+           "torch_library_dir", "try_json", "try_patch", "try_text", "verdict_line"]
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
@@ -38,7 +42,9 @@ class TryOutcome:
     plan: PatchPlan
     compiler: TryCompiler | None = None  # None when nothing was built
     answers: dict[str, dict] = field(default_factory=dict)  # op → the worker's answer
+    events: dict[str, dict] = field(default_factory=dict)  # op → its verdict event, in order
     seconds: float = 0.0
+    note: str = ""  # the try directory is over its limit with this build's own files
 
     def verdicts(self) -> list[dict]:
         return [v for a in self.answers.values() for v in a.get("verdicts", [])]
@@ -137,33 +143,61 @@ def build_library(plan: PatchPlan, compiler: TryCompiler, jobs: int):
     return build_patch(plan, compiler.toolchain, torch_library_dir(), jobs)
 
 
-def try_patch(location: SpecLocation, session, options: TryOptions) -> TryOutcome:
-    """Plan, build, check: the outcome with every op's verdicts (or why it has none)."""
+def try_patch(location: SpecLocation, session, options: TryOptions,
+              show: Callable[[str], None] | None = None) -> TryOutcome:
+    """Plan, build, check: the outcome with every op's verdicts (or why it has none); `show`,
+    when given, gets try_text's lines as soon as each is known."""
     import time
 
+    show = show or _unshown
     started = time.perf_counter()
     with TryProcess(options.timeout) as worker:
         worker.warm()  # torch and the OpInfos import while the patch compiles
         plan, library, compiler = plan_and_build(location, session, options.names, options.cxx,
                                                  options.jobs)
-        outcome = TryOutcome(plan, compiler if library is not None else None)
+        outcome = TryOutcome(plan, compiler if library is not None else None,
+                             note=library.note if library is not None else "")
+        _show_all(show, _head_lines(outcome))
         if library is not None:
-            outcome.answers = check_ops(library, plan.patched, options, worker)
+            outcome.answers = check_ops(library, plan.patched, options, worker,
+                                        partial(_verdict_arrived, outcome, show))
+        _show_all(show, _detail_lines(outcome))
     outcome.seconds = time.perf_counter() - started
     return outcome
 
 
 def check_ops(library, ops: Sequence[PatchOp], options: TryOptions,
-              worker: TryProcess | None = None) -> dict[str, dict]:
+              worker: TryProcess | None = None,
+              on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
     """Each op's answer from a worker with the library installed: the warm worker given (the
-    daemon's), else a fresh one for this call."""
+    daemon's), else a fresh one for this call; each op's verdict event to on_event as soon as
+    the worker has it."""
     request = request_of(library, ops, options.dtypes, options.samples)
     if worker is not None:
-        answer = worker.ask(request)
+        answer = worker.ask(request, on_event)
     else:
         with TryProcess(options.timeout) as fresh:
-            answer = fresh.ask(request)
+            answer = fresh.ask(request, on_event)
     return {a["op"]: a for a in answer["ops"]}
+
+
+def _unshown(line: str) -> None:
+    """The lines of a `try` whose text nobody reads as it comes (--json, the API)."""
+
+
+def _show_all(show: Callable[[str], None], lines: list[str]) -> None:
+    for line in lines:
+        show(line)
+
+
+def _verdict_arrived(outcome: TryOutcome, show: Callable[[str], None], event: dict) -> None:
+    outcome.events[event["op"]] = event
+    show("  " + verdict_line(_place(outcome.plan, event["op"]), event))
+
+
+def _place(plan: PatchPlan, name: str) -> dict:
+    """The op's op_json before it has any verdict: its formula's place, for its lines."""
+    return op_json(plan, next(op for op in plan.ops if op.name == name), {})
 
 
 def try_json(outcome: TryOutcome) -> dict:
@@ -172,7 +206,8 @@ def try_json(outcome: TryOutcome) -> dict:
     ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
     compiler = outcome.compiler.json() if outcome.compiler is not None else None
     return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline,
-            "compiler": compiler, "ops": ops, "seconds": round(outcome.seconds, 3)}
+            "compiler": compiler, "warnings": [outcome.note] if outcome.note else [], "ops": ops,
+            "seconds": round(outcome.seconds, 3)}
 
 
 def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
@@ -183,14 +218,49 @@ def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
 
 
 def try_text(outcome: TryOutcome) -> str:
-    report = try_json(outcome)
-    lines = [f"gradshard try: compared with {report['against']}"
-             + compiler_text(outcome.compiler)]
-    if not report["ops"]:
+    """The whole text, as try_patch shows it line by line."""
+    return "\n".join([*_head_lines(outcome), *_verdict_lines(outcome), *_detail_lines(outcome)])
+
+
+def _head_lines(outcome: TryOutcome) -> list[str]:
+    """What is known before any check: the first line, and every op not patched (SKIP, with
+    its reason)."""
+    plan = outcome.plan
+    lines = [f"gradshard try: compared with {plan.baseline}" + compiler_text(outcome.compiler)]
+    if outcome.note:
+        lines.append(f"  warning: {outcome.note}")
+    if not plan.ops:
         lines.append("  no op's generated code differs: nothing to try")
-    for op in report["ops"]:
-        lines += ["  " + line for line in op_lines(op)]
-    return "\n".join(lines)
+    unchecked = [op for op in plan.ops if op.reason or outcome.compiler is None]
+    return lines + ["  " + line for op in unchecked for line in op_lines(op_json(plan, op, {}))]
+
+
+def _verdict_lines(outcome: TryOutcome) -> list[str]:
+    return ["  " + verdict_line(_place(outcome.plan, name), event)
+            for name, event in outcome.events.items()]
+
+
+def _detail_lines(outcome: TryOutcome) -> list[str]:
+    """Each failing op again, with its counts and every failing sample, its error located."""
+    return ["  " + line for op in try_json(outcome)["ops"] if failed(op)
+            for line in op_lines(op)]
+
+
+def failed(op: dict) -> bool:
+    """Whether one op of try_json has a failing sample."""
+    return any(s["verdict"] == "FAIL" for s in op["samples"])
+
+
+def verdict_line(op: dict, event: dict) -> str:
+    """An op's verdict as soon as the worker knows it (`op` is its op_json, for its place;
+    `event` the worker's): all samples passing, its first failing sample (not located yet),
+    or why it has none."""
+    if event["verdict"] == "SKIP":
+        return _skip_line(op, op["reason"] or event["reason"])
+    if event["verdict"] == "PASS":
+        return _count_line(op, event["samples"], event["samples"], event["seconds"])
+    return (f"FAIL {op['op']}  ({_where(op)}, {op['entry']}): first failing sample: "
+            f"{_sample_name(event['sample'])}")
 
 
 def compiler_text(compiler: TryCompiler | None) -> str:
@@ -203,21 +273,36 @@ def compiler_text(compiler: TryCompiler | None) -> str:
 def op_lines(op: dict) -> list[str]:
     """One op of try_json: its verdict line (PASS, FAIL or SKIP with the reason), then one
     line per failing sample."""
-    where = f"{op['file']}:{op['line']}" if op["line"] else op["file"]
     samples = op["samples"]
     if not samples:
-        return [f"SKIP {op['op']}  ({where}): {op['reason'] or 'no samples'}"]
-    failed = [s for s in samples if s["verdict"] == "FAIL"]
-    verdict = "FAIL" if failed else "PASS"
+        return [_skip_line(op, op["reason"])]
+    failing = [s for s in samples if s["verdict"] == "FAIL"]
     seconds = sum(s["seconds"] for s in samples)
-    return [f"{verdict} {op['op']}  {len(samples) - len(failed)}/{len(samples)} samples pass, "
-            f"{seconds:.1f} s  ({where}, {op['entry']})",
-            *(f"  {_sample_text(s)}" for s in failed)]
+    return [_count_line(op, len(samples) - len(failing), len(samples), seconds),
+            *(f"  {_sample_text(s)}" for s in failing)]
+
+
+def _skip_line(op: dict, reason: str) -> str:
+    return f"SKIP {op['op']}  ({_where(op)}): {reason or 'no samples'}"
+
+
+def _count_line(op: dict, passing: int, samples: int, seconds: float) -> str:
+    verdict = "PASS" if passing == samples else "FAIL"
+    return (f"{verdict} {op['op']}  {passing}/{samples} samples pass, {seconds:.1f} s  "
+            f"({_where(op)}, {op['entry']})")
+
+
+def _where(op: dict) -> str:
+    return f"{op['file']}:{op['line']}" if op["line"] else op["file"]
 
 
 def _sample_text(sample: dict) -> str:
     where = sample.get("where") or {}
     place = (f"; largest error {sample['error']:.3g} at input {where['input']} element "
              f"{where['element']} (output {where['output']})" if sample.get("error") else "")
-    return (f"FAIL {sample['opinfo']} {sample['variant']} {sample['dtype']} sample "
-            f"{sample['sample']}: {sample['check']}: {sample['message']}{place}")
+    return f"FAIL {_sample_name(sample)}{place}"
+
+
+def _sample_name(sample: dict) -> str:
+    return (f"{sample['opinfo']} {sample['variant']} {sample['dtype']} sample "
+            f"{sample['sample']}: {sample['check']}: {sample['message']}")

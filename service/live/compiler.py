@@ -83,7 +83,7 @@ def choose_try_compiler(location: SpecLocation, cxx: str | None, torch_lib: Path
     toolchain = find_toolchain(location, "g++", PATCH_FLAGS, (), "")
     _check_abi(toolchain.cxx, abi, "g++")
     why = ("no usable clang++ (" + "; ".join(skipped) + ")" if skipped else
-           "no clang++ installed") + "; `apt-get install clang` makes each try ~5 s faster"
+           "no clang++ installed") + "; `apt-get install clang lld` makes each try ~5 s faster"
     return TryCompiler(toolchain, why)
 
 

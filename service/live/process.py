@@ -1,5 +1,6 @@
 """The try worker's process, seen from the side that asks: started once, asked request after
-request, each answer awaited with a time limit.
+request, each answer awaited with a time limit; the events the worker sends before an answer
+(each op's verdict as soon as it is known: service/live/worker.py) go to the asker's callback.
 
 `gradshard try` starts one per command; the daemon keeps one warm for its life (torch and the
 OpInfo database imported by a ping sent at start, answered while the first build runs), so a
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import IO
+from typing import IO, Callable
 
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service.options import TRY_TIMEOUT
@@ -51,8 +52,9 @@ class TryProcess:
         self._send({"ping": True})
         self._pending += 1
 
-    def ask(self, request: dict) -> dict:
-        """The worker's answer to one request; EnvironmentFailure when it dies, overruns or
+    def ask(self, request: dict, on_event: Callable[[dict], None] | None = None) -> dict:
+        """The worker's answer to one request, each event before it passed to on_event as it
+        arrives (the time limit covers them all); EnvironmentFailure when it dies, overruns or
         fails in itself."""
         if self._served >= RECYCLE_AFTER:
             self.close()
@@ -65,8 +67,14 @@ class TryProcess:
                 self._answer(deadline)
                 self._pending -= 1
             answer = self._answer(deadline)
-        except EnvironmentFailure:
-            self.close(kill=True)  # dead, or overrunning: nothing of it is worth waiting for
+            while "event" in answer:
+                if on_event is not None:
+                    on_event(answer)
+                answer = self._answer(deadline)
+        except BaseException:
+            # dead, overrunning, or the asker's own failure (its callback, an interrupt) with
+            # the answer half read: nothing of this worker is worth waiting for
+            self.close(kill=True)
             raise
         if not answer.get("ok"):
             raise EnvironmentFailure(f"the try worker failed: {answer.get('error')}",
@@ -102,16 +110,17 @@ class TryProcess:
             raise self._death() from None
 
     def _answer(self, deadline: float) -> dict:
-        """The next answer line (lines that are not JSON objects are output of the checked
-        code's own, and skipped)."""
+        """The next answer or event line (lines that are not JSON objects are output of the
+        checked code's own, and skipped)."""
         while True:
             line, newline, rest = self._buffer.partition(b"\n")
-            if newline:
-                self._buffer = rest
-                if line.startswith(b"{"):
-                    return json.loads(line)
+            if not newline:
+                self._read(deadline)
                 continue
-            self._read(deadline)
+            self._buffer = rest
+            message = _json_object(line)
+            if message is not None:
+                return message
 
     def _read(self, deadline: float) -> None:
         left = deadline - time.monotonic()
@@ -146,6 +155,16 @@ class TryProcess:
         self._stderr.seek(max(0, size - 4096))
         lines = self._stderr.read().decode(errors="replace").strip().splitlines()[-5:]
         return ":\n" + "\n".join(lines) if lines else ""
+
+
+def _json_object(line: bytes) -> dict | None:
+    if not line.startswith(b"{"):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:  # printed text that happens to begin with a brace
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def _left(process: subprocess.Popen) -> bool:

@@ -2,10 +2,21 @@
 and installed, and torch's own gradient checks run on OpInfo samples.
 
     python -m gradshard.service.live.worker      one request per line on stdin (JSON),
-                                                one answer per line on stdout
+                                                its events, then its answer, one per line
+                                                on stdout
 
 A request names the library (with its slots and sum), the ops, the dtypes and an optional
-samples file; the answer holds a verdict per op and sample. The patch is installed for the
+samples file; the answer holds a verdict per op and sample. The checks run in two phases, so
+that each op's verdict is known as early as it can be: first, op by op, its samples up to the
+first that fails (or all of them), and as soon as the op's verdict is known an event line
+
+    {"event": "verdict", "op": …, "verdict": "PASS" | "FAIL" | "SKIP", "samples": checked,
+     "sample": the failing sample's verdict (not located yet) or null,
+     "reason": why nothing was checked (SKIP) or "", "seconds": its samples' checks}
+
+then, for each op that failed, the rest of its samples, every failing one located. The answer
+is the one a single pass would give (the same samples, checks and verdicts, in the same
+order); only the order of the work differs. The patch is installed for the
 request and removed after it, so a warm worker (the daemon's) serves edit after edit; a
 library, once loaded, stays in the process (each is at a path of its own, named by its
 content: service/live/build.py).
@@ -18,7 +29,7 @@ supports it), then gradgradcheck where it supports second derivatives. The forea
 OpInfos, which test_ops_gradients does not run, get test_foreach.py's (TestForeach.
 test_autodiff): five tensors per list, gradcheck with forward-mode AD, no batched grads and
 no gradgradcheck. A failing sample is checked again in slow mode for the largest error and
-where it is.
+where it is (in the second phase: that is what takes the time).
 """
 
 from __future__ import annotations
@@ -34,11 +45,11 @@ import types
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterator
 
 __all__ = ["install", "load_library"]
 
-PASS, FAIL = "PASS", "FAIL"
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"  # SKIP: an op with no sample to check
 # a failing sample's error is located element by element (two calls per input element, one
 # backward per output element) only up to this many input elements: beyond, the message of
 # the check is the answer
@@ -74,18 +85,54 @@ class OpResult:
     reason: str = ""  # why nothing was checked
 
 
+@dataclass(frozen=True)
+class SampleCheck:
+    """One sample as its test checks it: the names its verdict gives, the function gradcheck
+    differentiates, its inputs, and the named checks in their order."""
+
+    op: str
+    opinfo: str
+    variant: str
+    dtype: str
+    number: int
+    function: Callable
+    inputs: tuple
+    checks: tuple[tuple[str, Callable], ...]
+
+
+@dataclass(frozen=True)
+class OpChecks:
+    """One op across the two phases: its samples still to check (a generator, resumed in the
+    second phase where the first stopped: the same samples, in the same order), its result
+    so far, and what its reason needs when it has no sample."""
+
+    result: OpResult
+    pending: Iterator[SampleCheck]
+    has_opinfos: bool
+    refused: list[str]  # --samples' samples the op refused, filled as `pending` runs
+
+
 def main() -> None:
-    answers = _answer_channel()
+    write = partial(_write, _answer_channel())
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            answer = serve(json.loads(line))
+            answer = serve(json.loads(line), write)
         except Exception as e:  # the worker's own failure: reported, not a traceback
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}",
                       "trace": traceback.format_exc()}
-        answers.write(json.dumps(answer) + "\n")
-        answers.flush()
+        write(answer)
+
+
+def _write(channel, message: dict) -> None:
+    """One line on the answer channel, flushed: the asking side reads it at once."""
+    channel.write(json.dumps(message) + "\n")
+    channel.flush()
+
+
+def _unheard(event: dict) -> None:
+    """The events of a request served without anyone listening."""
 
 
 def _answer_channel():
@@ -97,7 +144,9 @@ def _answer_channel():
     return answers
 
 
-def serve(request: dict) -> dict:
+def serve(request: dict, emit: Callable[[dict], None] = _unheard) -> dict:
+    """The answer to one request; each op's verdict event is emitted as soon as it is known
+    (the first phase), before the failures are located (the second)."""
     if request.get("ping"):
         import torch  # noqa: F401  (a warm worker's imports, made before the first patch)
         _opinfo_index()
@@ -106,11 +155,19 @@ def serve(request: dict) -> dict:
     library = load_library(Path(request["library"]), request["slots"], request["sum"])
     handle = install(library)
     try:
-        results = [check_op(op, request["dtypes"], request.get("samples"))
-                   for op in request["ops"]]
+        ops = [op_checks(op["name"], request["dtypes"], request.get("samples"))
+               for op in request["ops"]]
+        failing = []
+        for checks in ops:  # the first phase: each op's verdict, told as soon as it is known
+            failed = until_failure(checks)
+            emit(verdict_event(checks.result, failed is not None))
+            failing.append(failed)
+        for checks, failed in zip(ops, failing):  # the second: the failures located
+            if failed is not None:
+                rest_located(checks, failed)
     finally:
         library.gradshard_patch_uninstall(handle)
-    return {"ok": True, "ops": [_result_json(r) for r in results],
+    return {"ok": True, "ops": [_result_json(checks.result) for checks in ops],
             "seconds": time.perf_counter() - started}
 
 
@@ -164,24 +221,69 @@ def install(library) -> ctypes.c_void_p:
 # Checking
 
 
-def check_op(op: dict, dtypes: list[str], samples_file: str | None) -> OpResult:
+def op_checks(op: str, dtypes: list[str], samples_file: str | None) -> OpChecks:
+    """The op's samples, none of them made or checked yet."""
+    has_opinfos, refused = bool(opinfos_of(op)), []
+    return OpChecks(OpResult(op), _samples(op, dtypes, samples_file, refused), has_opinfos,
+                    refused)
+
+
+def until_failure(checks: OpChecks) -> SampleCheck | None:
+    """The first phase: the op's samples in order up to the first that fails, which is
+    returned (its error not located yet); None when all pass, the reason set when there
+    was none."""
+    for sample in checks.pending:
+        verdict = check_sample(sample)
+        checks.result.verdicts.append(verdict)
+        if verdict.verdict == FAIL:
+            return sample
+    if not checks.result.verdicts:
+        checks.result.reason = _reason(checks)
+    return None
+
+
+def rest_located(checks: OpChecks, failed: SampleCheck) -> None:
+    """The second phase of an op that failed: that failure located, then its remaining
+    samples, each failure located as it is found."""
+    locate(failed, checks.result.verdicts[-1])
+    for sample in checks.pending:
+        verdict = check_sample(sample)
+        if verdict.verdict == FAIL:
+            locate(sample, verdict)
+        checks.result.verdicts.append(verdict)
+
+
+def verdict_event(result: OpResult, failed: bool) -> dict:
+    """The event of an op whose first phase is over: its last verdict is the failing one."""
+    verdicts = result.verdicts
+    verdict = FAIL if failed else PASS if verdicts else SKIP
+    return {"event": "verdict", "op": result.op, "verdict": verdict, "samples": len(verdicts),
+            "sample": asdict(verdicts[-1]) if failed else None, "reason": result.reason,
+            "seconds": sum(v.seconds for v in verdicts)}
+
+
+def _reason(checks: OpChecks) -> str:
+    op = checks.result.op
+    if checks.has_opinfos:
+        return "its OpInfos support none of the dtypes asked for"
+    if checks.refused:
+        return "the op refused every sample of --samples: " + "; ".join(checks.refused)
+    return (f"no OpInfo in torch.testing._internal's op_db names {op}, and no --samples file "
+            "gives it samples")
+
+
+def _samples(op: str, dtypes: list[str], samples_file: str | None,
+             refused: list[str]) -> Iterator[SampleCheck]:
+    """The op's samples in the order they are checked: its OpInfos' (each at each dtype it
+    supports), else those of the --samples file."""
     import torch
 
-    result = OpResult(op["name"])
-    infos = opinfos_of(op["name"])
-    refused: list[str] = []
+    infos = opinfos_of(op)
     if not infos and samples_file:
-        result.verdicts, refused = _file_samples(op["name"], samples_file, dtypes)
+        yield from _file_samples(op, samples_file, dtypes, refused)
     for info in infos:
         for dtype in _dtypes(info, dtypes, torch):
-            result.verdicts += check_opinfo(op["name"], info, dtype)
-    if not result.verdicts:
-        result.reason = ("its OpInfos support none of the dtypes asked for" if infos else
-                         "the op refused every sample of --samples: " + "; ".join(refused)
-                         if refused else
-                         f"no OpInfo in torch.testing._internal's op_db names {op['name']}, and "
-                         "no --samples file gives it samples")
-    return result
+            yield from opinfo_samples(op, info, dtype)
 
 
 def _op_db() -> list:
@@ -229,11 +331,8 @@ FOREACH_DOMAIN = {"_foreach_acos", "_foreach_asin", "_foreach_log10", "_foreach_
                   "_foreach_rsqrt"}
 
 
-def check_opinfo(op: str, info, dtype) -> list[Verdict]:
+def opinfo_samples(op: str, info, dtype) -> Iterator[SampleCheck]:
     """Every sample of the OpInfo at this dtype, through each variant the patch reaches."""
-    import torch
-
-    verdicts = []
     variants = [("function", info.get_op())]
     # test_inplace_grad's condition (test_ops_gradients.py)
     if info.get_inplace() is not None and info.supports_inplace_autograd:
@@ -244,8 +343,16 @@ def check_opinfo(op: str, info, dtype) -> list[Verdict]:
         for number, sample in enumerate(samples):
             if variant == "inplace" and sample.broadcasts_input:
                 continue
-            verdicts.append(check_sample(op, info, variant, call, dtype, number, sample, torch))
-    return verdicts
+            yield _opinfo_sample(op, info, variant, call, dtype, number, sample)
+
+
+def _opinfo_sample(op: str, info, variant: str, call: Callable, dtype, number: int,
+                   sample) -> SampleCheck:
+    import torch
+
+    function, inputs = _gradcheck_function(info, variant, call, sample, torch)
+    return SampleCheck(op, info.name, variant, str(dtype).removeprefix("torch."), number,
+                       function, inputs, tuple(_checks(info, variant, function, inputs)))
 
 
 def _is_foreach(info) -> bool:
@@ -293,19 +400,29 @@ def _checks(info, variant: str, function: Callable,
     return checks
 
 
-def check_sample(op: str, info, variant: str, call: Callable, dtype, number: int, sample,
-                 torch) -> Verdict:
+def check_sample(sample: SampleCheck) -> Verdict:
+    """The sample's checks in order up to the first that fails (its error is located
+    apart: locate)."""
     started = time.perf_counter()
-    function, inputs = _gradcheck_function(info, variant, call, sample, torch)
-    verdict = Verdict(op, info.name, variant, str(dtype).removeprefix("torch."), number, PASS)
-    for name, run in _checks(info, variant, function, inputs):
+    verdict = Verdict(sample.op, sample.opinfo, sample.variant, sample.dtype, sample.number,
+                      PASS)
+    for name, run in sample.checks:
         failure = _failure(run)
         if failure is not None:
             verdict.verdict, verdict.check, verdict.message = FAIL, name, failure
-            verdict.error, verdict.where = _located(name, failure, function, inputs, torch)
             break
     verdict.seconds = time.perf_counter() - started
     return verdict
+
+
+def locate(sample: SampleCheck, verdict: Verdict) -> None:
+    """A failing sample's largest error and where, its time counted in the sample's."""
+    import torch
+
+    started = time.perf_counter()
+    verdict.error, verdict.where = _located(verdict.check, verdict.message, sample.function,
+                                            sample.inputs, torch)
+    verdict.seconds += time.perf_counter() - started
 
 
 def _failure(run: Callable) -> str | None:
@@ -467,28 +584,26 @@ def _index(tensor, element: int) -> list[int]:
     return list(reversed(index))
 
 
-def _file_samples(op: str, path: str, dtypes: list[str]) -> tuple[list[Verdict], list[str]]:
+def _file_samples(op: str, path: str, dtypes: list[str],
+                  refused: list[str]) -> Iterator[SampleCheck]:
     """Samples from a --samples file: `SAMPLES = {op: function(dtype) -> [args tuple, …]}`,
-    checked through torch.<op> with gradcheck's default settings; and a note for each sample
-    the op itself refuses (a dtype it does not support: no verdict, not a FAIL)."""
+    checked through torch.<op> with gradcheck's default settings; a note in `refused` for each
+    sample the op itself refuses (a dtype it does not support: no verdict, not a FAIL)."""
     import torch
 
     namespace: dict = {"__file__": path}
     exec(compile(Path(path).read_text(), path, "exec"), namespace)  # the user's own file
     make = (namespace.get("SAMPLES") or {}).get(op)
     call = getattr(torch, op, None)
-    verdicts: list[Verdict] = []
-    refused: list[str] = []
     if make is None or call is None:
-        return verdicts, refused
+        return
     for dtype_name in dtypes:
         for number, args in enumerate(make(getattr(torch, dtype_name))):
             refusal = _refusal(call, args, torch)
             if refusal:
                 refused.append(f"{dtype_name} sample {number}: torch.{op} raised {refusal}")
                 continue
-            verdicts.append(_check_file_sample(op, call, tuple(args), dtype_name, number, torch))
-    return verdicts, refused
+            yield _file_sample(op, call, tuple(args), dtype_name, number, torch)
 
 
 def _refusal(call: Callable, args, torch) -> str:
@@ -501,21 +616,14 @@ def _refusal(call: Callable, args, torch) -> str:
     return ""
 
 
-def _check_file_sample(op: str, call: Callable, args: tuple, dtype_name: str, number: int,
-                       torch) -> Verdict:
+def _file_sample(op: str, call: Callable, args: tuple, dtype_name: str, number: int,
+                 torch) -> SampleCheck:
     from torch.testing._internal.common_utils import gradcheck
 
-    started = time.perf_counter()
     function = _Positional(call, args, torch)
     inputs = tuple(a for a in args if isinstance(a, torch.Tensor) and a.requires_grad)
-    failure = _failure(partial(gradcheck, function, inputs))
-    verdict = Verdict(op, "--samples", "function", dtype_name, number,
-                      PASS if failure is None else FAIL, "gradcheck" if failure else "",
-                      message=failure or "")
-    if failure is not None:
-        verdict.error, verdict.where = _located("gradcheck", failure, function, inputs, torch)
-    verdict.seconds = time.perf_counter() - started
-    return verdict
+    return SampleCheck(op, "--samples", "function", dtype_name, number, function, inputs,
+                       (("gradcheck", partial(gradcheck, function, inputs)),))
 
 
 class _Positional:

@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Protocol
 
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
 from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
 from gradshard.service.report.build import STAGES
 
-__all__ = ["gc_json", "gc_text", "stats_json", "stats_text"]
+__all__ = ["TryDirectoryGc", "gc_json", "gc_text", "stats_json", "stats_text"]
 
 # What each compile-cache kind's hit rate counts: entries served, and entries made
 _HIT_KINDS = {OBJECT_FILES: (("object", "splice"), "compiled or spliced"),
               PCH_FILES: (("pch",), "built")}
+
+
+class TryDirectoryGc(Protocol):
+    """What gc did to the try directory (service/live/try_directory.py: TryDirectoryUse; a
+    report imports nothing of live)."""
+
+    path: Path
+    before_bytes: int
+    after_bytes: int
+    limit: int
+    removed_entries: int
+    note: str | None
 
 
 def stats_text(stats: StoreStats) -> str:
@@ -88,7 +102,7 @@ def stats_json(stats: StoreStats) -> dict:
                        for r in stats.builds]}
 
 
-def gc_text(report: GcReport) -> str:
+def gc_text(report: GcReport, try_directory: TryDirectoryGc | None = None) -> str:
     lines = [f"gradshard gc: {size_text(report.before_bytes)} → {size_text(report.after_bytes)}"
              f" · {report.seconds:.2f} s",
              f"  removed {report.removed_blobs:,} blobs and {report.removed_tasks:,} tasks; "
@@ -102,13 +116,28 @@ def gc_text(report: GcReport) -> str:
     if report.running_builds:
         lines.append(f"  left what {report.running_builds} running build(s) hold")
     lines += [f"  warning: {warning}" for warning in report.warnings]
+    if try_directory is not None:
+        lines += _try_directory_lines(try_directory)
     return "\n".join(lines)
 
 
-def gc_json(report: GcReport) -> dict:
+def _try_directory_lines(use: TryDirectoryGc) -> list[str]:
+    removed = (f"; removed {use.removed_entries:,} entr"
+               f"{'y' if use.removed_entries == 1 else 'ies'}" if use.removed_entries else "")
+    return [f"  try directory {use.path}: {size_text(use.before_bytes)} → "
+            f"{size_text(use.after_bytes)} (limit {size_text(use.limit)}){removed}",
+            *([f"  warning: {use.note}"] if use.note else [])]
+
+
+def gc_json(report: GcReport, try_directory: TryDirectoryGc | None = None) -> dict:
+    """gc's report; `try_directory` null when there is none."""
+    patches = None if try_directory is None else {
+        "path": str(try_directory.path), "before_bytes": try_directory.before_bytes,
+        "after_bytes": try_directory.after_bytes, "limit": try_directory.limit,
+        "removed_entries": try_directory.removed_entries, "note": try_directory.note}
     return {"ok": True, "before_bytes": report.before_bytes, "after_bytes": report.after_bytes,
             "removed_blobs": report.removed_blobs, "removed_tasks": report.removed_tasks,
             "kept_builds": report.kept_builds, "dropped_builds": report.dropped_builds,
             "running_builds": report.running_builds, "removed_entries": report.removed_entries,
             "limit": report.limit, "warnings": list(report.warnings),
-            "seconds": round(report.seconds, 3)}
+            "seconds": round(report.seconds, 3), "try_directory": patches}

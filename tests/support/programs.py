@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 # Debian packages of the programs the launcher tests run.
-APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang"}
+APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang",
+                "ld.lld": "lld"}
 
 
 def install_programs(*programs: str) -> None:
