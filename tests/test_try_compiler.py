@@ -109,3 +109,19 @@ def test_the_installed_clang_passes_the_probe(monkeypatch):
     monkeypatch.delenv(TRY_CXX_VARIABLE, raising=False)
     chosen = choose()
     assert chosen.toolchain.is_clang(), chosen.why
+
+
+def test_the_probe_is_remembered_until_the_compiler_changes(private_path):
+    """The ABI probe (a compile, 0.2 s) runs once per compiler file, not once per `try`."""
+    log = private_path / "probes"
+    clang = fake_compiler(private_path, "clang++", "clang version 16.0.6")
+    text = clang.read_text().replace("exec ", f"echo probe >> {log}; exec ", 1)
+    clang.write_text(text)
+    for _ in range(3):
+        compiler._abi_refusal.cache_clear()  # a new process: only the try directory remembers
+        assert choose().toolchain.cxx == str(clang)
+    assert log.read_text().count("probe") == 1
+    clang.write_text(text + "# upgraded\n")
+    compiler._abi_refusal.cache_clear()
+    choose()
+    assert log.read_text().count("probe") == 2

@@ -162,6 +162,9 @@ def try_patch(location: SpecLocation, session, options: TryOptions,
             outcome.answers = check_ops(library, plan.patched, options, worker,
                                         partial(_verdict_arrived, outcome, show))
         _show_all(show, _detail_lines(outcome))
+        # its work is done and it holds nothing to keep: an interpreter with torch loaded
+        # takes a second to leave by itself, which the command would wait for
+        worker.close(kill=True)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

@@ -13,6 +13,7 @@ save five seconds).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -22,7 +23,9 @@ from pathlib import Path
 
 from gradshard.cache.errors import UsageError
 from gradshard.service.compile.toolchain import Toolchain, find_toolchain
+from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.live.try_directory import try_directory
 
 __all__ = ["PATCH_FLAGS", "TRY_CXX_VARIABLE", "TryCompiler", "choose_try_compiler",
            "torch_uses_cxx11_abi"]
@@ -121,6 +124,36 @@ def _check_abi(path: str, abi: bool, origin: str) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _abi_refusal(path: str, abi: bool) -> str | None:
+    """The probe's answer, remembered in the try directory by the compiler file's identity
+    (a compile costs 0.2 s of every `try`)."""
+    memo = try_directory() / "compilers.json"
+    key = _compiler_key(path, abi)
+    known = _read_memo(memo)
+    if key in known:
+        return known[key] or None
+    refusal = _probe(path, abi)
+    write_atomic(memo, json.dumps(dict([*list(known.items())[-15:], (key, refusal or "")]))
+                 .encode())
+    return refusal
+
+
+def _compiler_key(path: str, abi: bool) -> str:
+    status = Path(path).resolve().stat()
+    return f"{Path(path).resolve()}\0{status.st_size}\0{status.st_mtime_ns}\0{int(abi)}"
+
+
+def _read_memo(memo: Path) -> dict[str, str]:
+    """The remembered answers; nothing when the file is missing or not what this writes."""
+    try:
+        known = json.loads(memo.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _probe(path: str, abi: bool) -> str | None:
     probe = _ABI_PROBE.format(abi=int(abi))
     try:
         done = subprocess.run([path, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
