@@ -29,3 +29,24 @@ def test_an_edit_of_python_bindings_only_is_named_with_its_reason(try_workspace)
     assert plan.sources is None and plan.patched == ()
     assert plan.ops and all(op.reason == PYTHON_ONLY for op in plan.ops)
     assert {op.name.rsplit(".", 1)[-1] for op in plan.ops} == {"addbmm"}, plan.ops
+
+
+NEW_OP = "- func: gradshard_probe(Tensor self) -> Tensor\n  variants: function\n"
+
+
+def test_a_native_functions_edit_compares_the_schemas(try_workspace):
+    """When native_functions.yaml differs from the installed torch's, the plan reads every
+    function of both specs (they are not read otherwise: their collections' hashes agree)
+    and names an op whose schema changed; a new CompositeImplicitAutograd function has no
+    kernel to patch, only its binding."""
+    spec, cache = try_workspace
+    path = spec / "ATen" / "native" / "native_functions.yaml"
+    text = path.read_text()
+    path.write_text(text + "\n" + NEW_OP)
+    session = Session(cache)
+    try:
+        plan = plan_patch(locate_spec(str(spec)), session, ())
+    finally:
+        session.close()
+        path.write_text(text)
+    assert [(op.name, op.reason) for op in plan.ops] == [("torch.gradshard_probe", PYTHON_ONLY)]

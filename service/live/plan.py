@@ -10,6 +10,7 @@ report.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -89,10 +90,18 @@ class _Built:
     kernels: dict[str, RenderedKernel]  # "<function> <n>" → kernel
     kernel_hashes: dict[str, str]  # "<function> <n>" → the kernel record's hash
     nodes: dict[str, str]  # node name → hash of its four pieces
-    functions: dict[str, NativeFunction]
+    functions_key: str  # the hash of the native functions' collection
     entry_lines: dict[str, int]  # derivatives entry label → its first line
     bindings: dict[str, str]  # Python binding (torch.sin, Tensor.sin_) → its code's hash
     derivatives: str  # derivatives.yaml's text as the build read it
+
+    @functools.cached_property
+    def functions(self) -> dict[str, NativeFunction]:
+        """Every native function by name: decoded only when the two specs' collections
+        differ (3,100 schemas parsed again: half a second of every fresh `try`)."""
+        engine = self.engine
+        items = engine.items(engine.ref_collection(self.functions_key, NativeFunction))
+        return {str(f.name): f for f in engine.records(items)}
 
 
 def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str]) -> PatchPlan:
@@ -159,12 +168,10 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
     native = engine.records([engine.ref(side.index.native, NativeSide)])[0]
-    functions = engine.records(engine.items(engine.ref_collection(native.functions,
-                                                                  NativeFunction)))
     lines = {stamp.label: stamp.line for file, stamp in side.entries
              if file is SpecFile.DERIVATIVES}
     return _Built(side.index, engine, dict(zip((u for u, _ in units), records)), dict(units),
-                  dict(side.index.nodes), {str(f.name): f for f in functions}, lines,
+                  dict(side.index.nodes), native.functions, lines,
                   dict(side.index.bindings),
                   inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace"))
 
@@ -173,9 +180,9 @@ def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:
     changed_nodes = {n for n, h in current.nodes.items() if baseline.nodes.get(n) != h}
     reached = {function_op(_function(u)) for u, k in current.kernels.items()
                if k.node in changed_nodes or baseline.kernels.get(u) != k}
-    schema_changed = {function_op(name) for name, f in current.functions.items()
-                      if name in baseline.functions
-                      and str(f.func) != str(baseline.functions[name].func)}
+    schema_changed = set() if current.functions_key == baseline.functions_key else {
+        function_op(name) for name, f in current.functions.items()
+        if name in baseline.functions and str(f.func) != str(baseline.functions[name].func)}
     ops = [_op(current, name, "the op's schema differs from the installed torch's"
                if name in schema_changed else "") for name in sorted(reached)]
     bindings = set(current.bindings) | set(baseline.bindings)
