@@ -267,13 +267,14 @@ def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
     except ValueError as e:
         raise UsageError(f"--max-size: {e}", "write a size such as 500M or 2G") from None
     session = _existing_cache(args, default_cache_dir)
-    # under its own limit ($GRADSHARD_TRY_MAX_SIZE), not --max-size: it is not the cache
-    try_dir = collect_try_directory(drop_all=args.all)
     try:
         report = collect_garbage(session.open(), max_bytes, code_version(),
                                  drop_protected=args.all)
     finally:
         session.close()
+    # after the cache's (a try directory refused, or a bad limit, leaves the cache collected),
+    # under its own limit ($GRADSHARD_TRY_MAX_SIZE), not --max-size: it is not the cache
+    try_dir = collect_try_directory(drop_all=args.all)
     print(json.dumps(gc_json(report, try_dir), indent=2) if args.json
           else gc_text(report, try_dir))
     return EXIT_OK

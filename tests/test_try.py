@@ -125,6 +125,27 @@ def test_wrong_sin_formula_fails_and_the_stock_one_passes(try_workspace, capsys)
 
 @pytest.mark.compiler
 @pytest.mark.slow
+def test_damaged_files_in_the_try_directory_are_made_again(try_workspace, capsys):
+    """What a try directory remembers (the hidden symbols, the PCH object's undefined names, a
+    library and its sum) is checked when read: damaged, it is made again, never trusted."""
+    spec, cache = try_workspace
+    where = ("--spec", str(spec), "--cache", str(cache), "--dtype", "float64")
+    with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 5\n")):
+        code, report, _ = run_try(capsys, *where)
+        assert code == 5, report
+        root = try_directory()
+        damaged = [*root.glob("symbols/*.json"), *root.glob("pch/*/*.undefined"),
+                   *root.glob("lib/*/sum"), *root.glob("lib/*/patch.so")]
+        assert any(p.parent.name == "symbols" for p in damaged), damaged
+        for path in damaged:
+            path.write_bytes(b"[1, {" if path.suffix != ".so" else b"\x7fELF damaged")
+        code, report, err = run_try(capsys, *where)
+    assert code == 5, (report, err)
+    assert any(s["verdict"] == "FAIL" for op in report["ops"] for s in op["samples"])
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
 def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
     """mul.Tensor's formula calls mul_tensor_backward, which libtorch_cpu does not export:
     the patch reaches torch's own copy; the stock formula passes, a wrong one fails."""

@@ -17,6 +17,7 @@ from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live import compiler
 from gradshard.service.live.command import torch_library_dir
 from gradshard.service.live.compiler import TRY_CXX_VARIABLE, choose_try_compiler
+from gradshard.service.live.try_directory import try_directory
 
 LIBCXX = "#error \"not libstdc++\""
 
@@ -125,3 +126,24 @@ def test_the_probe_is_remembered_until_the_compiler_changes(private_path):
     compiler._abi_refusal.cache_clear()
     choose()
     assert log.read_text().count("probe") == 2
+
+
+def test_a_named_clang_older_than_14_is_refused(private_path):
+    old = fake_compiler(private_path, "clang++-13", "clang version 13.0.1")
+    with pytest.raises(UsageError) as refused:
+        choose(str(old))
+    assert "clang 13 is older than 14" in str(refused.value)
+
+
+def test_a_probe_that_dies_silently_is_a_reason_and_asked_again(private_path):
+    """A compiler killed without a word (empty stderr) is skipped with a reason, not a
+    traceback; an answer of a compiler that could not run is not remembered."""
+    dying = private_path / "clang++"
+    dying.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'clang version 16.0.6'; "
+                     "exit 0; fi\nkill -9 $$\n")
+    dying.chmod(0o755)
+    chosen = choose()
+    assert Path(chosen.toolchain.cxx).name == "g++"
+    assert "clang++: it cannot compile a C++20 unit: exit status -9" in chosen.why
+    remembered = (try_directory() / "compilers.json").read_text()
+    assert str(dying.resolve()) not in remembered

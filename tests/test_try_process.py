@@ -30,6 +30,11 @@ for line in sys.stdin:
 '''
 
 
+# A worker that reads nothing for a while, as one still importing torch: it leaves only when
+# killed or after its sleep
+SLOW_WORKER = "import time; time.sleep(30)"
+
+
 def fake(timeout: float = 30.0) -> TryProcess:
     return TryProcess(timeout, (sys.executable, "-c", FAKE_WORKER))
 
@@ -62,6 +67,25 @@ def test_a_failure_of_the_worker_itself_is_an_error():
     with fake() as worker:
         with pytest.raises(EnvironmentFailure, match="no such op"):
             worker.ask({"do": "fail"})
+
+
+def test_a_worker_that_leaves_has_its_pipes_closed():
+    with fake() as worker:
+        worker.warm()
+        process = worker._process
+    assert process.returncode == 0 and process.stdin.closed and process.stdout.closed
+
+
+def test_an_exception_kills_the_worker_at_once():
+    """An exception passing through `with`: the worker is killed, not given seconds to leave
+    (5 s here: it reads nothing), and its pipes are closed."""
+    started = time.monotonic()
+    with pytest.raises(KeyError), TryProcess(30.0, (sys.executable, "-c", SLOW_WORKER)) as worker:
+        worker.warm()
+        process = worker._process
+        raise KeyError("the asker's own failure")
+    assert time.monotonic() - started < 1.0
+    assert process.returncode is not None and process.stdin.closed and process.stdout.closed
 
 
 def test_a_worker_that_cannot_start_is_reported():

@@ -1,8 +1,8 @@
 """`try`'s verdicts as they come: the worker tells each op's verdict (an event line) as soon as
 its first failing sample is found, or all pass, and locates the failures after all verdicts;
 the CLI prints each verdict line as its event arrives, the located details after them; the
-daemon announces and shows them the same way. The final answer, and --json, are what a single
-pass gives.
+daemon announces and shows them the same way. Each op's final answer, and --json's, is that of
+a worker checking that op alone, whatever the other ops and the two phases.
 
 The worker is the real one (service/live/worker.py) with a patch made in Python (sin's
 autograd kernel replaced by one whose backward is twice too large), so that its protocol is
@@ -80,23 +80,76 @@ worker.load_library = lambda path, slots, expected_sum: PythonPatch()
 worker.install = install
 worker.main()
 '''
+# The same worker, the ops' OpInfos hidden (every op's samples are the --samples file's), each
+# verdict's message followed by what its sample drew: a digest of its inputs, and of the
+# random streams after its checks (which covers fast mode's random vectors)
+RECORDING_WORKER = PYTHON_PATCHED_WORKER.replace("worker.main()", r'''
+import random
+import zlib
+
+checked = worker.check_sample
+
+
+def check_sample(sample):
+    verdict = checked(sample)
+    inputs = repr([t.detach().tolist() for t in sample.inputs]).encode()
+    streams = torch.get_rng_state().numpy().tobytes() + repr(random.getstate()).encode()
+    verdict.message += f" | drew {zlib.crc32(inputs)} {zlib.crc32(streams)}"
+    return verdict
+
+
+worker.opinfos_of = lambda op: []
+worker.check_sample = check_sample
+worker.main()
+''')
+# Samples made from torch's global generator as they are checked (the OpInfos' are seeded by
+# torch itself before each one: TrackedInputIter), each op's after the ops checked before it
+RANDOM_SAMPLES = """
+import torch
+
+
+def random_samples(dtype):
+    for _ in range(3):
+        yield (torch.rand(4, dtype=dtype, requires_grad=True),)
+
+
+SAMPLES = {"sin": random_samples, "cos": random_samples, "exp": random_samples}
+"""
 # failing at its first sample with samples after it; passing; no OpInfo; failing
 OPS = ("cos", "exp", "_euclidean_dist", "sin")
 VERDICT_FIELDS = {"op", "opinfo", "variant", "dtype", "sample", "verdict", "check", "error",
                   "where", "message", "seconds"}
 
 
-def request(*ops: str) -> dict:
+def request(*ops: str, samples: str | None = None) -> dict:
     return {"library": "python", "slots": {}, "sum": "", "ops": [{"name": op} for op in ops],
-            "dtypes": ["float64"], "samples": None}
+            "dtypes": ["float64"], "samples": samples}
 
 
-def comparable(answer: dict) -> list:
-    """The answer's ops without what differs from run to run: seconds, and the located error's
-    size and place (the samples are random), whose presence is kept."""
+def started(script: str, stderr) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script], text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr)
+
+
+def ask(worker: subprocess.Popen, message: dict) -> list[dict]:
+    """The request's raw lines: its events, then its answer."""
+    worker.stdin.write(json.dumps(message) + "\n")
+    worker.stdin.flush()
+    lines = []
+    while not lines or "event" in lines[-1]:
+        lines.append(json.loads(worker.stdout.readline()))
+    return lines
+
+
+def ended(worker: subprocess.Popen) -> None:
+    worker.stdin.close()
+    worker.wait(timeout=30)
+
+
+def untimed(answer: dict) -> list:
+    """The answer's ops, all but their samples' seconds."""
     return [(op["op"], op["reason"],
-             [{k: (v is None if k in ("error", "where") else v) for k, v in sample.items()
-               if k != "seconds"} for sample in op["verdicts"]])
+             [{k: v for k, v in sample.items() if k != "seconds"} for sample in op["verdicts"]])
             for op in answer["ops"]]
 
 
@@ -106,32 +159,21 @@ def comparable(answer: dict) -> list:
 
 def test_the_worker_tells_each_verdict_before_its_answer(tmp_path):
     """Raw lines of one request: an event per op, in order, as soon as its verdict is known,
-    then the answer; the answer is the single pass's (each op asked alone: checked from its
-    first sample to its last, every failure located as found), the events agree with it."""
-    stderr = (tmp_path / "stderr").open("w")
-    worker = subprocess.Popen([sys.executable, "-c", PYTHON_PATCHED_WORKER], text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
-
-    def ask(message: dict) -> list[dict]:
-        worker.stdin.write(json.dumps(message) + "\n")
-        worker.stdin.flush()
-        lines = []
-        while not lines or "event" in lines[-1]:
-            lines.append(json.loads(worker.stdout.readline()))
-        return lines
-
-    try:
-        *events, answer = ask(request(*OPS))
-        alone = [ask(request(op))[-1] for op in OPS]
-    finally:
-        worker.stdin.close()
-        worker.wait(timeout=30)
-        stderr.close()
+    then the answer; each op's is the one it gets asked alone (checked from its first sample
+    to its last, every failure located as found), to the located errors' sizes; the events
+    agree with it."""
+    with (tmp_path / "stderr").open("w") as stderr:
+        worker = started(PYTHON_PATCHED_WORKER, stderr)
+        try:
+            *events, answer = ask(worker, request(*OPS))
+            alone = [ask(worker, request(op))[-1] for op in OPS]
+        finally:
+            ended(worker)
     assert answer["ok"], answer
     assert [(e["event"], e["op"], e["verdict"]) for e in events] == [
         ("verdict", "cos", "FAIL"), ("verdict", "exp", "PASS"),
         ("verdict", "_euclidean_dist", "SKIP"), ("verdict", "sin", "FAIL")]
-    assert comparable(answer) == [op for one in alone for op in comparable(one)]
+    assert untimed(answer) == [op for one in alone for op in untimed(one)]
 
     ops = {op["op"]: op for op in answer["ops"]}
     cos, exp, none, sin = events
@@ -147,6 +189,31 @@ def test_the_worker_tells_each_verdict_before_its_answer(tmp_path):
     assert exp["samples"] == len(ops["exp"]["verdicts"]) > 0 and exp["sample"] is None
     assert none["samples"] == 0 and "no OpInfo" in none["reason"]
     assert none["reason"] == ops["_euclidean_dist"]["reason"]
+
+
+def test_each_op_draws_what_it_would_alone(tmp_path):
+    """An op's samples and checks draw the random numbers they would in a worker checking it
+    alone, whatever the ops before it and the phases: sin fails first (its first phase draws
+    before cos's and exp's, its second after them), and each op is then asked alone, after
+    other requests. Each sample's inputs and the streams after its checks are compared, with
+    the located errors' sizes (which the random samples decide)."""
+    samples = tmp_path / "samples.py"
+    samples.write_text(RANDOM_SAMPLES)
+    with (tmp_path / "stderr").open("w") as stderr:
+        worker = started(RECORDING_WORKER, stderr)
+        try:
+            together = ask(worker, request("sin", "cos", "exp", samples=str(samples)))[-1]
+            alone = [ask(worker, request(op, samples=str(samples)))[-1]
+                     for op in ("exp", "cos", "sin")]
+        finally:
+            ended(worker)
+    found = {op: verdicts for op, _, verdicts in untimed(together)}
+    assert found == {op: verdicts for one in alone for op, _, verdicts in untimed(one)}
+    assert [len(verdicts) for verdicts in found.values()] == [3, 3, 3]
+    assert all(" | drew " in verdict["message"] for verdicts in found.values()
+               for verdict in verdicts)
+    assert all(verdict["error"] > 0.1 for verdict in found["sin"])  # each one located
+    assert {verdict["verdict"] for verdict in found["cos"] + found["exp"]} == {"PASS"}
 
 
 # A stand-in worker for the asking side: per request, `events` event lines among printed

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable
 
@@ -38,6 +39,35 @@ from gradshard.service.live.process import TryProcess
 __all__ = ["TryChecks"]
 
 
+@dataclass(frozen=True)
+class TryStatus:
+    """What `daemon status` shows. The socket's threads read it while the build thread checks:
+    it is replaced as a whole (one assignment) on each change, its dicts never changed once
+    in it, so that a status never mixes two moments of a check."""
+
+    compiler: dict | None = None  # the compiler patches are built with (chosen at start)
+    ops: dict[str, dict] = field(default_factory=dict)  # op → its last op_json, verdicts too
+    # op → the verdict the running (or last) check found for it: its line and its seconds
+    # since the check started
+    verdicts: dict[str, dict] = field(default_factory=dict)
+    checking: bool = False  # a check is running
+    # the last check: started, seconds, finished, error, and its phases' seconds (plan,
+    # build, check, and from its start to the first verdict and to all of them:
+    # first_verdict, all_verdicts)
+    last: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A check's outcome: the lines to print after its verdicts, every current op's report,
+    its phases' seconds, and what it failed of (empty when it ran to its end)."""
+
+    lines: list[str]
+    ops: dict[str, dict]
+    phases: dict[str, float]
+    error: str = ""
+
+
 class TryChecks:
     """What a daemon with --try keeps: its warm worker, and per op the code last checked and
     its verdict (for `daemon status`)."""
@@ -47,17 +77,8 @@ class TryChecks:
         self.location, self.options, self.announce, self.log = location, options, announce, log
         self.worker = TryProcess(options.timeout)
         self.checked: dict[str, str] = {}  # op → the code its verdict is for
-        self.ops: dict[str, dict] = {}  # op → its last op_json, verdicts included
-        self.last: dict = {}  # the last check: started, seconds, finished, error, phases
-        # the last check's seconds: plan, build, check, and from its start to the first
-        # verdict and to all of them (first_verdict, all_verdicts)
-        self.phases: dict[str, float] = {}
         self.compiler: TryCompiler | None = None  # chosen at start, kept for the daemon's life
-        self.checking = False  # a check is running
-        # op → the verdict the running (or last) check found for it: its line and its seconds
-        # since the check started; replaced as a whole on each verdict, as status reads it
-        # from the socket's threads
-        self.verdicts: dict[str, dict] = {}
+        self.snapshot = TryStatus()
 
     def start(self) -> None:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
@@ -66,6 +87,7 @@ class TryChecks:
         check_generator(self.location, ())
         self.compiler = choose_try_compiler(self.location, self.options.cxx, torch_library_dir())
         self.announce("try: patches compile" + compiler_text(self.compiler).removeprefix(";"))
+        self.snapshot = replace(self.snapshot, compiler=self.compiler.json())
         self.worker.warm()
 
     def close(self) -> None:
@@ -75,19 +97,36 @@ class TryChecks:
         """`daemon status`'s "checks": the last check, every op's last verdicts, and their
         lines as `try` prints them (status_text prints these without importing anything);
         while a check runs, the verdicts it has found so far in place of their ops' last."""
-        compiler = self.compiler.json() if self.compiler is not None else None
-        ops, verdicts, checking = self.ops, self.verdicts, self.checking
-        return {**self.last, "compiler": compiler, "checking": checking, "verdicts": verdicts,
-                "ops": list(ops.values()),
-                "lines": _status_lines(ops, verdicts if checking else {})}
+        now = self.snapshot  # read once: the build thread replaces it as a whole
+        return {**now.last, "compiler": now.compiler, "checking": now.checking,
+                "verdicts": now.verdicts, "ops": list(now.ops.values()),
+                "lines": _status_lines(now.ops, now.verdicts if now.checking else {})}
 
     def before_compile(self, session) -> None:
         """The build's hook (service/build.py: build_and_compile's `before_compile`): never
-        raises, so that the build goes on to compile whatever happens here."""
+        raises (but StoreDamaged, for the build's own retry), so that the build goes on to
+        compile whatever happens here."""
         started, started_at = time.perf_counter(), time.time()
-        self.verdicts, self.checking = {}, True
+        self.snapshot = replace(self.snapshot, verdicts={}, checking=True)
         try:
-            lines, error = self._check(session, started), ""
+            checked = self._outcome(session, started)
+        except BaseException:  # StoreDamaged (the build's retry checks again), an interrupt
+            self.snapshot = replace(self.snapshot, checking=False)
+            raise
+        # "started" (the clock's time at the check's start: the build's files written) is
+        # where the phases' seconds count from: a save's time to its first verdict is
+        # started + phases["first_verdict"] - the save's time
+        last = {"started": started_at, "seconds": round(time.perf_counter() - started, 3),
+                "finished": time.time(), "error": checked.error, "phases": checked.phases}
+        self.snapshot = replace(self.snapshot, ops=checked.ops, checking=False, last=last)
+        if checked.lines:
+            self.announce("\n".join(checked.lines))
+
+    def _outcome(self, session, started: float) -> Checked:
+        """The check, or what it failed of (the ops' reports as they were): raises only
+        StoreDamaged."""
+        try:
+            return self._check(session, started)
         except CompileError as failure:
             error = "\n".join(diagnostic_text(d, failure.source) for d in failure.diagnostics)
             lines = [f"try: the patch does not compile\n{error}"]
@@ -103,22 +142,11 @@ class TryChecks:
             self.log.exception("failure in the --try checks")
             error = f"internal error: {type(failure).__name__}: {failure}"
             lines = [f"try: {error} (a bug in gradshard; the daemon's log has the traceback)"]
-        finally:
-            self.checking = False
-        seconds = time.perf_counter() - started
-        # "started" (the clock's time at the check's start: the build's files written) is
-        # where the phases' seconds count from: a save's time to its first verdict is
-        # started + phases["first_verdict"] - the save's time
-        self.last = {"started": started_at, "seconds": round(seconds, 3),
-                     "finished": time.time(), "error": error,
-                     "phases": self.phases if not error else {}}
-        if lines:
-            self.announce("\n".join(lines))
+        return Checked(lines, self.snapshot.ops, {}, error)
 
-    def _check(self, session, started: float) -> list[str]:
-        """Plan, build, check (each verdict announced as it comes); the lines to print after
-        all of them. The verdicts are replaced as a whole at the end: `status` reads them
-        from the socket's threads."""
+    def _check(self, session, started: float) -> Checked:
+        """Plan, build, check (each verdict announced as it comes, and in the snapshot); the
+        lines to print after all of them."""
         plan = plan_patch(self.location, session, ())
         planned = time.perf_counter()
         assert self.compiler is not None  # start() chose it
@@ -134,22 +162,23 @@ class TryChecks:
         if sent:
             answers = check_ops(library, sent, self.options, self.worker,
                                 partial(self._verdict_arrived, plan, started))
-        ops = {name: report for name, report in self.ops.items() if name in current}
+        ops = {name: report for name, report in self.snapshot.ops.items() if name in current}
         ops.update({op.name: op_json(plan, op, answers.get(op.name, {})) for op in due})
+        phases = {"plan": round(planned - started, 3), "build": round(built - planned, 3),
+                  "check": round(time.perf_counter() - built, 3),
+                  **_verdict_times(self.snapshot.verdicts)}
+        lines = ["try: " + line for op in sent if failed(ops[op.name])
+                 for line in op_lines(ops[op.name])]
+        # last, as the reports are published with it: an op marked checked has its report
         self.checked = {name: current[name].code for name in ops}
-        self.ops = dict(sorted(ops.items()))
-        self.phases = {"plan": round(planned - started, 3), "build": round(built - planned, 3),
-                       "check": round(time.perf_counter() - built, 3),
-                       **_verdict_times(self.verdicts)}
-        return ["try: " + line for op in sent if failed(ops[op.name])
-                for line in op_lines(ops[op.name])]
+        return Checked(lines, dict(sorted(ops.items())), phases)
 
     def _announce_unchecked(self, plan: PatchPlan, current: dict[str, PatchOp],
                             unsent: list[PatchOp]) -> None:
         """What is known before the checks: the ops back to the installed torch's code, and
         those that changed but cannot be checked (SKIP, with the reason)."""
         lines = [f"try: {name}: back to the installed torch's code"
-                 for name in self.ops if name not in current]
+                 for name in self.snapshot.ops if name not in current]
         lines += ["try: " + line for op in unsent for line in op_lines(op_json(plan, op, {}))]
         if lines:
             self.announce("\n".join(lines))
@@ -160,7 +189,10 @@ class TryChecks:
         line = verdict_line(op_json(plan, op, {}), event)
         found = {"verdict": event["verdict"], "line": line,
                  "seconds": round(time.perf_counter() - started, 3)}
-        self.verdicts = {**self.verdicts, op.name: found}
+        # only this (the build) thread replaces the snapshot: nothing is lost between the read
+        # and the replacement
+        now = self.snapshot
+        self.snapshot = replace(now, verdicts={**now.verdicts, op.name: found})
         self.announce("try: " + line)
 
 

@@ -19,8 +19,10 @@ executed. Within it every file is named by the hash of what made it:
                                                  FunctionsManual.cpp, a unit of its own)
     lib/<h>/patch.so, sum                         by its objects and the hidden functions its
                                                  trampolines jump to; sum: the library's hash
-    symbols/<h>.json                             the hidden functions of torch's a set of
-                                                 undefined names calls (read once)
+    symbols/<h>.json                             which of torch's hidden functions a set of
+                                                 undefined names needs (libtorch_cpu's symbol
+                                                 table is read once, not per edit)
+    compilers.json                               compiler.py's ABI probes, per compiler file
 
 An edit that leaves every part alone keeps the unit's object, and a library is rebuilt at a
 new path (a process cannot load a second library from the path of one it holds). ninja
@@ -46,6 +48,7 @@ from gradshard.pipeline.render.templating import jinja_module
 from gradshard.service.compile.diagnostics import diagnose
 from gradshard.service.compile.toolchain import Toolchain, ninja_binary
 from gradshard.service.files.outputs import write_atomic
+from gradshard.service.live.compiler import TRY_CXX_VARIABLE
 from gradshard.service.live.elf_symbols import (SYMBOL_NAME, hidden_functions, load_anchor,
                                                 undefined_symbols)
 from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
@@ -86,11 +89,12 @@ class PatchLibrary:
     note: str = ""  # the try directory is over its limit with this build's own files
 
 
-def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: int) -> PatchLibrary:
+def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: int,
+                cache: Path | None = None) -> PatchLibrary:
     sources = plan.sources
     if sources is None:
         raise UsageError("nothing to patch", "name an op, or edit a formula")
-    root = try_directory()
+    root = try_directory(cache)
     with locked(root):
         written = _write_sources(root, plan, sources, toolchain)
         _run_ninja(root, written, toolchain, jobs, plan)
@@ -124,6 +128,11 @@ class _Pch:
     def compiled(self) -> Path:
         return self.header.with_name(self.header.name + ".gch")
 
+    @property
+    def undefined(self) -> Path:
+        """The memo of the code object's undefined symbols."""
+        return self.header.with_name(self.header.name + ".o.undefined")
+
 
 @dataclass(frozen=True)
 class _Written:
@@ -137,7 +146,7 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
                    toolchain: Toolchain) -> _Written:
     include = _content_dir(root / "include", plan.includes)
     own = root / "src" / sources.namespace
-    _write(own / PATCH_HEADER, sources.header.encode())
+    _keep_text(own / PATCH_HEADER, sources.header)
     macros = jinja_module(patch_templates(), "patch.j2")
     rule = patch_rule(toolchain)
     joined = tuple((n, t) for n, t in sources.units() if n not in rule.apart)
@@ -192,8 +201,7 @@ def _write_pch(root: Path, include: Path, toolchain: Toolchain,
     directory = root / "pch" / _hash([str(include), toolchain.identity(), text,
                                       str(rule.pch_code)])
     header = directory / "patch.h"
-    if not header.exists():
-        _write(header, text.encode())
+    _keep_text(header, text)
     return _Pch(header, directory / "patch.h.o" if rule.pch_code else None)
 
 
@@ -203,16 +211,14 @@ def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch | 
     include directory, the PCH, the toolchain)."""
     key = _hash([text, *context, str(pch.header) if pch else "", toolchain.identity()])
     source = root / "obj" / f"{key}.cpp"
-    if not source.exists():
-        _write(source, text.encode())
+    _keep_text(source, text)
     return _Unit(name, source, source.with_suffix(".o"), pch is not None, parts)
 
 
 def _written(directory: Path, text: str, suffix: str) -> Path:
     """A file named by its text (written once)."""
     path = directory / f"{_hash([text])}.{suffix}"
-    if not path.exists():
-        _write(path, text.encode())
+    _keep_text(path, text)
     return path
 
 
@@ -220,9 +226,20 @@ def _content_dir(base: Path, files: Sequence[tuple[str, str]]) -> Path:
     directory = base / _hash([f"{p}\n{t}" for p, t in files])
     for path, text in files:
         target = directory / path
-        if not target.exists():
-            _write(target, text.encode())
+        _keep_text(target, text)
     return directory
+
+
+def _keep_text(path: Path, text: str) -> None:
+    """A source named by its text, written when it is missing or not that text (damaged):
+    rewritten only then, since ninja rebuilds what depends on a file whose time changed."""
+    data = text.encode()
+    try:
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    _write(path, data)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -240,25 +257,37 @@ def _hash(parts: Sequence[str]) -> str:
 
 def _run_ninja(root: Path, written: _Written, toolchain: Toolchain, jobs: int,
                plan: PatchPlan) -> None:
-    """The PCH (and its code's object, with clang) once, then the units; the patch's own
-    header, then the generated ones, then torch's. A unit checks the PCH's headers by their
-    times, not their content (build's -fpch-validate-input-files-content, 0.1 s a unit): the
-    generated headers are written once at a path named by their content, and torch's change
-    times when they change."""
+    """The PCH (and its code's object, with clang) once, then the units."""
+    ninja_file = root / "build.ninja"
+    _write(ninja_file, _ninja_text(written, toolchain).encode())
+    done = subprocess.run([ninja_binary(), "-f", str(ninja_file), "-k", "0",
+                           "-j", str(max(1, jobs))], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise _compile_error(written, done.stdout + done.stderr, plan)
+
+
+# every compile writes the headers it read (ninja's deps): a torch installed again over the
+# same path (new headers, same PCH key) rebuilds the PCH and the units, rather than clang
+# refusing a PCH whose headers changed on every `try`, or g++ using it
+DEPFILE = "-MD -MF $out.d -MT $out"
+
+
+def _ninja_text(written: _Written, toolchain: Toolchain) -> str:
+    """The build's rules: the patch's own header, then the generated ones, then torch's. A unit checks
+    the PCH's headers by their times, not their content (build's
+    -fpch-validate-input-files-content, 0.1 s a unit): the generated headers are written once
+    at a path named by their content, and torch's change times when they change."""
     # the PCH's commands must not name the patch's own directory: ninja rebuilds an output
     # whose command changed, and the PCH serves every patch
     common = [*toolchain.flags, "-Winvalid-pch", f"-I{written.include}",
               *(f"-I{d}" for d in toolchain.includes)]
     pch = written.pch
     lines = [f"cxx = {toolchain.cxx}", f"flags = {' '.join(common)}",
-             "rule pch", f"  command = $cxx $flags {' '.join(_pch_flags(toolchain))} "
-             "-x c++-header $in -o $out.tmp && mv $out.tmp $out", "  description = PCH $out",
-             "rule pch_code", f"  command = $cxx $flags {' '.join(PCH_CODE_FLAGS)} "
-             "-c $in -o $out.tmp && mv $out.tmp $out", "  description = PCH code $out",
-             "rule cxx", "  command = $cxx -I$own $flags -include $pch -c $in -o $out.tmp && "
-             "mv $out.tmp $out", "  description = CXX $out",
-             "rule cxx_alone", "  command = $cxx -I$own $flags -c $in -o $out.tmp && "
-             "mv $out.tmp $out", "  description = CXX $out",
+             *_rule("pch", f"$cxx $flags {' '.join(_pch_flags(toolchain))} -x c++-header $in",
+                    "PCH"),
+             *_rule("pch_code", f"$cxx $flags {' '.join(PCH_CODE_FLAGS)} -c $in", "PCH code"),
+             *_rule("cxx", "$cxx -I$own $flags -include $pch -c $in", "CXX"),
+             *_rule("cxx_alone", "$cxx -I$own $flags -c $in", "CXX"),
              f"build {pch.compiled}: pch {pch.header}"]
     if pch.code is not None:
         lines.append(f"build {pch.code}: pch_code {pch.compiled}")
@@ -267,12 +296,13 @@ def _run_ninja(root: Path, written: _Written, toolchain: Toolchain, jobs: int,
                    f"  pch = {pch.header}"] if unit.with_pch else
                   [f"build {unit.object}: cxx_alone {unit.source}"])
         lines.append(f"  own = {written.own_include}")
-    ninja_file = root / "build.ninja"
-    _write(ninja_file, ("\n".join(lines) + "\n").encode())
-    done = subprocess.run([ninja_binary(), "-f", str(ninja_file), "-k", "0",
-                           "-j", str(max(1, jobs))], cwd=root, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise _compile_error(written.units, done.stdout + done.stderr, plan)
+    return "\n".join(lines) + "\n"
+
+
+def _rule(name: str, command: str, what: str) -> list[str]:
+    """A ninja rule writing $out through a temporary file, with its headers as deps."""
+    return [f"rule {name}", f"  command = {command} {DEPFILE} -o $out.tmp && mv $out.tmp $out",
+            "  depfile = $out.d", "  deps = gcc", f"  description = {what} $out"]
 
 
 def _pch_flags(toolchain: Toolchain) -> list[str]:
@@ -282,22 +312,46 @@ def _pch_flags(toolchain: Toolchain) -> list[str]:
     return [*toolchain.pch_flags(), *(("-fpch-codegen",) if toolchain.is_clang() else ())]
 
 
-def _compile_error(units: Sequence[_Unit], log: str, plan: PatchPlan) -> CompileError:
+def _compile_error(written: _Written, log: str, plan: PatchPlan) -> Exception:
     """The compiler's errors placed at their formulas (service/compile/diagnostics.py), as
-    build's: the patch's unit is a merged unit whose parts hold the nodes and kernels."""
+    build's: the patch's unit is a merged unit whose parts hold the nodes and kernels. A PCH
+    that does not build is no formula's error: the headers' or the compiler's."""
     sources = plan.sources
     assert sources is not None
+    pch = written.pch
+    if not pch.compiled.exists() or (pch.code is not None and not pch.code.exists()):
+        return EnvironmentFailure(
+            f"the patch's precompiled header did not build:\n{log.strip()[-4000:]}",
+            f"the torch headers or the compiler fail on their own; ${TRY_CXX_VARIABLE} or --cxx "
+            "names another compiler")
+    units = written.units
     pieces = [*((name, path) for unit in units for name, path in unit.parts),
               *((unit.name, unit.source) for unit in units if not unit.parts)]
-    compile_units = [_part_unit(name, path, sources) for name, path in pieces]
-    failed = [CompileUnit(u.name, str(u.source), False, "", (), (), (), 0,
-                          tuple(name for name, _ in u.parts)) if u.parts
-              else _part_unit(u.name, u.source, sources)
-              for u in units if not u.object.exists()]
+    parts = [_part_unit(name, path, sources) for name, path in pieces]
+    failed = [u for u in units if not u.object.exists()]
+    merged = [_merged_unit(u, sources) for u in failed]
+    logs = {u.name: _failure_log(log, u.object) for u in failed}
     # the source paths are absolute: the "compile directory" they are read from is /
-    diagnostics = diagnose(failed, [*failed, *compile_units], {u.name: log for u in failed},
-                           Path("/"), plan.derivatives_text, dict(plan.node_entries))
+    diagnostics = diagnose(merged, [*merged, *parts], logs, Path("/"), plan.derivatives_text,
+                           dict(plan.node_entries))
     return CompileError(diagnostics, tuple(u.name for u in failed), log, str(plan.derivatives))
+
+
+def _merged_unit(unit: _Unit, sources: PatchSources) -> CompileUnit:
+    """A failed unit as diagnose sees it: a merged unit naming its parts, or a part alone."""
+    if not unit.parts:
+        return _part_unit(unit.name, unit.source, sources)
+    return CompileUnit(unit.name, str(unit.source), False, "", (), (), (), 0,
+                       tuple(name for name, _ in unit.parts))
+
+
+def _failure_log(log: str, output: Path) -> str:
+    """The part of ninja's log that is this output's compile: from its `FAILED:` line to the
+    next one (two failed units would otherwise each report the other's errors)."""
+    blocks = log.split("FAILED: ")
+    # its first line names the outputs (after `[code=1] ` from ninja 1.12 on)
+    own = [block for block in blocks[1:] if str(output) in block.split("\n", 1)[0].split()]
+    return "FAILED: ".join(["", *own]) if own else log
 
 
 def _part_unit(name: str, path: Path, sources: PatchSources) -> CompileUnit:
@@ -312,39 +366,56 @@ def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) 
     """Trampolines for torch's hidden functions the objects call, then the library: its
     entry points exported, the rest local and what nothing reaches dropped (the PCH's code
     holds every inline function of torch's headers; a patch uses a few)."""
+    undefined = [_undefined(unit.object) for unit in written.units]
     objects = [unit.object for unit in written.units]
     if written.pch.code is not None:
         objects.append(written.pch.code)
-    symbols, memo = _hidden_symbols(root, torch_lib,
-                                    set().union(*(_undefined(p) for p in objects)))
+        undefined.append(_undefined(written.pch.code, written.pch.undefined))
+    symbols, memo = _hidden_symbols(root, torch_lib, set().union(*undefined))
     anchors = {library: load_anchor(torch_lib / library) for library in TORCH_LIBRARIES}
     key = _hash([*(str(o) for o in objects), toolchain.identity(), str(torch_lib),
                  json.dumps(symbols), json.dumps(anchors)])
     directory = root / "lib" / key
     library = directory / "patch.so"
-    slots = {"anchors": anchors, "symbols": symbols}
-    if not (library.exists() and (directory / "sum").exists()):
-        trampolines = _trampolines(root, [s[0] for s in symbols], toolchain)
-        exports = _written(root / "obj", str(jinja_module(patch_templates(), "patch.j2")
-                                             .version_script()), "map")
+    trampolines = _trampolines(root, [s[0] for s in symbols], toolchain)
+    exports = _written(root / "obj", str(jinja_module(patch_templates(), "patch.j2")
+                                         .version_script()), "map")
+    digest = _library_sum(directory)
+    if digest is None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _run([toolchain.cxx, *_linker(), "-shared", "-o", f"{library}.tmp", *map(str, objects),
               str(trampolines), f"-L{torch_lib}", *LINK_LIBRARIES, f"-Wl,-rpath,{torch_lib}",
               "-Wl,-Bsymbolic", "-Wl,--gc-sections", f"-Wl,--version-script={exports}"])
         os.replace(f"{library}.tmp", library)
-        _write(directory / "sum", xxhash.xxh3_128_hexdigest(library.read_bytes()).encode())
-    return PatchLibrary(library, slots, (directory / "sum").read_text(), (memo,))
+        digest = xxhash.xxh3_128_hexdigest(library.read_bytes())
+        _write(directory / "sum", digest.encode())
+    slots = {"anchors": anchors, "symbols": symbols}
+    return PatchLibrary(library, slots, digest, (memo, trampolines, exports))
+
+
+def _library_sum(directory: Path) -> str | None:
+    """The sum of the library already linked there, when it still matches its bytes; None
+    when it must be linked (again): missing, or damaged since, which would otherwise be
+    refused by the worker on every `try`."""
+    try:
+        recorded = (directory / "sum").read_text()
+        actual = xxhash.xxh3_128_hexdigest((directory / "patch.so").read_bytes())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return actual if recorded == actual else None
 
 
 def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> tuple[list[list], Path]:
     """(name, library, value) of each hidden function of torch's the objects call. Reading
     libtorch_cpu's symbol table takes a second, so the answer is kept in the try directory
-    by the libraries' identities and the names asked: the next edit asks the same."""
+    by the libraries' identities and the names asked: the next edit asks the same. A memo
+    that is not such a list (damaged) is computed again."""
     identities = [f"{torch_lib / name}\0{(torch_lib / name).stat().st_size}\0"
                   f"{(torch_lib / name).stat().st_mtime_ns}" for name in TORCH_LIBRARIES]
     memo = root / "symbols" / f"{_hash([*identities, *sorted(needed)])}.json"
-    if memo.exists():
-        return json.loads(memo.read_bytes()), memo
+    kept = _read_json(memo)
+    if isinstance(kept, list) and all(_is_symbol(entry) for entry in kept):
+        return kept, memo
     symbols: list[list] = []
     for library in TORCH_LIBRARIES:
         found = hidden_functions(torch_lib / library, needed)
@@ -353,6 +424,22 @@ def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> tuple[list
         needed = needed - set(found)
     _write(memo, json.dumps(symbols).encode())
     return symbols, memo
+
+
+def _is_symbol(entry: object) -> bool:
+    """[name, library, value] as _hidden_symbols writes it: a symbol the trampolines may name,
+    one of torch's libraries, an address."""
+    return (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+            and bool(SYMBOL_NAME.match(entry[0])) and entry[1] in TORCH_LIBRARIES
+            and isinstance(entry[2], int) and entry[2] >= 0)
+
+
+def _read_json(path: Path) -> object:
+    """A memo's JSON; None when it is missing or not JSON."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 def _linker() -> list[str]:
@@ -364,14 +451,14 @@ def _linker() -> list[str]:
     return []
 
 
-def _undefined(path: Path) -> set[str]:
-    """An object's undefined symbols; the PCH's object's (7,000 names, 2 s to read) kept
-    beside it, written once."""
-    if path.suffix != ".o" or path.parent.parent.name != "pch":
+def _undefined(path: Path, memo: Path | None = None) -> set[str]:
+    """An object's undefined symbols; with a memo (the PCH's object's: 7,000 names, 2 s to
+    read), kept there, and read again when the memo is not a list of names."""
+    if memo is None:
         return undefined_symbols([path])
-    memo = path.with_name(path.name + ".undefined")
-    if memo.exists():
-        return set(json.loads(memo.read_bytes()))
+    kept = _read_json(memo)
+    if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
+        return set(kept)
     names = undefined_symbols([path])
     _write(memo, json.dumps(sorted(names)).encode())
     return names

@@ -30,7 +30,7 @@ from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
            "check_generator", "compiler_text", "failed", "op_json", "op_lines", "plan_and_build",
-           "torch_library_dir", "try_json", "try_patch", "try_text", "verdict_line"]
+           "torch_library_dir", "try_json", "try_patch", "verdict_line"]
 
 EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
@@ -42,7 +42,6 @@ class TryOutcome:
     plan: PatchPlan
     compiler: TryCompiler | None = None  # None when nothing was built
     answers: dict[str, dict] = field(default_factory=dict)  # op → the worker's answer
-    events: dict[str, dict] = field(default_factory=dict)  # op → its verdict event, in order
     seconds: float = 0.0
     note: str = ""  # the try directory is over its limit with this build's own files
 
@@ -131,22 +130,23 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
     check_generator(location, names)
     compiler = choose_try_compiler(location, cxx, torch_library_dir())
     plan = plan_patch(location, session, names)
-    return plan, build_library(plan, compiler, jobs), compiler
+    return plan, build_library(plan, compiler, jobs, session.directory), compiler
 
 
-def build_library(plan: PatchPlan, compiler: TryCompiler, jobs: int):
-    """The plan's patch library (None when there is nothing to patch)."""
+def build_library(plan: PatchPlan, compiler: TryCompiler, jobs: int, cache: Path | None = None):
+    """The plan's patch library (None when there is nothing to patch); `cache`: the cache
+    directory the session uses, which the try directory may not be inside."""
     from gradshard.service.live.build import build_patch
 
     if plan.sources is None:
         return None
-    return build_patch(plan, compiler.toolchain, torch_library_dir(), jobs)
+    return build_patch(plan, compiler.toolchain, torch_library_dir(), jobs, cache)
 
 
 def try_patch(location: SpecLocation, session, options: TryOptions,
               show: Callable[[str], None] | None = None) -> TryOutcome:
     """Plan, build, check: the outcome with every op's verdicts (or why it has none); `show`,
-    when given, gets try_text's lines as soon as each is known."""
+    when given, gets the text's lines as soon as each is known."""
     import time
 
     show = show or _unshown
@@ -194,7 +194,6 @@ def _show_all(show: Callable[[str], None], lines: list[str]) -> None:
 
 
 def _verdict_arrived(outcome: TryOutcome, show: Callable[[str], None], event: dict) -> None:
-    outcome.events[event["op"]] = event
     show("  " + verdict_line(_place(outcome.plan, event["op"]), event))
 
 
@@ -220,11 +219,6 @@ def op_json(plan: PatchPlan, op: PatchOp, answer: dict) -> dict:
             "samples": answer.get("verdicts", [])}
 
 
-def try_text(outcome: TryOutcome) -> str:
-    """The whole text, as try_patch shows it line by line."""
-    return "\n".join([*_head_lines(outcome), *_verdict_lines(outcome), *_detail_lines(outcome)])
-
-
 def _head_lines(outcome: TryOutcome) -> list[str]:
     """What is known before any check: the first line, and every op not patched (SKIP, with
     its reason)."""
@@ -236,11 +230,6 @@ def _head_lines(outcome: TryOutcome) -> list[str]:
         lines.append("  no op's generated code differs: nothing to try")
     unchecked = [op for op in plan.ops if op.reason or outcome.compiler is None]
     return lines + ["  " + line for op in unchecked for line in op_lines(op_json(plan, op, {}))]
-
-
-def _verdict_lines(outcome: TryOutcome) -> list[str]:
-    return ["  " + verdict_line(_place(outcome.plan, name), event)
-            for name, event in outcome.events.items()]
 
 
 def _detail_lines(outcome: TryOutcome) -> list[str]:

@@ -37,6 +37,7 @@ TRY_CXX_VARIABLE = "GRADSHARD_TRY_CXX"
 # gradients the checks compare are the same.
 PATCH_FLAGS = ("-O0",)
 MINIMUM_CLANG = 14  # -fpch-instantiate-templates and -fpch-codegen (clang 11) work with torch's headers from 14 on
+MEMO_ENTRIES = 16  # compilers remembered (compilers.json): a machine has a few
 CLANG_NAMES = ("clang++", *(f"clang++-{n}" for n in range(30, MINIMUM_CLANG - 1, -1)))
 _CLANG_VERSION = re.compile(r"clang version (\d+)")
 # compiled by the candidate: fails unless it uses libstdc++ with the ABI asked for
@@ -66,28 +67,49 @@ class TryCompiler:
 def choose_try_compiler(location: SpecLocation, cxx: str | None, torch_lib: Path) -> TryCompiler:
     """--cxx, else $GRADSHARD_TRY_CXX, else the first ABI-compatible clang++ >= 14, else g++."""
     named = cxx or os.environ.get(TRY_CXX_VARIABLE)
+    abi = torch_uses_cxx11_abi(torch_lib)
     if named:
         origin = "--cxx" if cxx else f"${TRY_CXX_VARIABLE}"
-        toolchain = find_toolchain(location, named, PATCH_FLAGS, (), "")
-        _check_abi(toolchain.cxx, torch_uses_cxx11_abi(torch_lib), origin)
+        toolchain = _toolchain(location, named, origin)
+        refusal = (_clang_refusal(toolchain.cxx, abi) if toolchain.is_clang()
+                   else _abi_refusal(toolchain.cxx, abi))
+        if refusal is not None:
+            raise UsageError(f"the compiler {toolchain.cxx} ({origin}) cannot build patches for "
+                             f"the installed torch: {refusal}",
+                             f"name a g++, or a clang++ >= {MINIMUM_CLANG}, that uses libstdc++ "
+                             f"(--cxx, ${TRY_CXX_VARIABLE})")
         return TryCompiler(toolchain, f"named by {origin}")
-    abi = torch_uses_cxx11_abi(torch_lib)
     skipped = []
     for name in CLANG_NAMES:
         path = shutil.which(name)
-        if path is None:
-            continue
-        refusal = _clang_refusal(path, abi)
+        refusal = _clang_refusal(path, abi) if path is not None else "absent"
         if refusal is None:
-            toolchain = find_toolchain(location, path, PATCH_FLAGS, (), "")
-            return TryCompiler(toolchain, f"the fastest installed (clang++ >= {MINIMUM_CLANG} "
-                                          "with libstdc++ and torch's C++ ABI)")
-        skipped.append(f"{name}: {refusal}")
-    toolchain = find_toolchain(location, "g++", PATCH_FLAGS, (), "")
-    _check_abi(toolchain.cxx, abi, "g++")
+            return TryCompiler(_toolchain(location, path, name),
+                               f"the fastest installed (clang++ >= {MINIMUM_CLANG} with "
+                               "libstdc++ and torch's C++ ABI)")
+        if path is not None:
+            skipped.append(f"{name}: {refusal}")
     why = ("no usable clang++ (" + "; ".join(skipped) + ")" if skipped else
            "no clang++ installed") + "; `apt-get install clang lld` makes each try ~5 s faster"
+    toolchain = _toolchain(location, "g++", why)
+    refusal = _abi_refusal(toolchain.cxx, abi)
+    if refusal is not None:
+        raise UsageError(f"no compiler can build patches for the installed torch: {why}; "
+                         f"g++: {refusal}", "install clang (apt-get install clang lld)")
     return TryCompiler(toolchain, why)
+
+
+def _toolchain(location: SpecLocation, name: str, why: str):
+    """The compiler's toolchain, or try's own error when it is not there (find_toolchain's
+    names build's $CXX, which try does not read)."""
+    try:
+        return find_toolchain(location, name, PATCH_FLAGS, (), "")
+    except UsageError as error:
+        if "is not on PATH" not in str(error):
+            raise
+        raise UsageError(f"the C++ compiler '{name}' is not on PATH ({why})",
+                         f"install clang or g++ (apt-get install clang lld), or name one with "
+                         f"--cxx or ${TRY_CXX_VARIABLE}") from None
 
 
 @functools.lru_cache(maxsize=4)
@@ -113,15 +135,6 @@ def _clang_refusal(path: str, abi: bool) -> str | None:
     return _abi_refusal(path, abi)
 
 
-def _check_abi(path: str, abi: bool, origin: str) -> None:
-    refusal = _abi_refusal(path, abi)
-    if refusal is not None:
-        raise UsageError(f"the compiler {path} ({origin}) cannot build patches for the "
-                         f"installed torch: {refusal}",
-                         "name a g++ or clang++ that uses libstdc++ (--cxx, "
-                         f"${TRY_CXX_VARIABLE})")
-
-
 @functools.lru_cache(maxsize=8)
 def _abi_refusal(path: str, abi: bool) -> str | None:
     """The probe's answer, remembered in the try directory by the compiler file's identity
@@ -131,9 +144,10 @@ def _abi_refusal(path: str, abi: bool) -> str | None:
     known = _read_memo(memo)
     if key in known:
         return known[key] or None
-    refusal = _probe(path, abi)
-    write_atomic(memo, json.dumps(dict([*list(known.items())[-15:], (key, refusal or "")]))
-                 .encode())
+    refusal, lasting = _probe(path, abi)
+    if lasting:  # a compiler that could not run (killed, timed out) is asked again next time
+        kept = list(known.items())[-(MEMO_ENTRIES - 1):]
+        write_atomic(memo, json.dumps(dict([*kept, (key, refusal or "")])).encode())
     return refusal
 
 
@@ -153,20 +167,23 @@ def _read_memo(memo: Path) -> dict[str, str]:
     return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def _probe(path: str, abi: bool) -> str | None:
+def _probe(path: str, abi: bool) -> tuple[str | None, bool]:
+    """Why the compiler cannot build patches (None when it can), and whether that answer
+    lasts as long as the compiler's file (not when it could not run at all)."""
     probe = _ABI_PROBE.format(abi=int(abi))
     try:
         done = subprocess.run([path, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
                               input=probe, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"cannot run it: {error}"
+        return f"cannot run it: {error}", False
     if done.returncode == 0:
-        return None
+        return None, True
     if "not libstdc++" in done.stderr:
-        return "it does not use libstdc++ (torch's standard library)"
+        return "it does not use libstdc++ (torch's standard library)", True
     if "ABI differs" in done.stderr:
-        return f"its _GLIBCXX_USE_CXX11_ABI is not torch's ({int(abi)})"
-    return "it cannot compile a C++20 unit: " + done.stderr.strip().splitlines()[-1][:200]
+        return f"its _GLIBCXX_USE_CXX11_ABI is not torch's ({int(abi)})", True
+    last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    return f"it cannot compile a C++20 unit: {last[:200]}", done.returncode > 0
 
 
 @functools.lru_cache(maxsize=16)

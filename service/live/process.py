@@ -44,7 +44,9 @@ class TryProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        # an exception passing through: nothing the worker does is awaited, and a graceful
+        # exit can take seconds (torch still importing)
+        self.close(kill=exc[0] is not None)
 
     def warm(self) -> None:
         """Start the worker and have it import torch and the OpInfos now, without waiting."""
@@ -84,9 +86,8 @@ class TryProcess:
     def close(self, kill: bool = False) -> None:
         """End the worker: its input closed and a few seconds to leave, or killed."""
         process, self._process = self._process, None
-        if process is not None and (kill or not _left(process)):
-            process.kill()
-            process.wait()
+        if process is not None:
+            _ended(process, kill)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -165,6 +166,18 @@ def _json_object(line: bytes) -> dict | None:
     except ValueError:  # printed text that happens to begin with a brace
         return None
     return message if isinstance(message, dict) else None
+
+
+def _ended(process: subprocess.Popen, kill: bool) -> None:
+    """The worker left or killed, and its pipes closed whichever (not left to the garbage
+    collector, which warns of them)."""
+    try:
+        if kill or not _left(process):
+            process.kill()
+            process.wait()
+    finally:
+        process.stdin.close()  # unbuffered (bufsize=0): closing flushes nothing, cannot fail
+        process.stdout.close()
 
 
 def _left(process: subprocess.Popen) -> bool:

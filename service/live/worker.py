@@ -14,12 +14,13 @@ first that fails (or all of them), and as soon as the op's verdict is known an e
      "sample": the failing sample's verdict (not located yet) or null,
      "reason": why nothing was checked (SKIP) or "", "seconds": its samples' checks}
 
-then, for each op that failed, the rest of its samples, every failing one located. The answer
-is the one a single pass would give (the same samples, checks and verdicts, in the same
-order); only the order of the work differs. The patch is installed for the
-request and removed after it, so a warm worker (the daemon's) serves edit after edit; a
-library, once loaded, stays in the process (each is at a path of its own, named by its
-content: service/live/build.py).
+then, for each op that failed, the rest of its samples, every failing one located. Each op's
+checks draw from random streams of their own (seeded alike at the op's start, and carried from
+its first phase to its second), so its answer is that of a worker checking that op alone,
+whatever the other ops and the phases: only the order of the work differs. The patch is
+installed for the request and removed after it, so a warm worker (the daemon's) serves edit
+after edit; a library, once loaded, stays in the process (each is at a path of its own, named
+by its content: service/live/build.py).
 
 The checks are those of PyTorch's gradient tests (torch/testing/_internal/common_utils.py:
 TestGradients._check_helper, as test_ops_gradients runs it): for every OpInfo of the op
@@ -38,6 +39,7 @@ import ctypes
 import functools
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -57,6 +59,12 @@ LOCATE_ELEMENTS = 400
 # a located difference at most this large is central differences' own noise (gradcheck's
 # default atol), not the failure
 LOCATED_TOLERANCE = 1e-5
+# each op's checks start from this seed (c10's default_rng_seed_val), whatever was checked
+# before them. The OpInfos' samples are seeded by torch before each one (TrackedInputIter),
+# but a --samples file's are drawn from the streams as they are, and so are gradcheck's
+# fast-mode vectors: without it, those would depend on the ops checked before and differ from
+# one check of a patch to the next (a fresh process's streams are seeded at random)
+SEED = 67280421310721
 OP_DBS = ("op_db", "foreach_unary_op_db", "foreach_binary_op_db", "foreach_pointwise_op_db",
           "foreach_reduce_op_db", "foreach_other_op_db")
 
@@ -103,13 +111,34 @@ class SampleCheck:
 @dataclass(frozen=True)
 class OpChecks:
     """One op across the two phases: its samples still to check (a generator, resumed in the
-    second phase where the first stopped: the same samples, in the same order), its result
-    so far, and what its reason needs when it has no sample."""
+    second phase where the first stopped), its result so far, and what its reason needs when
+    it has no sample."""
 
     result: OpResult
     pending: Iterator[SampleCheck]
     has_opinfos: bool
     refused: list[str]  # --samples' samples the op refused, filled as `pending` runs
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The random streams the checks draw from: torch's CPU generator (the samples' tensors,
+    fast mode's random vectors), Python's random (some OpInfos' scalars) and numpy's (which a
+    --samples file may use)."""
+
+    torch: Any  # torch.get_rng_state()
+    python: tuple  # random.getstate()
+    numpy: tuple  # numpy.random.get_state()
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Where an op's first phase stopped: its failing sample (not located yet) and the streams
+    right after its check, where the second phase goes on (locating it, then the next sample:
+    the draws of a single pass)."""
+
+    sample: SampleCheck
+    streams: Streams
 
 
 def main() -> None:
@@ -157,14 +186,14 @@ def serve(request: dict, emit: Callable[[dict], None] = _unheard) -> dict:
     try:
         ops = [op_checks(op["name"], request["dtypes"], request.get("samples"))
                for op in request["ops"]]
-        failing = []
+        stops = []
         for checks in ops:  # the first phase: each op's verdict, told as soon as it is known
-            failed = until_failure(checks)
-            emit(verdict_event(checks.result, failed is not None))
-            failing.append(failed)
-        for checks, failed in zip(ops, failing):  # the second: the failures located
-            if failed is not None:
-                rest_located(checks, failed)
+            stopped = until_failure(checks)
+            emit(verdict_event(checks.result, stopped is not None))
+            stops.append(stopped)
+        for checks, stopped in zip(ops, stops):  # the second: the failures located
+            if stopped is not None:
+                rest_located(checks, stopped)
     finally:
         library.gradshard_patch_uninstall(handle)
     return {"ok": True, "ops": [_result_json(checks.result) for checks in ops],
@@ -228,29 +257,58 @@ def op_checks(op: str, dtypes: list[str], samples_file: str | None) -> OpChecks:
                     refused)
 
 
-def until_failure(checks: OpChecks) -> SampleCheck | None:
-    """The first phase: the op's samples in order up to the first that fails, which is
-    returned (its error not located yet); None when all pass, the reason set when there
-    was none."""
+def until_failure(checks: OpChecks) -> Stopped | None:
+    """The first phase: the op's samples in order, from the streams' seed, up to the first
+    that fails, which is returned (its error not located yet) with the streams' state; None
+    when all pass, the reason set when there was none."""
+    _seed()
     for sample in checks.pending:
         verdict = check_sample(sample)
         checks.result.verdicts.append(verdict)
         if verdict.verdict == FAIL:
-            return sample
+            return Stopped(sample, _streams())
     if not checks.result.verdicts:
         checks.result.reason = _reason(checks)
     return None
 
 
-def rest_located(checks: OpChecks, failed: SampleCheck) -> None:
-    """The second phase of an op that failed: that failure located, then its remaining
-    samples, each failure located as it is found."""
-    locate(failed, checks.result.verdicts[-1])
+def rest_located(checks: OpChecks, stopped: Stopped) -> None:
+    """The second phase of an op that failed: the streams back where its first phase stopped
+    (the other ops drew from them since), that failure located, then its remaining samples,
+    each failure located as it is found."""
+    _resume(stopped.streams)
+    locate(stopped.sample, checks.result.verdicts[-1])
     for sample in checks.pending:
         verdict = check_sample(sample)
         if verdict.verdict == FAIL:
             locate(sample, verdict)
         checks.result.verdicts.append(verdict)
+
+
+def _seed() -> None:
+    """The streams at an op's start: those of a worker checking that op alone."""
+    import numpy
+    import torch
+
+    torch.manual_seed(SEED)
+    random.seed(SEED)
+    numpy.random.seed(SEED % 2**32)  # numpy's seeds are 32-bit
+
+
+def _streams() -> Streams:
+    import numpy
+    import torch
+
+    return Streams(torch.get_rng_state(), random.getstate(), numpy.random.get_state())
+
+
+def _resume(streams: Streams) -> None:
+    import numpy
+    import torch
+
+    torch.set_rng_state(streams.torch)
+    random.setstate(streams.python)
+    numpy.random.set_state(streams.numpy)
 
 
 def verdict_event(result: OpResult, failed: bool) -> dict:
