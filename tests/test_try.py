@@ -11,7 +11,6 @@ import json
 import stat
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from support.specs import edited_derivatives as edited
