@@ -14,18 +14,24 @@ DEPRECATED = ("- name: addbmm(Scalar beta, Tensor self, Scalar alpha, Tensor bat
 DROPPED_ALPHA = DEPRECATED.replace("beta, alpha)", "beta)")
 
 
-def test_an_edit_of_python_bindings_only_is_named_with_its_reason(try_workspace):
+def plan_with(try_workspace, relative: str, old: str, new: str):
+    """The plan of the shared spec copy with one file's `old` text replaced by `new` (the
+    file restored after)."""
     spec, cache = try_workspace
-    path = spec / "autograd" / "deprecated.yaml"
+    path = spec / relative
     text = path.read_text()
-    assert text.count(DEPRECATED) == 1
-    path.write_text(text.replace(DEPRECATED, DROPPED_ALPHA))
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
     session = Session(cache)
     try:
-        plan = plan_patch(locate_spec(str(spec)), session, ())
+        return plan_patch(locate_spec(str(spec)), session, ())
     finally:
         session.close()
         path.write_text(text)
+
+
+def test_an_edit_of_python_bindings_only_is_named_with_its_reason(try_workspace):
+    plan = plan_with(try_workspace, "autograd/deprecated.yaml", DEPRECATED, DROPPED_ALPHA)
     assert plan.sources is None and plan.patched == ()
     assert plan.ops and all(op.reason == PYTHON_ONLY for op in plan.ops)
     assert {op.name.rsplit(".", 1)[-1] for op in plan.ops} == {"addbmm"}, plan.ops
@@ -39,14 +45,7 @@ def test_a_native_functions_edit_compares_the_schemas(try_workspace):
     function of both specs (they are not read otherwise: their collections' hashes agree)
     and names an op whose schema changed; a new CompositeImplicitAutograd function has no
     kernel to patch, only its binding."""
-    spec, cache = try_workspace
-    path = spec / "ATen" / "native" / "native_functions.yaml"
-    text = path.read_text()
-    path.write_text(text + "\n" + NEW_OP)
-    session = Session(cache)
-    try:
-        plan = plan_patch(locate_spec(str(spec)), session, ())
-    finally:
-        session.close()
-        path.write_text(text)
+    last = "- func: _foreach_pow.ScalarAndTensor"  # a line the file holds once
+    plan = plan_with(try_workspace, "ATen/native/native_functions.yaml", last,
+                     NEW_OP + "\n" + last)
     assert [(op.name, op.reason) for op in plan.ops] == [("torch.gradshard_probe", PYTHON_ONLY)]
