@@ -36,3 +36,17 @@ def test_build_benchmark_runs():
         assert label in done.stdout
     # the four fresh-process situations, the daemon's edit and the warm-process formula
     assert done.stdout.count("ratio") == 6
+
+
+def test_try_benchmark_names_its_rows():
+    """bench_try.py (minutes per run: a Functions.cpp compile per compiler) is run by hand;
+    here its options parse and its rows are documented as it prints them."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_try.py"), "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for option in ("--repeat", "--compilers", "--skip-build-rows"):
+        assert option in done.stdout
+    doc = (BENCHMARKS / "bench_try.py").read_text()
+    for row in ("first try", "CLI", "daemon", "try directory", "backward", "forward",
+                "GCC's floor"):
+        assert row in doc
