@@ -53,7 +53,8 @@ from gradshard.service.live.elf_symbols import (SYMBOL_NAME, hidden_functions, l
                                                 undefined_symbols)
 from gradshard.service.live.patch_sources import PATCH_HEADER, PatchSources, trampoline_source
 from gradshard.service.live.plan import PatchPlan, patch_templates
-from gradshard.service.live.try_directory import locked, prune_try_directory, try_directory
+from gradshard.service.live.try_directory import (locked, prune_try_directory, read_memo,
+                                                  try_directory)
 
 __all__ = ["build_patch"]
 
@@ -216,7 +217,7 @@ def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch | 
 
 
 def _written(directory: Path, text: str, suffix: str) -> Path:
-    """A file named by its text (written once)."""
+    """A file named by its text (written when missing or damaged: _keep_text)."""
     path = directory / f"{_hash([text])}.{suffix}"
     _keep_text(path, text)
     return path
@@ -413,7 +414,7 @@ def _hidden_symbols(root: Path, torch_lib: Path, needed: set[str]) -> tuple[list
     identities = [f"{torch_lib / name}\0{(torch_lib / name).stat().st_size}\0"
                   f"{(torch_lib / name).stat().st_mtime_ns}" for name in TORCH_LIBRARIES]
     memo = root / "symbols" / f"{_hash([*identities, *sorted(needed)])}.json"
-    kept = _read_json(memo)
+    kept = read_memo(memo)
     if isinstance(kept, list) and all(_is_symbol(entry) for entry in kept):
         return kept, memo
     symbols: list[list] = []
@@ -434,14 +435,6 @@ def _is_symbol(entry: object) -> bool:
             and isinstance(entry[2], int) and entry[2] >= 0)
 
 
-def _read_json(path: Path) -> object:
-    """A memo's JSON; None when it is missing or not JSON."""
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-
-
 def _linker() -> list[str]:
     """The fastest linker installed: a patch with the PCH's 28 MB object links in 0.17 s with
     lld, 0.43 s with gold and 1.0 s with the default (bfd)."""
@@ -456,7 +449,7 @@ def _undefined(path: Path, memo: Path | None = None) -> set[str]:
     read), kept there, and read again when the memo is not a list of names."""
     if memo is None:
         return undefined_symbols([path])
-    kept = _read_json(memo)
+    kept = read_memo(memo)
     if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
         return set(kept)
     names = undefined_symbols([path])

@@ -25,7 +25,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.service.compile.toolchain import Toolchain, find_toolchain
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.live.try_directory import try_directory
+from gradshard.service.live.try_directory import read_memo, try_directory
 
 __all__ = ["PATCH_FLAGS", "TRY_CXX_VARIABLE", "TryCompiler", "choose_try_compiler",
            "torch_uses_cxx11_abi"]
@@ -158,10 +158,7 @@ def _compiler_key(path: str, abi: bool) -> str:
 
 def _read_memo(memo: Path) -> dict[str, str]:
     """The remembered answers; nothing when the file is missing or not what this writes."""
-    try:
-        known = json.loads(memo.read_bytes())
-    except (OSError, ValueError):
-        return {}
+    known = read_memo(memo)
     if not isinstance(known, dict):
         return {}
     return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}

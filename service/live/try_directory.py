@@ -32,13 +32,15 @@ from typing import Iterable, Iterator, Sequence
 
 from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.maintenance import parse_size, size_text
+from gradshard.cache.objects.object_cache import RECORD_BYTES
+from gradshard.cache.store.regular_files import read_regular
 from gradshard.cache.store.verdicts import state_directory
 from gradshard.service.defaults import default_cache_dir
 from gradshard.service.files.outputs import write_atomic
 
 __all__ = ["DEFAULT_MAX_SIZE", "KEEP", "TRY_DIRECTORY_VARIABLE", "TRY_MAX_SIZE_VARIABLE",
            "TryDirectoryUse", "collect_try_directory", "locked", "prune_try_directory",
-           "try_directory", "try_directory_path", "try_limit"]
+           "read_memo", "try_directory", "try_directory_path", "try_limit"]
 
 TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
 TRY_MAX_SIZE_VARIABLE = "GRADSHARD_TRY_MAX_SIZE"
@@ -263,15 +265,23 @@ def _record_use(root: Path, keys: set[str]) -> None:
     write_atomic(root / USAGE_FILE, json.dumps(usage, indent=0).encode())
 
 
+def read_memo(path: Path) -> object:
+    """A JSON file the try directory keeps (usage.json, the memos of service/live/build.py and
+    compiler.py); None when it is missing, not a regular file, too large or not JSON: each
+    reader checks its shape, and makes it again when it is not what it writes."""
+    try:
+        return json.loads(read_regular(path, RECORD_BYTES))
+    except (OSError, ValueError):  # RefusedFile is an OSError
+        return None
+
+
 def _read_usage(root: Path) -> dict:
     # unreadable or damaged: every entry then counts as used when it was last modified
-    with contextlib.suppress(OSError, ValueError):
-        usage = json.loads((root / USAGE_FILE).read_text())
-        if isinstance(usage, dict) and isinstance(usage.get("used", {}), dict) \
-                and isinstance(usage.get("last", []), list):
-            return {"used": {k: v for k, v in usage.get("used", {}).items()
-                             if isinstance(v, int)},
-                    "last": [k for k in usage.get("last", []) if isinstance(k, str)]}
+    usage = read_memo(root / USAGE_FILE)
+    if isinstance(usage, dict) and isinstance(usage.get("used", {}), dict) \
+            and isinstance(usage.get("last", []), list):
+        return {"used": {k: v for k, v in usage.get("used", {}).items() if isinstance(v, int)},
+                "last": [k for k in usage.get("last", []) if isinstance(k, str)]}
     return {}
 
 
