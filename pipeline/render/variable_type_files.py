@@ -53,6 +53,7 @@ class RenderedKernel(Record):
     node: str = ""
     entry: str = ""  # the derivatives entry label the kernel's formulas come from
     forward: tuple[ForwardFunction, ...] = ()
+    declaration: str = ""  # its signature as a declaration (empty for a fallback registration)
 
 
 def render_kernel(kernel: VariableKernel, templates: TemplateSet) -> RenderedKernel:
@@ -64,7 +65,7 @@ def render_kernel(kernel: VariableKernel, templates: TemplateSet) -> RenderedKer
     return RenderedKernel(kernel.wrapper, kernel.key, block_lines(str(macros.definition(kernel))),
                           str(macros.registration(kernel)),
                           "" if node in TORCH_NODES else node, kernel.entry,
-                          outline_forward(kernel))
+                          outline_forward(kernel), str(macros.declaration(kernel)).strip())
 
 
 def dispatch_keys(keys: Sequence[Sequence[str]]) -> DispatchKeys:

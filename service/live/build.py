@@ -13,10 +13,12 @@ executed. Within it every file is named by the hash of what made it:
                                                  code (-fpch-codegen), and .undefined: its
                                                  undefined symbols
     src/<namespace>/gradshard_patch/nodes.h      the patch's structs
-    obj/<h>.part.cpp                             each part (nodes, Python classes, kernels)
-    obj/<h>.cpp, obj/<h>.o                        the unit that includes the parts, by its
+    obj/<h>.part.cpp                             each part (nodes, Python classes, kernels,
+                                                 registrations)
+    obj/<h>.cpp, obj/<h>.o                        each unit, which includes its parts, by its
                                                  parts, PCH and flags (and a checkout's
-                                                 FunctionsManual.cpp, a unit of its own)
+                                                 FunctionsManual.cpp, a unit of its own);
+                                                 .o.undefined: the object's undefined names
     lib/<h>/patch.so, sum                         by its objects and the hidden functions its
                                                  trampolines jump to; sum: the library's hash
     symbols/<h>.json                             which of torch's hidden functions a set of
@@ -64,12 +66,10 @@ LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
 # a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
-# the unit of the patch's parts (all three with clang, see PatchRule), against one PCH
-PATCH_UNIT = "patch.cpp"
 # the compile layout's PCH each part would start from (templates/codegen/compile_units.j2),
 # whose includes open the patch's PCH in this order (Python.h's first)
 PART_PCHS = {"nodes.cpp": AUTOGRAD_PCH, "python_classes.cpp": PYTHON_PCH,
-             "kernels.cpp": VARIABLE_TYPE_PCH}
+             "kernels.cpp": VARIABLE_TYPE_PCH, "registrations.cpp": VARIABLE_TYPE_PCH}
 PCH_ORDER = (PYTHON_PCH, AUTOGRAD_PCH, VARIABLE_TYPE_PCH)
 # the PCH's code (clang's -fpch-codegen) in a section per function and datum: the link keeps
 # only what the patch reaches
@@ -110,11 +110,16 @@ def build_patch(plan: PatchPlan, toolchain: Toolchain, torch_lib: Path, jobs: in
 
 @dataclass(frozen=True)
 class _Unit:
-    name: str  # patch.cpp (the patch's parts), a part compiled apart, FunctionsManual.cpp
+    name: str  # its parts' names joined by "+", or FunctionsManual.cpp
     source: Path
     object: Path
     with_pch: bool
-    parts: tuple[tuple[str, Path], ...] = ()  # nodes.cpp, python_classes.cpp, kernels.cpp
+    parts: tuple[tuple[str, Path], ...] = ()  # nodes.cpp, python_classes.cpp, kernels.cpp …
+
+    @property
+    def undefined(self) -> Path:
+        """The memo of its object's undefined symbols."""
+        return self.object.with_name(self.object.name + ".undefined")
 
 
 @dataclass(frozen=True)
@@ -148,16 +153,13 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
     include = _content_dir(root / "include", plan.includes)
     own = root / "src" / sources.namespace
     _keep_text(own / PATCH_HEADER, sources.header)
-    macros = jinja_module(patch_templates(), "patch.j2")
     rule = patch_rule(toolchain)
-    joined = tuple((n, t) for n, t in sources.units() if n not in rule.apart)
-    parts = tuple((name, _written(root / "obj", text, "part.cpp")) for name, text in joined)
-    pch = _write_pch(root, include, toolchain, joined, rule)
+    texts = dict(sources.units())
+    pch = _write_pch(root, include, toolchain,
+                     [(name, texts[name]) for group in rule.units for name in group], rule)
     context = [sources.header, str(own)]
-    unit_text = str(macros.patch_unit([str(path) for _, path in parts]))
-    units = [_unit(root, PATCH_UNIT, unit_text, context, pch, toolchain, parts)]
-    units += [_unit(root, name, text, context, None, toolchain)
-              for name, text in sources.units() if name in rule.apart]
+    units = [_joined_unit(root, group, texts, context, pch, toolchain) for group in rule.units]
+    units += [_unit(root, name, texts[name], context, None, toolchain) for name in rule.apart]
     if plan.manual:
         units.append(_unit(root, MANUAL_UNIT, plan.manual, [str(own)], pch, toolchain))
     return _Written(include, own, pch, tuple(units))
@@ -165,21 +167,28 @@ def _write_sources(root: Path, plan: PatchPlan, sources: PatchSources,
 
 @dataclass(frozen=True)
 class PatchRule:
-    """How a compiler builds a patch, measured on sin's (nodes and kernels edited): the parts
-    compiled apart, without the PCH, and whether the PCH's code is compiled once into an
-    object of its own (clang's -fpch-codegen)."""
+    """How a compiler builds a patch, measured on sin's (nodes and kernels edited): the units
+    compiled against the PCH, each the parts it includes (ninja compiles them at once, each
+    only when one of its parts changed); the parts compiled apart, without the PCH; and
+    whether the PCH's code is compiled once into an object of its own (clang's
+    -fpch-codegen)."""
 
+    units: tuple[tuple[str, ...], ...]
     apart: tuple[str, ...]
     pch_code: bool
 
 
-# clang: one unit of all three parts (1.1 s), the PCH's instantiations and code done once.
+# clang: a unit per part, the PCH's instantiations and code done once. A formula edit
+# compiles the nodes and the kernels, side by side; the registrations and the Python classes
+# only when a signature or a struct changes.
+CLANG_RULE = PatchRule((("nodes.cpp",), ("kernels.cpp",), ("registrations.cpp",),
+                        ("python_classes.cpp",)), (), True)
 # g++ instantiates what the PCH's headers leave pending again in every unit (an empty unit
 # costs 4.3 s after the headers of the nodes and kernels, 7.2 s with Python's and pybind11's
 # besides), so the Python classes, which only a struct change changes, are a unit of their
 # own without the PCH: the unit every formula edit compiles pays for the headers it needs.
-CLANG_RULE = PatchRule((), True)
-GCC_RULE = PatchRule(("python_classes.cpp",), False)
+GCC_RULE = PatchRule((("nodes.cpp", "kernels.cpp"), ("registrations.cpp",)),
+                     ("python_classes.cpp",), False)
 
 
 def patch_rule(toolchain: Toolchain) -> PatchRule:
@@ -204,6 +213,15 @@ def _write_pch(root: Path, include: Path, toolchain: Toolchain,
     header = directory / "patch.h"
     _keep_text(header, text)
     return _Pch(header, directory / "patch.h.o" if rule.pch_code else None)
+
+
+def _joined_unit(root: Path, group: Sequence[str], texts: dict[str, str],
+                 context: Sequence[str], pch: _Pch, toolchain: Toolchain) -> _Unit:
+    """A unit of the PCH that includes its parts, each written at a path of its own."""
+    parts = tuple((name, _written(root / "obj", texts[name], "part.cpp")) for name in group)
+    text = str(jinja_module(patch_templates(), "patch.j2").patch_unit(
+        [str(path) for _, path in parts]))
+    return _unit(root, "+".join(group), text, context, pch, toolchain, parts)
 
 
 def _unit(root: Path, name: str, text: str, context: Sequence[str], pch: _Pch | None,
@@ -367,7 +385,7 @@ def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) 
     """Trampolines for torch's hidden functions the objects call, then the library: its
     entry points exported, the rest local and what nothing reaches dropped (the PCH's code
     holds every inline function of torch's headers; a patch uses a few)."""
-    undefined = [_undefined(unit.object) for unit in written.units]
+    undefined = [_undefined(unit.object, unit.undefined) for unit in written.units]
     objects = [unit.object for unit in written.units]
     if written.pch.code is not None:
         objects.append(written.pch.code)
@@ -444,16 +462,19 @@ def _linker() -> list[str]:
     return []
 
 
-def _undefined(path: Path, memo: Path | None = None) -> set[str]:
-    """An object's undefined symbols; with a memo (the PCH's object's: 7,000 names, 2 s to
-    read), kept there, and read again when the memo is not a list of names."""
-    if memo is None:
-        return undefined_symbols([path])
+def _undefined(path: Path, memo: Path) -> set[str]:
+    """An object's undefined symbols, kept in a memo beside it by the object's size and time
+    (the PCH's object's 7,000 names take 2 s to read; the unit an edit left alone is not
+    read again), and read again when the memo is not for this object or not names."""
+    status = path.stat()
+    identity = [status.st_size, status.st_mtime_ns]
     kept = read_memo(memo)
-    if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
-        return set(kept)
+    if (isinstance(kept, dict) and kept.get("object") == identity
+            and isinstance(kept.get("names"), list)
+            and all(isinstance(name, str) for name in kept["names"])):
+        return set(kept["names"])
     names = undefined_symbols([path])
-    _write(memo, json.dumps(sorted(names)).encode())
+    _write(memo, json.dumps({"object": identity, "names": sorted(names)}).encode())
     return names
 
 

@@ -2,8 +2,8 @@
 gradshard renders them, in a shared library that registers the kernels over the installed
 torch's through the dispatcher.
 
-The patch has four units, each a function of only what it prints, so that an edit recompiles
-only the units whose text changed (service/live/build.py names each object by its text):
+The patch has five parts, each a function of only what it prints, so that an edit recompiles
+only the parts whose text changed (service/live/build.py names each object by its text):
 
 - `nodes.h`: the nodes' structs (Functions.h's declarations), in an inline namespace named by
   their declarations. Found by the names the generated code uses, they are still types (and
@@ -13,9 +13,11 @@ only the units whose text changed (service/live/build.py names each object by it
 - the nodes unit: the spec's Functions.cpp with only these nodes' definitions;
 - the Python unit: the spec's python_functions.cpp with only their Python classes, and the
   entry point that registers them;
-- the kernels unit: VariableType.cpp's head, the kernels (as torchgen writes them), and the
-  entry points that install their registrations (one torch::Library per dispatch key) and
-  remove them again.
+- the kernels unit: VariableType.cpp's head and the kernels (as torchgen writes them);
+- the registrations unit: the kernels declared, and the entry points that install their
+  registrations (one torch::Library per dispatch key) and remove them again. A formula edit
+  changes the kernels, not their signatures: this unit, whose boxing wrappers are most of
+  the kernels' instantiations, compiles once per set of kernels.
 """
 
 from __future__ import annotations
@@ -66,11 +68,13 @@ class PatchSources(Record):
     nodes_unit: ShardSource
     python_unit: str
     kernels_unit: ShardSource
+    registrations_unit: str
 
     def units(self) -> tuple[tuple[str, str], ...]:
-        """(file name, text) of each unit to compile."""
+        """(file name, text) of each part to compile."""
         return (("nodes.cpp", self.nodes_unit.text), ("python_classes.cpp", self.python_unit),
-                ("kernels.cpp", self.kernels_unit.text))
+                ("kernels.cpp", self.kernels_unit.text),
+                ("registrations.cpp", self.registrations_unit))
 
 
 def patch_namespace(nodes: Sequence[PatchNode]) -> str:
@@ -89,7 +93,8 @@ def patch_sources(nodes: Sequence[PatchNode], kernels: Sequence[RenderedKernel],
     return PatchSources(namespace, header,
                         _nodes_unit(nodes, spec_templates, templates, layout),
                         _python_unit(nodes, spec_templates, templates, layout),
-                        _kernels_unit(kernels, keys, spec_templates, templates))
+                        _kernels_unit(kernels, spec_templates, templates),
+                        _registrations_unit(kernels, keys, spec_templates, templates))
 
 
 def _nodes_unit(nodes: Sequence[PatchNode], spec_templates: TemplateSet, templates: TemplateSet,
@@ -111,16 +116,24 @@ def _python_unit(nodes: Sequence[PatchNode], spec_templates: TemplateSet, templa
             + str(macros.python_entry(PYTHON_SHARD_ID)))
 
 
-def _kernels_unit(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
-                  spec_templates: TemplateSet, templates: TemplateSet) -> ShardSource:
+def _kernels_unit(kernels: Sequence[RenderedKernel], spec_templates: TemplateSet,
+                  templates: TemplateSet) -> ShardSource:
     defined = [k for k in kernels if k.definition]
     macros = jinja_module(templates, "patch.j2")
     definitions = [k.definition for k in defined]
-    text = str(macros.kernels_unit(
-        variable_type_head(spec_templates), KERNEL_NAMESPACE, definitions,
-        [k.wrapper for k in defined], registrations_by_key(kernels, keys)))
+    text = str(macros.kernels_unit(variable_type_head(spec_templates), KERNEL_NAMESPACE,
+                                   definitions))
     return ShardSource(text, piece_lines(text, definitions), (),
                        tuple(k.wrapper for k in defined))
+
+
+def _registrations_unit(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
+                        spec_templates: TemplateSet, templates: TemplateSet) -> str:
+    defined = [k for k in kernels if k.definition]
+    return str(jinja_module(templates, "patch.j2").registrations_unit(
+        variable_type_head(spec_templates), KERNEL_NAMESPACE,
+        [k.declaration for k in defined], [k.wrapper for k in defined],
+        registrations_by_key(kernels, keys)))
 
 
 def patch_includes(spec_templates: TemplateSet, layout: str, variable_type_h: str,
