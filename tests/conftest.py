@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,13 @@ from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
 
 # every `try` test runs with each compiler try may choose (service/live/compiler.py)
 TRY_COMPILERS = ("clang++", "g++")
+
+# The suite compiles at -O0 ($CXXFLAGS comes after the toolchain's -O2, and the last -O
+# wins), in this process and every one it starts: what the compile tests prove (the
+# generated C++ compiles, links, loads, registers, and its symbols are where they should
+# be) does not depend on the optimizer, which is most of an -O2 compile's time. A
+# $CXXFLAGS of the caller's is kept; the option tests clear it themselves.
+os.environ.setdefault("CXXFLAGS", "-O0")
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,11 @@
 """The whole generated set of the real 2.13 spec compiles against the installed torch 2.13
 headers: every formula unit, Functions unit, VariableType unit, python_functions file and
 binding file, TraceType's and ADInplaceOrViewType's parts, ViewFuncs.cpp and
-variable_factories.h, with the default toolchain (g++, -std=c++20 -O2), precompiled headers
-and ninja on every core.
+variable_factories.h, with the default toolchain (g++, -std=c++20, at the suite's -O0:
+tests/conftest.py), precompiled headers and ninja on every core.
 
-The longest test of the suite (about 8 minutes on 2 cores): it is the one that proves the
-generated C++ — not only its text — is right.
+The longest test of the suite: it is the one that proves the generated C++ — not only its
+text — is right.
 """
 
 from __future__ import annotations

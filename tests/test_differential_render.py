@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.graph_run import generated_files
-from support.oracle import file_digests, torchgen_files, torchgen_tree
+from support.oracle import TreeOfTorchgen, file_digests, torchgen_tree
 from support.spec_edits import ALL_FILES, EDITS, TREE_FILES, apply_edits
 from support.specs import MINI_SPEC, stage_checkout_spec, stage_packaged_spec
 
@@ -31,9 +31,10 @@ def assert_identical(ours: dict[str, str], theirs: dict[str, str]) -> None:
 
 
 def render_both(tmp_path: Path, pythonpath: Path, spec_dir: Path) -> dict[str, str]:
-    """Our files for the spec, checked equal to torchgen's."""
+    """Our files for the spec, checked equal to torchgen's (run meanwhile)."""
+    theirs = TreeOfTorchgen(spec_dir, pythonpath, tmp_path)
     ours = gradshard_files(spec_dir)
-    assert_identical(ours, torchgen_files(spec_dir, pythonpath, tmp_path))
+    assert_identical(ours, theirs.flat_files())
     return ours
 
 
