@@ -2,19 +2,18 @@
 spec as PyTorch's generate_code runs it (gen_autograd_python, gen_autograd,
 gen_annotated_fn_args): Functions.h/.cpp, python_functions*, gen_python_functions' files,
 VariableType*, ADInplaceOrViewType*, TraceType*, ViewFuncs.h/.cpp, variable_factories.h and
-annotated_fn_args.py, for the real spec, the real one laid out as a checkout, the mini spec,
-and hand-edited copies (support/spec_edits.py: an edit aimed at one generator is checked to
-reach its files). The real spec's drop-in tree (`--tree pytorch`) is compared path for path
-with what generate_code writes under a checkout's root."""
+annotated_fn_args.py, for the real spec, the real one laid out as a checkout and the mini
+spec (the hand-edited copies of support/spec_edits.py are compared by test_incremental.py,
+clean and incremental). The real spec's drop-in tree (`--tree pytorch`) is compared path for
+path with what generate_code writes under a checkout's root."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from support.graph_run import generated_files
 from support.oracle import TreeOfTorchgen, file_digests, torchgen_tree
-from support.spec_edits import ALL_FILES, EDITS, TREE_FILES, apply_edits
+from support.spec_edits import ALL_FILES, TREE_FILES
 from support.specs import MINI_SPEC, stage_checkout_spec, stage_packaged_spec
 
 
@@ -71,84 +70,8 @@ def test_checkout_layout_is_byte_identical(tmp_path):
         files["Functions.cpp"]
 
 
-# What the edits aimed at one generator change in its files (checked on ours, equal to
-# torchgen's), so that the comparison covers what each is for.
-
-
-def traced_ops_added(files: dict[str, str]) -> None:
-    everything = files["TraceTypeEverything.cpp"]
-    assert 'op_name = c10::Symbol::fromQualString("aten::zz_trace_");' in everything
-    assert 'm.impl("zz_pair",' in everything
-
-
-def ops_moved_and_autogen_lost(files: dict[str, str]) -> None:
-    everything = files["TraceTypeEverything.cpp"]
-    assert "_aminmax_out_out(" not in everything
-    assert everything.index("fft_fftfreq_out_out(") > everything.index("fft_rfftfreq(")
-
-
-def inplace_and_view_ops_added(files: dict[str, str]) -> None:
-    everything = files["ADInplaceOrViewTypeEverything.cpp"]
-    assert "increment_version(first);\n  increment_version(second);" in everything
-    assert "auto step_val = step.value_or(0);" in everything
-    assert "SplitGsViewFunc>(sizes, flag, chunk, view_idx);" in everything
-    assert "zz_bump_all_" not in everything and "zz_bump(" not in everything
-    header = files["ViewFuncs.h"]
-    assert header.count("struct ") == 41
-    assert ("SplitGsViewFunc(c10::SymIntArrayRef sizes, bool flag, "
-            "::std::optional<c10::SymInt> chunk, int64_t view_idx)") in header
-    assert "if(weights.has_value()) tensors.insert(" in files["ViewFuncs.cpp"]
-
-
-def view_made_differentiable(files: dict[str, str]) -> None:
-    assert "_ValuesViewFunc>();" in files["ADInplaceOrViewTypeEverything.cpp"]
-
-
-def view_made_composite(files: dict[str, str]) -> None:
-    header = files["ViewFuncs.h"]
-    assert header.count("struct ") == 38 and "CcolIndicesViewFunc" not in header
-
-
-def factory_defaults_and_new_factories(files: dict[str, str]) -> None:
-    factories = files["variable_factories.h"]
-    assert "inline at::Tensor fft_fftfreq(int64_t n, double d = 2.0, " in factories
-    assert ("inline at::Tensor zz_full_sym_symint(c10::SymIntArrayRef size, "
-            "const at::Scalar & fill_value, c10::string_view mode = \"ab\", "
-            "at::TensorOptions options = at::kLong) {") in factories
-    assert "/*requires_grad=*/false);" in factories.split("_sparse_coo_tensor_like(")[-1]
-    assert "new_zz" not in factories
-
-
-def annotated_module_and_overload(files: dict[str, str]) -> None:
-    annotated = files["annotated_fn_args.py"]
-    lines = annotated.splitlines()
-    assert "# edited\n" in annotated
-    assert "    torch._C._linalg.diagonal: " in annotated
-    assert "    torch.Tensor.diagonal: " not in annotated
-    adds = [i for i, line in enumerate(lines)
-            if line.startswith("    torch._C._VariableFunctions.add:")]
-    assert adds == list(range(adds[0], adds[0] + len(adds)))  # add.zz joined add's group
-    assert ("'name': 'weight', 'simple_type': 'Tensor'}, {'is_kwarg_only': 'True', 'name': "
-            "'sizes', 'simple_type': 'SymIntArrayRef?'}],") in lines[adds[-1]]
-    assert "'name': 'window', 'simple_type': 'SymIntArrayRef', 'size': 2}" in annotated
-
-
-REACHES = {"traced-ops-added": traced_ops_added,
-           "ops-moved-and-autogen-lost": ops_moved_and_autogen_lost,
-           "inplace-and-view-ops-added": inplace_and_view_ops_added,
-           "view-made-differentiable": view_made_differentiable,
-           "view-made-composite": view_made_composite,
-           "factory-defaults-and-new-factories": factory_defaults_and_new_factories,
-           "annotated-module-and-overload": annotated_module_and_overload}
-
-
-@pytest.mark.parametrize("name", list(EDITS))
-def test_edited_spec_is_byte_identical(name, tmp_path):
-    pythonpath, spec_dir = stage_packaged_spec(tmp_path / "stage")
-    apply_edits(spec_dir, EDITS[name])
-    files = render_both(tmp_path, pythonpath, spec_dir)
-    if name in REACHES:
-        REACHES[name](files)
+# Each edit of support/spec_edits.py is built clean and compared with torchgen by
+# tests/test_incremental.py (with what it aims at: REACHES), beside its incremental build.
 
 
 def test_mini_spec_is_byte_identical(tmp_path):

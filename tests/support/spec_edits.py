@@ -352,6 +352,77 @@ ENGINE_EDITS = {
 ALL_EDITS = {**EDITS, **ENGINE_EDITS}
 
 
+# What the edits aimed at one generator change in its files (checked on gradshard's, equal
+# to torchgen's: tests/test_incremental.py), so that the comparison covers what each is for.
+
+
+def traced_ops_added(files: dict[str, str]) -> None:
+    everything = files["TraceTypeEverything.cpp"]
+    assert 'op_name = c10::Symbol::fromQualString("aten::zz_trace_");' in everything
+    assert 'm.impl("zz_pair",' in everything
+
+
+def ops_moved_and_autogen_lost(files: dict[str, str]) -> None:
+    everything = files["TraceTypeEverything.cpp"]
+    assert "_aminmax_out_out(" not in everything
+    assert everything.index("fft_fftfreq_out_out(") > everything.index("fft_rfftfreq(")
+
+
+def inplace_and_view_ops_added(files: dict[str, str]) -> None:
+    everything = files["ADInplaceOrViewTypeEverything.cpp"]
+    assert "increment_version(first);\n  increment_version(second);" in everything
+    assert "auto step_val = step.value_or(0);" in everything
+    assert "SplitGsViewFunc>(sizes, flag, chunk, view_idx);" in everything
+    assert "zz_bump_all_" not in everything and "zz_bump(" not in everything
+    header = files["ViewFuncs.h"]
+    assert header.count("struct ") == 41
+    assert ("SplitGsViewFunc(c10::SymIntArrayRef sizes, bool flag, "
+            "::std::optional<c10::SymInt> chunk, int64_t view_idx)") in header
+    assert "if(weights.has_value()) tensors.insert(" in files["ViewFuncs.cpp"]
+
+
+def view_made_differentiable(files: dict[str, str]) -> None:
+    assert "_ValuesViewFunc>();" in files["ADInplaceOrViewTypeEverything.cpp"]
+
+
+def view_made_composite(files: dict[str, str]) -> None:
+    header = files["ViewFuncs.h"]
+    assert header.count("struct ") == 38 and "CcolIndicesViewFunc" not in header
+
+
+def factory_defaults_and_new_factories(files: dict[str, str]) -> None:
+    factories = files["variable_factories.h"]
+    assert "inline at::Tensor fft_fftfreq(int64_t n, double d = 2.0, " in factories
+    assert ("inline at::Tensor zz_full_sym_symint(c10::SymIntArrayRef size, "
+            "const at::Scalar & fill_value, c10::string_view mode = \"ab\", "
+            "at::TensorOptions options = at::kLong) {") in factories
+    assert "/*requires_grad=*/false);" in factories.split("_sparse_coo_tensor_like(")[-1]
+    assert "new_zz" not in factories
+
+
+def annotated_module_and_overload(files: dict[str, str]) -> None:
+    annotated = files["annotated_fn_args.py"]
+    lines = annotated.splitlines()
+    assert "# edited\n" in annotated
+    assert "    torch._C._linalg.diagonal: " in annotated
+    assert "    torch.Tensor.diagonal: " not in annotated
+    adds = [i for i, line in enumerate(lines)
+            if line.startswith("    torch._C._VariableFunctions.add:")]
+    assert adds == list(range(adds[0], adds[0] + len(adds)))  # add.zz joined add's group
+    assert ("'name': 'weight', 'simple_type': 'Tensor'}, {'is_kwarg_only': 'True', 'name': "
+            "'sizes', 'simple_type': 'SymIntArrayRef?'}],") in lines[adds[-1]]
+    assert "'name': 'window', 'simple_type': 'SymIntArrayRef', 'size': 2}" in annotated
+
+
+REACHES = {"traced-ops-added": traced_ops_added,
+           "ops-moved-and-autogen-lost": ops_moved_and_autogen_lost,
+           "inplace-and-view-ops-added": inplace_and_view_ops_added,
+           "view-made-differentiable": view_made_differentiable,
+           "view-made-composite": view_made_composite,
+           "factory-defaults-and-new-factories": factory_defaults_and_new_factories,
+           "annotated-module-and-overload": annotated_module_and_overload}
+
+
 # ---------------------------------------------------------------------------------------------
 # What each edit re-runs: the engine's runs (EngineStats.runs: task and ident) of a cached
 # build of the edited packaged spec, on a cache holding the build of the spec as shipped, the
