@@ -98,3 +98,17 @@ def test_a_correct_formula_has_no_error_to_locate():
 def test_too_many_elements_are_not_located():
     x = torch.rand(worker.LOCATE_ELEMENTS + 1, dtype=torch.float64)
     assert worker.largest_error(WrongOnLarge.apply, (x,), torch) == (None, None)
+
+
+def test_an_empty_input_is_passed_over(monkeypatch):
+    """An empty tensor beside a wrong one: the error is still found in the other input, on
+    both paths."""
+    empty = torch.zeros(0, dtype=torch.float64, requires_grad=True)
+    found = worker.largest_error(with_empty, (empty, inputs()[0]), torch)
+    one_by_one(monkeypatch)
+    assert worker.largest_error(with_empty, (empty, inputs()[0]), torch) == found
+    assert found[1] == {"input": 1, "element": [1, 1], "output": 0}
+
+
+def with_empty(empty, x):
+    return WrongOnLarge.apply(x) + empty.sum()

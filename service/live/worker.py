@@ -574,6 +574,8 @@ def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | Non
     analytical = _jacobian(_analytical_batched, _analytical, function, inputs, torch)
     worst: tuple[float, dict | None] = (0.0, None)
     for i, tensor in enumerate(inputs):
+        if not tensor.numel() or not analytical[i]:  # an empty input, or no output to compare
+            continue
         numerical = _jacobian(_numerical_batched, _numerical, function, (inputs, i), torch)
         gaps = torch.stack([_column_gaps(n, a, tensor.numel(), torch)
                             for n, a in zip(numerical, analytical[i])], dim=1)
