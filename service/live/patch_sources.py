@@ -90,11 +90,15 @@ def patch_sources(nodes: Sequence[PatchNode], kernels: Sequence[RenderedKernel],
     namespace = patch_namespace(nodes)
     macros = jinja_module(templates, "patch.j2")
     header = str(macros.nodes_header(namespace, [n.declaration for n in nodes]))
+    # both kernel parts start from VariableType.cpp's head, and name the kernels defined (a
+    # fallback registration has no definition)
+    head = variable_type_head(spec_templates)
+    defined = [k for k in kernels if k.definition]
     return PatchSources(namespace, header,
                         _nodes_unit(nodes, spec_templates, templates, layout),
                         _python_unit(nodes, spec_templates, templates, layout),
-                        _kernels_unit(kernels, spec_templates, templates),
-                        _registrations_unit(kernels, keys, spec_templates, templates))
+                        _kernels_unit(defined, head, templates),
+                        _registrations_unit(kernels, defined, head, keys, templates))
 
 
 def _nodes_unit(nodes: Sequence[PatchNode], spec_templates: TemplateSet, templates: TemplateSet,
@@ -116,23 +120,20 @@ def _python_unit(nodes: Sequence[PatchNode], spec_templates: TemplateSet, templa
             + str(macros.python_entry(PYTHON_SHARD_ID)))
 
 
-def _kernels_unit(kernels: Sequence[RenderedKernel], spec_templates: TemplateSet,
+def _kernels_unit(defined: Sequence[RenderedKernel], head: str,
                   templates: TemplateSet) -> ShardSource:
-    defined = [k for k in kernels if k.definition]
-    macros = jinja_module(templates, "patch.j2")
     definitions = [k.definition for k in defined]
-    text = str(macros.kernels_unit(variable_type_head(spec_templates), KERNEL_NAMESPACE,
-                                   definitions))
+    text = str(jinja_module(templates, "patch.j2").kernels_unit(head, KERNEL_NAMESPACE,
+                                                                definitions))
     return ShardSource(text, piece_lines(text, definitions), (),
                        tuple(k.wrapper for k in defined))
 
 
-def _registrations_unit(kernels: Sequence[RenderedKernel], keys: DispatchKeys,
-                        spec_templates: TemplateSet, templates: TemplateSet) -> str:
-    defined = [k for k in kernels if k.definition]
+def _registrations_unit(kernels: Sequence[RenderedKernel], defined: Sequence[RenderedKernel],
+                        head: str, keys: DispatchKeys, templates: TemplateSet) -> str:
+    """Every kernel's registration (fallbacks too), and the defined ones declared."""
     return str(jinja_module(templates, "patch.j2").registrations_unit(
-        variable_type_head(spec_templates), KERNEL_NAMESPACE,
-        [k.declaration for k in defined], [k.wrapper for k in defined],
+        head, KERNEL_NAMESPACE, [k.declaration for k in defined], [k.wrapper for k in defined],
         registrations_by_key(kernels, keys)))
 
 
