@@ -72,8 +72,8 @@ def torchgen_tree(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, 
 
 
 class TreeOfTorchgen:
-    """torchgen_tree started now and answered by `files` (or `flat_files`, as
-    torchgen_files), so that the test can build gradshard's side while torchgen runs."""
+    """torchgen_tree started now and answered by `files` (or `flat_files`), so that the test
+    can build gradshard's side while torchgen runs."""
 
     def __init__(self, spec_dir: Path, pythonpath: Path, scratch: Path) -> None:
         self.key = spec_digest(spec_dir)
