@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
+from support.compile import PchSeed
 from support.graph_run import CodegenInputs, codegen_inputs
 from support.programs import install_programs
 from support.temporary import ModuleTemporaries
@@ -80,6 +82,15 @@ def pytest_runtest_teardown(item, nextitem):
     if nextitem is None or nextitem.module is not item.module:
         item.config.stash[ModuleTemporaries.KEY].module_ended(item.module.__name__)
     return result
+
+
+@pytest.fixture(scope="session")
+def seeded_pchs(tmp_path_factory, pytestconfig) -> Callable[[Path], Path]:
+    """A function giving a cache directory the session's precompiled headers of the mini
+    spec's Functions units (support/compile.py: PchSeed), built once, on first use."""
+    root = tmp_path_factory.mktemp("pch-seed")
+    pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
+    return PchSeed(root).seed
 
 
 @pytest.fixture(scope="session", params=TRY_COMPILERS)

@@ -66,8 +66,8 @@ def blob_names(cache: Path) -> set[str]:
 # Cache damage found by the compile step: set aside, and the build and compile run again
 
 
-def test_damage_found_by_the_compile_step_is_recovered_in_one_command(tmp_path):
-    out, cache = tmp_path / "out", tmp_path / "cache"
+def test_damage_found_by_the_compile_step_is_recovered_in_one_command(tmp_path, seeded_pchs):
+    out, cache = tmp_path / "out", seeded_pchs(tmp_path / "cache")
     built(out, cache)
     name_a_file_outside_the_compile_dir(cache)
     report = built(out, cache)
@@ -135,9 +135,9 @@ def test_gc_during_the_compile_step_leaves_the_builds_rows(tmp_path):
     assert task_rows(cache) == rows  # no task of the build or of its layout ran again
 
 
-def test_the_build_record_covers_the_compile(tmp_path):
+def test_the_build_record_covers_the_compile(tmp_path, seeded_pchs):
     """`stats` shows one build per command, ended after its compile, with what it compiled."""
-    out, cache = tmp_path / "out", tmp_path / "cache"
+    out, cache = tmp_path / "out", seeded_pchs(tmp_path / "cache")
     built(out, cache)
     built(out, cache)
     stats = run("stats", "--cache", str(cache), "--json")

@@ -174,13 +174,14 @@ def test_requests_over_the_socket(daemon):
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_a_saved_formula_is_recompiled(tmp_path):
-    """With compiling on (the formula units of the mini spec, so the test builds one PCH):
+def test_a_saved_formula_is_recompiled(tmp_path, seeded_pchs):
+    """With compiling on (the formula units of the mini spec, against the session's PCH):
     a saved formula's object is rebuilt by the warm daemon; the latency is printed."""
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
     running = Running(tmp_path, spec, "--shard-nodes", "2,4", "--units", "Functions_formulas_*",
                       "-j", "2")
+    seeded_pchs(running.cache)
     started = running.start()
     assert started.returncode == 0, started.stderr
     try:

@@ -275,7 +275,8 @@ def test_a_crashing_builder_leaves_the_daemon_serving(tmp_path, monkeypatch):
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypatch):
+def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypatch,
+                                                             seeded_pchs):
     """The cache a daemon starts on names a file outside the compile directory in its
     compile layout (damaged or crafted between two builds): the compile step finds it, the
     store is set aside and the build runs again; later builds succeed on the new store."""
@@ -284,6 +285,7 @@ def test_cache_damage_found_by_the_compile_step_is_recovered(tmp_path, monkeypat
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
     running = Running(tmp_path, spec, *COMPILING)
+    seeded_pchs(running.cache)
     running.cli("build", "--out", str(running.out), *running.where(), *COMPILING)
     name_a_file_outside_the_compile_dir(running.cache)
     monkeypatch.setenv("XDG_RUNTIME_DIR", running.env["XDG_RUNTIME_DIR"])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,10 +45,11 @@ def merged_build(capsys, spec: Path, out: Path, cache: Path, *extra: str,
 
 
 @pytest.fixture(scope="module")
-def merged_compiled(tmp_path_factory) -> tuple[Path, Path]:
-    """One cold compile of the mini spec's merged formula unit (and its PCH): (out, cache)."""
+def merged_compiled(tmp_path_factory, seeded_pchs) -> tuple[Path, Path]:
+    """One cold compile of the mini spec's merged formula unit (its PCH the session's):
+    (out, cache)."""
     root = tmp_path_factory.mktemp("merged-compile")
-    out, cache = root / "out", root / "cache"
+    out, cache = root / "out", seeded_pchs(root / "cache")
     code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
                  "-j", "2", *MERGED, "--units", FORMULAS])
     assert code == 0
@@ -69,6 +72,31 @@ def restored_cache(compiled: tuple[Path, Path], target: Path, *, pch: str = "sha
     elif pch == "shared":
         (target / "pch").symlink_to(cache / "pch", target_is_directory=True)
     return target
+
+
+class PchSeed:
+    """The mini spec's Functions units' PCH (g++ builds it in ~17 s of a ~20 s cold compile),
+    built once in `root` and linked file by file into the caches of the tests that compile
+    those units and test nothing of PCHs themselves, as a restored cache shares them
+    (restored_cache's "linked"). A test whose PCH key differs (another compiler, other
+    flags, other headers) builds its own as before; one that damages a PCH must not be
+    seeded (the damage would reach the seed, which later builds then find and rebuild)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def seed(self, cache: Path) -> Path:
+        built, done_marker = self.root / "cache" / "pch", self.root / "built"
+        if not done_marker.exists():
+            done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", "build",
+                                   "--spec", str(MINI_SPEC), "--out", str(self.root / "out"),
+                                   "--cache", str(self.root / "cache"), "-j", "2", *MERGED,
+                                   "--units", FORMULAS],
+                                  capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr
+            done_marker.touch()
+        link_files(built, cache / "pch")
+        return cache
 
 
 def link_files(source: Path, target: Path) -> None:
