@@ -19,6 +19,7 @@ import weakref
 from pathlib import Path
 
 import pytest
+from support.compile import suite_flags
 from support.specs import DERIVATIVES, MINI_SPEC, MUL_OTHER, NATIVE
 
 from gradshard.cache.errors import EnvironmentFailure
@@ -37,7 +38,7 @@ from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.session import Session
 
 FLUSH = Store.flush
-COMPILE = CompileOptions(units=("Functions_*",), jobs=2,
+COMPILE = CompileOptions(units=("Functions_*",), jobs=2, flags=suite_flags(),
                          shards=ShardSettings(formula_nodes=2, methods_nodes=4,
                                               merged_formula_units=0))
 
@@ -66,8 +67,8 @@ def edited_spec(root: Path) -> Path:
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_a_build_with_its_compile_runs_the_graph_once(tmp_path, graph_runs):
-    session = Session(tmp_path / "cache")
+def test_a_build_with_its_compile_runs_the_graph_once(tmp_path, graph_runs, seeded_pchs):
+    session = Session(seeded_pchs(tmp_path / "cache"))
     location = locate_spec(str(MINI_SPEC))
     cold = build_and_compile(location, tmp_path / "out", session, COMPILE)
     assert len(graph_runs) == 1 and cold.compiled.compiled

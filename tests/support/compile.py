@@ -4,6 +4,8 @@ crafted copies of a cache that compiled."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -28,6 +30,12 @@ FORMULAS = "Functions_formulas_*"
 # The mini spec's Functions units, in a separate `gradshard` process (test_build_session.py).
 COMPILING = ["--shard-nodes", "2,4,0", "--units", "Functions_*", "-j", "2"]
 ESCAPED = "../escaped.h"
+
+
+def suite_flags() -> tuple[str, ...]:
+    """The suite's $CXXFLAGS (tests/conftest.py: -O0), for the CompileOptions a test makes
+    itself (the command line reads $CXXFLAGS; CompileOptions takes its flags as given)."""
+    return tuple(shlex.split(os.environ.get("CXXFLAGS", "")))
 
 
 def run_build(capsys, spec: Path, out: Path, cache: Path, *args: str) -> tuple[int, dict, str]:
