@@ -24,6 +24,8 @@ executed. Within it every file is named by the hash of what made it:
     symbols/<h>.json                             which of torch's hidden functions a set of
                                                  undefined names needs (libtorch_cpu's symbol
                                                  table is read once, not per edit)
+    stubs/<h>/lib<name>.so, sum.json             empty libraries named as torch's, which the
+                                                 patch links against (_link_stubs)
     compilers.json                               compiler.py's ABI probes, per compiler file
 
 An edit that leaves every part alone keeps the unit's object, and a library is rebuilt at a
@@ -62,7 +64,7 @@ __all__ = ["build_patch"]
 
 # the libraries whose hidden functions a patch may call, searched in this order
 TORCH_LIBRARIES = ("libtorch_cpu.so", "libtorch_python.so")
-LINK_LIBRARIES = ("-ltorch_cpu", "-ltorch_python", "-lc10")
+LINK_LIBRARIES = ("torch_cpu", "torch_python", "c10")
 # a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited
 MANUAL_UNIT = "FunctionsManual.cpp"
@@ -400,17 +402,46 @@ def _link(root: Path, written: _Written, toolchain: Toolchain, torch_lib: Path) 
     trampolines = _trampolines(root, [s[0] for s in symbols], toolchain)
     exports = _written(root / "obj", str(jinja_module(patch_templates(), "patch.j2")
                                          .version_script()), "map")
+    stubs = _link_stubs(root, toolchain)
     digest = _library_sum(directory)
     if digest is None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _run([toolchain.cxx, *_linker(), "-shared", "-o", f"{library}.tmp", *map(str, objects),
-              str(trampolines), f"-L{torch_lib}", *LINK_LIBRARIES, f"-Wl,-rpath,{torch_lib}",
-              "-Wl,-Bsymbolic", "-Wl,--gc-sections", f"-Wl,--version-script={exports}"])
+              str(trampolines), f"-L{stubs}", "-Wl,--push-state,--no-as-needed",
+              *(f"-l{name}" for name in LINK_LIBRARIES), "-Wl,--pop-state",
+              f"-Wl,-rpath,{torch_lib}", "-Wl,-Bsymbolic", "-Wl,--gc-sections",
+              f"-Wl,--version-script={exports}"])
         os.replace(f"{library}.tmp", library)
         digest = xxhash.xxh3_128_hexdigest(library.read_bytes())
         _write(directory / "sum", digest.encode())
     slots = {"anchors": anchors, "symbols": symbols}
-    return PatchLibrary(library, slots, digest, (memo, trampolines, exports))
+    return PatchLibrary(library, slots, digest, (memo, trampolines, exports, stubs))
+
+
+def _link_stubs(root: Path, toolchain: Toolchain) -> Path:
+    """Empty libraries named as torch's, for the link: a patch records them as needed
+    (DT_NEEDED), and the loader finds torch's own through the rpath and binds the patch's
+    undefined names to them when the worker loads it, as it would have. Linked against
+    torch's own, lld reads libtorch_cpu's dynamic symbols on every edit (36 ms of its
+    120 ms); a shared library may leave names undefined, so it needs none of them. Made
+    again when one is missing or no longer matches the sum kept beside them."""
+    directory = root / "stubs" / _hash([toolchain.identity(), *LINK_LIBRARIES])
+    stubs = [directory / f"lib{name}.so" for name in LINK_LIBRARIES]
+    if read_memo(directory / "sum.json") != _stubs_sum(stubs):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for stub in stubs:
+            _run([toolchain.cxx, "-shared", "-o", f"{stub}.tmp", f"-Wl,-soname,{stub.name}",
+                  "-x", "c++", os.devnull])
+            os.replace(f"{stub}.tmp", stub)
+        _write(directory / "sum.json", json.dumps(_stubs_sum(stubs)).encode())
+    return directory
+
+
+def _stubs_sum(stubs: Sequence[Path]) -> str:
+    try:
+        return xxhash.xxh3_128_hexdigest(b"".join(stub.read_bytes() for stub in stubs))
+    except OSError:
+        return "missing"
 
 
 def _library_sum(directory: Path) -> str | None:
