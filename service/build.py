@@ -14,8 +14,10 @@ A build is one straight sequence, every step in this module (build_and_compile):
 5. record: commit what ran and keep the manifest (the next build's up-to-date check);
 6. compile: unless --codegen-only, compile what was generated (service/compile/driver.py),
    from the layout of the same graph run; an up-to-date build with a compile runs the graph
-   once for it, answered by the cache's indexes. The daemon's hook (`before_compile`: the
-   --try checks) runs just before, once the files are in place.
+   once for it, answered by the cache's indexes.
+
+The daemon's hook (`after_graph`: the --try checks) runs between the graph run (3., with the
+generator settled) and the outputs (4.), on the graph's run, so that its verdicts come first.
 
 Then the build ends (its record, what `stats` shows) and GRADSHARD_CACHE_MAX is applied. The
 outcome (service/outcome.py) is made once, at the end; it holds no engine.
@@ -73,7 +75,7 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
                       options: CompileOptions | None = None,
                       progress: Callable[[str], None] = ignore_progress,
                       verify: bool = False,
-                      before_compile: Callable[[], None] | None = None,
+                      after_graph: Callable[[GraphResult | None], None] | None = None,
                       placement: Placement = Placement(),
                       check: GeneratorCheck = GeneratorCheck()) -> BuildOutcome:
     """Generate the spec's files into `out` (placed as `placement` says), then compile them
@@ -81,13 +83,15 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     lease from the first read to the last object, one graph run, and a cache found damaged
     in any step set aside and the whole build run again, once. A spec error or a compile
     error is reported, never retried. `verify` runs every task and compares it with the
-    cache (never "up to date"). `before_compile` runs once the files are in place, before
-    the compile (the daemon's --try checks: service/daemon/try_checks.py). `check`: how the
+    cache (never "up to date"). `after_graph` runs once the graph has run and the spec's
+    generator is settled, with the run (None when the build is up to date), before the files
+    are written and the compile (the daemon's --try checks: service/daemon/try_checks.py,
+    whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
     request = BuildRequest.of(location, out, placement, verify, check)
     return session.retrying(partial(_build, request, session, options, progress,
-                                    before_compile))
+                                    after_graph))
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,7 @@ class FilesOutcome:
 
 def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | None,
            progress: Callable[[str], None],
-           before_compile: Callable[[], None] | None) -> BuildOutcome:
+           after_graph: Callable[[GraphResult | None], None] | None) -> BuildOutcome:
     """One attempt at the build, in order: inputs, up-to-date check, lease, graph run,
     generator check, outputs and record, compile, end."""
     started = time.perf_counter()
@@ -126,9 +130,7 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     done: FilesOutcome | None = None
     try:
         run, done = _files(request, session, decoded, last, build_id, fingerprint, spec,
-                           started)
-        if before_compile is not None and done.failure is None:
-            before_compile()
+                           started, after_graph)
         compiled = (_compile(request, build_id, run, done.verdict, inputs, session, options,
                              progress)
                     if options is not None and done.failure is None else None)
@@ -168,16 +170,22 @@ def _decode(inputs: InputBytes) -> DecodedInputs:
 
 def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | None,
            last: LastBuild | None, build_id: int, fingerprint: dict[str, str], spec: str,
-           started: float) -> tuple[GraphResult | None, FilesOutcome]:
+           started: float, after_graph: Callable[[GraphResult | None], None] | None
+           ) -> tuple[GraphResult | None, FilesOutcome]:
     """The build's files: up to date (`last`: no graph runs), else the graph's run, its
-    generator check, its files written and the build recorded. What the run computed stays
-    staged until its files are written (the files of a save appear sooner)."""
+    generator check, `after_graph`, its files written and the build recorded. What the run
+    computed stays staged until its files are written (the files of a save appear sooner)."""
     if decoded is None:
         assert last is not None
-        return None, _files_up_to_date(request, session, last, spec, started)
+        done = _files_up_to_date(request, session, last, spec, started)
+        if after_graph is not None:
+            after_graph(None)
+        return None, done
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
     try:
         verdict, failure = _settle(request, session, run, spec)
+        if after_graph is not None and failure is None:
+            after_graph(run)
     except BaseException:
         _commit_what_ran(run)
         raise

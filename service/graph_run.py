@@ -15,6 +15,7 @@ from gradshard.cache.engine.codec import encode
 from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.engine.memory import Memory
 from gradshard.cache.engine.stats import EngineStats
+from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.build_graph import build
 from gradshard.cache.graph.group_records import BuildIndex, BuildInputs
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
@@ -166,13 +167,17 @@ class GraphResult:
     def manifest(self, spec: str, fingerprint: dict[str, str]) -> Manifest:
         """The manifest of this run; the entry stamps are tasks too (a file that did not
         change is not split again)."""
-        engine, texts = self.engine, self.decoded.texts
-        stamps = engine.map(ENTRY_STAMPS, [
-            ((engine.text(f.value), engine.text(texts.text_of(f))), f.value)
-            for f in YAML_FILES])
-        engine.finish()
+        stamps = self.entry_stamps()
+        self.engine.finish()
         return Manifest(spec, self.decoded.inputs.layout, tuple(sorted(fingerprint.items())),
                         tuple(s.hash for s in stamps), self.index_hash)
+
+    def entry_stamps(self) -> list[Value]:
+        """Each spec file's entry stamps, on the run's engine (committed with it)."""
+        engine, texts = self.engine, self.decoded.texts
+        return engine.map(ENTRY_STAMPS, [
+            ((engine.text(f.value), engine.text(texts.text_of(f))), f.value)
+            for f in YAML_FILES])
 
     def record(self, store: Store, build_id: int, spec: str, out: str,
                fingerprint: dict[str, str], files: dict[str, str]) -> None:

@@ -378,7 +378,7 @@ def test_the_daemon_announces_each_verdict_at_once(monkeypatch):
     its verdict shown beside exp's last lines."""
     plans = [stand_in_plan("s1"), stand_in_plan("s2")]
     monkeypatch.setattr(try_checks, "plan_patch",
-                        lambda location, session, names: plans[checks_made[0]])
+                        lambda location, session, names, run: plans[checks_made[0]])
     library = SimpleNamespace(path=Path("patch.so"), slots={}, sum="", note="")
     monkeypatch.setattr(try_checks, "build_library", lambda plan, compiler, jobs: library)
     checks_made = [0]
@@ -388,11 +388,11 @@ def test_the_daemon_announces_each_verdict_at_once(monkeypatch):
     checks.worker = TryProcess(30.0, (sys.executable, "-c", DAEMON_WORKER))
     checks.compiler = SimpleNamespace(json=lambda: {"name": "stand-in"})
     try:
-        checks.before_compile(session=None)
+        checks.after_graph(session=None, run=None)
         first = checks.status()
         first_heard, heard[:] = list(heard), []
         checks_made[0] = 1
-        checks.before_compile(session=None)
+        checks.after_graph(session=None, run=None)
     finally:
         checks.close()
 

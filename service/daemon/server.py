@@ -411,9 +411,9 @@ class Daemon:
         self.session.warnings.clear()  # in place: the open store reports into this list
         options = None if self.config.codegen_only else self.config.compile
         checks = self.checks
-        before_compile = partial(checks.before_compile, self.session) if checks else None
+        after_graph = partial(checks.after_graph, self.session) if checks else None
         outcome = build_and_compile(self.config.location, self.config.out, self.session,
-                                    options, before_compile=before_compile,
+                                    options, after_graph=after_graph,
                                     placement=self.config.placement,
                                     check=self.config.generator)
         self._verdict = outcome.generator  # offered once the build is published

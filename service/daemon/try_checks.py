@@ -1,12 +1,13 @@
-"""The daemon's `--try` (`watch --try`, `daemon start --try`): once each build has written its
-files, the ops whose generated code differs from the installed torch's are patched, and those whose
+"""The daemon's `--try` (`watch --try`, `daemon start --try`): once each build's graph has run,
+the ops whose generated code differs from the installed torch's are patched, and those whose
 code this save changed are gradchecked by a warm worker; one line per op.
 
-    save ─► build: files ─► TryChecks.before_compile ─► compile ─► published result
-                                 plan (the session's engine, warm) ─► patch library
-                                 ─► warm worker (torch and op_db already imported)
+    save ─► build: graph ─► TryChecks.after_graph ─► files ─► compile ─► published result
+                             plan (from the build's run) ─► patch library
+                             ─► warm worker (torch and op_db already imported)
 
-It runs between the files and the compile, so that the verdict comes first. Every op that
+It runs between the graph and the files, so that the verdict comes first: the plan reads the
+build's own run (no graph runs again), and the files follow it (~50 ms of writes and rows). Every op that
 differs is installed (the process runs the whole edited spec), but only the ops whose code
 changed since the last check (their PatchOp.code) are checked again; the verdicts of the
 others stay as they were. Each op's verdict line is announced as soon as the worker knows it
@@ -21,7 +22,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.errors import CompileError
 from gradshard.cache.store.database import StoreDamaged
@@ -35,6 +36,9 @@ from gradshard.service.live.command import (TryOptions, build_library, check_ext
 from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
 from gradshard.service.live.plan import PatchOp, PatchPlan, plan_patch
 from gradshard.service.live.process import TryProcess
+
+if TYPE_CHECKING:
+    from gradshard.service.graph_run import GraphResult
 
 __all__ = ["TryChecks"]
 
@@ -102,14 +106,15 @@ class TryChecks:
                 "verdicts": now.verdicts, "ops": list(now.ops.values()),
                 "lines": _status_lines(now.ops, now.verdicts if now.checking else {})}
 
-    def before_compile(self, session) -> None:
-        """The build's hook (service/build.py: build_and_compile's `before_compile`): never
-        raises (but StoreDamaged, for the build's own retry), so that the build goes on to
-        compile whatever happens here."""
+    def after_graph(self, session, run: GraphResult | None) -> None:
+        """The build's hook (service/build.py: build_and_compile's `after_graph`), before
+        the build writes its files: the patch is planned from the build's own run (None: the
+        build is up to date, and the plan reads the cache). Never raises (but StoreDamaged,
+        for the build's own retry), so that the build goes on whatever happens here."""
         started, started_at = time.perf_counter(), time.time()
         self.snapshot = replace(self.snapshot, verdicts={}, checking=True)
         try:
-            checked = self._outcome(session, started)
+            checked = self._outcome(session, started, run)
         except BaseException:  # StoreDamaged (the build's retry checks again), an interrupt
             self.snapshot = replace(self.snapshot, checking=False)
             raise
@@ -122,11 +127,11 @@ class TryChecks:
         if checked.lines:
             self.announce("\n".join(checked.lines))
 
-    def _outcome(self, session, started: float) -> Checked:
+    def _outcome(self, session, started: float, run: GraphResult | None) -> Checked:
         """The check, or what it failed of (the ops' reports as they were): raises only
         StoreDamaged."""
         try:
-            return self._check(session, started)
+            return self._check(session, started, run)
         except CompileError as failure:
             error = "\n".join(diagnostic_text(d, failure.source) for d in failure.diagnostics)
             lines = [f"try: the patch does not compile\n{error}"]
@@ -144,10 +149,10 @@ class TryChecks:
             lines = [f"try: {error} (a bug in gradshard; the daemon's log has the traceback)"]
         return Checked(lines, self.snapshot.ops, {}, error)
 
-    def _check(self, session, started: float) -> Checked:
+    def _check(self, session, started: float, run: GraphResult | None) -> Checked:
         """Plan, build, check (each verdict announced as it comes, and in the snapshot); the
         lines to print after all of them."""
-        plan = plan_patch(self.location, session, ())
+        plan = plan_patch(self.location, session, (), run)
         planned = time.perf_counter()
         assert self.compiler is not None  # start() chose it
         library = build_library(plan, self.compiler, self.options.jobs)

@@ -27,10 +27,10 @@ from gradshard.service.files.inputs import gradshard_template_bytes, read_inputs
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
 from gradshard.service.generator.check import spec_hash
 from gradshard.service.generator.identity import identify_generator
-from gradshard.service.graph_run import new_engine
+from gradshard.service.graph_run import GraphResult, new_engine
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
-from gradshard.service.query.affected import build_side
+from gradshard.service.query.affected import build_side, run_side
 from gradshard.service.query.check import spec_templates
 
 if TYPE_CHECKING:
@@ -104,8 +104,13 @@ class _Built:
         return {str(f.name): f for f in engine.records(items)}
 
 
-def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str]) -> PatchPlan:
-    current = _read_build(location, session)
+def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
+               run: GraphResult | None = None) -> PatchPlan:
+    """The patch of the ops named, else of those whose code differs from the installed
+    torch's spec. `run`: the graph run of a build in progress on the session, which the plan
+    reads instead of running the graph again (the daemon's check: its rows stay staged until
+    that build commits them, after the check)."""
+    current = _read_build(location, session, run)
     if names:
         ops, baseline = _named_ops(current, names), "the ops named"
     else:
@@ -113,7 +118,7 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str])
         if installed.root.resolve() == location.root.resolve():
             ops, baseline = (), f"the installed torch's own spec ({installed.root})"
         else:
-            ops = _changed_ops(current, _read_build(installed, session))
+            ops = _changed_ops(current, _read_build(installed, session, commit=run is None))
             baseline = f"the installed torch's own spec ({installed.root})"
     refusal = generator_refusal(location, session)
     ops = tuple(refusal.of(_placed(op, current)) for op in ops)
@@ -161,10 +166,18 @@ def _family_reason(differing: Sequence[str], family: str, what: str, name: str) 
             f"gradshard's {what}, not the spec's")
 
 
-def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
-    inputs = read_inputs(location)
-    side = build_side(inputs, session)
-    engine = new_engine(session.open(), session.memory)
+def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | None = None,
+                commit: bool = True) -> _Built:
+    """The spec's build: read from `run` when given (the spec as that run read it), else from
+    a graph run of its own (committed unless `commit` is false)."""
+    if run is not None:
+        side, engine = run_side(run), run.engine
+        derivatives = run.decoded.texts.text_of(SpecFile.DERIVATIVES)
+    else:
+        inputs = read_inputs(location)
+        side, engine = build_side(inputs, session, commit), new_engine(session.open(),
+                                                                       session.memory)
+        derivatives = inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace")
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
     native = engine.records([engine.ref(side.index.native, NativeSide)])[0]
@@ -172,8 +185,7 @@ def _read_build(location: SpecLocation, session: OpenCache) -> _Built:
              if file is SpecFile.DERIVATIVES}
     return _Built(side.index, engine, dict(zip((u for u, _ in units), records)), dict(units),
                   dict(side.index.nodes), native.functions, lines,
-                  dict(side.index.bindings),
-                  inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace"))
+                  dict(side.index.bindings), derivatives)
 
 
 def _changed_ops(current: _Built, baseline: _Built) -> list[PatchOp]:

@@ -28,13 +28,13 @@ from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes, read_inputs
 from gradshard.service.files.spec_location import SpecLocation, check_spec_size, locate_spec
-from gradshard.service.graph_run import DecodedInputs, new_engine, run_graph
+from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, run_graph
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
 __all__ = ["Affected", "affected", "affected_command", "affected_json", "affected_text",
-           "build_side"]
+           "build_side", "run_side"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -99,17 +99,31 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
     return compare(baseline, current, words, new_engine(session.open(), session.memory))
 
 
-def build_side(inputs: InputBytes, session: OpenCache) -> Side:
+def build_side(inputs: InputBytes, session: OpenCache, commit: bool = True) -> Side:
     """A spec's entries and its build's index (a graph run on the session's store and
-    memory: cached like a build)."""
-    run = run_graph(DecodedInputs.decode(inputs), session.open(), session.memory)
-    manifest = run.manifest(str(inputs.location.root.resolve()), inputs.fingerprint())
-    return _read_side(run.engine, manifest)
+    memory: cached like a build). Without `commit`, what the run computed stays staged, for
+    the build in progress on the session to commit with its own (a check inside a build:
+    service/daemon/try_checks.py)."""
+    run = run_graph(DecodedInputs.decode(inputs), session.open(), session.memory, commit=False)
+    side = run_side(run)
+    if commit:
+        run.engine.finish()
+    return side
+
+
+def run_side(run: GraphResult) -> Side:
+    """A graph run's entries and index, read on its engine (which commits nothing here)."""
+    engine = run.engine
+    stamps = engine.records([engine.ref(v.hash, EntryStamps) for v in run.entry_stamps()])
+    return _side(stamps, run.index)
 
 
 def _read_side(engine: Engine, manifest: Manifest) -> Side:
     stamps = engine.records([engine.ref(h, EntryStamps) for h in manifest.entries])
-    index = engine.records([engine.ref(manifest.index, BuildIndex)])[0]
+    return _side(stamps, engine.records([engine.ref(manifest.index, BuildIndex)])[0])
+
+
+def _side(stamps: list[EntryStamps], index: BuildIndex) -> Side:
     return Side(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
 
 
