@@ -127,7 +127,8 @@ def test_wrong_sin_formula_fails_and_the_stock_one_passes(try_workspace, capsys)
 @pytest.mark.slow
 def test_damaged_files_in_the_try_directory_are_made_again(try_workspace, capsys):
     """What a try directory remembers (the hidden symbols, the PCH object's undefined names, a
-    library and its sum) is checked when read: damaged, it is made again, never trusted."""
+    library and its sum, the link's stub libraries and theirs) is checked when read: damaged,
+    it is made again, never trusted."""
     spec, cache = try_workspace
     where = ("--spec", str(spec), "--cache", str(cache), "--dtype", "float64")
     with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 5\n")):
@@ -136,8 +137,9 @@ def test_damaged_files_in_the_try_directory_are_made_again(try_workspace, capsys
         root = try_directory()
         damaged = [*root.glob("symbols/*.json"), *root.glob("pch/*/*.undefined"),
                    *root.glob("obj/*.undefined"), *root.glob("lib/*/sum"),
-                   *root.glob("lib/*/patch.so")]
+                   *root.glob("lib/*/patch.so"), *root.glob("stubs/*/*")]
         assert any(p.parent.name == "symbols" for p in damaged), damaged
+        assert any(p.parent.parent.name == "stubs" for p in damaged), damaged
         for path in damaged:
             path.write_bytes(b"[1, {" if path.suffix != ".so" else b"\x7fELF damaged")
         code, report, err = run_try(capsys, *where)
