@@ -7,13 +7,13 @@ code this save changed are gradchecked by a warm worker; one line per op.
                              ─► warm worker (torch and op_db already imported)
 
 It runs between the graph and the files, so that the verdict comes first: the plan reads the
-build's own run (no graph runs again), and the files follow it (~50 ms of writes and rows). Every op that
-differs is installed (the process runs the whole edited spec), but only the ops whose code
-changed since the last check (their PatchOp.code) are checked again; the verdicts of the
-others stay as they were. Each op's verdict line is announced as soon as the worker knows it
-(and `daemon status` shows it), the failing samples with their errors located after all of
-them. Nothing here ends a build: a patch that does not compile, or a worker that dies, is a
-line of its own.
+build's own run (no graph runs again), and the files follow it (~50 ms of writes and rows).
+Every op that differs is installed (the process runs the whole edited spec), but only the
+ops whose code changed since the last check (their PatchOp.code) are checked again; the
+verdicts of the others stay as they were. Each op's verdict line is announced as soon as the
+worker knows it (and `daemon status` shows it), the failing samples with their errors located
+after all of them. Nothing here ends a build: a patch that does not compile, or a worker that
+dies, is a line of its own.
 """
 
 from __future__ import annotations
