@@ -64,6 +64,7 @@ __all__ = ["build_patch"]
 
 # the libraries whose hidden functions a patch may call, searched in this order
 TORCH_LIBRARIES = ("libtorch_cpu.so", "libtorch_python.so")
+# the libraries a patch names as needed (linked against stubs of them: _link_stubs)
 LINK_LIBRARIES = ("torch_cpu", "torch_python", "c10")
 # a checkout's FunctionsManual.cpp (service/live/plan.py: checkout_manual): its object is
 # named by its text like the others, so it compiles once, and again when it is edited

@@ -48,7 +48,8 @@ DEFAULT_MAX_SIZE = 1 << 30
 # What a try directory keeps at most, by kind, the most recently used first: two PCH sets (and
 # the include directories they were made for), the patches of the last 50 builds (their
 # libraries and their structs' headers), the objects of about as many, the hidden-symbol
-# lists their links read and the libraries they link against (stubs: one set per compiler). The byte limit usually binds first; the counts bound the small files.
+# lists their links read and the libraries they link against (stubs: one set per compiler).
+# The byte limit usually binds first; the counts bound the small files.
 KEEP = {"pch": 2, "include": 2, "lib": 50, "src": 50, "obj": 400, "symbols": 50, "stubs": 2}
 LOCK_FILE = "lock"
 USAGE_FILE = "usage.json"

@@ -96,6 +96,8 @@ class PchSeed:
     def seed(self, cache: Path) -> Path:
         built, done_marker = self.root / "cache" / "pch", self.root / "built"
         if not done_marker.exists():
+            # in a process of its own: in this one, its output would land in the capsys of
+            # whichever test seeds first
             done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", "build",
                                    "--spec", str(MINI_SPEC), "--out", str(self.root / "out"),
                                    "--cache", str(self.root / "cache"), "-j", "2", *MERGED,
