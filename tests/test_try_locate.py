@@ -5,6 +5,9 @@ made wrong here are autograd Functions'."""
 
 from __future__ import annotations
 
+import sys
+from functools import partial
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -112,3 +115,32 @@ def test_an_empty_input_is_passed_over(monkeypatch):
 
 def with_empty(empty, x):
     return WrongOnLarge.apply(x) + empty.sum()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128])
+def test_a_failing_fast_check_skips_the_slow_recheck_and_keeps_its_first_line(dtype,
+                                                                              monkeypatch):
+    """skip_fast_mode_recheck: torch's message, first line for first line, and no Jacobian
+    computed element by element (the slow mode's), for a failing check; a right formula
+    still passes."""
+    gradcheck_module = sys.modules["torch.autograd.gradcheck"]
+    x = torch.rand(6, 5, dtype=dtype, requires_grad=True)
+    wrong = partial(torch.autograd.gradcheck, WrongOnLarge.apply, (x,), fast_mode=True)
+    stock = worker._failure(wrong)
+    slow_jacobians = []
+    recheck = gradcheck_module._run_slow_mode_and_get_error
+    monkeypatch.setattr(gradcheck_module, "_run_slow_mode_and_get_error", recheck)  # restored
+    monkeypatch.setattr(gradcheck_module, "_get_numerical_jacobian",
+                        partial(_counted, slow_jacobians, gradcheck_module._get_numerical_jacobian))
+    worker.skip_fast_mode_recheck()
+    assert gradcheck_module._run_slow_mode_and_get_error is not recheck
+    quick = worker._failure(wrong)
+    assert stock is not None and "mismatch for output 0 with respect to input 0" in stock
+    assert quick == stock and slow_jacobians == []
+    assert worker._failure(partial(torch.autograd.gradcheck, torch.sin, (x,),
+                                   fast_mode=True)) is None
+
+
+def _counted(calls: list, function, *args, **kwargs):
+    calls.append(args)
+    return function(*args, **kwargs)
