@@ -127,9 +127,11 @@ class CompileError(GradshardError):
     """Generated code failed to compile: units that compiled are kept."""
 
     def __init__(self, diagnostics: Iterable[CompileDiagnostic], failed: Iterable[str],
-                 raw: str, source: str = "derivatives.yaml") -> None:
+                 raw: str, source: str = "derivatives.yaml", directory: str = "") -> None:
         self.diagnostics = tuple(diagnostics)
         self.failed = tuple(failed)
         self.raw = raw
         self.source = source  # the derivatives.yaml path the diagnostics' lines are in
+        # the directory the compiler ran in, which a relative generated path is under
+        self.directory = directory
         super().__init__(f"{len(self.failed)} unit(s) failed to compile")

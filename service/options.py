@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from gradshard.service.files.placement import Placement
     from gradshard.service.generator.check import GeneratorCheck
 
-__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "GC", "GENERATOR",
+__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "FORMAT", "FORMATS",
+           "GC", "GENERATOR",
            "GENERATOR_MODES", "GENERATOR_TIMEOUT", "JSON", "LOGS",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
@@ -186,6 +187,14 @@ CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_
 JSON = Option(("--json",), "json", "machine-readable output",
               _commands(BUILD, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STATUS),
               action="store_true")
+# service/report/formats.py's (not imported: `daemon status` answers in milliseconds)
+FORMATS = ("text", "json", "sarif", "lintrunner")
+FORMAT = Option(("--format",), "format", "the report's format: text (the default), json (as "
+                "--json), sarif (a SARIF 2.1.0 log for code scanning; the text goes to stderr) "
+                "or lintrunner (lintrunner's JSON lines; exit 0 when it reports what it found)",
+                _commands(BUILD, CHECK), metavar="FORMAT", parse=_one_of(FORMATS))
+OUTPUT = Option(("--output",), "output", "write the report to FILE instead of stdout (whole, "
+                "once the command ends)", _commands(BUILD, CHECK), metavar="FILE")
 
 # In the order argparse shows them.
 OPTIONS: tuple[Option, ...] = (
@@ -194,6 +203,10 @@ OPTIONS: tuple[Option, ...] = (
     Option((), "names", "ops to try: a derivatives entry, native function or node (default: "
            "every op whose generated code differs from the installed torch's)", _commands(TRY),
            metavar="NAME", nargs="*"),
+    # lintrunner passes the files it lints (@{{PATHSFILE}}: argparse reads them from the file)
+    Option((), "paths", "spec files to check (@FILE: the files listed in FILE, one per line, "
+           "as lintrunner passes them): the spec holding them is checked", _commands(CHECK),
+           metavar="PATH", nargs="*"),
     SPEC,
     Option(("--out",), "out", f"where to write the generated files (default: ./{DEFAULT_OUT})",
            metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True),
@@ -292,6 +305,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-n", "--lines"), "lines", "how many of the last lines (default 50)",
            _commands(LOGS), metavar="N", parse=int, default=50),
     JSON,
+    FORMAT,
+    OUTPUT,
     Option(("--settle",), "settle", "quiet time before a burst of saves is built (default "
            "50 ms)", SERVING, metavar="MS", parse=float, default=50, forward=NUMBER),
     # what the daemon checks after a build changes no output: a daemon with other --try

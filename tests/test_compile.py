@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from support.compile import MERGED_UNIT, merged_build, run_build
 from support.programs import install_programs
+from support.reports import validated_sarif
 from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 
 from gradshard.service.cli import main
@@ -156,6 +157,35 @@ def test_formula_error_is_shown_at_its_line(compiled, capsys, tmp_path):
     assert len(list((tmp_path / "out" / "compile" / "obj").glob("*.o"))) == UNITS - 1
     code, _, raw = build(capsys, edited, tmp_path / "out", cache, "--raw")
     assert code == 3 and "src/Functions_formulas_" in raw and "no_such_function_anywhere" in raw
+
+
+def test_a_formula_error_in_sarif_and_lintrunner_is_at_its_line(compiled, capsys, tmp_path):
+    """--format sarif: the compile error at its formula's line, relative to the work tree's
+    root, the generated line related; --format lintrunner: the same place, exit 0."""
+    root, out, cache = compiled
+    (tmp_path / ".git").mkdir()
+    wrong = "other: no_such_function_anywhere(grad, self)"
+    base, edited = mini_spec_pair(tmp_path, MUL_OTHER, wrong)
+    line = (edited / "autograd/derivatives.yaml").read_text().splitlines().index(f"  {wrong}") + 1
+    code = main(["build", "--spec", str(edited), "--out", str(tmp_path / "out"), "--cache",
+                 str(cache), *SHARDS, *AUTOGRAD_UNITS, "--format", "sarif", "--output",
+                 str(tmp_path / "report.sarif")])
+    assert code == 3 and capsys.readouterr().out == ""
+    log = validated_sarif(json.loads((tmp_path / "report.sarif").read_text()))
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "compile.error" and "no_such_function_anywhere" in str(result)
+    place = result["locations"][0]["physicalLocation"]
+    assert place == {"artifactLocation": {"uri": "mini-edited/autograd/derivatives.yaml",
+                                          "uriBaseId": "%SRCROOT%"}, "region": {"startLine": line}}
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"].startswith("out/compile/")
+    assert related["physicalLocation"]["region"]["startLine"] > 0
+    code = main(["build", "--spec", str(edited), "--out", str(tmp_path / "out"), "--cache",
+                 str(cache), *SHARDS, *AUTOGRAD_UNITS, "--format", "lintrunner"])
+    (message,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert code == 0 and (message["path"], message["line"]) == (
+        "mini-edited/autograd/derivatives.yaml", line)
+    assert message["severity"] == "error" and message["name"] == "compile.error"
 
 
 @pytest.mark.slow

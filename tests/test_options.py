@@ -70,6 +70,8 @@ def samples(root: Path) -> dict[str, Sample]:
         "no_cache": Sample(["--no-cache"], True),
         "verify": Sample(["--verify"], True),
         "json": Sample(["--json"], True),
+        "format": Sample(["--format", "sarif"], "sarif"),
+        "output": Sample(["--output", "work/report.sarif"], "work/report.sarif"),
         "settle": Sample(["--settle", "250"], 250.0),
         "try_checks": Sample(["--try"], True),
         "try_dtype": Sample(["--try-dtype", "float64"], ["float64"]),
@@ -268,8 +270,9 @@ def test_what_a_daemon_need_not_match(root):
     the options that never reach a daemon: a daemon serves a build differing only in them."""
     unmatched = {o.dest for o in BUILD_OPTIONS if not o.match}
     assert not [o for o in OPTIONS if o.match and not o.commands & BUILDING]
-    assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "try_checks",
-                         "try_dtype", "selective_build", "generator_timeout"}
+    assert unmatched == {"jobs", "raw", "settle", "no_cache", "verify", "json", "format",
+                         "output", "try_checks", "try_dtype", "selective_build",
+                         "generator_timeout"}
 
 
 def test_the_generator_options_are_the_checks_own():

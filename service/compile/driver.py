@@ -311,4 +311,4 @@ def compile_failure(report: CompileReport, edges: list[CompileUnit],
     raw = "".join([*(f.log for f in report.pch_failures),
                    *(report.logs.get(name, "") for name in report.failed),
                    *(f"gradshard: {d.generated}: {d.message}\n" for d in causes)])
-    return CompileError(diagnostics, report.failed, raw, source.path)
+    return CompileError(diagnostics, report.failed, raw, source.path, str(source.directory))

@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.service.defaults import installed_torchgen
 
-__all__ = ["SpecLocation", "check_spec_size", "locate_spec", "read_spec_file"]
+__all__ = ["SpecLocation", "check_spec_size", "locate_spec", "read_spec_file", "spec_of_paths"]
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -131,6 +132,44 @@ def locate_spec(spec: str | None) -> SpecLocation:
         f"--spec {spec} is neither a torchgen packaged spec nor a PyTorch checkout",
         "expected autograd/derivatives.yaml (packaged) or tools/autograd/derivatives.yaml "
         "(checkout) inside it")
+
+
+def spec_of_paths(paths: Sequence[str], spec: str | None) -> str | None:
+    """The spec directory the given spec files belong to (lintrunner names the files it lints,
+    not the spec): --spec when given, which must hold them all; else the nearest directory
+    above them that is a spec, the same for all. None when no file is named."""
+    if not paths:
+        return spec
+    roots = {path: _spec_root_of(Path(path)) for path in paths}
+    if spec is not None:
+        root = Path(spec).absolute()
+        outside = [p for p in paths if not Path(p).absolute().is_relative_to(root)]
+        if outside:
+            raise UsageError(f"{outside[0]} is not inside --spec {spec}",
+                             "name files of that spec, or drop --spec")
+        return spec
+    unplaced = [path for path, root in roots.items() if root is None]
+    if unplaced:
+        raise UsageError(f"{unplaced[0]} is in no spec: no torchgen packaged spec or PyTorch "
+                         "checkout holds it",
+                         "name native_functions.yaml, tags.yaml, derivatives.yaml or "
+                         "deprecated.yaml of a spec, or pass --spec")
+    found = sorted({str(root) for root in roots.values()})
+    if len(found) > 1:
+        raise UsageError(f"the files named belong to {len(found)} specs: {', '.join(found)}",
+                         "check one spec at a time")
+    return found[0]
+
+
+def _spec_root_of(path: Path) -> Path | None:
+    """The nearest directory above `path` holding every YAML file of a spec in one layout
+    (a checkout's tools/ alone has autograd/derivatives.yaml as a packaged spec would, but
+    not its ATen/native/native_functions.yaml)."""
+    for directory in path.absolute().parents:
+        if any(all((directory / layout[f]).exists() for f in YAML_FILES)
+               for layout in _LAYOUTS.values()):
+            return directory
+    return None
 
 
 def _installed_spec() -> SpecLocation:

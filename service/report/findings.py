@@ -1,0 +1,121 @@
+"""What a command found, in one shape for every machine format (service/report/sarif.py,
+service/report/lintrunner.py): each finding a rule, a level, a message, where (a file and a
+line, when there is one) and the places related to it.
+
+Spec errors are found at their spec file's line; compile errors at the formula's
+derivatives.yaml line, their generated file's line related; a generator that writes files
+differently from gradshard is a warning at each differing file; any other failure is one
+finding without a place (its rule says which kind of failure it is).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from gradshard.pipeline.problems import SpecError
+
+if TYPE_CHECKING:
+    from gradshard.cache.errors import CompileDiagnostic, CompileError
+    from gradshard.service.files.spec_location import SpecLocation
+    from gradshard.service.outcome import BuildOutcome
+
+__all__ = ["ERROR", "Finding", "Place", "WARNING", "compile_findings", "failure_finding",
+           "generator_findings", "spec_findings"]
+
+ERROR, WARNING = "error", "warning"
+# the rules of findings that are not the spec's own problems (those carry theirs)
+COMPILE_RULE = "compile.error"
+GENERATOR_RULE = "generator.differs"
+# a compiler's place in generated code: path:line[:column]
+_GENERATED_PLACE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
+
+
+@dataclass(frozen=True)
+class Place:
+    """A file (absolute), and a line and column in it when known (1-based)."""
+
+    path: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str  # stable across runs: "derivatives.bad-formula", "compile.error", …
+    level: str  # ERROR or WARNING
+    message: str
+    place: Place | None = None
+    hint: str = ""
+    entry: str = ""  # the spec entry it belongs to, when one
+    related: tuple[tuple[Place, str], ...] = ()  # other places, each with what it is
+
+
+def spec_findings(error: SpecError, location: SpecLocation | None) -> list[Finding]:
+    """Each of the spec's problems at its file and line (service/report/problems.py places
+    them the same way)."""
+    from gradshard.service.report.problems import problem_path
+
+    return [Finding(p.rule, ERROR, p.message,
+                    Place(_absolute(problem_path(p, location)), p.line, p.column),
+                    p.hint, p.entry) for p in error.problems]
+
+
+def compile_findings(error: CompileError) -> list[Finding]:
+    """Each compiler error at the formula it came from (or at the generated code when it
+    came from none), the generated file's line related."""
+    return [_compile_finding(d, error.source, error.directory) for d in error.diagnostics]
+
+
+def _compile_finding(diagnostic: CompileDiagnostic, derivatives: str,
+                     directory: str) -> Finding:
+    generated = generated_place(diagnostic.generated, directory)
+    if diagnostic.line is None and not diagnostic.entry:
+        return Finding(COMPILE_RULE, ERROR, diagnostic.message, generated)
+    what = (f"{diagnostic.entry} ({diagnostic.node})" if diagnostic.node
+            else diagnostic.entry)
+    formula = f" ({diagnostic.variables}: {diagnostic.formula})" if diagnostic.variables else ""
+    message = (f"generated code for {what} does not compile{formula}: "
+               f"{diagnostic.message}")
+    related = ((generated, "the generated code the compiler rejected"),) if generated else ()
+    return Finding(COMPILE_RULE, ERROR, message,
+                   Place(_absolute(derivatives), diagnostic.line), entry=diagnostic.entry,
+                   related=related)
+
+
+def generated_place(text: str, directory: str = "") -> Place | None:
+    """A compiler's `path:line:column` as a place, a relative path under the directory the
+    compiler ran in (None when it names no file)."""
+    found = _GENERATED_PLACE.match(text.strip())
+    if found is None:
+        return Place(_absolute(text.strip(), directory)) if text.strip() else None
+    column = found.group("column")
+    return Place(_absolute(found.group("path"), directory), int(found.group("line")),
+                 int(column) if column else None)
+
+
+def generator_findings(outcome: BuildOutcome) -> list[Finding]:
+    """A warning at each file the spec's generator writes differently from gradshard (the
+    files written are the generator's: service/generator/check.py)."""
+    verdict = outcome.generator
+    summary = verdict.summary()
+    return [Finding(GENERATOR_RULE, WARNING,
+                    f"{name} is written from the spec's own generator: {summary}",
+                    Place(str((outcome.out / name).resolve())),
+                    "gradshard reproduces the generators it knows; --generator-check strict "
+                    "makes a difference an error") for name in verdict.differing]
+
+
+def failure_finding(rule: str, message: str, hint: str = "",
+                    files: Iterable[str] = ()) -> Finding:
+    """A failure that is not at a line of a file (a bad option, a generator that failed): at
+    its first file when it names some."""
+    places = [Place(_absolute(f)) for f in files]
+    return Finding(rule, ERROR, message, places[0] if places else None, hint,
+                   related=tuple((p, "also concerned") for p in places[1:]))
+
+
+def _absolute(path: str, directory: str = "") -> str:
+    return str((Path(directory) / path).absolute() if directory else Path(path).absolute())

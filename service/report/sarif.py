@@ -1,0 +1,114 @@
+"""Findings as a SARIF 2.1.0 log (OASIS), the format GitHub code scanning and IDEs read.
+
+Each finding is a result with its rule id (stable across runs, listed once in the driver's
+rules), its level, its message (the hint after it) and its place. A place inside the
+repository is a URI relative to its root (uriBaseId %SRCROOT%, the repository's root given
+in originalUriBaseIds), so the same log names the same files on every runner; a place outside
+it is an absolute file URI. The places related to a result (the generated file's line of a
+compile error) are its relatedLocations.
+
+GitHub refuses a run of more than 25,000 results and a file of more than 10 MB compressed:
+past either, the first results are kept and one more says how many were left out.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import quote
+
+from gradshard.service.report.findings import WARNING, Finding, Place
+
+__all__ = ["MAX_COMPRESSED_BYTES", "MAX_RESULTS", "SARIF_SCHEMA", "repository_root",
+           "sarif_log"]
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+# GitHub code scanning's limits of one upload (docs.github.com: SARIF support)
+MAX_RESULTS = 25_000
+MAX_COMPRESSED_BYTES = 10 * 1024 * 1024
+ROOT_ID = "%SRCROOT%"
+LEFT_OUT_RULE = "gradshard.results-left-out"
+
+
+def repository_root(path: Path) -> Path | None:
+    """The nearest directory at or above `path` that is a git work tree's root (its .git a
+    directory, or a file for a worktree or submodule)."""
+    for directory in (path.absolute(), *path.absolute().parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def sarif_log(findings: Sequence[Finding], version: str, root: Path | None) -> dict:
+    """The log of one run of gradshard, within GitHub's limits."""
+    kept = list(findings[:MAX_RESULTS - 1]) if len(findings) >= MAX_RESULTS else list(findings)
+    while True:
+        log = _log(kept, len(findings) - len(kept), version, root)
+        if _compressed_size(log) <= MAX_COMPRESSED_BYTES or not kept:
+            return log
+        kept = kept[:len(kept) // 2]
+
+
+def _log(findings: list[Finding], left_out: int, version: str, root: Path | None) -> dict:
+    rules = list(dict.fromkeys(f.rule for f in findings))
+    results = [_result(f, rules.index(f.rule), root) for f in findings]
+    if left_out:
+        rules.append(LEFT_OUT_RULE)
+        results.append({"ruleId": LEFT_OUT_RULE, "ruleIndex": len(rules) - 1, "level": "note",
+                        "message": {"text": f"{left_out} more results were left out (GitHub "
+                                            f"takes {MAX_RESULTS:,} results and "
+                                            f"{MAX_COMPRESSED_BYTES // 2**20} MB compressed "
+                                            "per run); --format json lists every one"}})
+    run: dict = {"tool": {"driver": {"name": "gradshard", "version": version,
+                                     "rules": [_rule(r) for r in rules]}},
+                 "columnKind": "unicodeCodePoints", "results": results}
+    if root is not None:
+        run["originalUriBaseIds"] = {ROOT_ID: {"uri": root.absolute().as_uri() + "/"}}
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def _rule(rule: str) -> dict:
+    """A rule as the driver lists it: its id, and its family (the part before the first dot:
+    derivatives, native_functions, compile, generator…) as its short description."""
+    family = rule.split(".", 1)[0]
+    return {"id": rule, "shortDescription": {"text": f"gradshard rule {rule} ({family})"}}
+
+
+def _result(finding: Finding, index: int, root: Path | None) -> dict:
+    text = finding.message + (f" (hint: {finding.hint})" if finding.hint else "")
+    result: dict = {"ruleId": finding.rule, "ruleIndex": index,
+                    "level": "warning" if finding.level == WARNING else "error",
+                    "message": {"text": text}}
+    if finding.place is not None:
+        result["locations"] = [{"physicalLocation": _physical(finding.place, root)}]
+    if finding.related:
+        result["relatedLocations"] = [
+            {"id": number, "message": {"text": what}, "physicalLocation": _physical(place, root)}
+            for number, (place, what) in enumerate(finding.related)]
+    if finding.entry:
+        result["properties"] = {"entry": finding.entry}
+    return result
+
+
+def _physical(place: Place, root: Path | None) -> dict:
+    location: dict = {"artifactLocation": _artifact(Path(place.path), root)}
+    if place.line is not None and place.line >= 1:
+        region = {"startLine": place.line}
+        if place.column is not None and place.column >= 1:
+            region["startColumn"] = place.column
+        location["region"] = region
+    return location
+
+
+def _artifact(path: Path, root: Path | None) -> dict:
+    if root is not None and path.is_relative_to(root.absolute()):
+        return {"uri": quote(path.relative_to(root.absolute()).as_posix()),
+                "uriBaseId": ROOT_ID}
+    return {"uri": path.as_uri()}
+
+
+def _compressed_size(log: dict) -> int:
+    return len(gzip.compress(json.dumps(log).encode(), compresslevel=6))
