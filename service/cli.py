@@ -22,18 +22,19 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
+from gradshard.service.config import applied_config, effective_settings, find_config, given_options
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
                                           RUN_AGAIN, Report, damaged_text, ending_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, spec_of_paths
-from gradshard.service.options import (AFFECTED, BUILD, CHECK, GC, GENERATOR, LOGS, RUN, SHOW,
-                                       START, STATS, STATUS, STOP, TRY, WATCH, add_options,
+from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENERATOR, LOGS, RUN,
+                                       SHOW, START, STATS, STATUS, STOP, TRY, WATCH, add_options,
                                        compile_options, generator_check_of, jobs_of, placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.findings import generator_findings
@@ -299,52 +300,65 @@ def _existing_cache(args: argparse.Namespace, default) -> Session:
     return Session(directory)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line: every command's options from the table (service/options.py)."""
+def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
+    """The command line: every command's options from the table (service/options.py); without
+    `defaults`, an option the words do not give is left unset (service/config/effective.py:
+    given_options)."""
     parser = argparse.ArgumentParser(
         prog="gradshard",
         description="Incremental, cached autograd code generation for PyTorch specs.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _command(commands, BUILD, "generate the autograd files", run=run_build)
-    _command(commands, WATCH, "build, then rebuild on every save of the spec (Ctrl-C stops)",
-             run=run_daemon_command, daemon_command="watch")
-    _daemon_parser(commands)
-    _command(commands, CHECK, "parse, match and render the spec; write nothing", run=run_check,
-             parser_settings={"fromfile_prefix_chars": "@"})
-    _command(commands, SHOW, "what gradshard knows of a function or entry", run=run_show)
-    _command(commands, AFFECTED, "which entries, nodes, bindings and files a spec edit changes",
-             run=run_affected)
-    _command(commands, GENERATOR, "run the spec's own generator now and compare its files "
-             "with gradshard's", run=run_generator)
-    _command(commands, TRY, "patch edited formulas into the installed torch and gradcheck them",
-             run=run_try)
-    _command(commands, STATS, "what the cache holds and how the last builds went",
-             run=run_stats)
-    _command(commands, GC, "drop cache entries no recorded build needs", run=run_gc)
+    parsers = _Parsers(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+                       defaults)
+    parsers.add(BUILD, "generate the autograd files", run=run_build)
+    parsers.add(WATCH, "build, then rebuild on every save of the spec (Ctrl-C stops)",
+                run=run_daemon_command, daemon_command="watch")
+    _daemon_parser(parsers)
+    parsers.add(CHECK, "parse, match and render the spec; write nothing", run=run_check,
+                parser_settings={"fromfile_prefix_chars": "@"})
+    parsers.add(SHOW, "what gradshard knows of a function or entry", run=run_show)
+    parsers.add(AFFECTED, "which entries, nodes, bindings and files a spec edit changes",
+                run=run_affected)
+    parsers.add(GENERATOR, "run the spec's own generator now and compare its files with "
+                "gradshard's", run=run_generator)
+    parsers.add(TRY, "patch edited formulas into the installed torch and gradcheck them",
+                run=run_try)
+    parsers.add(STATS, "what the cache holds and how the last builds went", run=run_stats)
+    parsers.add(GC, "drop cache entries no recorded build needs", run=run_gc)
+    parsers.add(CONFIG, "the settings in force and where each comes from ([tool.gradshard] "
+                "in pyproject.toml or gradshard.toml, the environment, the defaults)",
+                run=run_config)
     return parser
 
 
-def _command(commands, command: str, text: str, parser_settings: dict | None = None,
-             **defaults) -> None:
-    """One command's parser (named by the command's last word), its options from the table;
-    `defaults` says what runs it."""
-    parser = commands.add_parser(command.split()[-1], help=text, **(parser_settings or {}))
-    add_options(parser, command)
-    parser.set_defaults(**defaults)
+@dataclass(frozen=True)
+class _Parsers:
+    """Where the commands' parsers go, and whether their options have defaults."""
+
+    commands: argparse._SubParsersAction
+    defaults: bool = True
+
+    def add(self, command: str, text: str, parser_settings: dict | None = None,
+            **handlers) -> None:
+        """One command's parser (named by the command's last word), its options from the
+        table; `handlers` says what runs it."""
+        parser = self.commands.add_parser(command.split()[-1], help=text,
+                                          **(parser_settings or {}))
+        add_options(parser, command, self.defaults)
+        parser.set_defaults(**handlers)
 
 
-def _daemon_parser(commands) -> None:
-    daemon = commands.add_parser("daemon", help="the background build service (start, stop, "
-                                                "status, logs)")
-    actions = daemon.add_subparsers(dest="action", required=True, metavar="ACTION")
-    _command(actions, START, "start watching and building in the background",
-             run=run_daemon_command, daemon_command="start")
+def _daemon_parser(parsers: _Parsers) -> None:
+    daemon = parsers.commands.add_parser("daemon", help="the background build service (start, "
+                                                        "stop, status, logs)")
+    actions = _Parsers(daemon.add_subparsers(dest="action", required=True, metavar="ACTION"),
+                       parsers.defaults)
+    actions.add(START, "start watching and building in the background",
+                run=run_daemon_command, daemon_command="start")
     # the daemon process itself: not shown
-    _command(actions, RUN, argparse.SUPPRESS, run=run_daemon_command, daemon_command="serve")
+    actions.add(RUN, argparse.SUPPRESS, run=run_daemon_command, daemon_command="serve")
     for command, text in ((STOP, "stop the daemon"), (STATUS, "what the daemon is doing"),
                           (LOGS, "print the daemon's log")):
-        _command(actions, command, text, run=run_daemon_command,
-                 daemon_command=command.split()[-1])
+        actions.add(command, text, run=run_daemon_command, daemon_command=command.split()[-1])
 
 
 # Commands whose process lives on, building again and again.
@@ -371,28 +385,60 @@ def collector_for(command: str) -> Iterator[None]:
             gc.enable()
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """The command as the options table names it: `build`, `daemon start`…"""
+    return f"daemon {args.action}" if args.command == "daemon" else args.command
+
+
+def run_config(args: argparse.Namespace, loaded: Loaded) -> int:
+    """`gradshard config`: every setting in force and where it comes from."""
+    config = find_config(Path.cwd())
+    settings = effective_settings(config, os.environ)
+    if args.json:
+        print(json.dumps({"file": str(config.path) if config else None,
+                          "settings": [asdict(s) for s in settings]}, indent=2))
+        return EXIT_OK
+    head = (f"gradshard config: {config.path}" if config else
+            f"gradshard config: no [tool.gradshard] in a pyproject.toml, nor a gradshard.toml, "
+            f"in {Path.cwd()} or above")
+    width = max(len(s.key) for s in settings)
+    lines = [f"  {s.key:<{width}} = {_shown(s.value)}  ({s.origin}"
+             + (f": {s.where})" if s.where else ")") for s in settings]
+    print("\n".join([head, *lines]))
+    return EXIT_OK
+
+
+def _shown(value: object) -> str:
+    return "(unset)" if value is None or value == [] else str(value)
+
+
 def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
     """`watch` and the daemon's actions, from service/daemon/commands.py."""
     return getattr(daemon_commands, args.daemon_command)(args, loaded)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(words)
     with collector_for(args.command):
-        return _run(args)
+        return _run(args, words)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, words: list[str]) -> int:
     with gathered_stdout(args) as gathered:
-        code = _run_command(args)
+        code = _run_command(args, words)
     return write_output(args, gathered, code)
 
 
-def _run_command(args: argparse.Namespace) -> int:
+def _run_command(args: argparse.Namespace, words: list[str]) -> int:
     loaded = Loaded()
     try:
         settle_format(args)
-        code = args.run(args, loaded)
+        command = command_name(args)
+        # `config` shows the file, the environment and the defaults as they are
+        config = None if command == CONFIG else find_config(Path.cwd())
+        with applied_config(args, config, command, given_options(words, command)):
+            code = args.run(args, loaded)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
     except KeyboardInterrupt:

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from gradshard.service.files.placement import Placement
     from gradshard.service.generator.check import GeneratorCheck
 
-__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "FORMAT", "FORMATS",
+__all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "CONFIG", "FORMAT",
+           "FORMATS",
            "GC", "GENERATOR",
            "GENERATOR_MODES", "GENERATOR_TIMEOUT", "JSON", "LOGS",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
@@ -49,11 +50,12 @@ SERVING = frozenset({WATCH, START, RUN})
 # The other commands, the daemon's other actions, and pytest's command line (the plugin's
 # options: service/live/pytest_plugin.py)
 CHECK, SHOW, AFFECTED, TRY, STATS, GC = "check", "show", "affected", "try", "stats", "gc"
+CONFIG = "config"
 GENERATOR = "generator"
 STOP, STATUS, LOGS = "daemon stop", "daemon status", "daemon logs"
 PYTEST = "pytest"
 COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, GENERATOR, TRY,
-            STATS, GC, PYTEST)
+            STATS, GC, CONFIG, PYTEST)
 
 # How `daemon start` writes a value for the daemon process (None: not forwarded)
 PATH, TEXT, NUMBER, COUNTS, FLAG = "path", "text", "number", "counts", "flag"
@@ -185,7 +187,7 @@ CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_
                metavar="DIR",
                parse=_default_if_empty, forward=PATH, match=True)
 JSON = Option(("--json",), "json", "machine-readable output",
-              _commands(BUILD, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STATUS),
+              _commands(BUILD, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STATUS, CONFIG),
               action="store_true")
 # service/report/formats.py's (not imported: `daemon status` answers in milliseconds)
 FORMATS = ("text", "json", "sarif", "lintrunner")
@@ -333,25 +335,30 @@ def options_of(command: str) -> tuple[Option, ...]:
     return tuple(o for o in OPTIONS if command in o.commands)
 
 
-def argument_settings(option: Option) -> dict[str, Any]:
-    """add_argument's keywords for one option (pytest's addoption takes the same)."""
+def argument_settings(option: Option, defaults: bool = True) -> dict[str, Any]:
+    """add_argument's keywords for one option (pytest's addoption takes the same); without
+    `defaults`, an option the words do not give is not set at all (which options a command
+    line gives: service/config/effective.py)."""
     settings: dict[str, Any] = {"action": option.action, "help": option.help}
     if option.flags:  # a positional's dest is its name
         settings["dest"] = option.dest
+    if not defaults:
+        settings["default"] = argparse.SUPPRESS
     if option.action == "store_true":
         return settings
-    settings.update(metavar=option.metavar, default=option.default)
+    settings.update(metavar=option.metavar,
+                    default=option.default if defaults else argparse.SUPPRESS)
     optional = {"type": option.parse, "choices": option.choices, "nargs": option.nargs}
     settings.update({key: value for key, value in optional.items() if value is not None})
     return settings
 
 
 def add_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-               option: Option) -> None:
-    parser.add_argument(*(option.flags or (option.dest,)), **argument_settings(option))
+               option: Option, defaults: bool = True) -> None:
+    parser.add_argument(*(option.flags or (option.dest,)), **argument_settings(option, defaults))
 
 
-def add_options(parser: argparse.ArgumentParser, command: str) -> None:
+def add_options(parser: argparse.ArgumentParser, command: str, defaults: bool = True) -> None:
     """Every option of the table that `command` takes, in the table's order; grouped options
     under their section, exclusive ones in their mutually exclusive group."""
     sections: dict[str, argparse._ArgumentGroup] = {}
@@ -366,7 +373,7 @@ def add_options(parser: argparse.ArgumentParser, command: str) -> None:
             if option.exclusive not in exclusive:
                 exclusive[option.exclusive] = place.add_mutually_exclusive_group()
             place = exclusive[option.exclusive]
-        add_option(place, option)
+        add_option(place, option, defaults)
 
 
 def compile_options(args: argparse.Namespace) -> CompileOptions:

@@ -1,0 +1,147 @@
+"""Finding and reading the configuration file: the nearest directory at or above the working
+directory holding a gradshard.toml (its keys at the top level) or a pyproject.toml with a
+[tool.gradshard] table, as ruff and pytest look for theirs. A pyproject.toml without the
+table is passed over.
+
+Every key is checked before any is used: an unknown key or a value of the wrong kind is an
+error naming the file, the key's line and the key, with the known keys as the hint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gradshard.cache.errors import UsageError
+from gradshard.service.config.settings import (LIST, PATH, PATHS, SETTINGS, SIZE, TEXT, WHOLE,
+                                               setting_of)
+from gradshard.service.options import OPTIONS
+
+__all__ = ["ConfigFile", "find_config", "read_config"]
+
+OWN_FILE, PYPROJECT = "gradshard.toml", "pyproject.toml"
+TABLE = ("tool", "gradshard")
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    values: dict[str, Any]  # key → its value, checked (paths made absolute)
+    lines: dict[str, int]  # key → its line in the file
+    digest: str  # of the file's bytes: the daemon says when it changed
+
+
+def find_config(start: Path) -> ConfigFile | None:
+    """The configuration in force in `start` (None when no file holds one)."""
+    for directory in (start.absolute(), *start.absolute().parents):
+        if (directory / OWN_FILE).is_file():
+            return read_config(directory / OWN_FILE)
+        if (directory / PYPROJECT).is_file():
+            found = read_config(directory / PYPROJECT)
+            if found is not None:
+                return found
+    return None
+
+
+def read_config(path: Path) -> ConfigFile | None:
+    """The file's gradshard settings, checked (None: a pyproject.toml without the table)."""
+    try:
+        data = path.read_bytes()
+        document = tomllib.loads(data.decode())
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: cannot read the configuration: {error}",
+                         "fix or remove the file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{path}: not valid TOML: {error}", "fix the file's syntax") from None
+    table = document if path.name == OWN_FILE else document.get(TABLE[0], {}).get(TABLE[1])
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.gradshard] is not a table", _known_keys())
+    lines = _key_lines(data.decode(), path.name == OWN_FILE)
+    values = {key: _checked(path, key, value, lines.get(key)) for key, value in table.items()}
+    return ConfigFile(path, values, lines, hashlib.sha256(data).hexdigest())
+
+
+def _checked(path: Path, key: str, value: Any, line: int | None) -> Any:
+    where = f"{path}:{line}" if line else str(path)
+    setting = setting_of(key)
+    if setting is None:
+        raise UsageError(f"{where}: unknown key '{key}'", _known_keys())
+    problem, checked = _value_of(setting.kind, value, path.parent)
+    if not problem and setting.dest is not None:
+        problem = _option_problem(setting.dest, checked)
+    if problem:
+        raise UsageError(f"{where}: '{key}' {problem}", f"{key}: {setting.help}")
+    return checked
+
+
+def _option_problem(dest: str, value: Any) -> str:
+    """What the option's own reading (argparse's type=) refuses in the value."""
+    option = next(o for o in OPTIONS if o.dest == dest)
+    if option.parse is None or not isinstance(value, str):
+        return ""
+    try:
+        option.parse(value)
+    except (argparse.ArgumentTypeError, ValueError) as error:
+        return f"is not valid: {error}"
+    return ""
+
+
+def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
+    """(what is wrong with the value, "" when nothing; the value as the option takes it)."""
+    if kind in (PATH, TEXT, SIZE) and not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}", None
+    if kind == PATH:
+        return "", str(base / value) if value else value
+    if kind == SIZE:
+        return _size_problem(value), value
+    if kind == WHOLE:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return ("" if ok else "must be a whole number (0 or more)"), value
+    if kind in (PATHS, LIST):
+        if isinstance(value, str) and kind == LIST:
+            return "", value
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return "must be a list of strings", None
+        if kind == PATHS:
+            return "", [str(base / v) for v in value]
+        return "", shlex.join(value)
+    return "", value
+
+
+def _size_problem(value: str) -> str:
+    from gradshard.cache.maintenance import parse_size
+
+    try:
+        parse_size(value)
+    except (ValueError, IndexError):
+        return "must be a size such as 500M or 2G"
+    return ""
+
+
+def _key_lines(text: str, top_level: bool) -> dict[str, int]:
+    """Each key's line in the file: within [tool.gradshard] (a pyproject.toml) or before the
+    first table (a gradshard.toml). tomllib gives no positions, and a key is `name =` at
+    the start of a line of its table."""
+    lines: dict[str, int] = {}
+    inside = top_level
+    for number, line in enumerate(text.splitlines(), 1):
+        header = re.match(r"\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
+        if header:
+            inside = [p.strip().strip('"') for p in header.group(1).split(".")] == list(TABLE)
+            continue
+        found = re.match(r"\s*\"?([A-Za-z0-9_-]+)\"?\s*=", line)
+        if inside and found:
+            lines.setdefault(found.group(1), number)
+    return lines
+
+
+def _known_keys() -> str:
+    return "known keys: " + ", ".join(s.key for s in SETTINGS)

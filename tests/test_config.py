@@ -1,0 +1,117 @@
+"""[tool.gradshard] (service/config/): the nearest pyproject.toml with the table, or a
+gradshard.toml, is found from the working directory up; file < environment < flags; a bad
+key or value is an error at its line, the known keys as the hint; `gradshard config` says
+where each value comes from."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gradshard.service.cli import main
+from gradshard.service.config import applied_config, find_config, given_options
+
+PYPROJECT = """[project]
+name = "somewhere"
+
+[tool.gradshard]
+cache = "file-cache"
+tree = "pytorch"
+cache-max-size = "3G"
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A project whose pyproject.toml has the table, the command run from a subdirectory,
+    none of the variables the file's keys yield to set."""
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "src" / "deep")
+    for variable in ("GRADSHARD_CACHE", "GRADSHARD_CACHE_MAX", "CXX", "CXXFLAGS",
+                     "CXX_LAUNCHER", "GRADSHARD_TRY_CXX", "GRADSHARD_TRY_MAX_SIZE"):
+        monkeypatch.delenv(variable, raising=False)
+    return tmp_path
+
+
+def missing_cache(capsys, *words: str) -> str:
+    """The cache directory `stats` was asked for (it exists nowhere: its error names it)."""
+    assert main(["stats", "--json", *words]) == 2
+    return json.loads(capsys.readouterr().out)["error"].removeprefix("there is no cache at ")
+
+
+def test_file_then_environment_then_flags(project, capsys, monkeypatch):
+    assert missing_cache(capsys) == str(project / "file-cache")  # relative to the file
+    monkeypatch.setenv("GRADSHARD_CACHE", str(project / "env-cache"))
+    assert missing_cache(capsys) == str(project / "env-cache")
+    assert missing_cache(capsys, "--cache", "flag-cache") == "flag-cache"
+    assert missing_cache(capsys, "--cache=flag-cache") == "flag-cache"
+
+
+def test_the_nearest_file_with_the_table_decides(project, monkeypatch):
+    (project / "src" / "pyproject.toml").write_text('[project]\nname = "inner"\n')
+    assert find_config(Path.cwd()).path == project / "pyproject.toml"  # no table: passed
+    (project / "src" / "gradshard.toml").write_text('tree = "flat"\n')
+    found = find_config(Path.cwd())
+    assert found.path == project / "src" / "gradshard.toml" and found.values == {"tree": "flat"}
+    assert found.lines == {"tree": 1}
+    monkeypatch.chdir(project.parent)
+    assert find_config(Path.cwd()) is None or find_config(Path.cwd()).path != found.path
+
+
+def test_a_variable_the_file_fills_is_set_for_the_command_only(project):
+    config = find_config(Path.cwd())
+    args = type("Args", (), {})()
+    with applied_config(args, config, "build", set()):
+        assert os.environ["GRADSHARD_CACHE_MAX"] == "3G"
+        assert args.tree == "pytorch" and args.cache == str(project / "file-cache")
+    assert "GRADSHARD_CACHE_MAX" not in os.environ
+    args = type("Args", (), {"tree": "flat"})()
+    with applied_config(args, config, "build", given_options(["build", "--tree", "flat"],
+                                                            "build")):
+        assert args.tree == "flat"  # the flag
+
+
+def test_given_options_are_what_the_words_name():
+    assert given_options(["build", "--tree=flat", "-j", "3"], "build") == {"tree", "jobs"}
+    assert given_options(["build"], "build") == set()
+    assert given_options(["try", "--cxx", "g++"], "try") == {"cxx"}
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('colour = "red"', "unknown key 'colour'"),
+    ('tree = "wide"', "'tree' is not valid: expected one of flat, pytorch"),
+    ("jobs = -1", "'jobs' must be a whole number"),
+    ("include = 3", "'include' must be a list of strings"),
+    ('cache-max-size = "lots"', "'cache-max-size' must be a size"),
+])
+def test_a_bad_key_or_value_is_an_error_at_its_line(project, capsys, line, expected):
+    (project / "pyproject.toml").write_text(f'[project]\nname = "x"\n\n[tool.gradshard]\n{line}\n')
+    assert main(["check", "--spec", str(project / "nowhere")]) == 2
+    error = capsys.readouterr().err
+    assert f"{project / 'pyproject.toml'}:5: {expected}" in error
+    if "unknown" in expected:
+        assert "known keys: spec, out, tree, cache" in error
+
+
+def test_a_file_that_is_not_toml_is_an_error_naming_it(project, capsys):
+    (project / "pyproject.toml").write_text(PYPROJECT + "tree = \n")
+    assert main(["check"]) == 2
+    assert f"{project / 'pyproject.toml'}: not valid TOML" in capsys.readouterr().err
+
+
+def test_config_shows_each_value_and_its_origin(project, capsys, monkeypatch):
+    monkeypatch.setenv("CXX", "clang++")
+    assert main(["config", "--json"]) == 0
+    shown = {s["key"]: s for s in json.loads(capsys.readouterr().out)["settings"]}
+    assert shown["tree"] == {"key": "tree", "value": "pytorch", "origin": "file",
+                             "where": f"{project / 'pyproject.toml'}:6"}
+    assert shown["cxx"]["origin"] == "environment" and shown["cxx"]["where"] == "$CXX"
+    assert shown["jobs"]["origin"] == "default"
+    assert main(["config"]) == 0
+    text = capsys.readouterr().out
+    assert f"gradshard config: {project / 'pyproject.toml'}" in text
+    assert "cache-max-size = 3G  (file:" in text and "(environment: $CXX)" in text
