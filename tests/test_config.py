@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
+from support.specs import MINI_SPEC
 
 from gradshard.service.cli import main
 from gradshard.service.config import applied_config, find_config, given_options
@@ -115,3 +120,41 @@ def test_config_shows_each_value_and_its_origin(project, capsys, monkeypatch):
     text = capsys.readouterr().out
     assert f"gradshard config: {project / 'pyproject.toml'}" in text
     assert "cache-max-size = 3G  (file:" in text and "(environment: $CXX)" in text
+
+
+def test_the_daemon_starts_from_the_file_and_says_when_it_changed(tmp_path):
+    """`daemon start` with nothing but --codegen-only in a project whose file names the spec,
+    the cache and the out directory; `daemon status` (from the same directory: the file
+    names its daemon) shows the file, then that it changed."""
+    shutil.copytree(MINI_SPEC, tmp_path / "spec")
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.gradshard]\nspec = "spec"\ncache = "cache"\nout = "out"\n')
+    (tmp_path / "run").mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path / "run"))
+
+    def cli(*words: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gradshard.service.entry", *words],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    started = cli("daemon", "start", "--codegen-only")
+    assert started.returncode == 0, started.stderr
+    try:
+        status = wait_idle(cli)
+        assert status["spec"] == str((tmp_path / "spec").resolve())
+        assert status["config"] == {"file": str(pyproject), "changed": False}
+        assert (tmp_path / "out").is_dir()
+        pyproject.write_text(pyproject.read_text() + "# edited\n")
+        assert json.loads(cli("daemon", "status", "--json").stdout)["config"]["changed"]
+        assert "changed since the daemon started" in cli("daemon", "status").stdout
+    finally:
+        cli("daemon", "stop")
+
+
+def wait_idle(cli, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = json.loads(cli("daemon", "status", "--json").stdout or "{}")
+        if status.get("state") == "idle" and status.get("builds"):
+            return status
+        time.sleep(0.1)
+    raise AssertionError("the daemon did not settle")

@@ -5,8 +5,8 @@ came from)."""
 
 from gradshard.service.config.effective import (Effective, applied_config, effective_settings,
                                                 given_options)
-from gradshard.service.config.files import ConfigFile, find_config, read_config
+from gradshard.service.config.files import ConfigFile, file_digest, find_config, read_config
 from gradshard.service.config.settings import SETTINGS, Setting
 
 __all__ = ["ConfigFile", "Effective", "SETTINGS", "Setting", "applied_config",
-           "effective_settings", "find_config", "given_options", "read_config"]
+           "effective_settings", "file_digest", "find_config", "given_options", "read_config"]

@@ -21,11 +21,11 @@ from typing import Any
 from gradshard.cache.errors import UsageError
 from gradshard.service.config.settings import (LIST, PATH, PATHS, SETTINGS, SIZE, TEXT, WHOLE,
                                                setting_of)
+from gradshard.service.defaults import CONFIG_FILE, config_file
 from gradshard.service.options import OPTIONS
 
-__all__ = ["ConfigFile", "find_config", "read_config"]
+__all__ = ["ConfigFile", "file_digest", "find_config", "read_config"]
 
-OWN_FILE, PYPROJECT = "gradshard.toml", "pyproject.toml"
 TABLE = ("tool", "gradshard")
 
 
@@ -39,14 +39,17 @@ class ConfigFile:
 
 def find_config(start: Path) -> ConfigFile | None:
     """The configuration in force in `start` (None when no file holds one)."""
-    for directory in (start.absolute(), *start.absolute().parents):
-        if (directory / OWN_FILE).is_file():
-            return read_config(directory / OWN_FILE)
-        if (directory / PYPROJECT).is_file():
-            found = read_config(directory / PYPROJECT)
-            if found is not None:
-                return found
-    return None
+    path = config_file(start)
+    return read_config(path) if path is not None else None
+
+
+def file_digest(path: Path | None) -> str:
+    """The file's sha256 ("" when there is none, or it cannot be read): the daemon compares
+    it with the one it started with."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else ""
+    except OSError:
+        return ""
 
 
 def read_config(path: Path) -> ConfigFile | None:
@@ -59,12 +62,14 @@ def read_config(path: Path) -> ConfigFile | None:
                          "fix or remove the file") from None
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: not valid TOML: {error}", "fix the file's syntax") from None
-    table = document if path.name == OWN_FILE else document.get(TABLE[0], {}).get(TABLE[1])
+    tool = document.get(TABLE[0], {})
+    table = (document if path.name == CONFIG_FILE
+             else tool.get(TABLE[1]) if isinstance(tool, dict) else None)
     if table is None:
         return None
     if not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.gradshard] is not a table", _known_keys())
-    lines = _key_lines(data.decode(), path.name == OWN_FILE)
+    lines = _key_lines(data.decode(), path.name == CONFIG_FILE)
     values = {key: _checked(path, key, value, lines.get(key)) for key, value in table.items()}
     return ConfigFile(path, values, lines, hashlib.sha256(data).hexdigest())
 

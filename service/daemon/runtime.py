@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import xxhash
 
-from gradshard.service.defaults import default_cache_dir, installed_torchgen
+from gradshard.service.defaults import config_file, default_cache_dir, installed_torchgen
 from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
 
 __all__ = ["ClosedUnanswered", "DaemonLock", "DaemonPaths", "NoAnswer", "QUICK_STATUS_OPTIONS",
@@ -190,7 +190,7 @@ def status_text(answer: dict) -> str:
     lines = [f"gradshard daemon: {answer['state']} (pid {answer['pid']}), "
              f"{answer['builds']} build(s)",
              f"  spec: {answer['spec']}", f"  out:  {answer['out']}",
-             f"  log:  {answer['log']}"]
+             f"  log:  {answer['log']}", *_config_lines(answer.get("config") or {})]
     if last:
         lines.append(f"  last: {last.get('line', '')}")
         lines += [f"  {line}" for error in last.get("errors", []) for line in error.split("\n")]
@@ -200,6 +200,15 @@ def status_text(answer: dict) -> str:
         lines.append(f"  try:  {_checks_head(checks)}")
         lines += [f"    {line}" for line in checks.get("lines", [])]
     return "\n".join(lines)
+
+
+def _config_lines(settings: dict) -> list[str]:
+    """The configuration file the daemon started under, and whether it changed since."""
+    if not settings.get("file"):
+        return []
+    changed = (" (changed since the daemon started: `gradshard daemon stop`, then start it "
+               "again to apply it)" if settings.get("changed") else "")
+    return [f"  config: {settings['file']}{changed}"]
 
 
 def _generator_lines(generator: dict) -> list[str]:
@@ -237,6 +246,8 @@ def quick_status(words: list[str]) -> int | None:
     given = _quick_words(words)
     if given is None or options_of(STATUS) != QUICK_STATUS_OPTIONS:
         return None  # (or an option the table gained that this reader does not know)
+    if not (given.get(SPEC.dest) and given.get(CACHE.dest)) and config_file(Path.cwd()):
+        return None  # a configuration file may name the spec or the cache: read it fully
     torchgen = installed_torchgen()
     spec = Path(given[SPEC.dest]) if given.get(SPEC.dest) else torchgen and torchgen / "packaged"
     if spec is None or not spec.is_dir():

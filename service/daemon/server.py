@@ -41,9 +41,11 @@ from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
 from gradshard.service.compile.driver import CompileOptions
 from gradshard.service.compile.report import diagnostic_text
+from gradshard.service.config.files import file_digest
 from gradshard.service.daemon.generator_checks import BackgroundCheck
 from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
 from gradshard.service.daemon.try_checks import TryChecks
+from gradshard.service.defaults import config_file
 from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report, damaged_text,
                                           ending_of)
 from gradshard.service.files.placement import Placement
@@ -178,6 +180,10 @@ class Daemon:
     def __init__(self, config: DaemonConfig, paths: DaemonPaths,
                  announce: Callable[[str], None]) -> None:
         self.config, self.paths, self.announce = config, paths, announce
+        # the configuration file it started under (it runs in the starting shell's directory):
+        # its settings are in the options it was given; status says when the file changes
+        self.settings_file = config_file(Path.cwd())
+        self.settings_digest = file_digest(self.settings_file)
         self.changes = Changes()
         self.stopping = threading.Event()
         self.session = Session(config.cache)
@@ -472,8 +478,10 @@ class Daemon:
 
     def status(self) -> dict:
         checks = {"checks": self.checks.status()} if self.checks is not None else {}
+        settings = {"file": str(self.settings_file) if self.settings_file else None,
+                    "changed": file_digest(self.settings_file) != self.settings_digest}
         return {"ok": True, "state": self.activity(), "builds": self.builds,
-                **self.description(), "last": self.result, **checks,
+                **self.description(), "config": settings, "last": self.result, **checks,
                 "generator": {**self.result.get("generator", {}),
                               "background": self.generator_checks.status()}}
 
