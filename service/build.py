@@ -357,5 +357,7 @@ def summary_record(done: FilesOutcome, compiled: CompileReport | None) -> dict:
                "generator": done.verdict.summary()}
     if compiled is not None:
         summary["compile"] = {"units": compiled.units, "compiled": len(compiled.compiled),
-                              "cached": len(compiled.cached), "spliced": len(compiled.spliced)}
+                              "cached": len(compiled.cached), "spliced": len(compiled.spliced),
+                              "launcher": (compiled.launcher.to_json() if compiled.launcher
+                                           else None)}
     return summary

@@ -17,6 +17,7 @@ from pathlib import Path
 from gradshard.cache.errors import UsageError
 from gradshard.cache.objects.object_cache import RECORD_BYTES
 from gradshard.service.compile.build_files import pch_report
+from gradshard.service.compile.launcher_counts import LauncherTally, launcher_tally
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit, read_bounded
 from gradshard.service.compile.report import CompileReport, PchFailure
 from gradshard.service.compile.toolchain import launcher_environment, ninja_binary
@@ -61,9 +62,13 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[st
     forget_outcomes(plan, units, pch_headers)
     # an edge whose output's mtime is as before did not run: ninja found it up to date
     before = {p.unit.name: _mtime(plan.directory / p.output) for p in units}
-    returncode, captured = run_streamed(plan, progress)
+    tally = launcher_tally(plan.toolchain.launcher, plan.directory)
+    try:
+        returncode, captured = run_streamed(plan, progress, tally)
+    finally:
+        counts = tally.finish()
     report = CompileReport(units=len(units), seconds=time.perf_counter() - started,
-                           pch_failures=pch_failures(plan, pch_headers))
+                           pch_failures=pch_failures(plan, pch_headers), launcher=counts)
     for p in units:
         record_unit(plan, p, before[p.unit.name], report)
     if returncode != 0 and not report.failed and not report.pch_failures:
@@ -72,12 +77,13 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[st
     return report
 
 
-def run_streamed(plan: CompilePlan, progress) -> tuple[int, list[str]]:
+def run_streamed(plan: CompilePlan, progress, tally: LauncherTally) -> tuple[int, list[str]]:
     """ninja's exit status and its output, each line passed on as it comes (the progress
-    bar's `[done/total]` status: NINJA_STATUS)."""
+    bar's `[done/total]` status: NINJA_STATUS); the launcher's counting set up first."""
     command = [ninja_binary(), "-C", str(plan.directory), "-k", "0", "-j", str(plan.jobs)]
-    env = dict(launcher_environment(plan.toolchain.launcher, dict(os.environ)),
-               NINJA_STATUS="[%f/%t] ")
+    env = tally.environment(dict(launcher_environment(plan.toolchain.launcher,
+                                                      dict(os.environ)),
+                                 NINJA_STATUS="[%f/%t] "))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=env)
     captured = []

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from gradshard.cache.errors import CompileDiagnostic, CompileError, EnvironmentFailure
+from gradshard.service.compile.launcher_counts import LauncherCounts
 
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
     from gradshard.pipeline.layout.compile_layout import CompileUnit
@@ -39,6 +40,9 @@ class CompileReport:
     # a signal, an OSError such as a full disk)
     failures: dict[str, dict] = field(default_factory=dict)
     pch_failures: list[PchFailure] = field(default_factory=list)
+    # what the launcher's cache served of the compiles that reached it (None: no launcher
+    # gradshard can count: service/compile/launcher_counts.py)
+    launcher: LauncherCounts | None = None
 
     def then(self, later: CompileReport) -> CompileReport:
         """This run followed by a retry: what either ran or served; what the retry failed."""
@@ -47,7 +51,8 @@ class CompileReport:
             union(self.cached, later.cached), union(self.spliced, later.spliced),
             later.failed, later.blocked, self.written + later.written,
             self.seconds + later.seconds, {**self.logs, **later.logs},
-            union(self.warnings, later.warnings), later.failures, later.pch_failures)
+            union(self.warnings, later.warnings), later.failures, later.pch_failures,
+            added_counts(self.launcher, later.launcher))
 
 
 @dataclass(frozen=True)
@@ -72,16 +77,27 @@ QUIET_SECONDS = 1.0  # a compile shorter than this shows no progress at all
 def compile_line(report: CompileReport) -> str:
     ran = len(report.compiled) + len(report.cached) + len(report.spliced)
     spliced = f"{len(report.spliced)} spliced, " if report.spliced else ""
+    launcher = f" · {report.launcher.text()}" if report.launcher else ""
     return (f"compile: {report.units} units ({len(report.compiled)} compiled, {spliced}"
             f"{len(report.cached)} from the object cache, {report.units - ran} up to date)"
-            f" · {report.seconds:.2f} s")
+            f"{launcher} · {report.seconds:.2f} s")
 
 
 def compile_json(report: CompileReport) -> dict:
     return {"units": report.units, "compiled": report.compiled, "cached": report.cached,
             "spliced": report.spliced, "failed": report.failed,
             "seconds": round(report.seconds, 4), "files_written": report.written,
-            "warnings": report.warnings}
+            "warnings": report.warnings,
+            "launcher": report.launcher.to_json() if report.launcher else None}
+
+
+def added_counts(first: LauncherCounts | None,
+                 then: LauncherCounts | None) -> LauncherCounts | None:
+    """A run's launcher counts and its retry's, as one build's."""
+    if first is None or then is None:
+        return then or first
+    return LauncherCounts(then.launcher, first.hits + then.hits, first.misses + then.misses,
+                          first.other + then.other, then.note or first.note)
 
 
 @contextlib.contextmanager

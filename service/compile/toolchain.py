@@ -85,9 +85,18 @@ def find_toolchain(location: SpecLocation, cxx: str | None, flags: Sequence[str]
                          "install g++ or name another with --cxx / CXX")
     version = _first_line([path, "--version"])
     directories = [str(Path(d).resolve()) for d in includes] or default_includes(location)
-    return Toolchain(path, version, (*DEFAULT_FLAGS, *flags), tuple(directories),
-                     _launcher(launcher if launcher is not None
-                               else os.environ.get("CXX_LAUNCHER", "")))
+    words = _launcher(launcher if launcher is not None else os.environ.get("CXX_LAUNCHER", ""))
+    _refuse_unsafe_sharing(words, flags)
+    return Toolchain(path, version, (*DEFAULT_FLAGS, *flags), tuple(directories), words)
+
+
+def _refuse_unsafe_sharing(launcher: tuple[str, ...], flags: Sequence[str]) -> None:
+    """sccache with -fpch-preprocess serves wrong hits: the preprocessed text names the PCH,
+    not its content (sccache issue #2562)."""
+    if launcher and Path(launcher[0]).name == "sccache" and "-fpch-preprocess" in flags:
+        raise UsageError("-fpch-preprocess under sccache gives wrong cache hits (sccache issue "
+                         "#2562: the unit's hash misses the precompiled header's content)",
+                         "drop -fpch-preprocess from --cxxflags / CXXFLAGS, or use ccache")
 
 
 def default_includes(location: SpecLocation) -> list[str]:

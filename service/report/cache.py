@@ -51,7 +51,22 @@ def stats_text(stats: StoreStats) -> str:
                      f"{run:,} run / {reused:,} reused  {stages}")
         if summary.get("generator"):  # builds before issue 35 recorded none
             lines.append(f"          {summary['generator']}")
+        lines.extend(_levels_line(summary.get("compile") or {}))
     return "\n".join(lines)
+
+
+def _levels_line(compiled: dict) -> list[str]:
+    """What each level served of a build's units: gradshard's object cache, then the
+    launcher's cache (its hits), and what was compiled (the launcher's misses)."""
+    if not compiled:
+        return []
+    line = (f"          units: {compiled.get('cached', 0)} from the object cache, "
+            f"{compiled.get('compiled', 0)} compiled")
+    launcher = compiled.get("launcher")
+    if isinstance(launcher, dict):
+        line += (f" ({launcher.get('launcher')}: {launcher.get('hits', 0)} hits, "
+                 f"{launcher.get('misses', 0)} misses)")
+    return [line]
 
 
 def disk_lines(stats: StoreStats) -> list[str]:
