@@ -193,14 +193,46 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
+    if args.tests:  # before the build side: a missing torch is said at once
+        from gradshard.service.live.command import check_extra
+
+        check_extra()
     result = _in_session(args, loaded, default_cache_dir,
                          lambda location, session: affected(location, session, args.against,
-                                                            args.since))
+                                                            args.since, args.tests))
+    tests = _gradient_tests(result) if args.tests else None
     if args.json:
-        print(json.dumps(affected_json(result, loaded.location), indent=2))
+        report = affected_json(result, loaded.location)
+        print(json.dumps(report | ({"tests": tests_json(tests)} if tests else {}), indent=2))
     else:
-        print(affected_text(result, loaded.location))
+        print(affected_text(result, loaded.location)
+              + ("\n" + tests_text(tests) if tests else ""))
     return EXIT_OK
+
+
+def _gradient_tests(result):
+    from gradshard.service.query.gradient_tests import gradient_tests
+
+    return gradient_tests(result.ops)
+
+
+def tests_json(tests) -> dict:
+    """affected --tests' part of --json: the ids, the -k expression, and per op its OpInfos,
+    its tests and why it has none."""
+    return {"ids": tests.ids, "k": tests.keyword(),
+            "ops": [{"op": o.op, "opinfos": list(o.opinfos), "tests": list(o.tests),
+                     "reason": o.reason} for o in tests.ops]}
+
+
+def tests_text(tests) -> str:
+    lines = [f"  gradient tests ({len(tests.ids)})"]
+    for op in tests.ops:
+        lines.append(f"    {op.op}: " + (f"{len(op.tests)} tests of "
+                                          f"{', '.join(op.opinfos)}" if op.tests else op.reason))
+    if tests.ids:
+        lines.append("  run them: pytest test/test_ops_gradients.py "
+                     f"test/test_ops_fwd_gradients.py -k '{tests.keyword()}'")
+    return "\n".join(lines)
 
 
 def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):

@@ -290,6 +290,10 @@ OPTIONS: tuple[Option, ...] = (
            exclusive="baseline"),
     Option(("--since",), "since", "compare with the spec files at a git revision of the "
            "checkout", _commands(AFFECTED), metavar="GITREV", exclusive="baseline"),
+    Option(("--tests",), "tests", "also list PyTorch's gradient tests of the changed ops "
+           "(test_ops_gradients.py, and test_ops_fwd_gradients.py where forward code changed), "
+           "as pytest ids and one -k expression; needs the try extra", _commands(AFFECTED),
+           action="store_true"),
     Option(("--samples",), "samples", "a Python file giving samples for ops without an OpInfo: "
            "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}", _commands(TRY),
            metavar="FILE"),

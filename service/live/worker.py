@@ -49,7 +49,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-__all__ = ["install", "load_library"]
+__all__ = ["install", "load_library", "opinfo_names"]
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"  # SKIP: an op with no sample to check
 # a failing sample's error is located element by element (two calls per input element, one
@@ -364,12 +364,14 @@ def _opinfo_index() -> dict[str, list]:
 
     index: dict[str, list] = {}
     for info in _op_db():
-        for op in {function_op(n) for n in _names(info)}:
+        for op in {function_op(n) for n in opinfo_names(info)}:
             index.setdefault(op, []).append(info)
     return index
 
 
-def _names(info) -> set[str]:
+def opinfo_names(info) -> set[str]:
+    """The names an OpInfo answers to: its name, aten_name, aliases and its variants' (the
+    rule `try` and `affected --tests` find an op's OpInfos by)."""
     names = {info.name, getattr(info, "aten_name", None) or info.name}
     names |= {a.name for a in getattr(info, "aliases", ()) or ()}
     for variant in (info.op, info.method_variant, info.inplace_variant):

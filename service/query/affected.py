@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +23,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
 from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
+from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
@@ -33,8 +34,8 @@ from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["Affected", "affected", "affected_command", "affected_json", "affected_text",
-           "build_side", "run_side"]
+__all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json",
+           "affected_text", "build_side", "changed_ops", "run_side"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -59,6 +60,17 @@ class KernelChange:
 
 
 @dataclass(frozen=True)
+class OpChange:
+    """An op (function_op: sin for sin, sin_, sin.out) whose generated autograd code changed:
+    a node it creates (its backward code) or a kernel of its (where its forward-mode code
+    is, and what saves the node's inputs)."""
+
+    op: str
+    nodes: bool
+    kernels: bool
+
+
+@dataclass(frozen=True)
 class Affected:
     baseline: str  # what the spec was compared with, in words
     entries: list[EntryChange]
@@ -66,6 +78,7 @@ class Affected:
     bindings: dict[str, str]
     files: dict[str, str]
     kernels: list[KernelChange]
+    ops: tuple[OpChange, ...] = ()  # when asked for (affected --tests)
 
     def entries_of(self, file: SpecFile) -> list[EntryChange]:
         return [e for e in self.entries if e.file is file]
@@ -80,14 +93,16 @@ class Side:
 
 
 def affected(location: SpecLocation, session: OpenCache, against: str | None,
-             since: str | None) -> Affected:
+             since: str | None, with_ops: bool = False) -> Affected:
     """What the spec's edits change since a baseline: the last build, a spec directory or a
-    git revision; a cache found damaged on the way is set aside and it runs again, once."""
-    return session.retrying(partial(affected_command, location, session, against, since))
+    git revision; a cache found damaged on the way is set aside and it runs again, once.
+    `with_ops`: also the ops whose autograd code changed (their kernels are read)."""
+    return session.retrying(partial(affected_command, location, session, against, since,
+                                    with_ops))
 
 
 def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
-                     since: str | None) -> Affected:
+                     since: str | None, with_ops: bool = False) -> Affected:
     current = build_side(read_inputs(location), session)
     if against is not None:
         other = locate_spec(against)
@@ -96,7 +111,9 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
         baseline, words = build_side(git_inputs(location, since), session), f"git revision {since}"
     else:
         baseline, words = _last_build(location, session)
-    return compare(baseline, current, words, new_engine(session.open(), session.memory))
+    engine = new_engine(session.open(), session.memory)
+    result = compare(baseline, current, words, engine)
+    return replace(result, ops=changed_ops(baseline, current, engine)) if with_ops else result
 
 
 def build_side(inputs: InputBytes, session: OpenCache, commit: bool = True) -> Side:
@@ -190,6 +207,24 @@ def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affect
                     _changes(baseline.index.files, current.index.files),
                     _kernel_changes(baseline.index.kernels + baseline.index.family_kernels,
                                     current.index.kernels + current.index.family_kernels, engine))
+
+
+def changed_ops(baseline: Side, current: Side, engine: Engine) -> tuple[OpChange, ...]:
+    """The ops of the current spec whose VariableType kernels changed, or that create a node
+    whose code changed (try's rule: service/live/plan.py _changed_ops)."""
+    old_nodes = dict(baseline.index.nodes)
+    changed_nodes = {n for n, h in current.index.nodes if old_nodes.get(n) != h}
+    old_kernels = dict(baseline.index.kernels)
+    units = list(current.index.kernels)
+    records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
+    nodes_of: dict[str, bool] = {}
+    kernels_of: dict[str, bool] = {}
+    for (unit, code), record in zip(units, records):
+        op = function_op(kernel_unit_fields(unit)[1])
+        nodes_of[op] = nodes_of.get(op, False) or record.node in changed_nodes
+        kernels_of[op] = kernels_of.get(op, False) or old_kernels.get(unit) != code
+    return tuple(OpChange(op, nodes_of[op], kernels_of[op]) for op in sorted(nodes_of)
+                 if nodes_of[op] or kernels_of[op])
 
 
 def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...],
