@@ -15,13 +15,14 @@ import pytest
 from support.reports import validated_sarif
 from support.specs import DERIVATIVES, MINI_SPEC
 
-from gradshard.cache.errors import CompileDiagnostic, CompileError
+from gradshard.cache.errors import CompileDiagnostic, CompileError, GeneratorMismatch
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.report import sarif
 from gradshard.service.report.findings import (COMPILE_RULE, WARNING, Finding, Place,
-                                               compile_findings, spec_findings)
+                                               compile_findings, generator_findings, spec_findings)
+from gradshard.service.report.formats import error_findings
 from gradshard.service.report.lintrunner import LINT_CODE, lint_lines
 from gradshard.service.report.sarif import repository_root, sarif_log
 
@@ -255,3 +256,34 @@ def test_check_finds_the_spec_of_the_files_it_is_given(work_tree, capsys, tmp_pa
              "is not inside --spec")):
         assert main(["check", *words]) == 2
         assert expected in capsys.readouterr().err
+
+
+class _Verdict:
+    """What generator_findings reads of a build's generator verdict."""
+
+    differing = ("VariableType_0.cpp", "VariableType_1.cpp")
+
+    def summary(self) -> str:
+        return "generator: torchgen (altered), not known; 2 files differ"
+
+
+class _Outcome:
+    def __init__(self, out: Path) -> None:
+        self.out, self.generator = out, _Verdict()
+
+
+def test_a_differing_generator_is_a_warning_at_each_file_it_wrote(checkout):
+    findings = generator_findings(_Outcome(checkout / "out"))
+    log = validated_sarif(sarif_log(findings, "0.1.0", checkout))
+    results = log["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["warning", "warning"]
+    assert [r["ruleId"] for r in results] == ["generator.differs"] * 2
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+    assert uris == ["out/VariableType_0.cpp", "out/VariableType_1.cpp"]
+
+
+def test_under_strict_a_differing_generator_is_an_error_at_each_file(checkout):
+    error = GeneratorMismatch(["VariableType_0.cpp"], "report", "hint")
+    (finding,) = error_findings(error, None, checkout / "out")
+    assert finding.level == "error" and finding.rule == "generator.differs"
+    assert finding.place.path == str(checkout / "out" / "VariableType_0.cpp")
