@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
-from gradshard.service.config import applied_config, effective_settings, find_config, given_options
+from gradshard.service.config import applied_config, effective_settings, find_config
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
-                                          RUN_AGAIN, Report, damaged_text, ending_of)
+                                          EXIT_USAGE, RUN_AGAIN, Report, damaged_text, ending_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, spec_of_paths
-from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENERATOR, LOGS, RUN,
-                                       SHOW, START, STATS, STATUS, STOP, TRY, WATCH, add_options,
-                                       compile_options, generator_check_of, jobs_of, placement_of)
+from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENERATOR, LOGS,
+                                       OPTIONS, RUN, SHOW, START, STATS, STATUS, STOP, TRY, WATCH,
+                                       add_options, compile_options, generator_check_of, jobs_of,
+                                       placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.findings import generator_findings
 from gradshard.service.report.formats import (emit_findings, error_findings, gathered_stdout,
@@ -160,9 +161,9 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
         from gradshard.service.report.build import build_text
 
         print(build_text(outcome), file=human_stream(args))
-    emit_findings(args, generator_findings(outcome), outcome.location)
-    if outcome.verified and outcome.stats.disagreements:
+    if outcome.verified and outcome.stats.disagreements:  # its findings: _run_command's
         raise VerifyMismatch(d.describe() for d in outcome.stats.disagreements)
+    emit_findings(args, generator_findings(outcome), outcome.location)
     return EXIT_OK
 
 
@@ -196,7 +197,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     if args.tests:  # before the build side: a missing torch is said at once
         from gradshard.service.live.command import check_extra
 
-        check_extra()
+        check_extra("gradshard affected --tests")
     result = _in_session(args, loaded, default_cache_dir,
                          lambda location, session: affected(location, session, args.against,
                                                             args.since, args.tests))
@@ -417,6 +418,14 @@ def collector_for(command: str) -> Iterator[None]:
             gc.enable()
 
 
+def given_options(words: list[str], command: str) -> set[str]:
+    """The dests of the options the words give, as argparse reads them (abbreviations and
+    `--name=value` included): the command line parsed again without defaults, so only what
+    the words set is there."""
+    parsed = build_parser(defaults=False).parse_args(words)
+    return {o.dest for o in OPTIONS if command in o.commands and hasattr(parsed, o.dest)}
+
+
 def command_name(args: argparse.Namespace) -> str:
     """The command as the options table names it: `build`, `daemon start`…"""
     return f"daemon {args.action}" if args.command == "daemon" else args.command
@@ -451,7 +460,12 @@ def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(words)
+    try:
+        args = build_parser().parse_args(words)
+    except UnicodeDecodeError as error:  # an @FILE that is not UTF-8 (argparse reads it)
+        report_usage_error(UsageError(f"a file of arguments (@FILE) is not UTF-8 text: {error}",
+                                      "list the spec files in FILE, one per line, in UTF-8"))
+        return EXIT_USAGE
     with collector_for(args.command):
         return _run(args, words)
 
@@ -469,7 +483,8 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         command = command_name(args)
         # `config` shows the file, the environment and the defaults as they are
         config = None if command == CONFIG else find_config(Path.cwd())
-        with applied_config(args, config, command, given_options(words, command)):
+        given = given_options(words, command) if config is not None else set()
+        with applied_config(args, config, command, given):
             code = args.run(args, loaded)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
@@ -480,8 +495,8 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
     except Exception as error:  # reported as service/exit_codes.py says, as the daemon does
         ending = ending_of(error)
         _REPORTS[ending.report](args, ending.error, loaded)
-        out = Path(args.out) if getattr(args, "out", None) else None
-        emit_findings(args, error_findings(ending.error, loaded.location, out), loaded.location)
+        emit_findings(args, error_findings(ending.error, loaded.location, args),
+                      loaded.location)
         return EXIT_OK if reported_by_linter(args, ending.error) else ending.code
 
 

@@ -51,8 +51,8 @@ def config_file(start: Path) -> Path | None:
 
 
 def _has_table(pyproject: Path) -> bool:
-    try:
-        tool = tomllib.loads(pyproject.read_text()).get("tool", {})
+    try:  # TOML is UTF-8 whatever the locale
+        tool = tomllib.loads(pyproject.read_bytes().decode()).get("tool", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return True
     return isinstance(tool, dict) and "gradshard" in tool

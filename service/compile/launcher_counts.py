@@ -71,9 +71,14 @@ class SccacheTally(LauncherTally):
         self.env: dict[str, str] = {}
 
     def environment(self, environ: dict[str, str]) -> dict[str, str]:
-        env = dict(environ, SCCACHE_SERVER_PORT=str(self.port))
+        # a socket path of the user's would take the place of the port: dropped for the build
+        own = {k: v for k, v in environ.items() if k != "SCCACHE_SERVER_UDS"}
+        env = dict(own, SCCACHE_SERVER_PORT=str(self.port))
         done = self._run(["--start-server"], env)
         self.started = done is not None and done.returncode == 0
+        if not self.started:  # the compiles go to the user's server, uncounted
+            self._run(["--stop-server"], env)
+            return environ
         self.env = env
         return env
 
@@ -118,8 +123,7 @@ class CcacheTally(LauncherTally):
         except OSError:
             text = ""  # no compile reached ccache
         hits = misses = other = 0
-        for record in text.split("# ")[1:]:
-            results = set(record.splitlines()[1:])
+        for results in _ccache_records(text):
             if results & CCACHE_HITS:
                 hits += 1
             elif CCACHE_MISS in results:
@@ -127,6 +131,17 @@ class CcacheTally(LauncherTally):
             else:
                 other += 1
         return LauncherCounts(self.name, hits, misses, other)
+
+
+def _ccache_records(text: str) -> list[set[str]]:
+    """The stats log's records: each a `# <source>` line, then one result per line."""
+    records: list[set[str]] = []
+    for line in text.splitlines():
+        if line.startswith("# "):
+            records.append(set())
+        elif records and line.strip():
+            records[-1].add(line.strip())
+    return records
 
 
 def launcher_tally(launcher: tuple[str, ...], directory: Path) -> LauncherTally:
@@ -140,8 +155,10 @@ def launcher_tally(launcher: tuple[str, ...], directory: Path) -> LauncherTally:
 
 
 def _count(stats: dict, key: str) -> int:
-    counts = (stats.get(key) or {}).get("counts") or {}
-    return sum(v for v in counts.values() if isinstance(v, int))
+    """A total of sccache's statistics (a shape other than 0.9's counts as none)."""
+    value = stats.get(key)
+    counts = value.get("counts") if isinstance(value, dict) else None
+    return sum(v for v in counts.values() if isinstance(v, int)) if isinstance(counts, dict) else 0
 
 
 def _free_port() -> int:

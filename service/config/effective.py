@@ -1,7 +1,8 @@
 """The configuration applied to one command: file < environment < flags.
 
 For each key of the file: an option it fills is set only when the command line did not give
-it (`given`: the options the words name) and its variable is unset; a variable it fills is
+it (`given`: the options the words name, service/cli.py: given_options) and its variable is
+unset; a variable it fills is
 set for the command's time only when unset. `effective_settings` says, for every key, the
 value in force and where it came from (`gradshard config`).
 """
@@ -18,7 +19,7 @@ from gradshard.service.config.files import ConfigFile
 from gradshard.service.config.settings import SETTINGS, Setting
 from gradshard.service.options import OPTIONS
 
-__all__ = ["Effective", "applied_config", "effective_settings", "given_options"]
+__all__ = ["Effective", "applied_config", "effective_settings"]
 
 FLAG, VARIABLE, FILE, DEFAULT = "flag", "environment", "file", "default"
 
@@ -29,16 +30,6 @@ class Effective:
     value: object
     origin: str  # FLAG, VARIABLE, FILE or DEFAULT
     where: str  # the flag, $VARIABLE, file:line, or ""
-
-
-def given_options(argv: list[str], command: str) -> set[str]:
-    """The dests of the options the words give, as argparse reads them (abbreviations and
-    `--name=value` included): a parser of the command without defaults, so only what the
-    words set is there."""
-    from gradshard.service.cli import build_parser
-
-    parsed = build_parser(defaults=False).parse_args(argv)
-    return {o.dest for o in OPTIONS if command in o.commands and hasattr(parsed, o.dest)}
 
 
 @contextlib.contextmanager
@@ -109,6 +100,34 @@ def _flag(setting: Setting) -> str:
 
 
 def _default(setting: Setting) -> object:
-    if setting.dest is None:
-        return None
-    return next(o.default for o in OPTIONS if o.dest == setting.dest)
+    """What is in force when nothing sets the key: said where the option's default is a
+    placeholder (no --cache: the default directory; -j 0: the machine's cores)."""
+    described = _DESCRIBED_DEFAULTS.get(setting.key)
+    if described is not None:
+        return described()
+    return next((o.default for o in OPTIONS if o.dest == setting.dest), None)
+
+
+def _default_cache() -> str:
+    from gradshard.service.defaults import default_cache_dir
+
+    return str(default_cache_dir())
+
+
+def _cores() -> str:
+    return f"{os.cpu_count() or 1} (the machine's cores)"
+
+
+def _try_limit() -> str:
+    return "1G"  # service/live/try_directory.py: DEFAULT_MAX_SIZE
+
+
+_DESCRIBED_DEFAULTS = {
+    "spec": lambda: "the installed torch's packaged spec",
+    "cache": _default_cache,
+    "cache-max-size": lambda: "no limit",
+    "cxx": lambda: "g++",
+    "jobs": _cores,
+    "try-cxx": lambda: "the first clang++ >= 14 with libstdc++, else g++",
+    "try-max-size": _try_limit,
+}

@@ -104,7 +104,7 @@ def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
     if kind in (PATH, TEXT, SIZE) and not isinstance(value, str):
         return f"must be a string, not {type(value).__name__}", None
     if kind == PATH:
-        return "", str(base / value) if value else value
+        return "", str(base / Path(value).expanduser()) if value else value
     if kind == SIZE:
         return _size_problem(value), value
     if kind == WHOLE:
@@ -116,7 +116,7 @@ def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return "must be a list of strings", None
         if kind == PATHS:
-            return "", [str(base / v) for v in value]
+            return "", [str(base / Path(v).expanduser()) for v in value]
         return "", shlex.join(value)
     return "", value
 

@@ -162,10 +162,12 @@ def spec_of_paths(paths: Sequence[str], spec: str | None) -> str | None:
 
 
 def _spec_root_of(path: Path) -> Path | None:
-    """The nearest directory above `path` holding every YAML file of a spec in one layout
+    """The nearest directory at or above `path` holding every YAML file of a spec in one layout
     (a checkout's tools/ alone has autograd/derivatives.yaml as a packaged spec would, but
     not its ATen/native/native_functions.yaml)."""
-    for directory in path.absolute().parents:
+    absolute = path.absolute()
+    own = (absolute,) if absolute.is_dir() else ()  # a spec directory named itself
+    for directory in (*own, *absolute.parents):
         if any(all((directory / layout[f]).exists() for f in YAML_FILES)
                for layout in _LAYOUTS.values()):
             return directory

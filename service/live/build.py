@@ -179,7 +179,8 @@ class PatchRule:
     units: tuple[tuple[str, ...], ...]
     apart: tuple[str, ...]
     pch_code: bool
-    pch_instantiations: tuple[str, ...] = ()  # class templates instantiated in the PCH
+    # c10::TypeKinds whose SingleElementType the PCH instantiates (templates/live/patch.j2)
+    pch_instantiations: tuple[str, ...] = ()
 
 
 # clang instantiates in the PCH what its headers leave pending (-fpch-instantiate-templates),
@@ -188,9 +189,7 @@ class PatchRule:
 # torch's headers, 0.08 s of each of sin's nodes and kernels units. Torch's are c10's
 # SingleElementType ones (ATen/core/jit_type.h): explicit instantiations in the PCH do them
 # once, their code in the PCH's object.
-CLANG_PCH_INSTANTIATIONS = tuple(
-    f"c10::SingleElementType<c10::TypeKind::{kind}, c10::{kind}>"
-    for kind in ("ListType", "FutureType", "AwaitType", "RRefType"))
+CLANG_PCH_INSTANTIATIONS = ("ListType", "FutureType", "AwaitType", "RRefType")
 # clang: a unit per part, the PCH's instantiations and code done once. A formula edit
 # compiles the nodes and the kernels, side by side; the registrations and the Python classes
 # only when a signature or a struct changes.

@@ -55,8 +55,9 @@ class TryOutcome:
         return EXIT_FAIL if any(v["verdict"] == "FAIL" for v in verdicts) else EXIT_PASS
 
 
-def check_extra() -> None:
-    """The modules `try` needs that `build` does not (the `try` extra)."""
+def check_extra(command: str = "gradshard try") -> None:
+    """The modules `try` (and `affected --tests`) need that `build` does not (the `try`
+    extra)."""
     import importlib.util
 
     missing = [package for module, package in TRY_EXTRA_MODULES
@@ -64,7 +65,7 @@ def check_extra() -> None:
     if importlib.util.find_spec("torch") is None:
         missing.insert(0, "torch==2.13.0")
     if missing:
-        raise UsageError(f"`gradshard try` needs {', '.join(missing)}, which are not installed",
+        raise UsageError(f"`{command}` needs {', '.join(missing)}, which are not installed",
                          "pip install 'gradshard[try]'")
 
 

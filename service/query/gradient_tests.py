@@ -4,7 +4,8 @@ expression selecting exactly them.
 
 The tests are those of test/test_ops_gradients.py (TestBwdGradientsCPU) for every changed
 op, and of test/test_ops_fwd_gradients.py (TestFwdGradientsCPU) where the op's kernels
-(its forward-mode code) changed. Both files instantiate their methods with
+(its forward-mode code) changed; where only its nodes changed, of that file only
+test_fn_fwgrad_bwgrad (the backward formula under forward mode). Both files instantiate their methods with
 `ops(op_db, dtypes=OpDTypes.supported, allowed_dtypes=[double, cdouble])`
 (torch/testing/_internal/common_device_type.py: ops, instantiate_device_type_tests), so a
 test's name is `<method>_<OpInfo.formatted_name>_cpu_<dtype>` for each of float64 and
@@ -58,6 +59,9 @@ FORWARD_METHODS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
     ("test_forward_mode_AD", _runs),
     ("test_inplace_forward_mode_AD", _inplace_autograd),
 )
+# forward-over-reverse: the backward formula differentiated in forward mode, which a node's
+# edit alone can break (a formula calling an op without a forward derivative)
+BACKWARD_UNDER_FORWARD = frozenset({"test_fn_fwgrad_bwgrad"})
 
 
 @dataclass(frozen=True)
@@ -93,16 +97,15 @@ def keyword_expression(ids: Sequence[str]) -> str:
 
 
 def _op_tests(change: OpChange, op_db: list) -> OpTests:
-    from gradshard.pipeline.layout.compile_layout import function_op
-    from gradshard.service.live.worker import opinfo_names
+    from gradshard.service.live.worker import opinfos_of
 
-    infos = [info for info in op_db
-             if change.op in {function_op(name) for name in opinfo_names(info)}]
+    listed = {id(info) for info in op_db}
+    infos = [info for info in opinfos_of(change.op) if id(info) in listed]
     if not infos:
         return OpTests(change.op, (), (), _no_opinfo_reason(change.op))
     methods = [(BACKWARD_FILE, m) for m in BACKWARD_METHODS]
-    if change.kernels:
-        methods += [(FORWARD_FILE, m) for m in FORWARD_METHODS]
+    methods += [(FORWARD_FILE, m) for m in FORWARD_METHODS
+                if change.kernels or (change.nodes and m[0] in BACKWARD_UNDER_FORWARD)]
     tests = [f"{where}::{name}_{info.formatted_name}_cpu_{dtype_name}"
              for info in infos for dtype_name, dtype in _dtypes(info)
              for where, (name, runs) in methods if runs(info, dtype)]

@@ -98,20 +98,27 @@ def generated_place(text: str, directory: str = "") -> Place | None:
 
 def generator_findings(outcome: BuildOutcome) -> list[Finding]:
     """A warning at each file the spec's generator writes differently from gradshard (the
-    files written are the generator's: service/generator/check.py)."""
+    files written are the generator's: service/generator/check.py), where --tree put it."""
     verdict = outcome.generator
     summary = verdict.summary()
     return [Finding(GENERATOR_RULE, WARNING,
                     f"{name} is written from the spec's own generator: {summary}",
-                    Place(str((outcome.out / name).resolve())),
+                    Place(generated_file(outcome.out, name, outcome.tree)),
                     "gradshard reproduces the generators it knows; --generator-check strict "
                     "makes a difference an error") for name in verdict.differing]
+
+
+def generated_file(out: Path, name: str, tree: str) -> str:
+    """Where the index's file `name` is under --out in this tree (service/files/placement)."""
+    from gradshard.service.files.placement import placed_name
+
+    return _absolute(str(out / (placed_name(name, tree) or name)))
 
 
 def failure_finding(rule: str, message: str, hint: str = "",
                     files: Iterable[str] = ()) -> Finding:
     """A failure that is not at a line of a file (a bad option, a generator that failed): at
-    its first file when it names some."""
+    its first file when it names some (sarif.py gives the others the spec's place)."""
     places = [Place(_absolute(f)) for f in files]
     return Finding(rule, ERROR, message, places[0] if places else None, hint,
                    related=tuple((p, "also concerned") for p in places[1:]))

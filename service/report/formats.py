@@ -14,17 +14,17 @@ import argparse
 import contextlib
 import importlib.metadata
 import io
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence, TextIO
 
-from gradshard.cache.errors import CompileError, GeneratorFailed, GeneratorMismatch, UsageError
+from gradshard.cache.errors import (CompileError, GeneratorFailed, GeneratorMismatch, UsageError,
+                                    VerifyMismatch)
 from gradshard.pipeline.problems import SpecError
-from gradshard.service.exit_codes import EXIT_USAGE
+from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from gradshard.service.options import FORMATS
 from gradshard.service.report.findings import (GENERATOR_RULE, Finding, compile_findings,
-                                               failure_finding, spec_findings)
+                                               failure_finding, generated_file, spec_findings)
 
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
@@ -35,8 +35,10 @@ __all__ = ["FORMATS", "MACHINE_FORMATS", "emit_findings", "error_findings", "gat
 
 TEXT, JSON, SARIF, LINTRUNNER = FORMATS
 MACHINE_FORMATS = (SARIF, LINTRUNNER)
-# the rules of failures that are no problem of the spec's and no compile error
+# the rules of failures that are no problem of the spec's and no placed compile error
 USAGE_RULE, GENERATOR_FAILED_RULE, ERROR_RULE = "usage", "generator.failed", "gradshard.error"
+_FAILURE_RULES = ((UsageError, USAGE_RULE), (GeneratorFailed, GENERATOR_FAILED_RULE),
+                  (VerifyMismatch, "cache.disagreement"), (CompileError, "compile.failed"))
 
 
 def settle_format(args: argparse.Namespace) -> None:
@@ -68,23 +70,22 @@ def reported_by_linter(args: argparse.Namespace, error: BaseException) -> bool:
 
 
 def error_findings(error: BaseException, location: SpecLocation | None,
-                   out: Path | None) -> list[Finding]:
+                   args: argparse.Namespace) -> list[Finding]:
     """What a failed command found: the spec's problems, the compile errors, each file that
-    differs from the spec's generator (under --generator-check strict: at --out), or one
-    finding for any other failure."""
+    differs from the spec's generator (under --generator-check strict: where --out and
+    --tree put it), or one finding for any other failure."""
     if isinstance(error, SpecError):
         return spec_findings(error, location)
-    if isinstance(error, CompileError):
+    if isinstance(error, CompileError) and error.diagnostics:
         return compile_findings(error)
     if isinstance(error, GeneratorMismatch):
+        out, tree = Path(getattr(args, "out", None) or "."), getattr(args, "tree", "flat")
         return [failure_finding(GENERATOR_RULE, f"{name} differs from the spec's generator's",
-                                error.hint, [str(out / name) if out else name])
+                                error.hint, [generated_file(out, name, tree)])
                 for name in error.files]
-    if isinstance(error, GeneratorFailed):
-        return [failure_finding(GENERATOR_FAILED_RULE, str(error), error.hint)]
-    if isinstance(error, UsageError):
-        return [failure_finding(USAGE_RULE, error.message, error.hint)]
-    return [failure_finding(ERROR_RULE, f"{type(error).__name__}: {error}")]
+    rule = next((r for kind, r in _FAILURE_RULES if isinstance(error, kind)), ERROR_RULE)
+    message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    return [failure_finding(rule, message, getattr(error, "hint", "") or "")]
 
 
 def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
@@ -94,13 +95,16 @@ def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
     chosen = machine_format(args)
     if chosen is None:
         return
+    from gradshard.pipeline.problems import SpecFile
     from gradshard.service.report.sarif import repository_root
 
     root = repository_root(location.root if location is not None else Path.cwd())
     if chosen == SARIF:
-        from gradshard.service.report.sarif import sarif_log
+        from gradshard.service.report.sarif import sarif_text
 
-        print(json.dumps(sarif_log(findings, _version(), root), indent=2))
+        # code scanning takes no result without a place: a failure is at the spec's file
+        spec_file = location.path_of(SpecFile.DERIVATIVES) if location is not None else None
+        print(sarif_text(findings, _version(), root, spec_file))
     else:
         from gradshard.service.report.lintrunner import lint_lines
 
@@ -123,8 +127,8 @@ def write_output(args: argparse.Namespace, gathered: io.StringIO | None, code: i
     """--output's FILE written whole, once the command has ended (atomically: a reader never
     sees a part of it): the command's exit code, or a usage error's when FILE cannot be
     written."""
-    if gathered is None:
-        return code
+    if gathered is None or code == EXIT_INTERRUPTED:
+        return code  # an interrupted command has no whole report: FILE stays as it was
     from gradshard.service.files.outputs import write_atomic
 
     path = Path(args.output)

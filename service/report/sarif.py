@@ -7,14 +7,17 @@ in originalUriBaseIds), so the same log names the same files on every runner; a 
 it is an absolute file URI. The places related to a result (the generated file's line of a
 compile error) are its relatedLocations.
 
-GitHub refuses a run of more than 25,000 results and a file of more than 10 MB compressed:
-past either, the first results are kept and one more says how many were left out.
+GitHub refuses a run of more than 25,000 results and a file of more than 10 MB compressed,
+and code scanning a result without a location: past either limit, the first results are
+kept and one more says how many were left out; a result without a place of its own is at
+the spec's derivatives.yaml.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import quote
@@ -22,7 +25,7 @@ from urllib.parse import quote
 from gradshard.service.report.findings import WARNING, Finding, Place
 
 __all__ = ["MAX_COMPRESSED_BYTES", "MAX_RESULTS", "SARIF_SCHEMA", "repository_root",
-           "sarif_log"]
+           "sarif_log", "sarif_text"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -42,26 +45,40 @@ def repository_root(path: Path) -> Path | None:
     return None
 
 
-def sarif_log(findings: Sequence[Finding], version: str, root: Path | None) -> dict:
-    """The log of one run of gradshard, within GitHub's limits."""
-    kept = list(findings[:MAX_RESULTS - 1]) if len(findings) >= MAX_RESULTS else list(findings)
+def sarif_text(findings: Sequence[Finding], version: str, root: Path | None,
+               default_file: Path | None = None) -> str:
+    """The log as printed: within GitHub's limits as printed (indented JSON)."""
+    return json.dumps(sarif_log(findings, version, root, default_file), indent=2)
+
+
+def sarif_log(findings: Sequence[Finding], version: str, root: Path | None,
+              default_file: Path | None = None) -> dict:
+    """The log of one run of gradshard, within GitHub's limits: the first results, and one
+    more saying how many were left out. A result without a place of its own (a bad option, a
+    failed generator) is at `default_file` (the spec's derivatives.yaml): code scanning
+    refuses a result without one."""
+    fallback = Place(str(default_file)) if default_file is not None else None
+    placed = [f if f.place is not None or fallback is None else replace(f, place=fallback)
+              for f in findings]
+    kept = placed if len(placed) <= MAX_RESULTS else placed[:MAX_RESULTS - 1]
     while True:
-        log = _log(kept, len(findings) - len(kept), version, root)
+        log = _log(kept, len(placed) - len(kept), version, root, fallback)
         if _compressed_size(log) <= MAX_COMPRESSED_BYTES or not kept:
             return log
-        kept = kept[:len(kept) // 2]
+        kept = kept[:len(kept) * 9 // 10]
 
 
-def _log(findings: list[Finding], left_out: int, version: str, root: Path | None) -> dict:
+def _log(findings: list[Finding], left_out: int, version: str, root: Path | None,
+         fallback: Place | None) -> dict:
     rules = list(dict.fromkeys(f.rule for f in findings))
     results = [_result(f, rules.index(f.rule), root) for f in findings]
     if left_out:
         rules.append(LEFT_OUT_RULE)
-        results.append({"ruleId": LEFT_OUT_RULE, "ruleIndex": len(rules) - 1, "level": "note",
-                        "message": {"text": f"{left_out} more results were left out (GitHub "
-                                            f"takes {MAX_RESULTS:,} results and "
-                                            f"{MAX_COMPRESSED_BYTES // 2**20} MB compressed "
-                                            "per run); --format json lists every one"}})
+        place = findings[-1].place if findings else fallback
+        results.append(_result(Finding(
+            LEFT_OUT_RULE, "note", f"{left_out} more results were left out (GitHub takes "
+            f"{MAX_RESULTS:,} results and {MAX_COMPRESSED_BYTES // 2**20} MB compressed per "
+            "run); --format json lists every one", place), len(rules) - 1, root))
     run: dict = {"tool": {"driver": {"name": "gradshard", "version": version,
                                      "rules": [_rule(r) for r in rules]}},
                  "columnKind": "unicodeCodePoints", "results": results}
@@ -80,7 +97,7 @@ def _rule(rule: str) -> dict:
 def _result(finding: Finding, index: int, root: Path | None) -> dict:
     text = finding.message + (f" (hint: {finding.hint})" if finding.hint else "")
     result: dict = {"ruleId": finding.rule, "ruleIndex": index,
-                    "level": "warning" if finding.level == WARNING else "error",
+                    "level": finding.level if finding.level in (WARNING, "note") else "error",
                     "message": {"text": text}}
     if finding.place is not None:
         result["locations"] = [{"physicalLocation": _physical(finding.place, root)}]
@@ -111,4 +128,5 @@ def _artifact(path: Path, root: Path | None) -> dict:
 
 
 def _compressed_size(log: dict) -> int:
-    return len(gzip.compress(json.dumps(log).encode(), compresslevel=6))
+    """As printed (sarif_text's indentation), compressed as an upload is."""
+    return len(gzip.compress(json.dumps(log, indent=2).encode(), compresslevel=6))
