@@ -191,6 +191,7 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.query.affected import affected, affected_json, affected_text
+    from gradshard.service.query.gradient_tests import gradient_tests, tests_json, tests_text
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
@@ -201,7 +202,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     result = _in_session(args, loaded, default_cache_dir,
                          lambda location, session: affected(location, session, args.against,
                                                             args.since, args.tests))
-    tests = _gradient_tests(result) if args.tests else None
+    tests = gradient_tests(result.ops) if args.tests else None
     if args.json:
         report = affected_json(result, loaded.location)
         print(json.dumps(report | ({"tests": tests_json(tests)} if tests else {}), indent=2))
@@ -209,31 +210,6 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
         print(affected_text(result, loaded.location)
               + ("\n" + tests_text(tests) if tests else ""))
     return EXIT_OK
-
-
-def _gradient_tests(result):
-    from gradshard.service.query.gradient_tests import gradient_tests
-
-    return gradient_tests(result.ops)
-
-
-def tests_json(tests) -> dict:
-    """affected --tests' part of --json: the ids, the -k expression, and per op its OpInfos,
-    its tests and why it has none."""
-    return {"ids": tests.ids, "k": tests.keyword(),
-            "ops": [{"op": o.op, "opinfos": list(o.opinfos), "tests": list(o.tests),
-                     "reason": o.reason} for o in tests.ops]}
-
-
-def tests_text(tests) -> str:
-    lines = [f"  gradient tests ({len(tests.ids)})"]
-    for op in tests.ops:
-        lines.append(f"    {op.op}: " + (f"{len(op.tests)} tests of "
-                                          f"{', '.join(op.opinfos)}" if op.tests else op.reason))
-    if tests.ids:
-        lines.append("  run them: pytest test/test_ops_gradients.py "
-                     f"test/test_ops_fwd_gradients.py -k '{tests.keyword()}'")
-    return "\n".join(lines)
 
 
 def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):

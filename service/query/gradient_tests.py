@@ -23,7 +23,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.service.query.affected import OpChange
 
 __all__ = ["BACKWARD_FILE", "FORWARD_FILE", "GradientTests", "OpTests", "gradient_tests",
-           "keyword_expression"]
+           "keyword_expression", "tests_json", "tests_text"]
 
 BACKWARD_FILE = "test/test_ops_gradients.py::TestBwdGradientsCPU"
 FORWARD_FILE = "test/test_ops_fwd_gradients.py::TestFwdGradientsCPU"
@@ -94,6 +94,25 @@ def keyword_expression(ids: Sequence[str]) -> str:
     """A `pytest -k` expression selecting exactly these tests: their whole names, which no
     other test's name contains (a name ends in its dtype, and starts with its method)."""
     return " or ".join(dict.fromkeys(test.rsplit("::", 1)[1] for test in ids))
+
+
+def tests_json(tests: GradientTests) -> dict:
+    """affected --tests' part of --json: the ids, the -k expression, and per op its OpInfos,
+    its tests and why it has none."""
+    return {"ids": tests.ids, "k": tests.keyword(),
+            "ops": [{"op": o.op, "opinfos": list(o.opinfos), "tests": list(o.tests),
+                     "reason": o.reason} for o in tests.ops]}
+
+
+def tests_text(tests: GradientTests) -> str:
+    lines = [f"  gradient tests ({len(tests.ids)})"]
+    for op in tests.ops:
+        lines.append(f"    {op.op}: " + (f"{len(op.tests)} tests of "
+                                          f"{', '.join(op.opinfos)}" if op.tests else op.reason))
+    if tests.ids:
+        lines.append("  run them: pytest test/test_ops_gradients.py "
+                     f"test/test_ops_fwd_gradients.py -k '{tests.keyword()}'")
+    return "\n".join(lines)
 
 
 def _op_tests(change: OpChange, op_db: list) -> OpTests:
