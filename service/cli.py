@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
-from gradshard.service.config import applied_config, effective_settings, find_config
+from gradshard.service.config.effective import applied_config, effective_settings
+from gradshard.service.config.files import find_config
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
                                           EXIT_USAGE, RUN_AGAIN, Report, damaged_text, ending_of)
@@ -191,7 +192,7 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.query.affected import affected, affected_json, affected_text
-    from gradshard.service.query.gradient_tests import gradient_tests, tests_json, tests_text
+    from gradshard.service.live.gradient_tests import gradient_tests, tests_json, tests_text
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")

@@ -14,7 +14,7 @@ from support.specs import MUL_OTHER, mini_spec_pair
 
 from gradshard.service.cli import main
 from gradshard.service.query.affected import OpChange
-from gradshard.service.query.gradient_tests import gradient_tests
+from gradshard.service.live.gradient_tests import gradient_tests
 
 pytest.importorskip("torch")
 

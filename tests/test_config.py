@@ -17,7 +17,8 @@ import pytest
 from support.specs import MINI_SPEC
 
 from gradshard.service.cli import given_options, main
-from gradshard.service.config import applied_config, find_config
+from gradshard.service.config.effective import applied_config
+from gradshard.service.config.files import find_config
 
 PYPROJECT = """[project]
 name = "somewhere"

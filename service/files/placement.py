@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["FIRST_STAGE", "FLAT", "Placement", "generated_dir", "index_name", "index_names",
-           "placed_files", "subset_of"]
+           "placed_files", "placed_name", "subset_of"]
 
 FLAT, PYTORCH = "flat", "pytorch"
 TREES = (FLAT, PYTORCH)

@@ -49,7 +49,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-__all__ = ["install", "load_library", "opinfo_names"]
+__all__ = ["install", "load_library", "opinfo_names", "opinfos_of"]
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"  # SKIP: an op with no sample to check
 # a failing sample's error is located element by element (two calls per input element, one

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
     from gradshard.service.outcome import BuildOutcome
 
-__all__ = ["ERROR", "Finding", "Place", "WARNING", "compile_findings", "failure_finding",
-           "generator_findings", "spec_findings"]
+__all__ = ["ERROR", "Finding", "GENERATOR_RULE", "Place", "WARNING", "compile_findings",
+           "failure_finding", "generated_file", "generator_findings", "spec_findings"]
 
 ERROR, WARNING = "error", "warning"
 # the rules of findings that are not the spec's own problems (those carry theirs)

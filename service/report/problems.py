@@ -20,9 +20,8 @@ from gradshard.pipeline.releases import DEFAULT_RELEASE
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 
-__all__ = ["problem_json", "report_spec_error", "report_usage_error", "spec_error_lines",
-           "unread_spec_note",
-           "spec_file_paths", "spec_texts_of"]
+__all__ = ["problem_json", "problem_path", "report_spec_error", "report_usage_error",
+           "spec_error_lines", "spec_file_paths", "spec_texts_of", "unread_spec_note"]
 
 MAX_PRINTED_PROBLEMS = 50
 
