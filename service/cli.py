@@ -191,8 +191,8 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.defaults import default_cache_dir
-    from gradshard.service.query.affected import affected, affected_json, affected_text
     from gradshard.service.live.gradient_tests import gradient_tests, tests_json, tests_text
+    from gradshard.service.query.affected import affected, affected_json, affected_text
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")

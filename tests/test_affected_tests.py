@@ -13,8 +13,8 @@ import pytest
 from support.specs import MUL_OTHER, mini_spec_pair
 
 from gradshard.service.cli import main
-from gradshard.service.query.affected import OpChange
 from gradshard.service.live.gradient_tests import gradient_tests
+from gradshard.service.query.affected import OpChange
 
 pytest.importorskip("torch")
 
