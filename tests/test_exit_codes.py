@@ -75,7 +75,8 @@ def cli_ending(error: BaseException, capsys) -> tuple[int, str]:
     def command(args, loaded):
         raise error
 
-    code = cli._run(argparse.Namespace(run=command, json=False, raw=False))
+    code = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=False),
+                    ["build"])
     return code, capsys.readouterr().err
 
 
