@@ -2,9 +2,10 @@
 
 For each key of the file: an option it fills is set only when the command line did not give
 it (`given`: the options the words name, service/cli.py: given_options) and its variable is
-unset; a variable it fills is
-set for the command's time only when unset. `effective_settings` says, for every key, the
-value in force and where it came from (`gradshard config`).
+unset; a variable it fills is set for the command's time only when unset.
+`effective_settings` says, for every key, the value in force and where it came from
+(`gradshard config`, which takes no flags of the settings: the file, the environment and the
+defaults).
 """
 
 from __future__ import annotations
@@ -17,19 +18,19 @@ from typing import Iterator, Mapping
 
 from gradshard.service.config.files import ConfigFile
 from gradshard.service.config.settings import SETTINGS, Setting
-from gradshard.service.options import OPTIONS
+from gradshard.service.options import OPTIONS, jobs_of, option_of
 
 __all__ = ["Effective", "applied_config", "effective_settings"]
 
-FLAG, VARIABLE, FILE, DEFAULT = "flag", "environment", "file", "default"
+VARIABLE, FILE, DEFAULT = "environment", "file", "default"
 
 
 @dataclass(frozen=True)
 class Effective:
     key: str
     value: object
-    origin: str  # FLAG, VARIABLE, FILE or DEFAULT
-    where: str  # the flag, $VARIABLE, file:line, or ""
+    origin: str  # VARIABLE, FILE or DEFAULT
+    where: str  # $VARIABLE, file:line, or ""
 
 
 @contextlib.contextmanager
@@ -59,17 +60,14 @@ def applied_config(args: argparse.Namespace, config: ConfigFile | None, command:
             os.environ.pop(variable, None)
 
 
-def effective_settings(config: ConfigFile | None, environ: Mapping[str, str],
-                       args: argparse.Namespace | None = None,
-                       given: set[str] = frozenset()) -> list[Effective]:
+def effective_settings(config: ConfigFile | None,
+                       environ: Mapping[str, str]) -> list[Effective]:
     """Every key's value in force and its origin (for `gradshard config`)."""
-    return [_effective(s, config, environ, args, given) for s in SETTINGS]
+    return [_effective(s, config, environ) for s in SETTINGS]
 
 
-def _effective(setting: Setting, config: ConfigFile | None, environ: Mapping[str, str],
-               args: argparse.Namespace | None, given: set[str]) -> Effective:
-    if setting.dest in given and args is not None:
-        return Effective(setting.key, getattr(args, setting.dest), FLAG, _flag(setting))
+def _effective(setting: Setting, config: ConfigFile | None,
+               environ: Mapping[str, str]) -> Effective:
     if setting.variable and environ.get(setting.variable):
         return Effective(setting.key, environ[setting.variable], VARIABLE,
                          f"${setting.variable}")
@@ -89,14 +87,10 @@ def _applies(setting: Setting, command: str) -> bool:
 
 def _parsed(setting: Setting, value: object) -> object:
     """The value as the option holds it once argparse has read it (its type= applied)."""
-    option = next(o for o in OPTIONS if o.dest == setting.dest)
+    option = option_of(setting.dest)
     if option.parse is None or not isinstance(value, str):
         return value
     return option.parse(value)
-
-
-def _flag(setting: Setting) -> str:
-    return next(o.name for o in OPTIONS if o.dest == setting.dest)
 
 
 def _default(setting: Setting) -> object:
@@ -105,7 +99,7 @@ def _default(setting: Setting) -> object:
     described = _DESCRIBED_DEFAULTS.get(setting.key)
     if described is not None:
         return described()
-    return next((o.default for o in OPTIONS if o.dest == setting.dest), None)
+    return option_of(setting.dest).default if setting.dest else None
 
 
 def _default_cache() -> str:
@@ -115,7 +109,7 @@ def _default_cache() -> str:
 
 
 def _cores() -> str:
-    return f"{os.cpu_count() or 1} (the machine's cores)"
+    return f"{jobs_of(0)} (the machine's cores)"
 
 
 def _try_limit() -> str:

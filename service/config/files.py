@@ -22,7 +22,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.service.config.settings import (LIST, PATH, PATHS, SETTINGS, SIZE, TEXT, WHOLE,
                                                setting_of)
 from gradshard.service.defaults import CONFIG_FILE, config_file
-from gradshard.service.options import OPTIONS
+from gradshard.service.options import option_of
 
 __all__ = ["ConfigFile", "file_digest", "find_config", "read_config"]
 
@@ -89,7 +89,7 @@ def _checked(path: Path, key: str, value: Any, line: int | None) -> Any:
 
 def _option_problem(dest: str, value: Any) -> str:
     """What the option's own reading (argparse's type=) refuses in the value."""
-    option = next(o for o in OPTIONS if o.dest == dest)
+    option = option_of(dest)
     if option.parse is None or not isinstance(value, str):
         return ""
     try:
