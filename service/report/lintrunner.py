@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gradshard.service.report.findings import WARNING, Finding
+from gradshard.service.report.sarif import root_relative
 
 __all__ = ["LINT_CODE", "lint_lines"]
 
@@ -38,10 +39,7 @@ def _message(finding: Finding, root: Path | None) -> dict:
 
 
 def _path(path: str, root: Path | None) -> str:
-    absolute = Path(path)
-    if root is not None and absolute.is_relative_to(root.absolute()):
-        return absolute.relative_to(root.absolute()).as_posix()
-    return path
+    return root_relative(Path(path), root) or path
 
 
 def _where(path: str, line: int | None, root: Path | None) -> str:

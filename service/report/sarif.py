@@ -25,7 +25,7 @@ from urllib.parse import quote
 from gradshard.service.report.findings import WARNING, Finding, Place
 
 __all__ = ["MAX_COMPRESSED_BYTES", "MAX_RESULTS", "SARIF_SCHEMA", "repository_root",
-           "sarif_log", "sarif_text"]
+           "root_relative", "sarif_log", "sarif_text"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -43,6 +43,14 @@ def repository_root(path: Path) -> Path | None:
         if (directory / ".git").exists():
             return directory
     return None
+
+
+def root_relative(path: Path, root: Path | None) -> str | None:
+    """The path relative to the repository's root, as the repository names it (None
+    outside it, or without one): SARIF's relative URIs and lintrunner's paths."""
+    if root is None or not path.is_relative_to(root.absolute()):
+        return None
+    return path.relative_to(root.absolute()).as_posix()
 
 
 def sarif_text(findings: Sequence[Finding], version: str, root: Path | None,
@@ -121,9 +129,9 @@ def _physical(place: Place, root: Path | None) -> dict:
 
 
 def _artifact(path: Path, root: Path | None) -> dict:
-    if root is not None and path.is_relative_to(root.absolute()):
-        return {"uri": quote(path.relative_to(root.absolute()).as_posix()),
-                "uriBaseId": ROOT_ID}
+    relative = root_relative(path, root)
+    if relative is not None:
+        return {"uri": quote(relative), "uriBaseId": ROOT_ID}
     return {"uri": path.as_uri()}
 
 
