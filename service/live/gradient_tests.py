@@ -86,8 +86,8 @@ class GradientTests:
 
 def gradient_tests(changes: Sequence[OpChange]) -> GradientTests:
     """Each changed op's gradient tests (the installed torch's op_db)."""
-    op_db = _op_db()
-    return GradientTests(tuple(_op_tests(change, op_db) for change in changes))
+    listed = {id(info) for info in _op_db()}  # the OpInfos the gradient test files run
+    return GradientTests(tuple(_op_tests(change, listed) for change in changes))
 
 
 def keyword_expression(ids: Sequence[str]) -> str:
@@ -115,10 +115,9 @@ def tests_text(tests: GradientTests) -> str:
     return "\n".join(lines)
 
 
-def _op_tests(change: OpChange, op_db: list) -> OpTests:
+def _op_tests(change: OpChange, listed: set[int]) -> OpTests:
     from gradshard.service.live.worker import opinfos_of
 
-    listed = {id(info) for info in op_db}
     infos = [info for info in opinfos_of(change.op) if id(info) in listed]
     if not infos:
         return OpTests(change.op, (), (), _no_opinfo_reason(change.op))
