@@ -1,7 +1,8 @@
 """The three releases gradshard reproduces (pipeline/releases.py), each against its own
 torchgen: every file of generate_code byte for byte, clean and incremental over a chain of the
 differential edits (support/spec_edits.py, those that fit the release's spec, applied in
-turn), and `affected` exact at each step. 2.13.0's edits one by one are tests/test_incremental.py's
+turn, then the edits aimed at what the release generates differently: RELEASE_EDITS), and
+`affected` exact at each step. 2.13.0's edits one by one are tests/test_incremental.py's
 and tests/test_affected.py's; here every release's spec goes through one chain.
 
 Each release's torchgen is unpacked once from its wheel (support/releases.py); its spec is
@@ -18,8 +19,9 @@ import pytest
 from support.graph_run import diff, engine_build, generated_units
 from support.oracle import TreeOfTorchgen, file_digests
 from support.releases import release_torchgen
-from support.spec_edits import ALL_EDITS, Edit, apply_edits
-from support.specs import installed_torchgen, stage_packaged_spec
+from support.spec_edits import ALL_EDITS, RELEASE_EDITS, Edit, apply_edits
+from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, installed_torchgen,
+                           stage_packaged_spec)
 
 from gradshard.pipeline.problems import SpecFile
 from gradshard.service.cli import main
@@ -47,12 +49,18 @@ def fitting(spec: Path, edits: list[Edit]) -> bool:
     return all(not e.old or e.old in (spec / e.file).read_text() for e in edits)
 
 
-def chain(spec: Path) -> list[list[str]]:
+def edits_of(version: str) -> dict[str, list[Edit]]:
+    """The edits a release's chain may take: every release's, then those aimed at its own
+    rules (support/spec_edits.py: RELEASE_EDITS)."""
+    return {**ALL_EDITS, **RELEASE_EDITS.get(version, {})}
+
+
+def chain(spec: Path, candidates: dict[str, list[Edit]]) -> list[list[str]]:
     """The edits that fit the spec when applied in order, cut into CHAIN_STEPS steps."""
     scratch = spec.parent / "fit"
     shutil.copytree(spec, scratch)
     names = []
-    for name, edits in ALL_EDITS.items():
+    for name, edits in candidates.items():
         if name not in OUT_OF_THE_CHAIN and fitting(scratch, edits):
             apply_edits(scratch, edits)
             names.append(name)
@@ -99,12 +107,15 @@ def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(versi
     theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / "torchgen-0")  # runs meanwhile
     files, _ = engine_build(spec, cache)
     assert file_digests(files) == theirs.flat_files()
-    steps = chain(spec)
-    assert sum(map(len, steps)) >= 30, steps  # of 39; the rest lack their anchors here
+    candidates = edits_of(version)
+    steps = chain(spec, candidates)
+    chosen = [name for names in steps for name in names]
+    assert len(chosen) >= 30, steps  # of 39 shared; the rest lack their anchors here
+    assert set(RELEASE_EDITS.get(version, {})) <= set(chosen), steps
     before, before_units = snapshot(spec, tmp_path / "step-0", source), generated_units(spec)
     for number, names in enumerate(steps, 1):
         for name in names:
-            apply_edits(spec, ALL_EDITS[name])
+            apply_edits(spec, candidates[name])
         theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / f"torchgen-{number}")
         incremental, stats = engine_build(spec, cache)
         units = generated_units(spec)
@@ -145,3 +156,28 @@ def test_try_refuses_a_spec_of_another_release_than_the_installed_torch(capsys):
     code = main(["try", "sin", "--spec", str(spec)])
     err = capsys.readouterr().err
     assert code == 2 and "torchgen 2.12.0" in err and "installed torch is 2.13.0" in err
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+def test_one_cache_never_serves_a_release_anothers_files(tmp_path):
+    """2.13.0's spec data staged in 2.14.1's torchgen (their templates are the same, so only
+    the generator differs: packaged/autograd's gen_*.py) builds into the cache that holds the
+    same spec under 2.13.0's own: its files are 2.14.1's torchgen's, the release-free tasks
+    are shared, and 2.13.0's build is answered whole from the cache after."""
+    _, own = stage_packaged_spec(tmp_path / "own")
+    pythonpath, foreign = stage_packaged_spec(tmp_path / "foreign", release_torchgen("2.14.1"))
+    for name in (NATIVE, TAGS, DERIVATIVES, DEPRECATED):  # the data; the generator stays
+        shutil.copyfile(own / name, foreign / name)
+    assert identify_generator(locate_spec(str(foreign))).release == "2.14.x"
+    theirs = TreeOfTorchgen(foreign, pythonpath, tmp_path / "torchgen")  # runs meanwhile
+    cache = tmp_path / "cache"
+    first, _ = engine_build(own, cache)
+    files, stats = engine_build(foreign, cache)
+    again, stats_again = engine_build(own, cache)
+    assert file_digests(files) == theirs.flat_files()
+    differing = {name for name in files if files[name] != first[name]}
+    assert differing == {f"VariableType{s}.cpp" for s in [*map("_{}".format, range(10)),
+                                                          "Everything"]}
+    assert stats.reused["parse"] > 0 and stats.run["render"] > 0
+    assert again == first and sum(stats_again.run.values()) == 0, stats_again.run

@@ -49,7 +49,7 @@ class OracleRun:
         return json.loads(output) if self.command == "facts" else {}
 
 
-_TORCHGEN_FILES: dict[str, dict[str, str]] = {}
+_TORCHGEN_FILES: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def file_digests(files: dict[str, str]) -> dict[str, str]:
@@ -64,6 +64,12 @@ def spec_digest(spec_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def generator_origin(pythonpath: Path) -> str:
+    """Which torchgen a staged spec's PYTHONPATH runs: the package its symlinks lead to (two
+    releases may be run on one spec, and their answers must not be taken for each other)."""
+    return str((pythonpath / "torchgen" / "__init__.py").resolve())
+
+
 def torchgen_tree(spec_dir: Path, pythonpath: Path, scratch: Path) -> dict[str, str]:
     """What generate_code's autograd part writes under a checkout's root for a staged spec
     (tests/torchgen_oracle.py: tree), as content hashes by path: run once per distinct spec
@@ -76,7 +82,7 @@ class TreeOfTorchgen:
     can build gradshard's side while torchgen runs."""
 
     def __init__(self, spec_dir: Path, pythonpath: Path, scratch: Path) -> None:
-        self.key = spec_digest(spec_dir)
+        self.key = (spec_digest(spec_dir), generator_origin(pythonpath))
         self.out = scratch / "torchgen-out"
         self.run = (None if self.key in _TORCHGEN_FILES else
                     OracleRun("tree", spec_dir, (str(self.out),), pythonpath))

@@ -351,6 +351,43 @@ ENGINE_EDITS = {
 }
 ALL_EDITS = {**EDITS, **ENGINE_EDITS}
 
+# Edits only one release's spec takes, each aimed at what that release generates differently
+# (pipeline/releases.py); tests/test_releases.py adds them to that release's chain of edits.
+RENAME_INPLACE = ("- func: rename_(Tensor(a!) self, Dimname[]? names) -> Tensor(a!)\n"
+                  "  variants: method\n  tags: inplace_view\n\n")
+ALL_DIMNAME = "all.dimname{}(Tensor self, Dimname dim, bool keepdim={}"
+NAMED_SCALE = "named_scale(Tensor self, Dimname dim, float factor=2) -> Tensor"
+CHOLESKY = "cholesky(Tensor self, bool upper=False) -> Tensor"
+RELEASE_EDITS: dict[str, dict[str, list[Edit]]] = {
+    # model.py BaseTy.Dimname: types, parser accessors, overload order, tracer inputs, factories
+    "2.12.0": {
+        "dimname-overload-with-formula": [
+            Edit(NATIVE, "", f"\n- func: {NAMED_SCALE}\n  variants: function, method\n"
+                             "  dispatch:\n    CompositeExplicitAutograd: named_scale\n"
+                             "\n- func: named_scale.int(Tensor self, int dim, float factor=2) -> Tensor\n"
+                             "  variants: function, method\n"
+                             "  dispatch:\n    CompositeExplicitAutograd: named_scale_int\n"),
+            Edit(DERIVATIVES, "", f"\n- name: {NAMED_SCALE}\n  self: grad * factor\n"
+                                  "  result: self_t * factor\n")],
+        "dimname-list-factory": [
+            Edit(NATIVE, "", "\n- func: named_ramp.names(SymInt n, *, Dimname[]? names, "
+                             f"{FACTORY_OPTIONS}) -> Tensor\n"
+                             "  dispatch:\n    CompositeExplicitAutograd: named_ramp\n")],
+        "dimname-ops-edited": [
+            Edit(NATIVE, RENAME_INPLACE, ""),
+            Edit(NATIVE, ALL_DIMNAME.format("", "False"), ALL_DIMNAME.format("", "True")),
+            Edit(NATIVE, ALL_DIMNAME.format("_out", "False"), ALL_DIMNAME.format("_out", "True"))],
+    },
+    # gen_variable_type.py GRADIENT_IMPLEMENTED_FOR_COMPLEX: 2.14 dropped cholesky from it
+    "2.14.1": {
+        "op-dropped-from-the-complex-list-added": [
+            Edit(NATIVE, "", f"\n- func: {CHOLESKY}\n  variants: method, function\n"
+                             "  dispatch:\n    CPU, CUDA, MPS: cholesky\n"),
+            Edit(DERIVATIVES, "", f"\n- name: {CHOLESKY}\n"
+                                  "  self: cholesky_backward(grad, upper, result)\n")],
+    },
+}
+
 
 # What the edits aimed at one generator change in its files (checked on gradshard's, equal
 # to torchgen's: tests/test_incremental.py), so that the comparison covers what each is for.
