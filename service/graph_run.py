@@ -26,6 +26,7 @@ from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSetting
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
 from gradshard.service.generator.identity import identify_generator
@@ -65,9 +66,11 @@ class DecodedInputs:
         """A file that is not text, or a missing template, is a spec problem here. The
         rules are those of the spec's own generator's release (service/generator/known.py)."""
         texts = decode_spec(raw.yaml)
+        rules = (release_named(raw.rules) if raw.rules is not None
+                 else identify_generator(raw.location).rules)
         inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
                              TemplateSet(template_sources(raw.templates)), raw.location.layout,
-                             identify_generator(raw.location).rules)
+                             rules)
         return cls(texts, inputs)
 
 

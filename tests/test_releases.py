@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,41 @@ def test_one_cache_never_serves_a_release_anothers_files(tmp_path):
                                                           "Everything"]}
     assert stats.reused["parse"] > 0 and stats.run["render"] > 0
     assert again == first and sum(stats_again.run.values()) == 0, stats_again.run
+
+
+def replace_python_files(torchgen: Path, source: Path) -> None:
+    """torchgen's .py files (its packaged autograd generators among them) made `source`'s,
+    its spec data and templates left as they are: a checkout's torchgen upgraded."""
+    for path in list(torchgen.rglob("*.py")):
+        path.unlink()
+    for path in source.rglob("*.py"):
+        if "__pycache__" not in path.parts:
+            target = torchgen / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
+@pytest.mark.releases
+def test_since_a_revision_before_a_torchgen_upgrade_reads_it_with_that_release(tmp_path, capsys):
+    """A repository holding torchgen 2.13.0 whole (its spec inside) at HEAD, upgraded to
+    2.14.1's generator in the working tree with the spec data unchanged: `affected --since
+    HEAD` reads HEAD's spec as 2.13.0 generated it, so the upgrade's creation hooks are what
+    changed (2.14.1's torchgen on 2.13.0's spec differs from 2.13.0's in exactly the 11
+    VariableType files: ../docs/usage.md's table)."""
+    repository = tmp_path / "repository"
+    torchgen = repository / "torchgen"
+    shutil.copytree(installed_torchgen(), torchgen, ignore=shutil.ignore_patterns("__pycache__"))
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "2.13.0"]):
+        subprocess.run(["git", "-C", str(repository), *args], check=True)
+    replace_python_files(torchgen, release_torchgen("2.14.1"))
+    spec = torchgen / "packaged"
+    assert identify_generator(locate_spec(str(spec))).release == "2.14.x"
+    code = main(["affected", "--spec", str(spec), "--since", "HEAD", "--cache",
+                 str(tmp_path / "cache"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["derivatives"] == [] and report["native_functions"] == []
+    assert sorted(report["files"]) == sorted(f"VariableType{s}.cpp" for s in [
+        *map("_{}".format, range(10)), "Everything"])
+    assert report["kernels"] and report["autograd_nodes"] == []
+    assert "its generator: torchgen 2.13.0" in report["against"]

@@ -27,6 +27,9 @@ class InputBytes:
     yaml: dict[SpecFile, bytes]
     spec_templates: dict[str, bytes | None]  # None: missing (reported when decoded)
     templates: dict[str, bytes]  # gradshard's own .j2 templates
+    # The release whose rules read the spec (pipeline/releases.py) when its generator is not
+    # the one beside its location (a git revision's); None: the location's generator's.
+    rules: str | None = None
 
     def fingerprint(self) -> dict[str, str]:
         """A hash of every input, gradshard's code and the layout: equal means the same build."""

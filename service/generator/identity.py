@@ -20,6 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import xxhash
 
@@ -30,7 +31,7 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.known import KNOWN_GENERATORS
 
 __all__ = ["GeneratorIdentity", "Origin", "generator_hash", "identify_generator",
-           "installed_generator"]
+           "identify_sources", "installed_generator", "source_name"]
 
 _CHECKOUT_AUTOGRAD = "tools/autograd"
 
@@ -167,16 +168,48 @@ def generator_hash(torchgen: Path, autograd: Path) -> str:
     """xxh3-128 of the generator's sources, each under its layout-free name."""
     sources = _sources(torchgen, "torchgen") + _sources(autograd, "autograd")
     signature = tuple((str(path), *_stat(path)) for _, path in sources)
-    if signature in _remembered:
-        return _remembered[signature]
+    if signature not in _remembered:
+        _remembered.clear()  # one generator at a time is the common case; keep memory flat
+        _remembered[signature] = _sources_hash((name, path.read_bytes())
+                                               for name, path in sources)
+    return _remembered[signature]
+
+
+def identify_sources(sources: list[tuple[str, bytes]], origin: str) -> GeneratorIdentity:
+    """A generator known by its sources' bytes alone (a git revision's), each under its
+    layout-free name (`source_name`): named by the same hash as one read from files."""
+    if not any(name.startswith("autograd/") for name, _ in sources):
+        return GeneratorIdentity("", None, False, None, None, origin)  # as _sources finds none
+    digest = _sources_hash(sorted(sources, key=_hashed_order))
+    known = KNOWN_GENERATORS.get(digest)
+    return GeneratorIdentity(digest, known.release if known else None,
+                             bool(known and known.reproduced), None, None, origin)
+
+
+def source_name(relative: str, label: str) -> str | None:
+    """The layout-free name of a file at `relative` (a POSIX path) under a generator
+    directory: torchgen's .py files but its packaged/ spec and caches, the autograd
+    generators' directory's own .py files; None for any other file."""
+    parts = relative.split("/")
+    if not relative.endswith(".py") or "__pycache__" in parts:
+        return None
+    if label == "autograd":
+        return f"autograd/{relative}" if len(parts) == 1 else None
+    return f"torchgen/{relative}" if parts[0] != "packaged" else None
+
+
+def _hashed_order(source: tuple[str, bytes]) -> tuple[bool, str]:
+    """generator_hash's order: torchgen's sources by name, then the autograd generators'."""
+    return (not source[0].startswith("torchgen/"), source[0])
+
+
+def _sources_hash(sources: Iterable[tuple[str, bytes]]) -> str:
+    """xxh3-128 over (name, bytes) pairs, in the order given."""
     digest = xxhash.xxh3_128()
-    for name, path in sources:
-        data = path.read_bytes()
+    for name, data in sources:
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
-    _remembered.clear()  # one generator at a time is the common case; keep memory flat
-    _remembered[signature] = digest.hexdigest()
-    return _remembered[signature]
+    return digest.hexdigest()
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -190,12 +223,10 @@ def _sources(directory: Path, label: str) -> list[tuple[str, Path]]:
     the autograd generators are one flat directory."""
     if not directory.is_dir():
         return []
-    if label == "autograd":
-        found = [(f"autograd/{p.name}", p) for p in directory.glob("*.py") if p.is_file()]
-    else:
-        found = [(f"torchgen/{p.relative_to(directory).as_posix()}", p)
-                 for p in _python_files(directory)]
-    return sorted(found)
+    files = ([p for p in directory.glob("*.py") if p.is_file()] if label == "autograd"
+             else _python_files(directory))
+    named = ((source_name(p.relative_to(directory).as_posix(), label), p) for p in files)
+    return sorted((name, path) for name, path in named if name is not None)
 
 
 def _python_files(torchgen: Path) -> list[Path]:

@@ -11,11 +11,9 @@ Nothing is written.
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import Engine, StaleCache
@@ -24,12 +22,12 @@ from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
 from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
 from gradshard.pipeline.layout.compile_layout import function_op
-from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.pipeline.render.template_names import ALL_TEMPLATES
+from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
-from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes, read_inputs
-from gradshard.service.files.spec_location import SpecLocation, check_spec_size, locate_spec
+from gradshard.service.files.inputs import InputBytes, read_inputs
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, run_graph
+from gradshard.service.query.revision import git_inputs
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
@@ -108,7 +106,8 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
         other = locate_spec(against)
         baseline, words = build_side(read_inputs(other), session), f"the spec at {other.root}"
     elif since is not None:
-        baseline, words = build_side(git_inputs(location, since), session), f"git revision {since}"
+        inputs, words = git_inputs(location, since)
+        baseline = build_side(inputs, session)
     else:
         baseline, words = _last_build(location, session)
     engine = new_engine(session.open(), session.memory)
@@ -157,43 +156,6 @@ def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
                      "run `gradshard build` first, or compare with --against DIR or "
                      "--since REV")
-
-
-def git_inputs(location: SpecLocation, revision: str) -> InputBytes:
-    """The spec's files as they were at a git revision of the checkout holding them."""
-    top = _git(location.root, "rev-parse", "--show-toplevel").decode().strip()
-    root = Path(top)
-    yaml = {f: _git_file(root, revision, location.path_of(f)) for f in YAML_FILES}
-    templates = {name: _git_file(root, revision, location.templates / name, missing_ok=True)
-                 for name in ALL_TEMPLATES}
-    return InputBytes(location, yaml, templates, gradshard_template_bytes())
-
-
-def _git_file(top: Path, revision: str, path: Path, missing_ok: bool = False) -> bytes | None:
-    relative = path.resolve().relative_to(top.resolve()).as_posix()
-    try:
-        size = int(_git(top, "cat-file", "-s", f"{revision}:{relative}"))
-    except UsageError:
-        if missing_ok:
-            return None
-        raise UsageError(f"{relative} does not exist at git revision {revision}",
-                         "pick a revision that has the spec files") from None
-    # the limit every spec file is read under (spec_location.read_spec_file)
-    check_spec_size(f"{relative} at git revision {revision}", size)
-    return _git(top, "show", f"{revision}:{relative}")
-
-
-def _git(directory: Path, *args: str) -> bytes:
-    try:
-        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True,
-                              timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise UsageError(f"cannot run git: {e}", "--since needs git on PATH") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise UsageError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}",
-                         "--since needs the spec inside a git checkout and a valid revision")
-    return done.stdout
 
 
 # ---------------------------------------------------------------------------------------------
