@@ -333,7 +333,8 @@ def last_check(status: dict) -> dict:
 
 
 @pytest.mark.slow
-def test_the_daemon_checks_in_the_background_and_rechecks_only_an_edit(tmp_path):
+def test_the_daemon_checks_in_the_background_rechecks_only_an_edit_and_a_saved_generator(
+        tmp_path):
     spec = altered_torchgen(tmp_path / "gen", installed_torchgen())
     running = Running(tmp_path, spec, "--codegen-only")
     assert running.start().returncode == 0
@@ -356,6 +357,14 @@ def test_the_daemon_checks_in_the_background_and_rechecks_only_an_edit(tmp_path)
         assert len(checked) < 10, checked
         assert "* 2" in (running.out / "Functions.cpp").read_text()
         assert CHANGED_LINE in (running.out / "VariableType_0.cpp").read_text()
+
+        # the generator's own source saved back as torchgen 2.13.0 has it: a rebuild, known
+        generator = spec / "autograd" / "gen_variable_type.py"
+        generator.write_text(generator.read_text().replace(CHANGED_DECLARATION, DECLARATION))
+        status = settled(running, lambda s: s["last"].get("generator", {}).get("state")
+                         == "known")
+        assert CHANGED_LINE not in (running.out / "VariableType_0.cpp").read_text()
+        assert "* 2" in (running.out / "Functions.cpp").read_text()
     finally:
         running.cli("daemon", "stop", *running.where(), check=False)
 

@@ -150,12 +150,16 @@ class Changes:
 
 
 class SpecWatcher(FileSystemEventHandler):
-    """Notes every event touching a spec file or the templates directory. Directory moves and
-    deletions (a checkout switching branches) note a rescan: the next build re-reads all."""
+    """Notes every event touching a spec file, the templates directory or a source of the
+    spec's generator found beside it (a saved tools/autograd/gen_variable_type.py changes
+    which generator the spec has). Directory moves and deletions (a checkout switching
+    branches) note a rescan: the next build re-reads all."""
 
     def __init__(self, location: SpecLocation, changes: Changes) -> None:
         self.files = {str(location.path_of(f).resolve()) for f in YAML_FILES}
         self.templates = str(location.templates.resolve())
+        self.generator = [(str(d.resolve()), recursive) for d, recursive
+                          in identify_generator(location).source_directories()]
         self.changes = changes
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -163,17 +167,27 @@ class SpecWatcher(FileSystemEventHandler):
             return
         paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
         for path in map(os.fsdecode, paths):
-            if path in self.files or path.startswith(self.templates + os.sep):
+            if (path in self.files or path.startswith(self.templates + os.sep)
+                    or self._generator_source(path)):
                 self.changes.note(path)
             elif event.is_directory and event.event_type in ("moved", "deleted"):
                 self.changes.note(f"(rescan: {path} {event.event_type})")
 
+    def _generator_source(self, path: str) -> bool:
+        """A .py file in the generator's directories (identity.source_name's files, and a
+        few more that never change the hash: a build finds that out)."""
+        return path.endswith(".py") and any(
+            path.startswith(directory + os.sep)
+            and (recursive or os.path.dirname(path) == directory)
+            for directory, recursive in self.generator)
+
     def directories(self) -> list[tuple[Path, bool]]:
         """What to watch, and whether recursively: the spec files' directories on their own
-        (in a checkout, aten/src/ATen/native holds the whole of ATen's sources) and the
-        templates directory with everything below it."""
+        (in a checkout, aten/src/ATen/native holds the whole of ATen's sources), the
+        templates directory with everything below it, and the generator's beside the spec."""
         spec_dirs = sorted({Path(f).parent for f in self.files})
-        return [(d, False) for d in spec_dirs] + [(Path(self.templates), True)]
+        return ([(d, False) for d in spec_dirs] + [(Path(self.templates), True)]
+                + [(Path(d), recursive) for d, recursive in self.generator])
 
 
 class Daemon:

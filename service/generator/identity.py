@@ -104,6 +104,17 @@ class GeneratorIdentity:
             return f"torchgen at {self.torchgen}"
         return f"{self.origin} ({self.torchgen})"
 
+    def source_directories(self) -> list[tuple[Path, bool]]:
+        """The directories of this generator's sources found beside its spec, as (directory,
+        recursive): the autograd generators' (flat) and, when beside too, torchgen's whole.
+        An installed torchgen is not the spec's to edit."""
+        beside = []
+        if self.origin == Origin.BESIDE and self.torchgen is not None:
+            beside.append((self.torchgen, True))
+        if self.origin in (Origin.BESIDE, Origin.INSTALLED_TORCHGEN) and self.autograd:
+            beside.append((self.autograd, False))
+        return beside
+
     def to_json(self) -> dict:
         return {"hash": self.hash or None, "release": self.release, "known": self.known,
                 "reproduced": self.reproduced,
