@@ -356,7 +356,10 @@ ALL_EDITS = {**EDITS, **ENGINE_EDITS}
 RENAME_INPLACE = ("- func: rename_(Tensor(a!) self, Dimname[]? names) -> Tensor(a!)\n"
                   "  variants: method\n  tags: inplace_view\n\n")
 ALL_DIMNAME = "all.dimname{}(Tensor self, Dimname dim, bool keepdim={}"
-NAMED_SCALE = "named_scale(Tensor self, Dimname dim, float factor=2) -> Tensor"
+NAMED_SCALE = ("named_scale(Tensor self, Dimname dim, Dimname[1] dims, Dimname[]? names, "
+               "float factor=2) -> Tensor")
+NAMED_VIEW = "named_view(Tensor(a) self, Dimname dim) -> Tensor(a)"
+NAMED_FILL = "named_fill_(Tensor(a!) self, Dimname dim, Scalar value) -> Tensor(a!)"
 CHOLESKY = "cholesky(Tensor self, bool upper=False) -> Tensor"
 RELEASE_EDITS: dict[str, dict[str, list[Edit]]] = {
     # model.py BaseTy.Dimname: types, parser accessors, overload order, tracer inputs, factories
@@ -367,8 +370,25 @@ RELEASE_EDITS: dict[str, dict[str, list[Edit]]] = {
                              "\n- func: named_scale.int(Tensor self, int dim, float factor=2) -> Tensor\n"
                              "  variants: function, method\n"
                              "  dispatch:\n    CompositeExplicitAutograd: named_scale_int\n"),
-            Edit(DERIVATIVES, "", f"\n- name: {NAMED_SCALE}\n  self: grad * factor\n"
-                                  "  result: self_t * factor\n")],
+            Edit(DERIVATIVES, "", f"\n- name: {NAMED_SCALE}\n"
+                                  "  self: named_scale_backward(grad, dim, dims, names, factor)\n"
+                                  "  result: named_scale_jvp(self_t, dim, dims, names, factor)\n")],
+        # a view (its ViewFunc keeps the name) and an in-place op over Dimname arguments
+        "dimname-view-and-inplace": [
+            Edit(NATIVE, "", f"\n- func: {NAMED_VIEW}\n  variants: function, method\n"
+                             "  dispatch:\n    CompositeExplicitAutograd: named_view\n"
+                             "\n- func: named_view_copy(Tensor self, Dimname dim) -> Tensor\n"
+                             "  variants: function\n  dispatch:\n"
+                             "    CompositeExplicitAutogradNonFunctional: named_view_copy\n"
+                             "  tags: view_copy\n"
+                             f"\n- func: {NAMED_FILL}\n  variants: method\n"
+                             "  dispatch:\n    CompositeExplicitAutograd: named_fill_\n"),
+            Edit(DERIVATIVES, "", f"\n- name: {NAMED_VIEW}\n"
+                                  "  self: named_view_backward(grad, self.sym_sizes(), dim)\n"
+                                  "  result: auto_linear\n"
+                                  f"\n- name: {NAMED_FILL}\n"
+                                  "  self: named_fill_backward(grad, dim)\n"
+                                  "  result: self_t.fill_(0)\n")],
         "dimname-list-factory": [
             Edit(NATIVE, "", "\n- func: named_ramp.names(SymInt n, *, Dimname[]? names, "
                              f"{FACTORY_OPTIONS}) -> Tensor\n"
