@@ -25,6 +25,7 @@ from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, installed_torc
                            stage_packaged_spec)
 
 from gradshard.pipeline.problems import SpecFile
+from gradshard.pipeline.releases import release_series
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.identity import identify_generator
@@ -128,25 +129,42 @@ def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(versi
         before, before_units = snapshot(spec, tmp_path / f"step-{number}", source), units
 
 
+# version → the units compiled, and what in its files only that release writes (file, text)
+RELEASE_UNITS = {
+    # 2.14's creation hooks in the kernels
+    "2.14.1": (["VariableType_merged-00"],
+               [("VariableType_0.cpp", "fire_node_creation_hooks(")]),
+    # 2.12's std::shared_ptr nodes in the kernels, saved outputs unpacked with
+    # shared_from_this() in the formulas
+    "2.12.0": (["VariableType_merged-00", "Functions_formulas_00-11"],
+               [("VariableType_0.cpp", ", deleteNode)"),
+                ("Functions.cpp", ".unpack(shared_from_this())")]),
+}
+
+
 @pytest.mark.releases
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_a_release_compiles_against_its_own_headers_only(tmp_path, capsys):
-    """2.14.1's kernels (creation hooks) compile against 2.14.1's headers, unpacked beside its
-    torchgen as in site-packages; the installed 2.13.0 headers are refused before any
-    compile, with the files written."""
-    spec = release_torchgen("2.14.1") / "packaged"
-    unit = ["--units", "VariableType_merged-00", "-j", "2"]
+@pytest.mark.parametrize("version", list(RELEASE_UNITS))
+def test_a_release_compiles_against_its_own_headers_only(version, tmp_path, capsys):
+    """A release's generated C++ (what only it writes among it) compiles against its own
+    headers, unpacked beside its torchgen as in site-packages; the installed 2.13.0 headers
+    are refused before any compile, with the files written."""
+    spec = release_torchgen(version) / "packaged"
+    names, spellings = RELEASE_UNITS[version]
+    units = [*(word for name in names for word in ("--units", name)), "-j", "2"]
     code = main(["build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--cache",
-                 str(tmp_path / "cache"), "--json", *unit])
+                 str(tmp_path / "cache"), "--json", *units])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["compile"]["compiled"] == ["VariableType_merged-00"]
-    assert "fire_node_creation_hooks" in (tmp_path / "out" / "VariableType_0.cpp").read_text()
+    assert code == 0 and sorted(report["compile"]["compiled"]) == sorted(names)
+    for name, text in spellings:
+        assert text in (tmp_path / "out" / name).read_text(), (name, text)
     headers = installed_torchgen().parent / "torch" / "include"
     code = main(["build", "--spec", str(spec), "--out", str(tmp_path / "out2"), "--cache",
-                 str(tmp_path / "cache"), "--include", str(headers), *unit])
+                 str(tmp_path / "cache"), "--include", str(headers), *units])
     err = capsys.readouterr().err
-    assert code == 2 and "compiles only against torch 2.14's headers" in err
+    series = release_series(version)
+    assert code == 2 and f"compiles only against torch {series}'s headers" in err
     assert "torch 2.13.0's" in err and (tmp_path / "out2" / "VariableType_0.cpp").exists()
     assert not (tmp_path / "out2" / "compile" / "obj").exists()
 
