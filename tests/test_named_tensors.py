@@ -13,7 +13,7 @@ import pytest
 from gradshard.pipeline.cpp import CppFlags, cpp_arguments
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import parse_native_entry
+from gradshard.pipeline.parse.spec import parse_deprecated_entry, parse_native_entry
 from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.releases import Release, release_named
 from gradshard.pipeline.render.annotated_args import annotated_function
@@ -105,10 +105,23 @@ def test_a_factory_takes_an_optional_name_list():
                            "at::TensorOptions options = {}) {\n")
 
 
+DEPRECATED_DIMNAME = ("- name: sub(Tensor self, Dimname junk, Tensor other) -> Tensor\n"
+                     "  aten: sub(self, other)\n")
+
+
 def test_a_release_without_named_tensors_refuses_dimname():
     with pytest.raises(RuleViolation) as caught:
         native("- func: zz(Tensor self, Dimname dim) -> Tensor\n", R213)
     assert caught.value.rule == "schema.unknown-type"
+
+
+def test_a_deprecated_signature_takes_dimname_only_in_a_release_with_named_tensors():
+    """gen_python_functions.py: load_deprecated_signatures parses with model.py too."""
+    (entry,) = split_entries(SpecFile.DEPRECATED, DEPRECATED_DIMNAME)
+    assert parse_deprecated_entry(entry, R212).call_args == ("self", "other")
+    with pytest.raises(RuleViolation) as caught:
+        parse_deprecated_entry(entry, R213)
+    assert caught.value.rule == "schema.unknown-type" and caught.value.line_in_entry == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from gradshard.pipeline.parse.spec import parse_deprecated_entry
 from gradshard.pipeline.parse.tags import TagNames
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.python.bindings import Binding
 from gradshard.pipeline.render.python.files import (BindingKey, BindingPlan, RenderedBinding,
                                                     StructseqTypes, bind, binding_file,
@@ -25,12 +26,12 @@ __all__ = ["BIND", "BINDING_FILE", "BINDING_KEY", "BINDING_PLAN", "CHECK_DEPRECA
            "RETURN_TYPES_FILE", "RETURN_TYPES_HEADER", "TORCH_FILE"]
 
 
-def parse_deprecated(entry: Text) -> DeprecatedSignature:
-    return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text))
+def parse_deprecated(entry: Text, release: Release) -> DeprecatedSignature:
+    return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text), release)
 
 
 PARSE_DEPRECATED = Task("parse.deprecated", "parse", parse_deprecated, DeprecatedSignature,
-                        ("entry",), blames=SpecFile.DEPRECATED)
+                        ("entry", "release"), blames=SpecFile.DEPRECATED)
 
 
 def fits_a_function(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]

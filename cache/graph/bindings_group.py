@@ -32,7 +32,8 @@ def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: 
     log = FailureLog(engine)
     items = engine.items(functions)
     function_names = engine.records([names])[0].names
-    signature_values = engine.map(t.PARSE_DEPRECATED, [((e.value,), e.label) for e in entries])
+    signature_values = engine.map(t.PARSE_DEPRECATED, [((e.value, release), e.label)
+                                                       for e in entries])
     log.place(PARSE, signature_values, entries)
     good = parsed(signature_values, entries)
     signatures = [v for v, _ in good]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gradshard.pipeline.parse.native import check_release_types
 from gradshard.pipeline.parse.source import quote_value
 from gradshard.pipeline.problems import RuleViolation, did_you_mean
 from gradshard.pipeline.records import Record
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.schema import FunctionSchema
 
 __all__ = ["DeprecatedSignature", "KNOWN_CONSTANTS", "parse_deprecated"]
@@ -32,7 +34,8 @@ class DeprecatedSignature(Record):
     is_out: bool
 
 
-def parse_deprecated(loaded) -> DeprecatedSignature:
+def parse_deprecated(loaded, release: Release) -> DeprecatedSignature:
+    """One entry, its schema's types as the release has them."""
     entry = loaded.value
     for key in entry:
         if key not in DEPRECATED_KEYS:
@@ -48,6 +51,7 @@ def parse_deprecated(loaded) -> DeprecatedSignature:
         schema = FunctionSchema.parse(entry["name"])
     except RuleViolation as violation:
         raise violation.at(loaded.offset_of("name")) from None
+    check_release_types(schema, release, loaded.offset_of("name"))
     aten = entry["aten"]
     # utils.py: split_name_params
     m = re.match(r"(\w+)(\.\w+)?\((.*)\)", aten)

@@ -19,7 +19,7 @@ from gradshard.pipeline.schema import (DIMNAME, Argument, FunctionSchema, Operat
                                        cpp_name)
 
 __all__ = ["COMPOSITE_EXPLICIT", "COMPOSITE_IMPLICIT", "Kernel", "NativeFunction",
-           "parse_native_function"]
+           "check_release_types", "parse_native_function"]
 
 # Backend keys a kernel may be registered for in native_functions.yaml (model.py: dispatch_keys).
 SUPPORTED_DISPATCH_KEYS = (
@@ -148,7 +148,7 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str], relea
                             line_in_entry=loaded.offset_of(key))
     fields = _FieldReader(loaded)
     namespace, func = fields.read("func", _parse_func, required=True)
-    _check_release_types(func, release, loaded)
+    check_release_types(func, release, loaded.offset_of("func"))
     fn = NativeFunction(
         func=func,
         namespace=namespace,
@@ -176,14 +176,16 @@ def parse_native_function(loaded: LoadedEntry, valid_tags: frozenset[str], relea
     return fn
 
 
-def _check_release_types(func: FunctionSchema, release: Release, loaded: LoadedEntry) -> None:
-    """model.py: Type._parse: a release without named tensors (2.13 on) has no Dimname."""
+def check_release_types(func: FunctionSchema, release: Release, line_in_entry: int) -> None:
+    """model.py: Type._parse: a release without named tensors (2.13 on) has no Dimname, in
+    native_functions.yaml or deprecated.yaml (gen_python_functions.py:
+    load_deprecated_signatures parses its schemas alike)."""
     types = [a.type for a in func.arguments.all] + [r.type for r in func.returns]
     if not release.dimname and any(t.is_dimname_like() for t in types):
         raise RuleViolation("schema.unknown-type", f"unknown type '{DIMNAME}'",
                             f"torchgen {release.name} has no named tensors: Dimname was "
                             f"removed in 2.13 (2.12's specs use it)",
-                            line_in_entry=loaded.offset_of("func"))
+                            line_in_entry=line_in_entry)
 
 
 class _FieldReader:

@@ -51,8 +51,8 @@ def parse_native_entry(entry: Entry, valid_tags: frozenset[str], release: Releas
     return parse_native_function(load_entry(entry), valid_tags, release)
 
 
-def parse_deprecated_entry(entry: Entry) -> DeprecatedSignature:
-    return parse_deprecated(load_entry(entry))
+def parse_deprecated_entry(entry: Entry, release: Release) -> DeprecatedSignature:
+    return parse_deprecated(load_entry(entry), release)
 
 
 def parse_derivatives_entry(entry: Entry) -> DerivativeEntry:
