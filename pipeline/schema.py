@@ -31,8 +31,8 @@ BASE_TYPE_NAMES = frozenset({
 })
 
 # The named-tensor base type of torchgen 2.12 (model.py: BaseTy.Dimname), removed in 2.13. The
-# grammar reads it whatever the release (a record's text must parse back); the native parse
-# refuses it where the release has none (pipeline/parse/native.py: _check_release_types).
+# grammar reads it whatever the release (a record's text must parse back); the native and
+# deprecated parses refuse it where the release has none (parse/native.py: check_release_types).
 DIMNAME = "Dimname"
 
 # Python's in-place operator dunders (model.py: AUGMENTED_ASSIGNMENT_NAMES).

@@ -64,9 +64,10 @@ class DecodedInputs:
     @classmethod
     def decode(cls, raw: InputBytes) -> DecodedInputs:
         """A file that is not text, or a missing template, is a spec problem here. The
-        rules are those of the spec's own generator's release (service/generator/known.py)."""
+        rules are those of the spec's own generator's release (service/generator/known.py),
+        or of the release the inputs name (a git revision's generator: query/revision.py)."""
         texts = decode_spec(raw.yaml)
-        rules = (release_named(raw.rules) if raw.rules is not None
+        rules = (release_named(raw.release) if raw.release is not None
                  else identify_generator(raw.location).rules)
         inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
                              TemplateSet(template_sources(raw.templates)), raw.location.layout,

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from support.graph_run import diff, generated_units
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
-from support.specs import DERIVATIVES, stage_packaged_spec
+from support.specs import DERIVATIVES, installed_torchgen, stage_packaged_spec
 
 from gradshard.pipeline.problems import SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.generator.identity import Origin, identify_generator
 from gradshard.service.query.affected import Affected, affected_command
+from gradshard.service.query.revision import generator_at
 from gradshard.service.session import Session
 
 
@@ -129,3 +131,63 @@ def test_the_rest_of_the_codegen_names_its_kernels_and_files(tmp_path, base):
     assert {"TraceTypeEverything.cpp", "ADInplaceOrViewTypeEverything.cpp",
             "variable_factories.h", "annotated_fn_args.py"} <= set(result.files)
     assert "ViewFuncs.h" not in result.files  # no view among them
+
+
+# ---------------------------------------------------------------------------------------------
+# --since: the revision's generator (service/query/revision.py)
+
+
+def commit_all(repository: Path) -> str:
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(repository), *args], check=True)
+    return subprocess.run(["git", "-C", str(repository), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def checkout_with_generator(root: Path, with_torchgen: bool) -> Path:
+    """A PyTorch checkout's layout of real files (git keeps a symbolic link as a link): the
+    spec, tools/autograd's generators and, `with_torchgen`, torchgen/ at the top."""
+    packaged = installed_torchgen() / "packaged"
+    if with_torchgen:
+        shutil.copytree(installed_torchgen(), root / "torchgen",
+                        ignore=shutil.ignore_patterns("__pycache__", "packaged"))
+    shutil.copytree(packaged / "ATen" / "native", root / "aten" / "src" / "ATen" / "native",
+                    ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(packaged / "autograd", root / "tools" / "autograd",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+@pytest.mark.parametrize("layout", ["checkout", "checkout-installed-torchgen", "packaged",
+                                    "packaged-torchgen-is-the-repository"])
+def test_a_revisions_generator_hashes_as_its_files_do(tmp_path, layout):
+    """The same generator, read from a commit's blobs and from the files: one hash, in each
+    place a generator is found (a checkout's torchgen/ and tools/autograd/, tools/autograd/
+    with the installed torchgen, a packaged spec's torchgen/, torchgen/ as the repository)."""
+    if layout.startswith("packaged"):
+        torchgen = tmp_path / "repository" / "torchgen"
+        shutil.copytree(installed_torchgen(), torchgen,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        repository = torchgen if layout.endswith("repository") else torchgen.parent
+        spec = torchgen / "packaged"
+    else:
+        repository = spec = checkout_with_generator(tmp_path / "repository",
+                                                    layout == "checkout")
+    commit = commit_all(repository)
+    current = identify_generator(locate_spec(str(spec)))
+    assert current.release == "2.13.0" and current.origin != Origin.INSTALLED
+    then = generator_at(repository, commit, "HEAD", current)
+    assert (then.hash, then.release) == (current.hash, "2.13.0")
+
+
+@pytest.mark.parametrize("revision, words", [
+    ("", "not a git revision"), ("-p", "not a git revision"),
+    (":0", "no such commit"), ("HEAD:autograd", "no such commit")])
+def test_since_takes_commits_only(tmp_path, capsys, revision, words):
+    """An empty revision or `:0` would read git's index, `-p` an option, a tree no commit."""
+    _, spec = stage_packaged_spec(tmp_path / "stage")
+    commit_all(spec)
+    assert main(["affected", "--spec", str(spec), f"--since={revision}"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "hint:" in err and "Traceback" not in err

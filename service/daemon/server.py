@@ -688,13 +688,15 @@ def _short(path: str, location: SpecLocation) -> str:
 
 
 def spec_signature(location: SpecLocation) -> tuple:
-    """What the spec files and templates look like on disk (inode, size, mtime): a change
-    the watcher did not report shows here."""
+    """What the spec files and templates look like on disk (inode, size, mtime), and which
+    generator the spec has (its hash: hashed again only when its sources' stats change): a
+    change the watcher did not report shows here."""
     paths = [location.path_of(f) for f in YAML_FILES]
     if location.templates.is_dir():
         paths += sorted(location.templates.iterdir())
     stats = [(str(p), _stat(p)) for p in paths]
-    return tuple((p, s and (s.st_ino, s.st_size, s.st_mtime_ns)) for p, s in stats)
+    return (tuple((p, s and (s.st_ino, s.st_size, s.st_mtime_ns)) for p, s in stats),
+            identify_generator(location).hash)
 
 
 def _identity(directory: Path) -> tuple[int, int] | None:

@@ -29,7 +29,7 @@ class InputBytes:
     templates: dict[str, bytes]  # gradshard's own .j2 templates
     # The release whose rules read the spec (pipeline/releases.py) when its generator is not
     # the one beside its location (a git revision's); None: the location's generator's.
-    rules: str | None = None
+    release: str | None = None
 
     def fingerprint(self) -> dict[str, str]:
         """A hash of every input, gradshard's code and the layout: equal means the same build."""
@@ -39,6 +39,8 @@ class InputBytes:
         hashes.update({f"gradshard/{name}": _hash(data) for name, data in self.templates.items()})
         hashes["gradshard/code"] = code_version()
         hashes["layout"] = self.location.layout
+        if self.release is not None:
+            hashes["release"] = self.release
         return hashes
 
 

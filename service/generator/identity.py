@@ -31,7 +31,7 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.known import KNOWN_GENERATORS
 
 __all__ = ["GeneratorIdentity", "Origin", "generator_hash", "identify_generator",
-           "identify_sources", "installed_generator", "source_name"]
+           "identify_sources", "installed_generator", "source_bytes", "source_name"]
 
 _CHECKOUT_AUTOGRAD = "tools/autograd"
 
@@ -100,6 +100,8 @@ class GeneratorIdentity:
         return f"generator: {self.label}, {state}; {self._where()}"
 
     def _where(self) -> str:
+        if self.torchgen is None:  # known by its sources alone (a git revision's)
+            return self.origin
         if self.origin == Origin.BESIDE:
             return f"torchgen at {self.torchgen}"
         return f"{self.origin} ({self.torchgen})"
@@ -209,6 +211,11 @@ def source_name(relative: str, label: str) -> str | None:
     return f"torchgen/{relative}" if parts[0] != "packaged" else None
 
 
+def source_bytes(directory: Path, label: str) -> list[tuple[str, bytes]]:
+    """A generator directory's sources read, by their layout-free names."""
+    return [(name, path.read_bytes()) for name, path in _sources(directory, label)]
+
+
 def _hashed_order(source: tuple[str, bytes]) -> tuple[bool, str]:
     """generator_hash's order: torchgen's sources by name, then the autograd generators'."""
     return (not source[0].startswith("torchgen/"), source[0])
@@ -218,7 +225,8 @@ def _sources_hash(sources: Iterable[tuple[str, bytes]]) -> str:
     """xxh3-128 over (name, bytes) pairs, in the order given."""
     digest = xxhash.xxh3_128()
     for name, data in sources:
-        digest.update(f"{name}\0{len(data)}\0".encode())
+        # a name that is no UTF-8 (os.walk and git give such names as surrogates)
+        digest.update(f"{name}\0{len(data)}\0".encode(errors="surrogateescape"))
         digest.update(data)
     return digest.hexdigest()
 

@@ -10,6 +10,7 @@ they were then; a generator outside the checkout (the installed torchgen) has no
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -19,9 +20,9 @@ from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes
 from gradshard.service.files.spec_location import SpecLocation, check_spec_size
 from gradshard.service.generator.identity import (GeneratorIdentity, Origin, identify_generator,
-                                                  identify_sources, source_name)
+                                                  identify_sources, source_bytes, source_name)
 
-__all__ = ["git_inputs"]
+__all__ = ["generator_at", "git_inputs"]
 
 GIT_TIMEOUT = 60  # seconds, for one git command
 # Bounds on a revision's generator (torchgen 2.13 has ~120 .py files, 3 MB): a tree past
@@ -35,49 +36,72 @@ def git_inputs(location: SpecLocation, revision: str) -> tuple[InputBytes, str]:
     """The spec's files as they were at a git revision of the checkout holding them, to be
     read with the rules of the generator it held then; and that baseline in words (naming
     the generator where it is not today's)."""
-    if revision.startswith("-"):  # git would read it as an option
-        raise UsageError(f"--since {revision}: not a git revision",
-                         "name a commit, branch or tag (e.g. HEAD~1, main)")
-    top = Path(_git(location.root, "rev-parse", "--show-toplevel").decode().strip())
-    yaml = {f: _git_file(top, revision, location.path_of(f)) for f in YAML_FILES}
-    templates = {name: _git_file(top, revision, location.templates / name, missing_ok=True)
-                 for name in ALL_TEMPLATES}
+    top = Path(os.fsdecode(_git(location.root, "rev-parse", "--show-toplevel")).rstrip("\n"))
+    commit = _commit_of(top, revision)
+    yaml = {f: _git_file(top, commit, revision, location.path_of(f)) for f in YAML_FILES}
+    templates = {name: _git_file(top, commit, revision, location.templates / name,
+                                 missing_ok=True) for name in ALL_TEMPLATES}
     current = identify_generator(location)
-    then = generator_at(top, revision, current)
+    then = generator_at(top, commit, revision, current)
     words = f"git revision {revision}"
     if then.hash != current.hash:
-        words += f" (its generator: {then.label}, read as torchgen {then.rules.name})"
-    inputs = InputBytes(location, yaml, templates, gradshard_template_bytes(), then.rules.name)
+        name = then.label if then.hash else "no generator"
+        words += f" (its generator: {name}, read as torchgen {then.rules.name})"
+    inputs = InputBytes(location, yaml, templates, gradshard_template_bytes(),
+                        release=then.rules.name)
     return inputs, words
 
 
-def generator_at(top: Path, revision: str, current: GeneratorIdentity) -> GeneratorIdentity:
-    """The generator in the current one's directories at the revision; the current one when
-    they are not in the checkout. Symbolic links in the tree are not followed (a generator
-    with them at the revision is unknown, and read with the default release's rules)."""
-    directories = [(current.torchgen, "torchgen"), (current.autograd, "autograd")]
-    relative = [(_inside(top, d), label) for d, label in directories if d is not None]
-    if (current.origin != Origin.BESIDE or len(relative) < 2
-            or any(path is None for path, _ in relative)):
+def _commit_of(top: Path, revision: str) -> str:
+    """The commit a revision names, resolved once, so that every file is read from it (not
+    the index, which `:path` names, nor a branch that moves meanwhile)."""
+    if not revision or revision.startswith("-"):
+        raise UsageError(f"--since {revision!r}: not a git revision",
+                         "name a commit, branch or tag (e.g. HEAD~1, main)")
+    try:
+        named = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                     f"{revision}^{{commit}}")
+    except UsageError:
+        raise UsageError(f"--since {revision}: no such commit in {top}",
+                         "name a commit, branch or tag of the checkout holding the spec "
+                         "(e.g. HEAD~1, main)") from None
+    return named.decode().strip()
+
+
+def generator_at(top: Path, commit: str, revision: str, current: GeneratorIdentity
+                 ) -> GeneratorIdentity:
+    """The generator in the current one's directories at the commit (with the installed
+    torchgen, when that is the one today's generator runs with); the current one when they
+    are not in the checkout. Symbolic links in the tree are not followed (a generator with
+    them at the revision is unknown, and read with the default release's rules)."""
+    in_checkout = current.origin in (Origin.BESIDE, Origin.INSTALLED_TORCHGEN)
+    versioned = [(current.autograd, "autograd")]
+    if current.origin == Origin.BESIDE:
+        versioned.append((current.torchgen, "torchgen"))
+    relative = [(_inside(top, d), label) for d, label in versioned if d is not None]
+    if not in_checkout or any(path is None for path, _ in relative):
         return current
-    listed = _git(top, "ls-tree", "-r", "-l", "-z", revision, "--",
-                  *(path for path, _ in relative))
+    listed = _git(top, "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree",
+                  commit, "--", *(path or "." for path, _ in relative))
     named = _generator_files(listed, relative)
     if len(named) > MAX_GENERATOR_FILES or sum(size for _, _, size in named) > MAX_GENERATOR_BYTES:
         raise UsageError(f"the generator directories at git revision {revision} hold more than "
                          f"{MAX_GENERATOR_FILES} files or {MAX_GENERATOR_BYTES >> 20} MB of "
                          "Python: not a torchgen", "pick a revision of a PyTorch checkout")
-    blobs = _git_blobs(top, [oid for _, oid, _ in named])
-    return identify_sources([(name, blobs[oid]) for name, oid, _ in named],
+    blobs = _git_blobs(top, [oid for _, oid, _ in named], revision)
+    installed = (source_bytes(current.torchgen, "torchgen")
+                 if current.origin == Origin.INSTALLED_TORCHGEN and current.torchgen else [])
+    return identify_sources(installed + [(name, blobs[oid]) for name, oid, _ in named],
                             f"git revision {revision}")
 
 
-def _inside(top: Path, directory: Path) -> str | None:
-    """The directory's path in the checkout, or None when it is not in it."""
+def _inside(top: Path, path: Path) -> str | None:
+    """The path in the checkout ("" for its top), or None when it is not in it."""
     try:
-        return directory.resolve().relative_to(top.resolve()).as_posix()
+        relative = path.resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
         return None
+    return "" if relative == "." else relative
 
 
 def _generator_files(listed: bytes, directories: list[tuple[str | None, str]]
@@ -93,14 +117,15 @@ def _generator_files(listed: bytes, directories: list[tuple[str | None, str]]
         if kind != "blob" or mode == SYMLINK_MODE:
             continue
         for directory, label in directories:
-            if path.startswith(f"{directory}/"):
-                name = source_name(path[len(directory) + 1:], label)
+            prefix = f"{directory}/" if directory else ""
+            if path.startswith(prefix):
+                name = source_name(path[len(prefix):], label)
                 if name is not None:
                     found.append((name, oid, int(size)))
     return found
 
 
-def _git_blobs(top: Path, oids: list[str]) -> dict[str, bytes]:
+def _git_blobs(top: Path, oids: list[str], revision: str) -> dict[str, bytes]:
     """The contents of blobs by object id, through one `git cat-file --batch`."""
     output = _git(top, "cat-file", "--batch", given="".join(f"{o}\n" for o in oids).encode())
     blobs, at = {}, 0
@@ -108,8 +133,9 @@ def _git_blobs(top: Path, oids: list[str]) -> dict[str, bytes]:
         end = output.index(b"\n", at)
         header = output[at:end].decode(errors="replace").split()
         if len(header) != 3:  # "<oid> missing": a shallow or partial clone
-            raise UsageError(f"git cannot read {header[0]} of the generator at a revision",
-                             "fetch the revision's objects, or compare with --against DIR")
+            raise UsageError(f"git cannot read object {header[0]} of the generator at git "
+                             f"revision {revision}", "fetch the revision's objects "
+                             "(git fetch --unshallow), or compare with --against DIR")
         oid, _, size = header
         start = end + 1
         blobs[oid] = output[start:start + int(size)]
@@ -117,10 +143,14 @@ def _git_blobs(top: Path, oids: list[str]) -> dict[str, bytes]:
     return blobs
 
 
-def _git_file(top: Path, revision: str, path: Path, missing_ok: bool = False) -> bytes | None:
-    relative = path.resolve().relative_to(top.resolve()).as_posix()
+def _git_file(top: Path, commit: str, revision: str, path: Path, missing_ok: bool = False
+              ) -> bytes | None:
+    relative = _inside(top, path)
+    if relative is None:
+        raise UsageError(f"{path} is outside the git checkout at {top}",
+                         "--since reads the spec files from the checkout that holds them")
     try:
-        size = int(_git(top, "cat-file", "-s", f"{revision}:{relative}"))
+        size = int(_git(top, "cat-file", "-s", f"{commit}:{relative}"))
     except UsageError:
         if missing_ok:
             return None
@@ -128,15 +158,21 @@ def _git_file(top: Path, revision: str, path: Path, missing_ok: bool = False) ->
                          "pick a revision that has the spec files") from None
     # the limit every spec file is read under (spec_location.read_spec_file)
     check_spec_size(f"{relative} at git revision {revision}", size)
-    return _git(top, "show", f"{revision}:{relative}")
+    return _git(top, "cat-file", "blob", f"{commit}:{relative}")
 
 
 def _git(directory: Path, *args: str, given: bytes | None = None) -> bytes:
+    """git's output; git never prompts, nor fetches a partial clone's objects meanwhile."""
+    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
     try:
-        done = subprocess.run(["git", "-C", str(directory), *args], input=given,
+        done = subprocess.run(["git", "-C", str(directory), *args], input=given, env=environment,
                               capture_output=True, timeout=GIT_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as e:
+    except OSError as e:
         raise UsageError(f"cannot run git: {e}", "--since needs git on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"git {args[0]} took more than {GIT_TIMEOUT} s", "check the "
+                         "checkout (a network file system, a lock), or compare with "
+                         "--against DIR") from None
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise UsageError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}",
