@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from support.graph_run import diff, generated_units
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
-from support.specs import DERIVATIVES, installed_torchgen, stage_packaged_spec
+from support.specs import DERIVATIVES, commit_all, installed_torchgen, stage_packaged_spec
 
 from gradshard.pipeline.problems import SpecFile
 from gradshard.service.cli import main
@@ -75,12 +74,9 @@ def test_mul_edit_reports_its_node_and_the_foreach_nodes_made_from_it(tmp_path, 
 
 def test_since_a_git_revision(tmp_path, capsys):
     _, spec_dir = stage_packaged_spec(tmp_path / "stage")
-    git = shutil.which("git")
-    if git is None:
+    if shutil.which("git") is None:
         pytest.fail("git is required (the machine image has it)")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
-        subprocess.run([git, "-C", str(spec_dir), *args], check=True)
+    commit_all(spec_dir)
     (spec_dir / DERIVATIVES).write_text((spec_dir / DERIVATIVES).read_text().replace(
         MUL_TENSOR, MUL_TENSOR.replace("self.scalar_type())\n", "self.scalar_type()) * 2\n", 1)))
     assert main(["affected", "--spec", str(spec_dir), "--since", "HEAD", "--json"]) == 0
@@ -135,14 +131,6 @@ def test_the_rest_of_the_codegen_names_its_kernels_and_files(tmp_path, base):
 
 # ---------------------------------------------------------------------------------------------
 # --since: the revision's generator (service/query/revision.py)
-
-
-def commit_all(repository: Path) -> str:
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
-        subprocess.run(["git", "-C", str(repository), *args], check=True)
-    return subprocess.run(["git", "-C", str(repository), "rev-parse", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()
 
 
 def checkout_with_generator(root: Path, with_torchgen: bool) -> Path:

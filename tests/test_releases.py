@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from support.graph_run import diff, engine_build, generated_units
 from support.oracle import TreeOfTorchgen, file_digests
 from support.releases import release_torchgen
 from support.spec_edits import ALL_EDITS, RELEASE_EDITS, Edit, apply_edits
-from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, installed_torchgen,
+from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, commit_all, installed_torchgen,
                            stage_packaged_spec)
 
 from gradshard.pipeline.problems import SpecFile
@@ -224,9 +223,7 @@ def test_since_a_revision_before_a_torchgen_upgrade_reads_it_with_that_release(t
     repository = tmp_path / "repository"
     torchgen = repository / "torchgen"
     shutil.copytree(installed_torchgen(), torchgen, ignore=shutil.ignore_patterns("__pycache__"))
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "2.13.0"]):
-        subprocess.run(["git", "-C", str(repository), *args], check=True)
+    commit_all(repository)
     replace_python_files(torchgen, release_torchgen("2.14.1"))
     spec = torchgen / "packaged"
     assert identify_generator(locate_spec(str(spec))).release == "2.14.x"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -94,3 +95,12 @@ def edited_derivatives(spec: Path, old: str, new: str) -> Iterator[int]:
         yield text[:text.index(old)].count("\n") + 1
     finally:
         path.write_text(text)
+
+
+def commit_all(repository: Path) -> str:
+    """A git repository made of the directory's files, all in one commit: its id."""
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(repository), *args], check=True)
+    return subprocess.run(["git", "-C", str(repository), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
