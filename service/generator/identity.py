@@ -193,7 +193,7 @@ def identify_sources(sources: list[tuple[str, bytes]], origin: str) -> Generator
     layout-free name (`source_name`): named by the same hash as one read from files."""
     if not any(name.startswith("autograd/") for name, _ in sources):
         return GeneratorIdentity("", None, False, None, None, origin)  # as _sources finds none
-    digest = _sources_hash(sorted(sources, key=_hashed_order))
+    digest = _sources_hash(sources)
     known = KNOWN_GENERATORS.get(digest)
     return GeneratorIdentity(digest, known.release if known else None,
                              bool(known and known.reproduced), None, None, origin)
@@ -217,14 +217,15 @@ def source_bytes(directory: Path, label: str) -> list[tuple[str, bytes]]:
 
 
 def _hashed_order(source: tuple[str, bytes]) -> tuple[bool, str]:
-    """generator_hash's order: torchgen's sources by name, then the autograd generators'."""
+    """The hash's order: torchgen's sources by name, then the autograd generators'."""
     return (not source[0].startswith("torchgen/"), source[0])
 
 
 def _sources_hash(sources: Iterable[tuple[str, bytes]]) -> str:
-    """xxh3-128 over (name, bytes) pairs, in the order given."""
+    """xxh3-128 over (name, bytes) pairs, in one order whatever order they come in (files
+    and a git revision's blobs list them differently)."""
     digest = xxhash.xxh3_128()
-    for name, data in sources:
+    for name, data in sorted(sources, key=_hashed_order):
         # a name that is no UTF-8 (os.walk and git give such names as surrogates)
         digest.update(f"{name}\0{len(data)}\0".encode(errors="surrogateescape"))
         digest.update(data)
