@@ -37,8 +37,8 @@ __all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "CONFI
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
            "add_options", "argument_settings", "compile_options", "daemon_serves",
-           "forwarded_options", "generator_check_of", "jobs_of", "match_words", "option_of", "options_of",
-           "placement_of"]
+           "forwarded_options", "generator_check_of", "jobs_of", "match_words", "option_of",
+           "options_of", "placement_of"]
 
 DEFAULT_OUT = "gradshard-out"
 
@@ -333,6 +333,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--gradshard-cache",), "gradshard_cache", "gradshard's cache directory (default: "
            "as for gradshard)", _commands(PYTEST), metavar="DIR", group=PYTEST_GROUP),
 )
+
 
 def option_of(dest: str) -> Option:
     """The option that sets `dest` (one meaning, one record)."""

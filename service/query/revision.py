@@ -170,7 +170,7 @@ def _git(directory: Path, *args: str, given: bytes | None = None) -> bytes:
     except OSError as e:
         raise UsageError(f"cannot run git: {e}", "--since needs git on PATH") from None
     except subprocess.TimeoutExpired:
-        raise UsageError(f"git {args[0]} took more than {GIT_TIMEOUT} s", "check the "
+        raise UsageError(f"git {' '.join(args)} took more than {GIT_TIMEOUT} s", "check the "
                          "checkout (a network file system, a lock), or compare with "
                          "--against DIR") from None
     if done.returncode != 0:
