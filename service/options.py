@@ -262,7 +262,7 @@ OPTIONS: tuple[Option, ...] = (
            compile_field="units", to_compile=tuple),
     # how the client prints a compile failure: the daemon's answer is the same either way
     Option(("--raw",), "raw", "show the compiler's output as it is, not placed at the spec",
-           action="store_true", group="compiling"),
+           _commands(BUILDING, TRY), action="store_true", group="compiling"),
     # nodes per formula unit and per Functions unit, and formula units per merged unit
     Option(("--shard-nodes",), "shard_nodes", argparse.SUPPRESS, metavar="F,M[,G]",
            parse=_node_counts, group="compiling", forward=COUNTS, match=True,

@@ -421,3 +421,9 @@ def test_a_real_daemon_serves_a_build_with_its_options(tmp_path):
         assert "built by the daemon" not in done.stdout and "gradshard build:" in done.stdout
     finally:
         running.cli("daemon", "stop", *running.where(), check=False)
+
+
+def test_try_takes_raw():
+    """`try`'s hint promises `--raw` (issue 47, item 6): one option, the build's, taken by
+    `try` too."""
+    assert parse(TRY, ["--raw"]).raw is True and parse(TRY, []).raw is False
