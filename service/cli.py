@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from gradshard.pipeline.parse.spec import SpecTexts
     from gradshard.pipeline.problems import SpecError
 
-__all__ = ["Loaded", "build_parser", "collector_for", "main"]
+__all__ = ["DESCRIPTIONS", "Loaded", "build_parser", "collector_for", "installed_version",
+           "main"]
 
 
 @dataclass
@@ -313,13 +314,12 @@ def _existing_cache(args: argparse.Namespace, default) -> Session:
 def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     """The command line: every command's options from the table (service/options.py); without
     `defaults`, an option the words do not give is left unset (service/config/effective.py:
-    given_options)."""
-    parser = argparse.ArgumentParser(
-        prog="gradshard",
-        description="Incremental, cached autograd code generation for PyTorch specs.")
+    given_options). Every command's --help starts with what it does (DESCRIPTIONS)."""
+    parser = argparse.ArgumentParser(prog="gradshard", description=DESCRIPTIONS[""])
+    parser.add_argument("--version", action=_Version)
     parsers = _Parsers(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
                        defaults)
-    parsers.add(BUILD, "generate the autograd files", run=run_build)
+    parsers.add(BUILD, "generate the autograd files (and compile them)", run=run_build)
     parsers.add(WATCH, "build, then rebuild on every save of the spec (Ctrl-C stops)",
                 run=run_daemon_command, daemon_command="watch")
     _daemon_parser(parsers)
@@ -340,6 +340,74 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
+# What each command does: the first paragraph of its --help ("": `gradshard` itself). The
+# one-line summaries in the lists of commands are build_parser's.
+DESCRIPTIONS = {
+    "": "Incremental, cached autograd code generation for PyTorch specs: generates the files "
+        "torchgen's autograd generators write, byte for byte, re-running only what an edit "
+        "reaches.",
+    BUILD: "Generate the autograd files of the spec into --out from the content-addressed "
+           "cache (only what an edit reaches runs again), then compile them against the "
+           "installed torch's headers (--codegen-only skips the compile). Answered by a "
+           "running daemon of the same spec, cache and options.",
+    WATCH: "Build, then rebuild (and recompile) on every save of the spec, in the foreground, "
+           "one line per rebuild, until Ctrl-C.",
+    "daemon": "The background build service: one daemon per spec and cache watches the spec, "
+              "rebuilds on every save, and answers `gradshard build`.",
+    START: "Start a daemon in the background that watches the spec and rebuilds on every "
+           "save; returns once it listens.",
+    RUN: "The daemon process itself, as `gradshard daemon start` runs it (not listed: start "
+         "a daemon with `daemon start`).",
+    STOP: "Stop the daemon of this spec and cache.",
+    STATUS: "Say whether a daemon runs for this spec and cache, what it is doing and how its "
+            "last build went.",
+    LOGS: "Print the last lines of the daemon's log.",
+    CHECK: "Parse, match and render the spec with every stage, writing nothing: every error "
+           "is reported at its file and line.",
+    SHOW: "Explain an op, a derivatives entry or a backward node: every overload and variant "
+          "of a name, its schema, its formulas and where each is written in the spec.",
+    AFFECTED: "Say which derivatives entries, backward nodes, Python bindings and generated "
+              "files an edit of the spec changes (against the last build, --against or "
+              "--since).",
+    GENERATOR: "Run the spec's own generator (torchgen and the autograd generators beside "
+               "the spec) now and compare the files it writes with gradshard's, file by "
+               "file.",
+    TRY: "Compile the ops an edit of derivatives.yaml changes, load them into the installed "
+         "torch and gradcheck them on their OpInfo samples; each op's verdict is printed as "
+         "soon as it is known.",
+    STATS: "Show what the cache holds and how the last builds went.",
+    GC: "Drop the cache entries no recorded build needs (--max-size also forgets the oldest "
+        "builds until the cache fits) and trim try's directory.",
+    CONFIG: "Print every setting in force and where it comes from: [tool.gradshard] in "
+            "pyproject.toml or gradshard.toml, the environment, the defaults.",
+}
+
+
+class _Version(argparse.Action):
+    """--version: the installed distribution's version, printed and exit 0. Looked up only
+    when asked: importlib.metadata takes 14 ms to import, and every command builds this
+    parser."""
+
+    def __init__(self, option_strings: list[str], dest: str, **settings) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+                         help="print gradshard's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"gradshard {installed_version()}")
+        parser.exit()
+
+
+def installed_version() -> str:
+    """The version of the installed gradshard distribution (its metadata), or `unknown` when
+    it runs from sources that were never installed."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("gradshard")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 @dataclass(frozen=True)
 class _Parsers:
     """Where the commands' parsers go, and whether their options have defaults."""
@@ -347,25 +415,29 @@ class _Parsers:
     commands: argparse._SubParsersAction
     defaults: bool = True
 
-    def add(self, command: str, text: str, parser_settings: dict | None = None,
+    def add(self, command: str, summary: str | None, parser_settings: dict | None = None,
             **handlers) -> None:
-        """One command's parser (named by the command's last word), its options from the
-        table; `handlers` says what runs it."""
-        parser = self.commands.add_parser(command.split()[-1], help=text,
-                                          **(parser_settings or {}))
+        """One command's parser (named by the command's last word), its --help led by its
+        description, its options from the table; `handlers` says what runs it. Without a
+        `summary` it is not listed among its parent's commands (argparse lists only those
+        added with a help)."""
+        listed = {} if summary is None else {"help": summary}
+        parser = self.commands.add_parser(command.split()[-1], description=DESCRIPTIONS[command],
+                                          **listed, **(parser_settings or {}))
         add_options(parser, command, self.defaults)
         parser.set_defaults(**handlers)
 
 
 def _daemon_parser(parsers: _Parsers) -> None:
-    daemon = parsers.commands.add_parser("daemon", help="the background build service (start, "
-                                                        "stop, status, logs)")
+    daemon = parsers.commands.add_parser("daemon", description=DESCRIPTIONS["daemon"],
+                                         help="the background build service (start, stop, "
+                                              "status, logs)")
     actions = _Parsers(daemon.add_subparsers(dest="action", required=True, metavar="ACTION"),
                        parsers.defaults)
     actions.add(START, "start watching and building in the background",
                 run=run_daemon_command, daemon_command="start")
-    # the daemon process itself: not shown
-    actions.add(RUN, argparse.SUPPRESS, run=run_daemon_command, daemon_command="serve")
+    # the daemon process itself: not listed
+    actions.add(RUN, None, run=run_daemon_command, daemon_command="serve")
     for command, text in ((STOP, "stop the daemon"), (STATUS, "what the daemon is doing"),
                           (LOGS, "print the daemon's log")):
         actions.add(command, text, run=run_daemon_command, daemon_command=command.split()[-1])

@@ -127,3 +127,67 @@ def test_a_command_process_ends_with_its_output_flushed_and_its_status():
     shown = subprocess.run([*module, "show", "sin", "--json"],
                            capture_output=True, text=True)
     assert shown.returncode == 0 and "SinBackward0" in json.dumps(json.loads(shown.stdout))
+
+
+def command_words(parser=None, words=()):
+    """Every command of the command line as its words (`daemon start`…), the parsers above
+    them (`gradshard`, `gradshard daemon`) included, hidden ones too (argparse's choices)."""
+    import argparse
+
+    from gradshard.service.cli import build_parser
+
+    parser = parser or build_parser()
+    yield words
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for word, child in action.choices.items():
+                yield from command_words(child, (*words, word))
+
+
+def help_of(capsys, words) -> str:
+    """`gradshard WORDS --help` through the console script's entry (`daemon status`'s quick
+    path included), which prints and exits 0."""
+    from gradshard.service.entry import main as entry
+
+    try:
+        entry([*words, "--help"])
+    except SystemExit as exited:
+        assert exited.code == 0, words
+    else:
+        raise AssertionError(f"{words} --help did not exit")
+    return capsys.readouterr().out
+
+
+def test_every_commands_help_starts_with_what_it_does(capsys, monkeypatch):
+    """Each command's --help (every sub-command's, the hidden `daemon run`'s and the parents')
+    has a description after its usage, a sentence or more, and never argparse's
+    `==SUPPRESS==` (issue 47: `daemon --help` listed `run  ==SUPPRESS==`, `generator --help`
+    said nothing of what it does)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    commands = list(command_words())
+    assert ("daemon", "run") in commands and len(commands) >= 16
+    for words in commands:
+        text = help_of(capsys, words)
+        assert "SUPPRESS" not in text, words
+        usage, _, rest = text.partition("\n\n")
+        assert usage.startswith(f"usage: {' '.join(('gradshard', *words))} "), words
+        description = rest.partition("\n\n")[0]
+        assert not description.endswith(":"), (words, description)  # a section's title
+        assert len(description.split()) >= 7 and description.endswith("."), (words, description)
+
+
+def test_the_hidden_daemon_process_is_not_listed(capsys):
+    listed = help_of(capsys, ["daemon"])
+    lines = listed.split("ACTION\n", 1)[1].split("\n\n")[0].splitlines()
+    assert [line.split()[0] for line in lines] == ["start", "stop", "status", "logs"]
+
+
+def test_version_prints_the_installed_distributions_version():
+    """`gradshard --version` prints the version of the installed distribution and exits 0
+    (it said a command was required)."""
+    import importlib.metadata
+
+    done = subprocess.run([sys.executable, "-m", "gradshard.service.entry", "--version"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"gradshard {importlib.metadata.version('gradshard')}\n"

@@ -20,7 +20,7 @@ from support.daemon import Running
 from support.specs import MINI_SPEC
 
 from gradshard.pipeline.layout.compile_layout import ShardSettings
-from gradshard.service.cli import Loaded, build_parser
+from gradshard.service.cli import DESCRIPTIONS, Loaded, build_parser
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
@@ -122,8 +122,9 @@ def command_parsers(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
 
 
 def table_parser(command: str) -> argparse.ArgumentParser:
-    """What the table alone makes of a command."""
-    parser = argparse.ArgumentParser(prog=f"gradshard {command}")
+    """What the table alone makes of a command (and its description, the command line's)."""
+    parser = argparse.ArgumentParser(prog=f"gradshard {command}",
+                                     description=DESCRIPTIONS[command])
     add_options(parser, command)
     return parser
 
@@ -133,7 +134,7 @@ CLI_COMMANDS = [c for c in COMMANDS if c != PYTEST]
 
 def test_the_command_line_has_the_tables_commands():
     """A parser for each command of the table; those above them (`gradshard`, `gradshard
-    daemon`) hold no option but --help, only their commands."""
+    daemon`) hold no option but --help (and `gradshard`'s --version), only their commands."""
     assert sorted(command for command, _ in command_parsers(build_parser())) == \
         sorted(CLI_COMMANDS)
     above = [build_parser()]
@@ -142,8 +143,9 @@ def test_the_command_line_has_the_tables_commands():
         commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if not commands:
             continue
-        assert [type(a) for a in parser._actions] == [argparse._HelpAction,
-                                                      argparse._SubParsersAction]
+        flags = [a.option_strings for a in parser._actions if a.option_strings]
+        assert flags in ([["-h", "--help"]], [["-h", "--help"], ["--version"]])
+        assert parser._actions[-1] is commands[0] and len(commands) == 1
         above += commands[0].choices.values()
 
 
