@@ -1,12 +1,14 @@
 """One mapping of errors to exit codes and reports (service/exit_codes.py): the command line
 and the daemon's build answers read it, and they end each failure with the same code and
-the same words; no error class carries an exit code of its own."""
+the same words; no error class carries an exit code of its own. Every code any command
+exits with is in its one table, each with one meaning, and usage.md's table is that table."""
 
 from __future__ import annotations
 
 import argparse
 import errno
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,8 @@ from gradshard.pipeline.problems import InternalError, Problem, SpecError, SpecF
 from gradshard.service import cli
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.server import Daemon
-from gradshard.service.exit_codes import Report, ending_of
+from gradshard.service.exit_codes import EXIT_CODES, Report, ending_of
+from gradshard.service.live.process import TryWorkerFailure
 
 PROBLEM = Problem(SpecFile.DERIVATIVES, "mul.Tensor", "derivatives.example", "a message",
                   "a hint", line=3)
@@ -37,6 +40,8 @@ def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
         "environment": (EnvironmentFailure("full", "free space"), Report.USAGE, 2),
         "compile": (CompileError([DIAGNOSTIC], ["Functions_0"], "raw"), Report.COMPILE, 3),
         "verify": (VerifyMismatch(["task 1"]), Report.VERIFY, 6),
+        "try worker": (TryWorkerFailure("the try worker was killed by signal 11", "see it"),
+                       Report.USAGE, 9),
         "internal": (InternalError("broken"), Report.ERROR, 4),
         "damaged": (StoreDamaged("is malformed", tmp_path / "cache" / "gradshard.sqlite3"),
                     Report.DAMAGED, 2),
@@ -46,8 +51,8 @@ def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
     }
 
 
-NAMES = ["spec", "usage", "environment", "compile", "verify", "internal", "damaged",
-         "full disk", "other OSError", "bug"]
+NAMES = ["spec", "usage", "environment", "compile", "verify", "try worker", "internal",
+         "damaged", "full disk", "other OSError", "bug"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -127,3 +132,48 @@ def test_a_daemon_without_exit_in_its_answer():
     assert daemon_commands._exit_code_of({"ok": False, "failed": ["Functions_0"]}) == 3
     assert daemon_commands._exit_code_of({"ok": False, "errors": []}) == 1
     assert daemon_commands._exit_code_of({"ok": False, "exit": 2}) == 2
+
+
+USAGE = Path(__file__).resolve().parent.parent / "docs" / "usage.md"
+
+
+def documented_exit_codes() -> list[tuple[int, str]]:
+    """usage.md's "Exit codes" table: each row's code and meaning (`\\|` is a `|` in a cell)."""
+    section = USAGE.read_text().split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no head
+    cells = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+             for row in rows]
+    return [(int(code), meaning) for code, meaning in cells]
+
+
+def test_each_code_has_one_meaning_and_usage_md_says_the_same():
+    codes = [e.code for e in EXIT_CODES]
+    assert len(set(codes)) == len(codes) and codes == sorted(codes)
+    meanings = [e.meaning for e in EXIT_CODES]
+    assert len(set(meanings)) == len(meanings) and all("\n" not in m for m in meanings)
+    assert documented_exit_codes() == [tuple(e) for e in EXIT_CODES]
+
+
+def test_every_code_a_command_exits_with_is_in_the_table():
+    """The codes the mapping, `try`'s verdicts and the daemon commands return."""
+    from gradshard.service import exit_codes
+    from gradshard.service.process_end import EXIT_CLOSED_PIPE
+
+    table = {e.code for e in EXIT_CODES}
+    constants = {value for name, value in vars(exit_codes).items() if name.startswith("EXIT_")
+                 and isinstance(value, int)}
+    assert constants == table
+    assert EXIT_CLOSED_PIPE in table
+    assert {ending_of(error).code for error, _, _ in failures(Path("/x")).values()} <= table
+
+
+@pytest.mark.parametrize("action", ["status", "stop", "logs"])
+def test_no_daemon_has_a_code_of_its_own(action, tmp_path, monkeypatch, capsys):
+    """`daemon status|stop|logs` with none running for the spec and cache: 11, never the
+    spec errors' 1 (a script cannot tell them apart) nor usage's 2."""
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    code = cli.main(["daemon", action, "--spec", str(MINI_SPEC), "--cache",
+                     str(tmp_path / "cache")])
+    assert code == 11, capsys.readouterr()
+    assert "gradshard daemon: n" in capsys.readouterr().out  # "not running", "none", "no log"

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from gradshard.cache.errors import EnvironmentFailure
-from gradshard.service.live.process import TryProcess
+from gradshard.service.exit_codes import EXIT_TRY_WORKER, ending_of
+from gradshard.service.live.process import TryProcess, TryWorkerFailure
 
 # A stand-in worker: answers each line with {"ok": true, "echo": …}, after printing a line of
 # its own; "die" exits with 3 after a message on stderr, "hang" sleeps, "fail" answers not ok.
@@ -48,16 +48,17 @@ def test_answers_are_read_among_other_output():
 
 def test_a_worker_that_dies_is_reported_and_replaced():
     with fake() as worker:
-        with pytest.raises(EnvironmentFailure, match="exited with 3") as failure:
+        with pytest.raises(TryWorkerFailure, match="exited with 3") as failure:
             worker.ask({"do": "die"})
         assert "segmentation fault in the patch" in str(failure.value)
+        assert ending_of(failure.value).code == EXIT_TRY_WORKER  # not usage's 2
         assert worker.ask({"n": 3})["echo"] == {"n": 3}  # a new worker
 
 
 def test_a_worker_that_overruns_is_stopped():
     with fake(timeout=1.0) as worker:
         started = time.monotonic()
-        with pytest.raises(EnvironmentFailure, match="no answer within 1 s"):
+        with pytest.raises(TryWorkerFailure, match="no answer within 1 s"):
             worker.ask({"do": "hang"})
         assert time.monotonic() - started < 10
         assert worker.ask({"n": 4})["echo"] == {"n": 4}
@@ -65,7 +66,7 @@ def test_a_worker_that_overruns_is_stopped():
 
 def test_a_failure_of_the_worker_itself_is_an_error():
     with fake() as worker:
-        with pytest.raises(EnvironmentFailure, match="no such op"):
+        with pytest.raises(TryWorkerFailure, match="no such op"):
             worker.ask({"do": "fail"})
 
 
@@ -90,7 +91,7 @@ def test_an_exception_kills_the_worker_at_once():
 
 def test_a_worker_that_cannot_start_is_reported():
     worker = TryProcess(5.0, (sys.executable, "-c", "import sys; sys.exit('no torch here')"))
-    with worker, pytest.raises(EnvironmentFailure, match="no torch here"):
+    with worker, pytest.raises(TryWorkerFailure, match="no torch here"):
         worker.ask({"n": 5})
 
 

@@ -20,14 +20,13 @@ from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, D
                                               NoAnswer, daemon_paths, exchange, print_status,
                                               request, running_daemon)
 from gradshard.service.defaults import default_cache_dir
-from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_OK, EXIT_SPEC
+from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_NO_DAEMON, EXIT_OK, EXIT_SPEC
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
                                        generator_check_of, jobs_of, match_words, placement_of)
 
 __all__ = ["build_through_daemon", "daemon_config", "paths_of"]
 
-EXIT_NONE = 1  # `daemon stop` and `daemon logs`: no daemon (no log) for this spec and cache
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
 STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops
 
@@ -138,7 +137,7 @@ def stop(args: argparse.Namespace, loaded) -> int:
     paths = paths_of(args, loaded)
     if request(paths, {"request": "shutdown"}) is None:
         print("gradshard daemon: none is running for this spec and cache")
-        return EXIT_NONE
+        return EXIT_NO_DAEMON
     deadline = time.monotonic() + STOP_TIMEOUT
     while running_daemon(paths) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -157,7 +156,7 @@ def logs(args: argparse.Namespace, loaded) -> int:
     paths = paths_of(args, loaded)
     if not paths.log.is_file():
         print(f"gradshard daemon: no log yet at {paths.log}")
-        return EXIT_NONE
+        return EXIT_NO_DAEMON
     print(_tail(paths.log, args.lines))
     return EXIT_OK
 

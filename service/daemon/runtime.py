@@ -28,6 +28,7 @@ from typing import NamedTuple
 import xxhash
 
 from gradshard.service.defaults import config_file, default_cache_dir, installed_torchgen
+from gradshard.service.exit_codes import EXIT_NO_DAEMON, EXIT_OK
 from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
 
 __all__ = ["ClosedUnanswered", "DaemonLock", "DaemonPaths", "NoAnswer", "QUICK_STATUS_OPTIONS",
@@ -283,11 +284,11 @@ def _quick_words(words: list[str]) -> dict[str, str | bool] | None:
 
 
 def print_status(answer: dict | None, as_json: bool) -> int:
-    """`gradshard daemon status`'s output; exit 0 when a daemon answered, 1 when none runs."""
+    """`gradshard daemon status`'s output and its exit code: a daemon answered, or none runs."""
     if as_json:
         print(json.dumps(answer or {"ok": False, "state": "not running"}, indent=2))
     elif answer is None:
         print("gradshard daemon: not running for this spec and cache")
     else:
         print(status_text(answer))
-    return 0 if answer is not None else 1
+    return EXIT_OK if answer is not None else EXIT_NO_DAEMON

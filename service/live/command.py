@@ -2,9 +2,9 @@
 gradchecked on OpInfo samples (service/live/plan.py → service/live/build.py →
 service/live/worker.py), without rebuilding PyTorch.
 
-Exit codes: 0 every verdict passes, 5 one fails, 2 nothing could be checked (each op's
-reason is printed); the others as `build` has them (1 spec errors, 3 a patch that does not
-compile, 4 internal error).
+Exit codes (service/exit_codes.py): 0 every verdict passes, 5 one fails, 10 nothing could be
+checked (each op's reason is printed), 9 the worker overran or died; the others as `build` has
+them (1 spec errors, 2 usage, 3 a patch that does not compile, 4 internal error).
 
 The text comes as it is known (try_patch's `show`): the first line and the ops not patched
 once the patch is built, each op's verdict as soon as the worker finds it (its first failing
@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.releases import release_series
+from gradshard.service.exit_codes import EXIT_OK, EXIT_TRY_FAILED, EXIT_TRY_NOTHING
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import identify_generator, installed_generator
 from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
@@ -32,7 +33,6 @@ __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "chec
            "check_generator", "compiler_text", "failed", "op_json", "op_lines", "plan_and_build",
            "torch_library_dir", "try_json", "try_patch", "verdict_line"]
 
-EXIT_PASS, EXIT_NOTHING, EXIT_FAIL = 0, 2, 5
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
 DEFAULT_DTYPES = TRY_DTYPES
 
@@ -51,8 +51,8 @@ class TryOutcome:
     def exit_code(self) -> int:
         verdicts = self.verdicts()
         if not verdicts:
-            return EXIT_NOTHING
-        return EXIT_FAIL if any(v["verdict"] == "FAIL" for v in verdicts) else EXIT_PASS
+            return EXIT_TRY_NOTHING
+        return EXIT_TRY_FAILED if any(v["verdict"] == "FAIL" for v in verdicts) else EXIT_OK
 
 
 def check_extra(command: str = "gradshard try") -> None:
@@ -208,7 +208,7 @@ def try_json(outcome: TryOutcome) -> dict:
     plan = outcome.plan
     ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
     compiler = outcome.compiler.json() if outcome.compiler is not None else None
-    return {"ok": outcome.exit_code() == EXIT_PASS, "against": plan.baseline,
+    return {"ok": outcome.exit_code() == EXIT_OK, "against": plan.baseline,
             "compiler": compiler, "warnings": [outcome.note] if outcome.note else [], "ops": ops,
             "seconds": round(outcome.seconds, 3)}
 

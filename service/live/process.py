@@ -24,10 +24,16 @@ from typing import IO, Callable
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.service.options import TRY_TIMEOUT
 
-__all__ = ["TryProcess"]
+__all__ = ["TryProcess", "TryWorkerFailure"]
 
 RECYCLE_AFTER = 50
 WORKER_MODULE = "gradshard.service.live.worker"
+
+
+class TryWorkerFailure(EnvironmentFailure):
+    """The worker ran past its time, died (patched code can crash the process it is loaded
+    in) or failed in itself: no verdict, and an exit code of its own
+    (service/exit_codes.py: EXIT_TRY_WORKER), not a usage error's."""
 
 
 class TryProcess:
@@ -56,7 +62,7 @@ class TryProcess:
 
     def ask(self, request: dict, on_event: Callable[[dict], None] | None = None) -> dict:
         """The worker's answer to one request, each event before it passed to on_event as it
-        arrives (the time limit covers them all); EnvironmentFailure when it dies, overruns or
+        arrives (the time limit covers them all); TryWorkerFailure when it dies, overruns or
         fails in itself."""
         if self._served >= RECYCLE_AFTER:
             self.close()
@@ -79,7 +85,7 @@ class TryProcess:
             self.close(kill=True)
             raise
         if not answer.get("ok"):
-            raise EnvironmentFailure(f"the try worker failed: {answer.get('error')}",
+            raise TryWorkerFailure(f"the try worker failed: {answer.get('error')}",
                                      "GRADSHARD_DEBUG=1 shows its traceback")
         return answer
 
@@ -129,7 +135,7 @@ class TryProcess:
             selector.register(self._process.stdout, selectors.EVENT_READ)
             ready = selector.select(max(0.0, left))
         if not ready:
-            raise EnvironmentFailure(
+            raise TryWorkerFailure(
                 f"the try worker gave no answer within {self.timeout:.0f} s and was stopped",
                 "a patched formula may loop; --timeout SECONDS allows more")
         chunk = os.read(self._process.stdout.fileno(), 1 << 16)
@@ -137,14 +143,14 @@ class TryProcess:
             raise self._death()
         self._buffer += chunk
 
-    def _death(self) -> EnvironmentFailure:
+    def _death(self) -> TryWorkerFailure:
         try:
             code = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._process.kill()
             code = self._process.wait()
         how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
-        return EnvironmentFailure(f"the try worker {how}{self._stderr_tail()}",
+        return TryWorkerFailure(f"the try worker {how}{self._stderr_tail()}",
                                   "the patched code crashed the process it was loaded in, or "
                                   "torch could not be imported; see the message above")
 
