@@ -499,6 +499,8 @@ def run_config(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, bool):  # as the file spells it
+        return "true" if value else "false"
     return "(unset)" if value is None or value == [] else str(value)
 
 
@@ -585,7 +587,10 @@ def _report_generator_failure(args: argparse.Namespace, error, loaded: Loaded) -
 
 def _report_usage_error(args: argparse.Namespace, error: UsageError, loaded: Loaded) -> None:
     if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}, indent=2))
+        problems = [{"file": str(p.file), "line": p.line, "key": p.key, "message": p.message,
+                     "hint": p.hint} for p in getattr(error, "problems", ())]
+        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}
+                         | ({"problems": problems} if problems else {}), indent=2))
     report_usage_error(error)
 
 

@@ -98,7 +98,64 @@ def test_a_bad_key_or_value_is_an_error_at_its_line(project, capsys, line, expec
     error = capsys.readouterr().err
     assert f"{project / 'pyproject.toml'}:5: {expected}" in error
     if "unknown" in expected:
-        assert "known keys: spec, out, tree, cache" in error
+        assert "known keys: spec, out, tree, codegen-only, cache" in error
+
+
+BAD = """[project]
+name = "x"
+
+[tool.gradshard]
+jobz = 3
+tree = "wide"
+codegen_only = true
+include = ["fine"]
+colour = "red"
+jobs = "many"
+"""
+
+
+def test_every_bad_key_and_value_is_reported_at_its_line(project, capsys):
+    """All of them at once, in the file's order, each at its line, an unknown key with the
+    known key it is closest to (issue 47: only the first was reported, with no did-you-mean);
+    --json gives each one's file, line, key, message and hint."""
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(BAD)
+    assert main(["check", "--spec", str(project / "nowhere")]) == 2
+    error = capsys.readouterr().err
+    expected = [f"{pyproject}:5: unknown key 'jobz': did you mean 'jobs'?",
+                f"{pyproject}:6: 'tree' is not valid: expected one of flat, pytorch",
+                f"{pyproject}:7: unknown key 'codegen_only': did you mean 'codegen-only'?",
+                f"{pyproject}:9: unknown key 'colour'\n",
+                f"{pyproject}:10: 'jobs' must be a whole number"]
+    places = [error.index(line) for line in expected]
+    assert places == sorted(places) and error.count("gradshard: error:") == 1
+    assert "hint: known keys: spec, out, tree, codegen-only" in error
+    assert "tree: flat or pytorch (--tree)" in error
+    assert main(["stats", "--json"]) == 2
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["file"], p["line"], p["key"]) for p in problems] == \
+        [(str(pyproject), n, k) for n, k in ((5, "jobz"), (6, "tree"), (7, "codegen_only"),
+                                            (9, "colour"), (10, "jobs"))]
+    assert problems[0]["hint"].startswith("known keys: ")
+
+
+def test_codegen_only_and_a_relative_spec_from_the_file(project, capsys):
+    """`codegen-only = true` is a key: a build with no flag generates without compiling;
+    `spec` relative to the file's directory, through `..`, is shown and used normalised."""
+    spec = os.path.relpath(MINI_SPEC, project)
+    assert ".." in spec
+    (project / "pyproject.toml").write_text(f'[tool.gradshard]\nspec = "{spec}"\n'
+                                            'codegen-only = true\nout = "out"\ncache = "cache"\n')
+    assert main(["config", "--json"]) == 0
+    shown = {s["key"]: s for s in json.loads(capsys.readouterr().out)["settings"]}
+    assert shown["spec"]["value"] == str(MINI_SPEC.resolve())
+    assert shown["codegen-only"]["value"] is True and shown["codegen-only"]["origin"] == "file"
+    assert main(["config"]) == 0
+    assert f"spec           = {MINI_SPEC.resolve()}  (file:" in capsys.readouterr().out
+    assert main(["build", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["spec"] == str(MINI_SPEC.resolve()) and "compile" not in report
+    assert report["out"] == str(project / "out") and (project / "out").is_dir()
 
 
 def test_a_file_that_is_not_toml_is_an_error_naming_it(project, capsys):

@@ -118,6 +118,7 @@ def _try_limit() -> str:
 
 _DESCRIBED_DEFAULTS = {
     "spec": lambda: "the installed torch's packaged spec",
+    "codegen-only": lambda: False,  # a flag's default (argparse's store_true)
     "cache": _default_cache,
     "cache-max-size": lambda: "no limit",
     "cxx": lambda: "g++",

@@ -3,8 +3,10 @@ directory holding a gradshard.toml (its keys at the top level) or a pyproject.to
 [tool.gradshard] table, as ruff and pytest look for theirs. A pyproject.toml without the
 table is passed over.
 
-Every key is checked before any is used: an unknown key or a value of the wrong kind is an
-error naming the file, the key's line and the key, with the known keys as the hint.
+Every key is checked before any is used, and every bad one is reported at once (a
+ConfigError): an unknown key (with the closest known key: `jobz`, did you mean `jobs`?) or a
+value of the wrong kind, each at its line. Paths are relative to the file's directory, made
+absolute and normalised (`spec = "../spec"` is the spec beside the project's directory).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from gradshard.cache.errors import UsageError
-from gradshard.service.config.settings import (LIST, PATH, PATHS, SETTINGS, SIZE, TEXT, WHOLE,
-                                               setting_of)
+from gradshard.pipeline.problems import did_you_mean
+from gradshard.service.config.settings import (BOOLEAN, LIST, PATH, PATHS, SETTINGS, SIZE, TEXT,
+                                               WHOLE, Setting, setting_of)
 from gradshard.service.defaults import CONFIG_FILE, config_file
 from gradshard.service.options import option_of
 
-__all__ = ["ConfigFile", "file_digest", "find_config", "read_config"]
+__all__ = ["ConfigError", "ConfigFile", "ConfigProblem", "file_digest", "find_config",
+           "read_config"]
 
 TABLE = ("tool", "gradshard")
 
@@ -70,21 +74,56 @@ def read_config(path: Path) -> ConfigFile | None:
     if not isinstance(table, dict):
         raise UsageError(f"{path}: [tool.gradshard] is not a table", _known_keys())
     lines = _key_lines(data.decode(), path.name == CONFIG_FILE)
-    values = {key: _checked(path, key, value, lines.get(key)) for key, value in table.items()}
-    return ConfigFile(path, values, lines, hashlib.sha256(data).hexdigest())
+    checked = {key: _checked(path, key, value, lines.get(key)) for key, value in table.items()}
+    problems = [found for found in checked.values() if isinstance(found, ConfigProblem)]
+    if problems:
+        raise ConfigError(problems)
+    return ConfigFile(path, checked, lines, hashlib.sha256(data).hexdigest())
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One bad key or value of a configuration file."""
+
+    file: Path
+    line: int | None  # the key's line (None: not found by _key_lines)
+    key: str
+    message: str  # what is wrong, after `file:line: `
+    hint: str
+
+    def describe(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else str(self.file)
+        return f"{where}: {self.message}"
+
+
+class ConfigError(UsageError):
+    """Every bad key and value of a configuration file, each at its line; the message lists
+    them in the file's order (the first one's `file:line:` leads it, as a single usage
+    error's does), the hint joins their hints."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        self.problems = tuple(sorted(problems, key=lambda p: p.line or 0))
+        hints = dict.fromkeys(p.hint for p in self.problems if p.hint)
+        super().__init__("\n  ".join(p.describe() for p in self.problems), "; ".join(hints))
 
 
 def _checked(path: Path, key: str, value: Any, line: int | None) -> Any:
-    where = f"{path}:{line}" if line else str(path)
+    """The value as its option takes it, or the ConfigProblem that refuses it."""
     setting = setting_of(key)
     if setting is None:
-        raise UsageError(f"{where}: unknown key '{key}'", _known_keys())
+        close = did_you_mean(key, (s.key for s in SETTINGS))
+        return ConfigProblem(path, line, key, f"unknown key '{key}'"
+                             + (f": {close}" if close else ""), _known_keys())
     problem, checked = _value_of(setting.kind, value, path.parent)
     if not problem and setting.dest is not None:
         problem = _option_problem(setting.dest, checked)
     if problem:
-        raise UsageError(f"{where}: '{key}' {problem}", f"{key}: {setting.help}")
+        return ConfigProblem(path, line, key, f"'{key}' {problem}", _setting_hint(setting))
     return checked
+
+
+def _setting_hint(setting: Setting) -> str:
+    return f"{setting.key}: {setting.help}"
 
 
 def _option_problem(dest: str, value: Any) -> str:
@@ -104,7 +143,7 @@ def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
     if kind in (PATH, TEXT, SIZE) and not isinstance(value, str):
         return f"must be a string, not {type(value).__name__}", None
     if kind == PATH:
-        return "", str(base / Path(value).expanduser()) if value else value
+        return "", _absolute(base, value) if value else value
     if kind == SIZE:
         return _size_problem(value), value
     if kind == WHOLE:
@@ -116,9 +155,18 @@ def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return "must be a list of strings", None
         if kind == PATHS:
-            return "", [str(base / Path(v).expanduser()) for v in value]
+            return "", [_absolute(base, v) for v in value]
         return "", shlex.join(value)
+    if kind == BOOLEAN and not isinstance(value, bool):
+        return "must be true or false", None
     return "", value
+
+
+def _absolute(base: Path, value: str) -> str:
+    """A path of the file, relative to its directory: absolute, `..` and links resolved (as
+    `daemon start` resolves every path it hands on), so that `gradshard config` shows, and a
+    command uses, the directory meant, not `/proj/../spec`."""
+    return str((base / Path(value).expanduser()).resolve())
 
 
 def _size_problem(value: str) -> str:

@@ -12,11 +12,13 @@ from typing import NamedTuple
 
 from gradshard.service.options import BUILDING, TRY
 
-__all__ = ["LIST", "PATH", "PATHS", "SETTINGS", "SIZE", "Setting", "TEXT", "WHOLE", "setting_of"]
+__all__ = ["BOOLEAN", "LIST", "PATH", "PATHS", "SETTINGS", "SIZE", "Setting", "TEXT", "WHOLE",
+           "setting_of"]
 
 # the kinds of values: a path (relative to the file's directory), several paths, a text,
-# a whole number, a size (500M, 2G)
+# a whole number, a size (500M, 2G), true or false (an on/off flag's)
 PATH, PATHS, TEXT, WHOLE, SIZE, LIST = "path", "paths", "text", "whole number", "size", "texts"
+BOOLEAN = "boolean"
 
 
 class Setting(NamedTuple):
@@ -32,6 +34,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("spec", PATH, "the spec directory (--spec)", "spec"),
     Setting("out", PATH, "where the generated files go (--out)", "out"),
     Setting("tree", TEXT, "flat or pytorch (--tree)", "tree"),
+    Setting("codegen-only", BOOLEAN, "true: generate the files without compiling them "
+            "(--codegen-only)", "codegen_only"),
     Setting("cache", PATH, "the cache directory (--cache)", "cache", "GRADSHARD_CACHE"),
     Setting("cache-max-size", SIZE, "the cache directory's limit after each build",
             variable="GRADSHARD_CACHE_MAX"),
