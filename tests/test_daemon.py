@@ -69,6 +69,15 @@ def test_a_bad_edit_keeps_the_outputs_until_fixed(daemon):
     assert functions.read_text() == before
     shown = daemon.cli("daemon", "status", *daemon.where(), check=False).stdout
     assert "1 error" in shown and "'othr' is neither an argument" in shown
+    # `gradshard build` of the bad spec by the daemon and by itself (--no-cache never asks a
+    # daemon): the same problems, `1 error in the spec` and exit code; the daemon's says it built
+    build = ("build", "--codegen-only", "--out", str(daemon.out), *daemon.where())
+    there = daemon.cli(*build, check=False)
+    here = daemon.cli(*build, "--no-cache", check=False)
+    assert (there.returncode, here.returncode) == (1, 1)
+    assert here.stderr.endswith("gradshard: 1 error in the spec\n"), here.stderr
+    assert "'othr' is neither an argument" in here.stderr and "by the daemon" not in here.stderr
+    assert there.stderr == here.stderr + f"  (built by the daemon, pid {status['pid']})\n"
     daemon.edit(bad, MUL_OTHER.replace("grad,", "grad * 3,"))
     time.sleep(0.3)
     status = daemon.wait()

@@ -177,3 +177,32 @@ def test_no_daemon_has_a_code_of_its_own(action, tmp_path, monkeypatch, capsys):
                      str(tmp_path / "cache")])
     assert code == 11, capsys.readouterr()
     assert "gradshard daemon: n" in capsys.readouterr().out  # "not running", "none", "no log"
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["placed", "raw"])
+@pytest.mark.parametrize("name", ["spec", "usage", "compile", "internal"])
+def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tmp_path, capsys,
+                                                           monkeypatch):
+    """What `gradshard build` prints on stderr for a failure the daemon answered
+    (commands.report_failure) is what the command line prints for it, word for word: the
+    problems and their `N errors in the spec`, a compile error's units and hint, or the
+    compiler's output with --raw."""
+    error = failures(tmp_path)[name][0]
+
+    def build():
+        raise error
+
+    def command(args, loaded):
+        loaded.location = daemon.config.location
+        raise error
+
+    monkeypatch.setattr(daemon, "_build", build)
+    answer = daemon._outcome()
+    exited = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=raw),
+                      ["build"])
+    printed = capsys.readouterr().err
+    daemon_commands.report_failure(answer, raw)
+    assert capsys.readouterr().err == printed and answer["exit"] == exited
+    trailer = {"spec": "gradshard: 1 error in the spec\n",
+               "compile": "  hint: --raw shows the compiler's output as it is\n"}
+    assert printed.endswith(trailer.get(name, "\n")), printed

@@ -15,7 +15,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from gradshard.cache.errors import UsageError
+from gradshard.cache.errors import CompileDiagnostic, CompileError, UsageError
 from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, DaemonPaths,
                                               NoAnswer, daemon_paths, exchange, print_status,
                                               request, running_daemon)
@@ -25,7 +25,7 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
                                        generator_check_of, jobs_of, match_words, placement_of)
 
-__all__ = ["build_through_daemon", "daemon_config", "paths_of"]
+__all__ = ["build_through_daemon", "daemon_config", "paths_of", "report_failure"]
 
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
 STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops
@@ -183,16 +183,41 @@ def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
         return _build_here_instead(paths, running, failure)
     if answer is None:
         return None
+    note = f"  (built by the daemon, pid {running['pid']})"
     if args.json:
-        print(json.dumps({k: v for k, v in answer.items() if k not in ("text", "line")},
-                         indent=2))
+        print(json.dumps({k: v for k, v in answer.items() if k not in _TEXT_ONLY}, indent=2))
     elif answer.get("ok"):
-        print(answer.get("text", answer.get("line", "")) + f"\n  (built by the daemon, pid "
-              f"{running['pid']})")
+        print(answer.get("text", answer.get("line", "")) + f"\n{note}")
+    if not answer.get("ok"):  # on stderr, --json or not, as the command line prints it
+        report_failure(answer, args.raw)
+        print(note, file=sys.stderr)
+    return EXIT_OK if answer.get("ok") else _exit_code_of(answer)
+
+
+# What an answer holds for the text it prints, not for --json's document.
+_TEXT_ONLY = ("text", "line", "stderr", "compile_error")
+
+
+def report_failure(answer: dict, raw: bool) -> None:
+    """What `gradshard build` prints on stderr for the failure the daemon answered: a compile
+    error reported by the command line's own reporter (placed, or the compiler's output with
+    --raw), else the words the daemon rendered with it (`stderr`; a daemon older than that:
+    its errors)."""
+    if answer.get("compile_error"):
+        from gradshard.service.compile.report import report_compile_error
+
+        report_compile_error(_compile_error(answer["compile_error"]), raw=raw, as_json=False)
+    elif "stderr" in answer:
+        sys.stderr.write(answer["stderr"])
     else:
         for error in answer.get("errors", []) or [f"gradshard: error: {answer.get('error')}"]:
             print(error, file=sys.stderr)
-    return EXIT_OK if answer.get("ok") else _exit_code_of(answer)
+
+
+def _compile_error(given: dict) -> CompileError:
+    """server.compile_error_json's CompileError again."""
+    return CompileError([CompileDiagnostic.from_json(d) for d in given["diagnostics"]],
+                        given["failed"], given["raw"], given["source"], given["directory"])
 
 
 def _exit_code_of(answer: dict) -> int:

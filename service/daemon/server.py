@@ -16,6 +16,7 @@ a daemon at work (a cold compile takes minutes) from a stopped or dead one.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import logging.handlers
@@ -36,7 +37,7 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from gradshard.cache.errors import UsageError
+from gradshard.cache.errors import CompileError, UsageError
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
 from gradshard.service.compile.driver import CompileOptions
@@ -54,12 +55,12 @@ from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict, 
 from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
-from gradshard.service.report.problems import (problem_json, spec_error_lines, spec_texts_of,
-                                               unread_spec_note)
+from gradshard.service.report.problems import (problem_json, report_spec_error, spec_error_lines,
+                                               spec_texts_of, unread_spec_note)
 from gradshard.service.session import Session
 
 __all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
-           "daemon_logger", "spec_signature"]
+           "compile_error_json", "daemon_logger", "spec_signature"]
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
 WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
@@ -441,8 +442,10 @@ class Daemon:
                 "text": build_text(outcome)}
 
     def _failure(self, ending: Ending) -> dict:
-        """A failed build's answer: its exit code, and its errors as `check` and `build`
-        print them."""
+        """A failed build's answer: its exit code, its errors as `check` and `build` print
+        them (`errors`, for `watch` and `status`), and what `gradshard build` prints on stderr
+        for it, rendered by the command line's own reporters (`stderr`; a compile error's
+        `compile_error`, which the client reports as --raw asks: commands.py)."""
         error = ending.error
         if ending.report is Report.SPEC:
             return self._spec_failure(error, ending.code)
@@ -450,23 +453,28 @@ class Daemon:
             return self._damaged(error, ending.code)
         if ending.report is Report.COMPILE:
             return {"ok": False, "exit": ending.code, "failed": list(error.failed),
-                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics]}
-        return {"ok": False, "exit": ending.code, "errors": [error_text(error)]}
+                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics],
+                    "compile_error": compile_error_json(error)}
+        return _said({"ok": False, "exit": ending.code, "errors": [error_text(error)]})
 
     def _damaged(self, damage: StoreDamaged, code: int) -> dict:
         """The store is set aside, so that the next build starts a new one instead of
         meeting the same damage."""
         self.session.set_aside()
-        return {"ok": False, "exit": code, "errors": [damaged_text(damage, NEXT_BUILD)]}
+        return _said({"ok": False, "exit": code, "errors": [damaged_text(damage, NEXT_BUILD)]})
 
     def _spec_failure(self, error: SpecError, code: int) -> dict:
         location = self.config.location
         texts = spec_texts_of(location)
         identity = identify_generator(location)
         note = [] if identity.known else [unread_spec_note(identity)]  # as `build` says it
+        printed = io.StringIO()
+        report_spec_error(error, location, texts, printed)
         return {"ok": False, "exit": code,
                 "problems": [problem_json(p, location) for p in error.problems],
-                "errors": [*note, *spec_error_lines(error, location, texts), *note]}
+                "errors": [*note, *spec_error_lines(error, location, texts), *note],
+                "stderr": "".join(f"{line}\n" for line in note) + printed.getvalue()
+                + "".join(f"{line}\n" for line in note)}
 
     # -- requests -------------------------------------------------------------------------
 
@@ -649,6 +657,19 @@ def _resolve(answer: Future, work: Callable[[], dict]) -> None:
         answer.set_result(work())
     except BaseException as error:
         answer.set_exception(error)
+
+
+def _said(answer: dict) -> dict:
+    """A failure whose errors are the whole of what the command line prints for it."""
+    return {**answer, "stderr": "".join(f"{error}\n" for error in answer["errors"])}
+
+
+def compile_error_json(error: CompileError) -> dict:
+    """A compile error as the client rebuilds it (commands.py) to report it with the command
+    line's own reporter, placed or raw as the client's --raw says."""
+    return {"diagnostics": [d.to_json() for d in error.diagnostics],
+            "failed": list(error.failed), "raw": error.raw, "source": error.source,
+            "directory": error.directory}
 
 
 def error_text(error: GradshardError) -> str:
