@@ -1,8 +1,9 @@
 """`gradshard show NAME`: what gradshard knows of a native function, a derivatives entry or a
 backward node.
 
-NAME is an operator name (`mul.Tensor`), a base name (`mul`, every overload), a full schema,
-or a backward node (`MulBackward0`). Native functions show their schema, kind, signature,
+NAME is an operator name (`mul.Tensor`), a base name (`mul` or `mul_`: every overload and
+variant of the base, functional, in-place and out alike), a full schema, or a backward node
+(`MulBackward0`). Native functions show their schema, kind, signature,
 source and the derivative infos they use; derivatives entries show, per dispatch key, the
 node, formulas before and after saved-value substitution, saved inputs and outputs with C++
 types, differentiable arguments and named gradients, plus the functions the entry serves and
@@ -19,7 +20,8 @@ from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import EntryInfos
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.parse.source import Entry
-from gradshard.pipeline.problems import SpecFile, did_you_mean
+from gradshard.pipeline.problems import RuleViolation, SpecFile, did_you_mean
+from gradshard.pipeline.schema import BaseOperatorName
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.query.describe import (describe_entry, describe_info, describe_match,
                                               describe_native)
@@ -35,13 +37,14 @@ class ShowMatches:
 
 
 def find_matches(spec: SpecRecords, name: str) -> ShowMatches:
-    natives = [f for f in spec.native_functions if name in (str(f.func.name), str(f.func))]
-    if not natives:
-        natives = [f for f in spec.native_functions if str(f.func.name.name) == name]
+    family = _family_named(name)
     pairs = list(zip(spec.entries[SpecFile.DERIVATIVES], spec.derivative_entries))
-    entries = [(e, d) for e, d in pairs if name in (d.op_name, d.name)]
-    if not entries:
-        entries = [(e, d) for e, d in pairs if d.defn_name == name]
+    if family is None:  # an operator name with its overload, or a whole schema: that one
+        natives = [f for f in spec.native_functions if name in (str(f.func.name), str(f.func))]
+        entries = [(e, d) for e, d in pairs if name in (d.op_name, d.name)]
+    else:
+        natives = [f for f in spec.native_functions if _family_of(f.func.name.name) == family]
+        entries = [(e, d) for e, d in pairs if _family_named(d.defn_name) == family]
     every = spec.infos + spec.foreach
     nodes = [(k.dispatch_key, e) for e in every for k in e.infos if k.info.op == name]
     if not natives and not entries and not nodes:
@@ -53,6 +56,29 @@ def find_matches(spec: SpecRecords, name: str) -> ShowMatches:
                          "give an operator name such as 'mul.Tensor', a base name such as 'mul', "
                          "or a node such as 'MulBackward0'")
     return ShowMatches(natives, entries, nodes)
+
+
+# A base name's family: every operator whose name differs from it only in the overload, the
+# in-place `_` or the `_functional` suffix (`sin`, `sin_`, `sin.out`; `__and__`, `__iand__`).
+# Keyed by the name without those, so that `sin` and `sin_` name the same family: until
+# issue 47 a base name that was itself an operator (`sin`) showed that one alone, while one
+# that was not (`mul`) showed its overloads but not its in-place ones.
+Family = tuple[str, bool]  # (base, dunder)
+
+
+def _family_of(name: BaseOperatorName) -> Family:
+    return name.base, name.dunder
+
+
+def _family_named(name: str) -> Family | None:
+    """The family a NAME without overload names (None: an overload or a schema is given, or
+    the text is no operator name)."""
+    if "." in name or "(" in name:
+        return None
+    try:
+        return _family_of(BaseOperatorName.parse(name))
+    except RuleViolation:  # not an operator name (`foo_out`, `__ifoo__`): no family
+        return None
 
 
 def show_json(result: SpecRecords, location: SpecLocation, name: str) -> dict:
@@ -122,10 +148,19 @@ def _node_json(result: SpecRecords, key: str, infos: EntryInfos, lines: dict,
 
 def show_text(result: SpecRecords, location: SpecLocation, name: str) -> str:
     data = show_json(result, location, name)
-    blocks = [_native_text(n) for n in data["native_functions"]]
+    blocks = [_overview(name, data)] if len(data["native_functions"]) > 1 else []
+    blocks += [_native_text(n) for n in data["native_functions"]]
     blocks += [_entry_text(e) for e in data["derivatives"]]
     blocks += [_node_text(n) for n in data["backward_nodes"]]
     return "\n\n".join(blocks)
+
+
+def _overview(name: str, data: dict) -> str:
+    """A base name's overloads and variants at a glance, before each is shown."""
+    natives = [f"{n['name']} ({n['kind']})" for n in data["native_functions"]]
+    entries = [e["name"].split("(", 1)[0] for e in data["derivatives"]]
+    return (f"{name}: {len(natives)} native functions: {', '.join(natives)}\n"
+            f"  derivatives entries: {', '.join(entries) or '-'}")
 
 
 def _native_text(n: dict) -> str:
