@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import sys
 from functools import partial
+from types import SimpleNamespace
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from gradshard.service.live import worker  # noqa: E402  (after the skip: it needs torch)
+from gradshard.service.live.command import op_lines  # noqa: E402
 
 
 class WrongOnLarge(torch.autograd.Function):
@@ -89,8 +91,10 @@ def test_complex_inputs_are_compared_as_real_views(monkeypatch):
     batched = worker.largest_error(WrongOnLarge.apply, (z,), torch)
     one_by_one(monkeypatch)
     single = worker.largest_error(WrongOnLarge.apply, (z,), torch)
-    assert batched[1] == single[1] and batched[1]["element"][-1] in (0, 1)
+    assert batched[1] == single[1]
     assert batched[0] == pytest.approx(single[0], rel=1e-9) and batched[0] > 0.1
+    # the element of the complex tensor (its index: one dimension), and which part
+    assert batched[1]["element"] == [1] and batched[1]["part"] in ("real", "imaginary")
 
 
 def test_a_correct_formula_has_no_error_to_locate():
@@ -144,3 +148,80 @@ def test_a_failing_fast_check_skips_the_slow_recheck_and_keeps_its_first_line(dt
 def _counted(calls: list, function, *args, **kwargs):
     calls.append(args)
     return function(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the error is, as `try` says it: gradcheck's numbering, the schema's names, the part
+
+
+def located_sample(call, sample, wrong=None) -> tuple[dict, str]:
+    """A failing sample of `call` located, its `where` and the line `try` prints for it; with
+    `wrong`, the function differentiated is that one (a formula made wrong) while the names
+    are still the call's."""
+    info = SimpleNamespace(name="op", gradcheck_wrapper=lambda op, *a, **k: op(*a, **k))
+    function, inputs = worker._gradcheck_function(info, "function", call, sample, torch)
+    if wrong is not None:
+        function = _Wrong(function, wrong)
+    verdict = worker.Verdict("op", "op", "function", "float64", 0, "FAIL", "gradcheck",
+                             message="Jacobian mismatch for output 0 with respect to input 0")
+    worker.locate(worker.SampleCheck("op", "op", "function", "float64", 0, function, inputs,
+                                     ()), verdict)
+    op = {"op": "op", "file": "derivatives.yaml", "line": 1, "entry": "op", "reason": "",
+          "samples": [{**vars(verdict), "seconds": 0.0}]}
+    return verdict.where, op_lines(op)[1]
+
+
+class _Wrong:
+    """A sample's function made wrong (`wrong`), its schema's names still the call's."""
+
+    def __init__(self, recomposed, wrong) -> None:
+        self.recomposed, self.wrong = recomposed, wrong
+
+    def __call__(self, *tensors):
+        return self.wrong(*tensors)
+
+    def labels(self, torch):
+        return self.recomposed.labels(torch)
+
+
+def test_a_located_error_names_the_input_by_the_schema_and_keeps_gradchecks_numbering():
+    """mul(self, other) with other's gradient wrong: input 1 (the second tensor gradcheck
+    differentiates, as its `input 0` counts from 0) is `other` in mul.Tensor's schema."""
+    x = torch.linspace(0.1, 0.9, 6, dtype=torch.float64).reshape(2, 3).requires_grad_()
+    y = torch.linspace(0.2, 0.8, 6, dtype=torch.float64).reshape(2, 3).requires_grad_()
+    sample = SimpleNamespace(input=x, args=(y,), kwargs={}, output_process_fn_grad=None)
+    where, line = located_sample(torch.mul, sample, lambda a, b: a * WrongOnLarge.apply(b))
+    # the largest of the doubled: x * cos(y) at [1, 2] (0.9 * cos(0.8))
+    assert where == {"input": 1, "input_name": "other", "element": [1, 2], "output": 0}
+    assert line.endswith("with respect to input 0; largest error 0.627 for output 0 with "
+                         "respect to input 1 (other) at element [1, 2]"), line
+
+
+def test_a_located_error_names_the_output_and_a_keyword_argument():
+    """A keyword argument is named by its keyword; an output by the schema's return name."""
+    a = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=torch.float64, requires_grad=True)
+    sample = SimpleNamespace(input=a, args=(), kwargs={}, output_process_fn_grad=None)
+    eigh = torch.linalg.eigh
+    where, line = located_sample(eigh, sample, lambda m: (eigh(m)[0], WrongOnLarge.apply(
+        eigh(m)[1])))
+    assert (where["input_name"], where["output"], where["output_name"]) == ("self", 1,
+                                                                           "eigenvectors")
+    assert "for output 1 (eigenvectors) with respect to input 0 (self) at element" in line
+    x = torch.linspace(0.1, 0.9, 4, dtype=torch.float64).requires_grad_()
+    y = torch.linspace(0.2, 0.8, 4, dtype=torch.float64).requires_grad_()
+    keyword = SimpleNamespace(input=x, args=(), kwargs={"other": y},
+                              output_process_fn_grad=None)
+    where, _ = located_sample(torch.add, keyword, lambda a, b: a + WrongOnLarge.apply(b))
+    assert (where["input"], where["input_name"]) == (1, "other")
+
+
+def test_a_complex_element_says_its_part_and_a_lambda_names_nothing():
+    """A complex input's element is its index in the complex tensor and the part; a call that
+    is no aten op's own (an OpInfo's lambda) gives no names, only the numbers."""
+    z = torch.tensor([[0.3 + 0.2j, 0.9 - 0.1j], [0.2 + 0.7j, 0.1 + 0.1j]],
+                     dtype=torch.complex128, requires_grad=True)
+    sample = SimpleNamespace(input=z, args=(), kwargs={}, output_process_fn_grad=None)
+    where, line = located_sample(lambda t: WrongOnLarge.apply(t), sample)
+    assert set(where) == {"input", "element", "part", "output"} and len(where["element"]) == 2
+    assert line.endswith(f"for output 0 with respect to input 0 at element {where['element']} "
+                         f"({where['part']} part)"), line

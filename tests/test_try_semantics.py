@@ -357,7 +357,10 @@ def test_an_op_without_an_opinfo_is_checked_on_the_samples_given(try_workspace, 
     for sample in wrong:
         assert sample["verdict"] == "FAIL" and sample["check"] == "gradcheck", sample
         assert sample["message"].startswith("Jacobian mismatch for output 0"), sample
-        assert sample["error"] > 0.1 and set(sample["where"]) == {"input", "element", "output"}
+        assert sample["error"] > 0.1 and set(sample["where"]) == {"input", "element", "output",
+                                                                  "input_name"}
+        # _euclidean_dist(Tensor x1, Tensor x2): the schema names torch.<op>'s arguments
+        assert sample["where"]["input_name"] == ("x1", "x2")[sample["where"]["input"]], sample
     # the right formula at both default dtypes: the op refuses complex inputs (clamp), which
     # is no verdict, not a FAIL
     code = main(["try", "_euclidean_dist", "--spec", str(spec), "--cache", str(cache),

@@ -30,8 +30,8 @@ from gradshard.service.live.process import TryProcess
 from gradshard.service.options import TRY_DTYPES, TRY_TIMEOUT, jobs_of
 
 __all__ = ["DEFAULT_DTYPES", "TryOptions", "build_library", "check_extra", "check_ops",
-           "check_generator", "compiler_text", "failed", "op_json", "op_lines", "plan_and_build",
-           "torch_library_dir", "try_json", "try_patch", "verdict_line"]
+           "check_generator", "compiler_text", "failed", "op_json", "op_lines", "place_text",
+           "plan_and_build", "torch_library_dir", "try_json", "try_patch", "verdict_line"]
 
 TRY_EXTRA_MODULES = (("numpy", "numpy"), ("expecttest", "expecttest"), ("elftools", "pyelftools"))
 DEFAULT_DTYPES = TRY_DTYPES
@@ -290,10 +290,24 @@ def _where(op: dict) -> str:
 
 
 def _sample_text(sample: dict) -> str:
-    where = sample.get("where") or {}
-    place = (f"; largest error {sample['error']:.3g} at input {where['input']} element "
-             f"{where['element']} (output {where['output']})" if sample.get("error") else "")
+    place = (f"; largest error {sample['error']:.3g} {place_text(sample['where'])}"
+             if sample.get("error") else "")
     return f"FAIL {_sample_name(sample)}{place}"
+
+
+def place_text(where: dict) -> str:
+    """Where a located error is, in the words and numbering of gradcheck's message that
+    precedes it (`mismatch for output 0 with respect to input 0`: both from 0), with their
+    names in the op's schema and a complex element's part: `for output 0 with respect to
+    input 1 (other) at element [2, 1] (imaginary part)`."""
+    part = f" ({where['part']} part)" if where.get("part") else ""
+    return (f"for {_named('output', where['output'], where.get('output_name'))} with respect "
+            f"to {_named('input', where['input'], where.get('input_name'))} at element "
+            f"{where['element']}{part}")
+
+
+def _named(what: str, number: int, name: str | None) -> str:
+    return f"{what} {number} ({name})" if name else f"{what} {number}"
 
 
 def _sample_name(sample: dict) -> str:

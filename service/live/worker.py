@@ -80,8 +80,10 @@ class Verdict:
     verdict: str
     check: str = ""  # gradcheck, gradgradcheck
     error: float | None = None  # the largest |analytical - numerical|
-    # input, element, output of that error (a complex input's element ends with its part:
-    # 0 real, 1 imaginary)
+    # where that error is: `input` and `output` numbered from 0 as gradcheck's message numbers
+    # them (the tensors that require grad, the differentiable outputs), the input's `element`
+    # (a complex input's also its `part`, real or imaginary), and their names in the op's
+    # schema where it gives them (`input_name`, `output_name`: locate)
     where: dict | None = None
     message: str = ""
     seconds: float = 0.0
@@ -484,7 +486,67 @@ def locate(sample: SampleCheck, verdict: Verdict) -> None:
     started = time.perf_counter()
     verdict.error, verdict.where = _located(verdict.check, verdict.message, sample.function,
                                             sample.inputs, torch)
+    if verdict.where is not None:
+        verdict.where.update(_names(sample, verdict.where, torch))
     verdict.seconds += time.perf_counter() - started
+
+
+def _names(sample: SampleCheck, where: dict, torch) -> dict:
+    """The located input's and output's names in the op's schema, where the sample's function
+    calls an aten op with its arguments in the schema's places (nothing otherwise: an OpInfo
+    whose op is a lambda may pass them anywhere)."""
+    labels = getattr(sample.function, "labels", None)
+    try:
+        inputs, outputs = labels(torch) if labels is not None else ((), ())
+    except Exception:  # a call torch cannot resolve to one schema: no names, still located
+        return {}
+    found = {"input_name": _at(inputs, where["input"]), "output_name": _at(outputs,
+                                                                          where["output"])}
+    return {key: name for key, name in found.items() if name}
+
+
+def _at(names: tuple[str, ...], index: int) -> str:
+    return names[index] if 0 <= index < len(names) else ""
+
+
+def schema_of(call: Callable, args: tuple, kwargs: dict, torch):
+    """The schema of the aten op a call of `call` (torch.mul, Tensor.mul_: a builtin named as
+    its op) with these arguments dispatches to; None for any other callable."""
+    call = getattr(call, "call", call)  # an in-place variant on a copy (_OnCopy)
+    name = getattr(call, "__name__", "")
+    if not isinstance(call, _BUILTINS) or not name or not hasattr(torch.ops.aten, name):
+        return None
+    overload = torch._C._jit_resolve_packet(f"aten::{name}", *args, **kwargs)
+    return getattr(getattr(torch.ops.aten, name), overload or "default")._schema
+
+
+_BUILTINS = (types.BuiltinFunctionType, types.MethodDescriptorType)
+
+
+def argument_labels(schema, parts: list[tuple[int | str, Any]], torch) -> tuple[str, ...]:
+    """The name of each tensor that requires grad among the call's arguments (`parts`: each
+    argument's position or keyword, and its value; a list's tensors as `name[k]`), in
+    gradcheck's order: the schema's name of a positional argument, a keyword's own."""
+    arguments = [a.name for a in schema.arguments] if schema is not None else []
+    labels = []
+    for place, value in parts:
+        name = place if isinstance(place, str) else _at(tuple(arguments), place)
+        if isinstance(value, (list, tuple)):
+            labels += [f"{name}[{k}]" if name else "" for k, x in enumerate(value)
+                       if isinstance(x, torch.Tensor) and x.requires_grad]
+        elif isinstance(value, torch.Tensor) and value.requires_grad:
+            labels.append(name)
+    return tuple(labels)
+
+
+def output_labels(schema, output, torch) -> tuple[str, ...]:
+    """The name of each differentiable output (floating or complex tensors, in order: what
+    largest_error numbers) where the output is the schema's returns, one for one."""
+    items = output if isinstance(output, (list, tuple)) else (output,)
+    if schema is None or len(items) != len(schema.returns):
+        return ()
+    return tuple(r.name for r, x in zip(schema.returns, items)
+                 if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()))
 
 
 def skip_fast_mode_recheck() -> None:
@@ -556,6 +618,20 @@ class _Recomposed:
         process = self.sample.output_process_fn_grad
         return process(output) if process is not None else output
 
+    def labels(self, torch) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The names of the inputs gradcheck differentiates and of the outputs, from the
+        schema the call dispatches to (_names)."""
+        sample = self.sample
+        args, kwargs = (sample.input, *sample.args), sample.kwargs
+        schema = schema_of(self.call, args, kwargs, torch)
+        if schema is None:
+            return (), ()
+        parts = [*enumerate(args), *kwargs.items()]
+        with torch.no_grad():
+            output = self(*(t.detach() for t in _flat(sample)
+                            if isinstance(t, torch.Tensor) and t.requires_grad))
+        return argument_labels(schema, parts, torch), output_labels(schema, output, torch)
+
     def _put(self, value, supply):
         if isinstance(value, (list, tuple)) and all(isinstance(x, self.torch.Tensor) for x in value):
             return [next(supply) if x.requires_grad else x for x in value]
@@ -582,13 +658,14 @@ def _located(check: str, message: str, function: Callable, inputs: tuple,
 def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | None, dict | None]:
     """The slow-mode comparison of a failing sample: the analytical Jacobian (autograd) against
     central differences, per input and output element; the largest difference and where
-    (the first in input, element, output order when several are as large). Complex tensors
-    are compared as their real views (a trailing dimension of 2: the real and imaginary
-    parts), whose Jacobian is a real one."""
+    (the first in input, element, output order when several are as large; inputs and outputs
+    numbered as gradcheck's message numbers them). Complex tensors are compared as their real
+    views (a trailing dimension of 2: the real and imaginary parts), whose Jacobian is a real
+    one; a complex input's element is said as its index and part."""
     if not inputs or sum(t.numel() for t in inputs) > LOCATE_ELEMENTS:
         return None, None
-    if any(t.is_complex() for t in inputs):
-        complex_inputs = tuple(t.is_complex() for t in inputs)
+    complex_inputs = tuple(t.is_complex() for t in inputs)
+    if any(complex_inputs):
         function = _RealView(function, complex_inputs, torch)
         inputs = tuple(torch.view_as_real(t.detach()).clone() if c else t
                        for t, c in zip(inputs, complex_inputs))
@@ -603,9 +680,19 @@ def largest_error(function: Callable, inputs: tuple, torch) -> tuple[float | Non
         gaps = torch.nan_to_num(gaps, nan=-1.0, posinf=float("inf"))  # a NaN gap: none
         if gaps.numel() and gaps.max().item() > worst[0]:
             element, output = divmod(int(gaps.reshape(-1).argmax()), gaps.shape[1])
-            worst = (gaps.max().item(), {"input": i, "element": _index(tensor, element),
-                                         "output": output})
+            worst = (gaps.max().item(), {"input": i, "output": output,
+                                         **_element(tensor, element, complex_inputs[i])})
     return worst
+
+
+def _element(tensor, element: int, is_complex: bool) -> dict:
+    """Where a flat element of an input is: its index, and for a complex input (compared as
+    its real view, whose last index is the part) its index in the complex tensor and which
+    part."""
+    index = _index(tensor, element)
+    if not is_complex:
+        return {"element": index}
+    return {"element": index[:-1], "part": ("real", "imaginary")[index[-1]]}
 
 
 def _jacobian(batched: Callable, one_by_one: Callable, function: Callable, inputs, torch):
@@ -796,6 +883,17 @@ class _Positional:
         supply = iter(tensors)
         return self.call(*(next(supply) if isinstance(a, self.torch.Tensor) and a.requires_grad
                            else a for a in self.args))
+
+    def labels(self, torch) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """As _Recomposed.labels, for torch.<op> called with the file's arguments."""
+        schema = schema_of(self.call, self.args, {}, torch)
+        if schema is None:
+            return (), ()
+        with torch.no_grad():
+            output = self.call(*(a.detach() if isinstance(a, torch.Tensor) else a
+                                 for a in self.args))
+        return (argument_labels(schema, list(enumerate(self.args)), torch),
+                output_labels(schema, output, torch))
 
 
 def _result_json(result: OpResult) -> dict:
