@@ -16,16 +16,19 @@ import pytest
 from support.reports import validated_sarif
 from support.specs import DERIVATIVES, MINI_SPEC
 
-from gradshard.cache.errors import (CompileDiagnostic, CompileError, GeneratorFailed,
-                                    GeneratorMismatch)
+from gradshard.cache.errors import (CompileDiagnostic, CompileError, EnvironmentFailure,
+                                    GeneratorFailed, GeneratorMismatch, UsageError,
+                                    VerifyMismatch)
+from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.report import sarif
-from gradshard.service.report.findings import (COMPILE_RULE, WARNING, Finding, Place,
-                                               compile_findings, generator_findings, spec_findings)
-from gradshard.service.report.formats import error_findings
+from gradshard.service.report.findings import (WARNING, Finding, Place, compile_findings,
+                                               generator_findings, placed_at, spec_findings)
+from gradshard.service.report.formats import emit_findings, error_findings
 from gradshard.service.report.lintrunner import LINT_CODE, lint_lines
+from gradshard.service.report.rules import COMPILE_RULE, LEFT_OUT_RULE, RULES, plain
 from gradshard.service.report.sarif import repository_root, sarif_log
 
 LINT_FIELDS = {"path", "line", "char", "code", "severity", "name", "original", "replacement",
@@ -50,7 +53,7 @@ def two_problems() -> SpecError:
     return SpecError([
         Problem(SpecFile.DERIVATIVES, "sin(Tensor self) -> Tensor", "derivatives.bad-formula",
                 "the formula does not parse", "write a C++ expression", line=12, column=9),
-        Problem(SpecFile.NATIVE_FUNCTIONS, "foo", "native_functions.bad-schema",
+        Problem(SpecFile.NATIVE_FUNCTIONS, "foo", "schema.syntax",
                 "the schema does not parse", "see the schema grammar", line=3)])
 
 
@@ -73,7 +76,7 @@ def test_spec_errors_are_results_at_their_lines_relative_to_the_repository(check
     assert (second["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             == "aten/src/ATen/native/native_functions.yaml")
     rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert rules == ["derivatives.bad-formula", "native_functions.bad-schema"]
+    assert rules == ["derivatives.bad-formula", "schema.syntax"]
     assert [r["ruleIndex"] for r in run["results"]] == [0, 1]
 
 
@@ -106,12 +109,31 @@ def test_outside_a_repository_places_are_absolute_file_uris(tmp_path):
     assert uri == (tmp_path / "a b.yaml").as_uri() and "%20" in uri
 
 
-def test_a_warning_and_a_finding_without_a_place_validate():
-    findings = [Finding("generator.differs", WARNING, "differs", Place("/x/VariableType_0.cpp")),
-                Finding("usage", "error", "no such option")]
+def test_a_finding_without_a_place_of_its_own_takes_the_reports_default():
+    findings = placed_at([Finding("generator.differs", WARNING, "differs",
+                                  Place("/x/VariableType_0.cpp")),
+                          Finding("usage", "error", "no such option")], Place("/s/d.yaml"))
     results = validated_sarif(sarif_log(findings, "0.1.0", None))["runs"][0]["results"]
     assert [r["level"] for r in results] == ["warning", "error"]
-    assert "locations" not in results[1]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in results] == ["file:///x/VariableType_0.cpp", "file:///s/d.yaml"]
+
+
+def test_each_rule_carries_the_tables_descriptions_and_help(checkout):
+    location = locate_spec(str(checkout))
+    log = validated_sarif(sarif_log(spec_findings(two_problems(), location), "0.1.0", checkout))
+    first = log["runs"][0]["tool"]["driver"]["rules"][0]
+    rule = RULES["derivatives.bad-formula"]
+    assert first == {
+        "id": "derivatives.bad-formula",
+        "shortDescription": {"text": "a formula that YAML read as a number or boolean",
+                             "markdown": rule.short},
+        "fullDescription": {"text": "a formula that YAML read as a number or boolean "
+                                    "(gradshard)", "markdown": rule.full},
+        "help": {"text": plain(rule.help), "markdown": rule.help},
+        "properties": {"tags": ["derivatives"]}}
+    assert "as the message's hint says" in first["help"]["text"]
+    assert "docs/usage.md#derivativesyaml-pipelineparsederivativespy" in first["help"]["text"]
 
 
 def test_past_githubs_result_limit_a_summary_says_how_many_were_left_out():
@@ -119,7 +141,7 @@ def test_past_githubs_result_limit_a_summary_says_how_many_were_left_out():
                 for n in range(sarif.MAX_RESULTS + 1)]
     results = sarif_log(findings, "0.1.0", None)["runs"][0]["results"]
     assert len(results) == sarif.MAX_RESULTS
-    assert results[-1]["ruleId"] == sarif.LEFT_OUT_RULE
+    assert results[-1]["ruleId"] == LEFT_OUT_RULE
     assert "2 more" in results[-1]["message"]["text"]
     assert results[-2]["message"]["text"] == f"bad {sarif.MAX_RESULTS - 2}"
 
@@ -149,6 +171,9 @@ def test_lintrunner_lines_are_lint_messages(checkout):
     assert "hint: write a C++ expression" in first["description"]
     assert second["path"] == "aten/src/ATen/native/native_functions.yaml"
     assert (third["path"], third["line"], third["severity"]) == (None, None, "warning")
+    (placed,) = lint_lines(placed_at(findings[2:], Place(str(checkout / "pyproject.toml"))),
+                           checkout)
+    assert json.loads(placed)["path"] == "pyproject.toml"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,10 +259,133 @@ def test_json_and_another_format_are_refused(work_tree, capsys):
     assert json.loads(capsys.readouterr().out)["ok"] is True
 
 
-def test_a_usage_error_is_one_result_without_a_place(tmp_path, capsys):
-    code = main(["check", "--spec", str(tmp_path / "absent"), "--format", "sarif"])
-    (result,) = validated_sarif(json.loads(capsys.readouterr().out))["runs"][0]["results"]
-    assert code == 2 and result["ruleId"] == "usage" and "locations" not in result
+def sarif_and_lint(words: list[str], capsys) -> tuple[int, dict, int, list[dict]]:
+    """The command's exit code and SARIF log (validated), then its exit code and lintrunner
+    messages."""
+    code = main([*words, "--format", "sarif"])
+    log = validated_sarif(json.loads(capsys.readouterr().out))
+    lint_code = main([*words, "--format", "lintrunner"])
+    return code, log, lint_code, [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def only_place(log: dict) -> dict:
+    (result,) = log["runs"][0]["results"]
+    (location,) = result["locations"]
+    return location["physicalLocation"]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """An empty git work tree as the working directory."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_usage_error_without_a_spec_is_at_the_working_directorys_pyproject(project, capsys):
+    """Code scanning refuses a whole upload for one result without a location: no spec and
+    no configuration file, the result is at pyproject.toml (where a project's settings go)."""
+    code, log, lint_code, (message,) = sarif_and_lint(
+        ["check", "--spec", str(project / "absent")], capsys)
+    assert code == lint_code == 2
+    assert log["runs"][0]["results"][0]["ruleId"] == "usage"
+    assert only_place(log) == {"artifactLocation": {"uri": "pyproject.toml",
+                                                    "uriBaseId": "%SRCROOT%"}}
+    (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["fullDescription"]["text"] == plain(RULES["usage"].full)
+    assert (message["path"], message["name"]) == ("pyproject.toml", "usage")
+
+
+def test_a_spec_the_configuration_names_is_placed_at_its_key(project, capsys):
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.gradshard]\n'
+                                            'out = "gen"\nspec = "absent"\n')
+    code, log, _, (message,) = sarif_and_lint(["check"], capsys)
+    assert code == 2 and "absent: no such directory" in message["description"]
+    assert only_place(log) == {"artifactLocation": {"uri": "pyproject.toml",
+                                                    "uriBaseId": "%SRCROOT%"},
+                               "region": {"startLine": 6}}
+    assert (message["path"], message["line"]) == ("pyproject.toml", 6)
+
+
+def test_a_bad_configuration_file_is_a_result_at_each_bad_key(project, capsys):
+    (project / "gradshard.toml").write_text("jobs = 2\njobz = 3\ntree = 5\n")
+    code, log, _, messages = sarif_and_lint(["check", "--spec", str(MINI_SPEC)], capsys)
+    results = log["runs"][0]["results"]
+    assert code == 2 and [r["ruleId"] for r in results] == ["usage", "usage"]
+    assert [r["locations"][0]["physicalLocation"] for r in results] == [
+        {"artifactLocation": {"uri": "gradshard.toml", "uriBaseId": "%SRCROOT%"},
+         "region": {"startLine": line}} for line in (2, 3)]
+    assert "unknown key 'jobz'" in results[0]["message"]["text"]
+    assert [(m["path"], m["line"]) for m in messages] == [("gradshard.toml", 2),
+                                                          ("gradshard.toml", 3)]
+    (project / "gradshard.toml").write_text("jobs = \n")
+    code, log, _, (message,) = sarif_and_lint(["check", "--spec", str(MINI_SPEC)], capsys)
+    assert code == 2 and "not valid TOML" in message["description"]
+    assert only_place(log) == {"artifactLocation": {"uri": "gradshard.toml",
+                                                    "uriBaseId": "%SRCROOT%"}}
+
+
+def test_an_internal_error_is_at_the_specs_derivatives(work_tree, monkeypatch, capsys):
+    def failing(decoded):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("gradshard.service.query.check.analyze", failing)
+    code, log, lint_code, (message,) = sarif_and_lint(
+        ["check", "--spec", str(work_tree / "spec")], capsys)
+    assert code == lint_code == 4
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "gradshard.error" and "RuntimeError: boom" in result["message"]["text"]
+    assert "bug in gradshard" in result["message"]["text"]
+    assert only_place(log)["artifactLocation"]["uri"] == "spec/autograd/derivatives.yaml"
+    assert message["path"] == "spec/autograd/derivatives.yaml"
+
+
+def failures(root: Path) -> dict[str, tuple[BaseException, str]]:
+    """Every kind of failure a command reports, with the file its finding is at (relative
+    to the root; the spec's derivatives.yaml when it names none)."""
+    derivatives = root / "tools/autograd/derivatives.yaml"
+    placed = CompileDiagnostic("sin(Tensor self) -> Tensor", "SinBackward0", "self",
+                               "grad * nope(self)", 1556, f"{root}/out/Functions.cpp:120:18",
+                               "'nope' was not declared")
+    return {
+        "spec": (two_problems(), "tools/autograd/derivatives.yaml"),
+        "usage": (UsageError("bad -j", "give a number"), "tools/autograd/derivatives.yaml"),
+        "environment": (EnvironmentFailure("No space left", "free space",
+                                           str(root / "cache/store.db")), "cache/store.db"),
+        "compile": (CompileError([placed], ["Functions_0"], "raw", str(derivatives)),
+                    "tools/autograd/derivatives.yaml"),
+        "compile without a place": (CompileError([], ["Functions_0"], "killed"),
+                                    "tools/autograd/derivatives.yaml"),
+        "generator mismatch": (GeneratorMismatch(["Functions.cpp"], "report", "hint"),
+                               "out/Functions.cpp"),
+        "generator failure": (GeneratorFailed("it raised", "trace", "see its error"),
+                              "tools/autograd/derivatives.yaml"),
+        "verify": (VerifyMismatch(["parse sin: a != b"]), "tools/autograd/derivatives.yaml"),
+        "damaged cache": (StoreDamaged("is damaged", root / "cache/store.db"),
+                          "cache/store.db"),
+        "internal": (KeyError("boom"), "tools/autograd/derivatives.yaml"),
+    }
+
+
+@pytest.mark.parametrize("kind", list(failures(Path("/r"))))
+def test_every_failure_is_a_valid_result_at_a_place_with_its_rule(kind, checkout, capsys):
+    """What the command line prints for each failure (cli.py: error_findings, then
+    emit_findings): a valid log, each result at a file, its rule in the table, described."""
+    error, where = failures(checkout)[kind]
+    location = locate_spec(str(checkout))
+    args = argparse.Namespace(format="sarif", out=str(checkout / "out"), tree="flat")
+    emit_findings(args, error_findings(error, location, args), location)
+    log = validated_sarif(json.loads(capsys.readouterr().out))
+    results, rules = log["runs"][0]["results"], log["runs"][0]["tool"]["driver"]["rules"]
+    assert results and all(r["locations"] for r in results)
+    assert (results[0]["locations"][0]["physicalLocation"]["artifactLocation"]
+            == {"uri": where, "uriBaseId": "%SRCROOT%"})
+    for rule in rules:
+        assert rule["fullDescription"]["markdown"] == RULES[rule["id"]].full
+    args.format = "lintrunner"
+    emit_findings(args, error_findings(error, location, args), location)
+    messages = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert messages and all(m["path"] for m in messages) and messages[0]["path"] == where
 
 
 def test_check_finds_the_spec_of_the_files_it_is_given(work_tree, capsys, tmp_path):
@@ -294,16 +442,3 @@ def test_under_strict_a_differing_generator_is_an_error_at_each_file(checkout):
     assert finding.place.path == str(
         checkout / "out/torch/csrc/autograd/generated/VariableType_0.cpp")
 
-
-def test_a_failure_without_a_place_is_at_the_spec_file(checkout):
-    """Code scanning refuses a result without a location: a failure located nowhere of its
-    own (a failed generator) is placed at the spec's derivatives.yaml."""
-    location = locate_spec(str(checkout))
-    error = GeneratorFailed("the spec's generator raised", "trace", "see its error")
-    findings = error_findings(error, location, argparse.Namespace())
-    log = validated_sarif(sarif_log(findings, "0.1.0", checkout,
-                                    location.path_of(SpecFile.DERIVATIVES)))
-    (result,) = log["runs"][0]["results"]
-    assert result["ruleId"] == "generator.failed"
-    assert (result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            == "tools/autograd/derivatives.yaml")

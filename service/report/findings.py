@@ -5,30 +5,30 @@ line, when there is one) and the places related to it.
 Spec errors are found at their spec file's line; compile errors at the formula's
 derivatives.yaml line, their generated file's line related; a generator that writes files
 differently from gradshard is a warning at each differing file; any other failure is one
-finding without a place (its rule says which kind of failure it is).
+finding at the file it names, else without a place of its own (its rule says which kind of
+failure it is) until `placed_at` gives it the report's default place: code scanning and
+lintrunner take no result without one. Every rule is in service/report/rules.py's table.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from gradshard.pipeline.problems import SpecError
+from gradshard.service.report.rules import COMPILE_RULE, GENERATOR_RULE
 
 if TYPE_CHECKING:
     from gradshard.cache.errors import CompileDiagnostic, CompileError
     from gradshard.service.files.spec_location import SpecLocation
     from gradshard.service.outcome import BuildOutcome
 
-__all__ = ["ERROR", "Finding", "GENERATOR_RULE", "Place", "WARNING", "compile_findings",
-           "failure_finding", "generated_file", "generator_findings", "spec_findings"]
+__all__ = ["ERROR", "Finding", "Place", "WARNING", "compile_findings", "failure_finding",
+           "generated_file", "generator_findings", "placed_at", "spec_findings"]
 
 ERROR, WARNING = "error", "warning"
-# the rules of findings that are not the spec's own problems (those carry theirs)
-COMPILE_RULE = "compile.error"
-GENERATOR_RULE = "generator.differs"
 # a compiler's place in generated code: path:line[:column]
 _GENERATED_PLACE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
 
@@ -116,12 +116,18 @@ def generated_file(out: Path, name: str, tree: str) -> str:
 
 
 def failure_finding(rule: str, message: str, hint: str = "",
-                    files: Iterable[str] = ()) -> Finding:
-    """A failure that is not at a line of a file (a bad option, a generator that failed): at
-    its first file when it names some (sarif.py gives the others the spec's place)."""
-    places = [Place(_absolute(f)) for f in files]
-    return Finding(rule, ERROR, message, places[0] if places else None, hint,
-                   related=tuple((p, "also concerned") for p in places[1:]))
+                    places: Iterable[Place] = ()) -> Finding:
+    """A failure that is not a problem of the spec's (a bad option, a generator that
+    failed): at its first place when it names some, else at none until `placed_at`."""
+    found = [replace(p, path=_absolute(p.path)) for p in places]
+    return Finding(rule, ERROR, message, found[0] if found else None, hint,
+                   related=tuple((p, "also concerned") for p in found[1:]))
+
+
+def placed_at(findings: Iterable[Finding], default: Place) -> list[Finding]:
+    """The findings, each without a place of its own at `default` (code scanning refuses a
+    result without a location; lintrunner shows a message without a path apart)."""
+    return [f if f.place is not None else replace(f, place=default) for f in findings]
 
 
 def _absolute(path: str, directory: str = "") -> str:

@@ -6,6 +6,11 @@ lintrunner's JSON lines, on stdout, while the text report goes to stderr; the ex
 the command's own, except that lintrunner's adapters exit 0 when they report what they found
 (lintrunner takes any other code as the linter itself failing). `--output FILE` puts what
 would go to stdout in FILE instead, written whole once the command ends (never a part of it).
+
+Every finding has a place in both formats (code scanning refuses a whole upload for one
+result without a location): its own, else the spec's derivatives.yaml when the spec was
+found, else the configuration file in force, else pyproject.toml in the working directory
+(`default_place`).
 """
 
 from __future__ import annotations
@@ -19,25 +24,33 @@ from typing import TYPE_CHECKING, Iterator, Sequence, TextIO
 
 from gradshard.cache.errors import (CompileError, GeneratorFailed, GeneratorMismatch, UsageError,
                                     VerifyMismatch)
-from gradshard.pipeline.problems import SpecError
-from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from gradshard.cache.store.database import StoreDamaged
+from gradshard.pipeline.problems import GradshardError, SpecError, SpecFile
+from gradshard.service.config.files import ConfigError
+from gradshard.service.defaults import PYPROJECT, config_file
+from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, RUN_AGAIN
 from gradshard.service.options import FORMATS
-from gradshard.service.report.findings import (GENERATOR_RULE, Finding, compile_findings,
-                                               failure_finding, generated_file, spec_findings)
+from gradshard.service.report.findings import (Finding, Place, compile_findings, failure_finding,
+                                               generated_file, placed_at, spec_findings)
+from gradshard.service.report.rules import (CACHE_DAMAGED_RULE, COMPILE_FAILED_RULE,
+                                            ERROR_RULE, GENERATOR_FAILED_RULE, GENERATOR_RULE,
+                                            USAGE_RULE, VERIFY_RULE)
 
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
 
-__all__ = ["FORMATS", "MACHINE_FORMATS", "emit_findings", "error_findings", "gathered_stdout",
-           "human_stream", "machine_format", "reported_by_linter", "settle_format",
-           "write_output"]
+__all__ = ["FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings", "error_findings",
+           "gathered_stdout", "human_stream", "machine_format", "reported_by_linter",
+           "settle_format", "write_output"]
 
 TEXT, JSON, SARIF, LINTRUNNER = FORMATS
 MACHINE_FORMATS = (SARIF, LINTRUNNER)
-# the rules of failures that are no problem of the spec's and no placed compile error
-USAGE_RULE, GENERATOR_FAILED_RULE, ERROR_RULE = "usage", "generator.failed", "gradshard.error"
+# the rules of failures that are no problem of the spec's and no placed compile error; the
+# first class an error is an instance of decides, any other error is gradshard's (a bug)
 _FAILURE_RULES = ((UsageError, USAGE_RULE), (GeneratorFailed, GENERATOR_FAILED_RULE),
-                  (VerifyMismatch, "cache.disagreement"), (CompileError, "compile.failed"))
+                  (VerifyMismatch, VERIFY_RULE), (CompileError, COMPILE_FAILED_RULE))
+BUG_HINT = ("this is a bug in gradshard; please report it with the command you ran "
+            "(GRADSHARD_DEBUG=1 shows the traceback)")
 
 
 def settle_format(args: argparse.Namespace) -> None:
@@ -80,11 +93,56 @@ def error_findings(error: BaseException, location: SpecLocation | None,
     if isinstance(error, GeneratorMismatch):
         out, tree = Path(getattr(args, "out", None) or "."), getattr(args, "tree", "flat")
         return [failure_finding(GENERATOR_RULE, f"{name} differs from the spec's generator's",
-                                error.hint, [generated_file(out, name, tree)])
+                                error.hint, [Place(generated_file(out, name, tree))])
                 for name in error.files]
+    if isinstance(error, ConfigError):
+        return [failure_finding(USAGE_RULE, p.message, p.hint, [Place(str(p.file), p.line)])
+                for p in error.problems]
+    if isinstance(error, StoreDamaged):
+        return [failure_finding(CACHE_DAMAGED_RULE, f"the cache database {error.path} {error}; "
+                                "it was moved aside", RUN_AGAIN, [Place(str(error.path))])]
     rule = next((r for kind, r in _FAILURE_RULES if isinstance(error, kind)), ERROR_RULE)
     message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    return [failure_finding(rule, message, getattr(error, "hint", "") or "")]
+    hint = getattr(error, "hint", "") if isinstance(error, GradshardError) else BUG_HINT
+    places = _usage_places(error) if isinstance(error, UsageError) else []
+    return [failure_finding(rule, message, hint or "", places)]
+
+
+def _usage_places(error: UsageError) -> list[Place]:
+    """The file a usage error names: the machine's failure's file, or the configuration
+    file in force when the message is about the whole file (not TOML, not readable: it
+    begins with the file's path, service/config/files.py)."""
+    if getattr(error, "path", None):
+        return [Place(str(error.path))]
+    config = config_file(Path.cwd())
+    if config is None or not error.message.startswith(f"{config}:"):
+        return []
+    return [Place(str(config))]
+
+
+def default_place(location: SpecLocation | None, start: Path) -> Place:
+    """Where a finding without a place of its own is: the spec's derivatives.yaml when the
+    spec was found, else the configuration file in force in `start` (at its `spec` key, when
+    it names the spec), else `start`'s pyproject.toml (whether or not there is one: a
+    location need not exist, and a repository's root usually holds one)."""
+    if location is not None:
+        return Place(str(location.path_of(SpecFile.DERIVATIVES)))
+    config = config_file(start)
+    if config is None:
+        return Place(str(start.absolute() / PYPROJECT))
+    return Place(str(config), _spec_line(config))
+
+
+def _spec_line(config: Path) -> int | None:
+    """The line of the configuration file's `spec` key (None: it names none, or the file is
+    the failure being reported)."""
+    from gradshard.service.config.files import read_config
+
+    try:
+        read = read_config(config)
+    except GradshardError:
+        return None
+    return read.lines.get("spec") if read is not None else None
 
 
 def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
@@ -94,16 +152,14 @@ def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
     chosen = machine_format(args)
     if chosen is None:
         return
-    from gradshard.pipeline.problems import SpecFile
     from gradshard.service.report.sarif import repository_root
 
     root = repository_root(location.root if location is not None else Path.cwd())
+    findings = placed_at(findings, default_place(location, Path.cwd()))
     if chosen == SARIF:
         from gradshard.service.report.sarif import sarif_text
 
-        # code scanning takes no result without a place: a failure is at the spec's file
-        spec_file = location.path_of(SpecFile.DERIVATIVES) if location is not None else None
-        print(sarif_text(findings, _version(), root, spec_file))
+        print(sarif_text(findings, _version(), root))
     else:
         from gradshard.service.report.lintrunner import lint_lines
 

@@ -7,22 +7,25 @@ in originalUriBaseIds), so the same log names the same files on every runner; a 
 it is an absolute file URI. The places related to a result (the generated file's line of a
 compile error) are its relatedLocations.
 
+Each rule the run reports is listed once with its descriptions and help, from the one rule
+table (service/report/rules.py), as text and as Markdown, its family as its tag.
+
 GitHub refuses a run of more than 25,000 results and a file of more than 10 MB compressed,
 and code scanning a result without a location: past either limit, the first results are
-kept and one more says how many were left out; a result without a place of its own is at
-the spec's derivatives.yaml.
+kept and one more says how many were left out; every finding comes with a place
+(service/report/formats.py: default_place).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import quote
 
 from gradshard.service.report.findings import WARNING, Finding, Place
+from gradshard.service.report.rules import LEFT_OUT_RULE, plain, rule_of
 
 __all__ = ["MAX_COMPRESSED_BYTES", "MAX_RESULTS", "SARIF_SCHEMA", "repository_root",
            "root_relative", "sarif_log", "sarif_text"]
@@ -33,7 +36,6 @@ SARIF_VERSION = "2.1.0"
 MAX_RESULTS = 25_000
 MAX_COMPRESSED_BYTES = 10 * 1024 * 1024
 ROOT_ID = "%SRCROOT%"
-LEFT_OUT_RULE = "gradshard.results-left-out"
 
 
 def repository_root(path: Path) -> Path | None:
@@ -53,40 +55,33 @@ def root_relative(path: Path, root: Path | None) -> str | None:
     return path.relative_to(root.absolute()).as_posix()
 
 
-def sarif_text(findings: Sequence[Finding], version: str, root: Path | None,
-               default_file: Path | None = None) -> str:
+def sarif_text(findings: Sequence[Finding], version: str, root: Path | None) -> str:
     """The log as printed: within GitHub's limits as printed (indented JSON)."""
-    return json.dumps(sarif_log(findings, version, root, default_file), indent=2)
+    return json.dumps(sarif_log(findings, version, root), indent=2)
 
 
-def sarif_log(findings: Sequence[Finding], version: str, root: Path | None,
-              default_file: Path | None = None) -> dict:
+def sarif_log(findings: Sequence[Finding], version: str, root: Path | None) -> dict:
     """The log of one run of gradshard, within GitHub's limits: the first results, and one
-    more saying how many were left out. A result without a place of its own (a bad option, a
-    failed generator) is at `default_file` (the spec's derivatives.yaml): code scanning
-    refuses a result without one."""
-    fallback = Place(str(default_file)) if default_file is not None else None
-    placed = [f if f.place is not None or fallback is None else replace(f, place=fallback)
-              for f in findings]
-    kept = placed if len(placed) <= MAX_RESULTS else placed[:MAX_RESULTS - 1]
+    more saying how many were left out (at the last kept result's place)."""
+    kept = list(findings) if len(findings) <= MAX_RESULTS else list(findings[:MAX_RESULTS - 1])
     while True:
-        log = _log(kept, len(placed) - len(kept), version, root, fallback)
+        where = (kept or findings)[-1].place if findings else None
+        log = _log(kept, len(findings) - len(kept), version, root, where)
         if _compressed_size(log) <= MAX_COMPRESSED_BYTES or not kept:
             return log
         kept = kept[:len(kept) * 9 // 10]
 
 
 def _log(findings: list[Finding], left_out: int, version: str, root: Path | None,
-         fallback: Place | None) -> dict:
+         where: Place | None) -> dict:
     rules = list(dict.fromkeys(f.rule for f in findings))
     results = [_result(f, rules.index(f.rule), root) for f in findings]
     if left_out:
         rules.append(LEFT_OUT_RULE)
-        place = findings[-1].place if findings else fallback
         results.append(_result(Finding(
             LEFT_OUT_RULE, "note", f"{left_out} more results were left out (GitHub takes "
             f"{MAX_RESULTS:,} results and {MAX_COMPRESSED_BYTES // 2**20} MB compressed per "
-            "run); --format json lists every one", place), len(rules) - 1, root))
+            "run); --format json lists every one", where), len(rules) - 1, root))
     run: dict = {"tool": {"driver": {"name": "gradshard", "version": version,
                                      "rules": [_rule(r) for r in rules]}},
                  "columnKind": "unicodeCodePoints", "results": results}
@@ -95,11 +90,19 @@ def _log(findings: list[Finding], left_out: int, version: str, root: Path | None
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def _rule(rule: str) -> dict:
-    """A rule as the driver lists it: its id, and its family (the part before the first dot:
-    derivatives, native_functions, compile, generator…) as its short description."""
-    family = rule.split(".", 1)[0]
-    return {"id": rule, "shortDescription": {"text": f"gradshard rule {rule} ({family})"}}
+def _rule(rule_id: str) -> dict:
+    """A rule as the driver lists it: its id, descriptions and help from the rule table,
+    and its family (derivatives, native, compile, generator…) as a tag code scanning
+    filters by."""
+    rule = rule_of(rule_id)
+    return {"id": rule.id, "shortDescription": _text(rule.short),
+            "fullDescription": _text(rule.full), "help": _text(rule.help),
+            "properties": {"tags": [rule.family]}}
+
+
+def _text(markdown: str) -> dict:
+    """A multiformat message: its plain text, and the Markdown a viewer may render."""
+    return {"text": plain(markdown), "markdown": markdown}
 
 
 def _result(finding: Finding, index: int, root: Path | None) -> dict:
