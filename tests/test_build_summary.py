@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.specs import DERIVATIVES
+from support.specs import DERIVATIVES, MINI_SPEC
 
 SINH = "  self: grad * self.cosh().conj()\n"
+MUL = "self: mul_tensor_backward(grad, other, self.scalar_type())"
 
 
 def build(spec: Path, out: Path, cache: Path) -> list[str]:
@@ -22,14 +23,54 @@ def build(spec: Path, out: Path, cache: Path) -> list[str]:
     return done.stdout.splitlines()
 
 
+# The summary's count, the same words for every build: how many tasks the build looked up in
+# the cache, how many of those ran and how many were reused (a stage's runs in brackets).
+TASKS = re.compile(r"  tasks: ([\d,]+) looked up: ([\d,]+) run(?: \([^)]*\))?, ([\d,]+) reused"
+                   r"(; .*)?")
+
+
+def tasks_of(lines: list[str]) -> tuple[int, int, int]:
+    """(looked up, run, reused) from the one tasks line, which must add up."""
+    [found] = [m for m in map(TASKS.fullmatch, lines) if m]
+    looked, run, reused = (int(found.group(k).replace(",", "")) for k in (1, 2, 3))
+    assert run + reused == looked, found.group(0)
+    return looked, run, reused
+
+
+def test_every_build_counts_its_tasks_in_the_same_words(tmp_path):
+    """A cold build, an edit, a no-op and a build after `affected` (which ran and cached
+    what the edit changed) each say how many tasks were looked up, run and reused, and they
+    add up (issue 47: "38,370 tasks", "45 run, 9,711 reused", "0 run, 5 reused" said
+    nothing of what they count); the stage times say they overlap."""
+    spec, out, cache = tmp_path / "spec", tmp_path / "out", tmp_path / "cache"
+    shutil.copytree(MINI_SPEC, spec)
+    cold = build(spec, out, cache)
+    assert tasks_of(cold)[1:] == (tasks_of(cold)[0], 0)
+    derivatives = spec / DERIVATIVES
+    text = derivatives.read_text()
+    derivatives.write_text(text.replace(MUL, MUL + " * 2", 1))
+    edited = build(spec, out, cache)
+    looked, run, reused = tasks_of(edited)
+    assert 0 < run < looked < tasks_of(cold)[0] and reused > 0
+    assert any("a reused group's tasks are not looked up" in line for line in edited)
+    assert tasks_of(build(spec, out, cache)) == (0, 0, 0)  # up to date
+    derivatives.write_text(text)
+    subprocess.run([sys.executable, "-m", "gradshard.service.cli", "affected", "--spec",
+                    str(spec), "--cache", str(cache)], capture_output=True, check=True)
+    looked, run, reused = tasks_of(after := build(spec, out, cache))
+    assert run == 0 and 0 < reused == looked < 10
+    time = next(line for line in after if line.startswith("  time:"))
+    assert time.endswith("(summed over parallel processes: stages overlap)")
+
+
 def test_a_cold_build_counts_its_tasks_and_an_edit_names_what_reran(tmp_path, packaged_spec):
     spec, out, cache = tmp_path / "spec", tmp_path / "out", tmp_path / "cache"
     shutil.copytree(packaged_spec, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     cold = build(spec, out, cache)
     assert len(cold) <= 7, "\n".join(cold)
     assert cold[1].startswith("  generator: torchgen 2.13.0 (")  # every build names it
-    ran = int(re.search(r"tasks: ([\d,]+) run", cold[2]).group(1).replace(",", ""))
-    assert ran > 20_000
+    looked, ran, reused = tasks_of(cold)
+    assert ran > 20_000 and looked == ran and reused == 0
     assert f"  why:   {ran:,} new" in cold
     assert not any(re.search(r"\b(parse|render|bindings)\.\w+ ", line) for line in cold), cold
 

@@ -7,7 +7,8 @@ from collections import Counter
 from gradshard.service.compile.report import compile_json, compile_line
 from gradshard.service.outcome import BuildOutcome
 
-__all__ = ["STAGES", "build_json", "build_text", "generator_report_lines"]
+__all__ = ["STAGES", "STAGE_TIME", "build_json", "build_text", "generator_report_lines",
+           "tasks_line"]
 
 # Every stage a build times, in the order a build meets them: the engine's stages (each
 # task's and group's `stage`, cache/graph), then writing the files and compiling them.
@@ -31,13 +32,17 @@ def build_text(outcome: BuildOutcome) -> str:
                 f" · {outcome.seconds['total']:.2f} s")
     lines = [head, "  " + outcome.generator.summary()]
     stats = outcome.stats
+    if stats is None and outcome.status == "up to date":
+        lines.append(f"  {tasks_line(0, 0)}; nothing changed since the last build")
     if stats is not None:
         run, reused = sum(stats.run.values()), sum(stats.reused.values())
         per_stage = " · ".join(f"{s} {stats.run[s]}" for s in STAGES if stats.run.get(s))
-        lines.append(f"  tasks: {run:,} run, {reused:,} reused" + (f" ({per_stage})" if run else ""))
+        lines.append(f"  {tasks_line(run, reused, per_stage)}"
+                     + ("; a reused group's tasks are not looked up" if reused else ""))
         lines.extend(_why(stats))
         timed = [(s, outcome.seconds[s]) for s in STAGES if outcome.seconds.get(s)]
-        lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed))
+        lines.append("  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed)
+                     + f" ({STAGE_TIME})")
     if outcome.compiled is not None:
         lines.append("  " + compile_line(outcome.compiled))
     if outcome.verified and stats is not None:
@@ -47,6 +52,21 @@ def build_text(outcome: BuildOutcome) -> str:
     if outcome.generator.report:
         lines.extend(generator_report_lines(outcome.generator.report))
     return "\n".join(lines)
+
+
+def tasks_line(run: int, reused: int, per_stage: str = "") -> str:
+    """What the engine counted (tasks and groups alike, cache/engine/core.py): the tasks it
+    looked up in the cache, each either run (a miss) or reused (a hit). A reused group
+    stands for every task beneath it, which is never looked up: an edit looks up only the
+    tasks its change reaches (and their groups), and a build after `gradshard affected`
+    (which ran and cached what changed) finds the top groups and looks up nothing more."""
+    stages = f" ({per_stage})" if per_stage else ""
+    return f"tasks: {run + reused:,} looked up: {run:,} run{stages}, {reused:,} reused"
+
+
+# The stages' times are each process's wall time in the stage, summed over the forked
+# processes that build at once: they overlap, so their sum can exceed the build's time.
+STAGE_TIME = "summed over parallel processes: stages overlap"
 
 
 def generator_report_lines(report: str) -> list[str]:
@@ -92,8 +112,9 @@ def build_json(outcome: BuildOutcome) -> dict:
         result["compile"] = compile_json(outcome.compiled)
     if stats is not None:
         stages = sorted(set(stats.run) | set(stats.reused))
+        run, reused = sum(stats.run.values()), sum(stats.reused.values())
         result["tasks"] = {
-            "run": sum(stats.run.values()), "reused": sum(stats.reused.values()),
+            "looked_up": run + reused, "run": run, "reused": reused,
             "by_stage": {s: {"run": stats.run.get(s, 0), "reused": stats.reused.get(s, 0)}
                          for s in stages},
             "ran": [{"task": r.task, "stage": r.stage, "ident": r.ident, "reason": r.reason}
