@@ -111,6 +111,9 @@ codegen_only = true
 include = ["fine"]
 colour = "red"
 jobs = "many"
+
+[tool.gradshard.compile]
+flags = "-O2"
 """
 
 
@@ -126,7 +129,8 @@ def test_every_bad_key_and_value_is_reported_at_its_line(project, capsys):
                 f"{pyproject}:6: 'tree' is not valid: expected one of flat, pytorch",
                 f"{pyproject}:7: unknown key 'codegen_only': did you mean 'codegen-only'?",
                 f"{pyproject}:9: unknown key 'colour'\n",
-                f"{pyproject}:10: 'jobs' must be a whole number"]
+                f"{pyproject}:10: 'jobs' must be a whole number",
+                f"{pyproject}:12: unknown key 'compile'"]  # a table of its own
     places = [error.index(line) for line in expected]
     assert places == sorted(places) and error.count("gradshard: error:") == 1
     assert "hint: known keys: spec, out, tree, codegen-only" in error
@@ -135,7 +139,7 @@ def test_every_bad_key_and_value_is_reported_at_its_line(project, capsys):
     problems = json.loads(capsys.readouterr().out)["problems"]
     assert [(p["file"], p["line"], p["key"]) for p in problems] == \
         [(str(pyproject), n, k) for n, k in ((5, "jobz"), (6, "tree"), (7, "codegen_only"),
-                                            (9, "colour"), (10, "jobs"))]
+                                            (9, "colour"), (10, "jobs"), (12, "compile"))]
     assert problems[0]["hint"].startswith("known keys: ")
 
 
@@ -214,3 +218,19 @@ def wait_idle(cli, timeout: float = 120) -> dict:
             return status
         time.sleep(0.1)
     raise AssertionError("the daemon did not settle")
+
+
+def test_a_setting_fills_its_option_as_the_option_reads_it():
+    """A key that fills an option names it by dest (the option is declared once, in
+    service/options.py) and has the option's kind of value: a flag's is true or false, a
+    repeatable path option's a list of paths, a count's a whole number; it fills it only in
+    commands that take it."""
+    from gradshard.service.config.settings import BOOLEAN, PATHS, SETTINGS, WHOLE
+    from gradshard.service.options import option_of
+
+    for setting in (s for s in SETTINGS if s.dest):
+        option = option_of(setting.dest)
+        assert (setting.kind == BOOLEAN) == (option.action == "store_true"), setting.key
+        assert (setting.kind == PATHS) <= (option.action == "append"), setting.key
+        assert (setting.kind == WHOLE) == (option.parse is int), setting.key
+        assert setting.commands is None or setting.commands <= option.commands, setting.key

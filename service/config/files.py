@@ -182,13 +182,17 @@ def _size_problem(value: str) -> str:
 def _key_lines(text: str, top_level: bool) -> dict[str, int]:
     """Each key's line in the file: within [tool.gradshard] (a pyproject.toml) or before the
     first table (a gradshard.toml). tomllib gives no positions, and a key is `name =` at
-    the start of a line of its table."""
+    the start of a line of its table, or a table of its own (`[tool.gradshard.name]`)."""
     lines: dict[str, int] = {}
     inside = top_level
     for number, line in enumerate(text.splitlines(), 1):
         header = re.match(r"\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
         if header:
-            inside = [p.strip().strip('"') for p in header.group(1).split(".")] == list(TABLE)
+            names = [p.strip().strip('"') for p in header.group(1).split(".")]
+            table = [] if top_level else list(TABLE)
+            inside = names == list(TABLE)
+            if len(names) == len(table) + 1 and names[:-1] == table:  # a key that is a table
+                lines.setdefault(names[-1], number)
             continue
         found = re.match(r"\s*\"?([A-Za-z0-9_-]+)\"?\s*=", line)
         if inside and found:
