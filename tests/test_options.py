@@ -24,6 +24,7 @@ from gradshard.service.cli import DESCRIPTIONS, Loaded, build_parser
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
+from gradshard.service.exit_codes import EXIT_NO_DAEMON
 from gradshard.service.live import process, pytest_plugin
 from gradshard.service.options import (BUILD, BUILDING, COMMANDS, OPTIONS, PYTEST, PYTEST_GROUP,
                                        PYTEST_GROUP_TITLE, RUN, START, STATUS, TRY, TRY_TIMEOUT,
@@ -257,11 +258,12 @@ def test_daemon_status_imports_only_the_standard_library(tmp_path):
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           env=env, check=True)
     code, modules = json.loads(done.stdout.splitlines()[-1])
-    assert code == 1  # none runs
+    assert code == EXIT_NO_DAEMON  # none runs
     ours = {m for m in modules if m.startswith("gradshard.")}
     assert ours <= {"gradshard.service", "gradshard.service.daemon",
                     "gradshard.service.daemon.runtime", "gradshard.service.defaults",
-                    "gradshard.service.entry", "gradshard.service.options",
+                    "gradshard.service.entry", "gradshard.service.exit_codes",
+                    "gradshard.service.options",
                     "gradshard.service.process_end"}, ours
     assert not {m for m in modules if m.split(".")[0] in ("yaml", "jinja2", "watchdog",
                                                           "sqlite3")}
