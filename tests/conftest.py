@@ -18,7 +18,11 @@ from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live.compiler import TRY_CXX_VARIABLE
 from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
 
-# every `try` test runs with each compiler try may choose (service/live/compiler.py)
+# The compilers `try` may choose (service/live/compiler.py), the one it prefers first. Every
+# `try` test runs with clang++; those marked `every_try_compiler` (what depends on the
+# compiler: a patch compiled, linked and loaded, a hidden helper reached, a compiler's own
+# diagnostic placed) also with g++, the fallback, so that each behaviour is checked once per
+# compiler and no test repeats another's work.
 TRY_COMPILERS = ("clang++", "g++")
 
 # The suite compiles at -O0 ($CXXFLAGS comes after the toolchain's -O2, and the last -O
@@ -93,15 +97,24 @@ def seeded_pchs(tmp_path_factory, pytestconfig) -> Callable[[Path], Path]:
     return PchSeed(root).seed
 
 
-@pytest.fixture(scope="session", params=TRY_COMPILERS)
-def try_workspace(request, tmp_path_factory, packaged_spec, pytestconfig):
+def pytest_generate_tests(metafunc) -> None:
+    """`try_compiler`, which try_workspace takes: clang++ for every `try` test, and g++ as
+    well for those marked `every_try_compiler` (session-scoped: one workspace per compiler)."""
+    if "try_workspace" in metafunc.fixturenames:
+        every = metafunc.definition.get_closest_marker("every_try_compiler") is not None
+        metafunc.parametrize("try_compiler", TRY_COMPILERS if every else TRY_COMPILERS[:1],
+                             scope="session")
+
+
+@pytest.fixture(scope="session")
+def try_workspace(try_compiler, tmp_path_factory, packaged_spec, pytestconfig):
     """For the `gradshard try` tests of every module, once per compiler try builds patches
     with (clang++, installed by the suite when missing, and g++: $GRADSHARD_TRY_CXX): a copy
     of the packaged spec and a cache (yielded), and one private try directory
     ($GRADSHARD_TRY_DIR), so that its PCH and the objects of unchanged units are built once
     per compiler. A test that edits the spec copy restores it (try/finally): it is shared."""
-    if request.param.startswith("clang"):
-        install_programs(request.param, "ld.lld")  # the fast path README's apt line installs
+    if try_compiler.startswith("clang"):
+        install_programs(try_compiler, "ld.lld")  # the fast path README's apt line installs
     root = tmp_path_factory.mktemp("try")
     pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
     shutil.copytree(packaged_spec, root / "spec",
@@ -111,6 +124,6 @@ def try_workspace(request, tmp_path_factory, packaged_spec, pytestconfig):
     directory.chmod(0o700)  # whatever the umask: try refuses a directory others may write
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
-        environment.setenv(TRY_CXX_VARIABLE, request.param)
+        environment.setenv(TRY_CXX_VARIABLE, try_compiler)
         yield root / "spec", root / "cache"
     shutil.rmtree(root, ignore_errors=True)  # the next compiler's PCH needs the disk
