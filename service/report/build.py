@@ -36,7 +36,7 @@ def build_text(outcome: BuildOutcome) -> str:
         lines.append(f"  {tasks_line(0, 0)}; nothing changed since the last build")
     if stats is not None:
         run, reused = sum(stats.run.values()), sum(stats.reused.values())
-        per_stage = " · ".join(f"{s} {stats.run[s]}" for s in STAGES if stats.run.get(s))
+        per_stage = " · ".join(f"{s} {stats.run[s]:,}" for s in STAGES if stats.run.get(s))
         lines.append(f"  {tasks_line(run, reused, per_stage)}"
                      + ("; a reused group's tasks are not looked up" if reused else ""))
         lines.extend(_why(stats))
