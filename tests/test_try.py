@@ -8,6 +8,7 @@ copy and cache: conftest.py's try_workspace (tests/test_try_semantics.py uses th
 from __future__ import annotations
 
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -100,6 +101,7 @@ def run_try(capsys, *args: str) -> tuple[int, dict, str]:
 
 @pytest.mark.compiler
 @pytest.mark.slow
+@pytest.mark.every_try_compiler
 def test_wrong_sin_formula_fails_and_the_stock_one_passes(try_workspace, capsys):
     spec, cache = try_workspace
     with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 2\n")) as line:
@@ -187,6 +189,7 @@ def unit_parts(unit_object) -> set[str]:
 
 @pytest.mark.compiler
 @pytest.mark.slow
+@pytest.mark.every_try_compiler
 def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
     """mul.Tensor's formula calls mul_tensor_backward, which libtorch_cpu does not export:
     the patch reaches torch's own copy; the stock formula passes, a wrong one fails."""
@@ -203,15 +206,27 @@ def test_a_formula_calling_a_hidden_helper_is_patched(try_workspace, capsys):
 
 @pytest.mark.compiler
 @pytest.mark.slow
+@pytest.mark.every_try_compiler
 def test_a_formula_that_does_not_compile_is_shown_at_its_line(try_workspace, capsys):
+    """Placed at its formula's line; with --raw (which the hint names), the compiler's
+    output as it is: its own words at the patch's source line, nothing placed."""
     spec, cache = try_workspace
     broken = SIN.replace("self.cos().conj()", "self.cos().conj() * no_such_helper_anywhere(self)")
     with edited(spec, SIN, broken) as line:
         code = main(["try", "sin", "--spec", str(spec), "--cache", str(cache)])
-    err = capsys.readouterr().err
+        err = capsys.readouterr().err
+        raw_code = main(["try", "sin", "--raw", "--spec", str(spec), "--cache", str(cache)])
+        raw = capsys.readouterr().err
     assert code == 3
     assert f"derivatives.yaml:{line + 1}: error: generated code for sin (SinBackward0)" in err
-    assert "no_such_helper_anywhere" in err
+    assert "no_such_helper_anywhere" in err and "hint: --raw shows the compiler's output" in err
+    assert raw_code == 3 and "generated code for" not in raw and "derivatives.yaml:" not in raw
+    # the compiler's own diagnostic (clang: use of undeclared identifier; g++: was not
+    # declared) at the patch's source, a part of the try directory's
+    said = re.compile(r"/obj/\w+\.part\.cpp:\d+:\d+: error: (use of undeclared identifier "
+                      r"'no_such_helper_anywhere'|'no_such_helper_anywhere' was not declared)")
+    assert said.search(raw) and re.search(r"gradshard: error: \d unit\(s\) failed to compile",
+                                          raw), raw
 
 
 @pytest.mark.compiler
