@@ -190,18 +190,20 @@ FAKE_GENERATORS = {
 }
 
 
-def fake_generator(root: Path, body: str = "") -> GeneratorIdentity:
-    """A torchgen and autograd generators under root; `body` is more of gen_autograd's lines
-    (indented as its body)."""
+def fake_generator(root: Path, body: str = "",
+                   autograd: Path | None = None) -> GeneratorIdentity:
+    """A torchgen and autograd generators under root (the generators in `autograd` when
+    given: a packaged spec's torchgen/packaged/autograd); `body` is more of gen_autograd's
+    lines (indented as its body)."""
+    autograd = autograd or root / "autograd"
     for name, text in FAKE_TORCHGEN.items():
         (root / "torchgen" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "torchgen" / name).write_text(text)
-    (root / "autograd").mkdir()
+    autograd.mkdir(parents=True, exist_ok=True)
     for name, text in FAKE_GENERATORS.items():
         text = text.replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 4))
-        (root / "autograd" / name).write_text(text)
-    return GeneratorIdentity("f" * 32, None, False, root / "torchgen", root / "autograd",
-                             Origin.BESIDE)
+        (autograd / name).write_text(text)
+    return GeneratorIdentity("f" * 32, None, False, root / "torchgen", autograd, Origin.BESIDE)
 
 
 def test_the_driver_runs_generate_codes_steps_with_the_given_torchgen(tmp_path):
@@ -252,3 +254,16 @@ def test_a_process_the_generator_leaves_behind_is_killed(tmp_path):
     child = int(output.files["child.txt"])
     assert gone(started[0])
     assert not Path(f"/proc/{child}").exists()
+
+
+def test_a_generator_the_driver_cannot_find_is_gradshards_failure_not_the_generators(tmp_path):
+    """What the driver was given cannot run (no gen_annotated_fn_args.py where the generators
+    were said to be): said to be gradshard's, and the hint does not blame the generator."""
+    identity = fake_generator(tmp_path)
+    (tmp_path / "autograd" / "gen_annotated_fn_args.py").unlink()
+    with pytest.raises(GeneratorFailed) as failed:
+        run_generator(identity, SpecLocation(tmp_path / "spec", "packaged"), 60)
+    assert failed.value.message.startswith("gradshard could not run the spec's generator")
+    assert "no gen_annotated_fn_args.py among the autograd generators" in failed.value.detail
+    assert "gradshard's, not the generator's" in failed.value.hint
+    assert "the error is the generator's own" not in failed.value.hint

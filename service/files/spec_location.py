@@ -2,7 +2,8 @@
 
 `--spec DIR` may name either layout; which one is detected from the files present. Without
 `--spec`, the installed torchgen's packaged spec is used, found with
-`importlib.util.find_spec` so that neither torch nor torchgen is imported.
+`importlib.util.find_spec` so that neither torch nor torchgen is imported. A location's root
+is always absolute (a relative --spec is taken from the working directory).
 
 Every spec file and template is read by `read_spec_file`: only regular files (after
 following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each
@@ -43,8 +44,17 @@ _TEMPLATES = {"packaged": "autograd/templates", "checkout": "tools/autograd/temp
 
 @dataclass(frozen=True)
 class SpecLocation:
+    """A spec's directory and layout. The root is made absolute here, once, for every
+    location however made: its paths (the spec files, the generator beside it) are handed to
+    subprocesses that run in other working directories (service/generator/runner.py)."""
+
     root: Path
     layout: str  # "packaged" or "checkout"
+
+    def __post_init__(self) -> None:
+        # absolute(), not resolve(): a spec reached through a symbolic link keeps the
+        # generator beside the link (a staged torchgen of links), as it is named
+        object.__setattr__(self, "root", Path(self.root).absolute())
 
     def path_of(self, file: SpecFile) -> Path:
         return self.root / _LAYOUTS[self.layout][file]

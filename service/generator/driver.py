@@ -13,7 +13,11 @@ because torchgen keeps its parse results in module globals keyed by path: each r
 fresh process. It calls what tools/setup_helpers/generate_code.py (generate_code) calls for
 autograd, in its order, with everything written into OUT (generate_code puts
 annotated_fn_args.py in another directory; the files are the same). It exits 0 when every
-file is written; on any exception it prints the traceback to stderr and exits 1.
+file is written. On an exception of the generator it prints the traceback to stderr and exits
+EXIT_GENERATOR (1); when what it was given cannot be run (a relative or missing path, an
+autograd generator that is not where it was said to be, another torchgen on the path) the
+fault is the runner's, not the generator's: it says so and exits EXIT_DRIVER (3; argparse
+exits 2 on bad arguments, the runner's fault too).
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ import traceback
 import types
 from pathlib import Path
 
-__all__ = ["PACKAGE", "generate", "load_generators", "main", "spec_paths"]
+__all__ = ["DriverFailure", "EXIT_DRIVER", "EXIT_GENERATOR", "PACKAGE", "generate",
+           "load_generators", "main", "spec_paths"]
+
+EXIT_GENERATOR, EXIT_DRIVER = 1, 3  # the generator raised; the driver was given what cannot run
 
 # The private name the spec's autograd generators are imported under: their relative imports
 # (`from .gen_trace_type import …`) resolve inside it, whatever directory they come from.
@@ -44,6 +51,10 @@ _LAYOUTS = {
 # (torchgen/utils.py: FileManager.substitute_with_template, __main__.__file__ relative to
 # REPO_ROOT).
 _GENERATE_CODE = ("tools", "setup_helpers", "generate_code.py")
+
+
+class DriverFailure(Exception):
+    """What the driver was given cannot be run: the runner's fault, not the generator's."""
 
 
 def spec_paths(root: Path, layout: str) -> tuple[str, str, str]:
@@ -77,7 +88,7 @@ def check_torchgen(expected: Path | None) -> None:
 
     found = Path(torchgen.__file__).parent
     if expected is not None and not found.samefile(expected):
-        raise RuntimeError(f"torchgen imported from {found}, not {expected}")
+        raise DriverFailure(f"torchgen imported from {found}, not {expected}")
 
 
 def name_generate_code() -> None:
@@ -94,8 +105,8 @@ def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
     from torchgen.selective_build.selector import SelectiveBuilder
 
     load_generators(generators)
-    gen_autograd = importlib.import_module(f"{PACKAGE}.gen_autograd")
-    gen_annotated_fn_args = importlib.import_module(f"{PACKAGE}.gen_annotated_fn_args")
+    gen_autograd = _generator_module("gen_autograd")
+    gen_annotated_fn_args = _generator_module("gen_annotated_fn_args")
     native, tags, autograd_dir = spec_paths(root, layout)
     target = os.fspath(out)
     os.makedirs(target, exist_ok=True)
@@ -104,6 +115,30 @@ def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
                               operator_selector=SelectiveBuilder.get_nop_selector(),
                               disable_autograd=False)
     gen_annotated_fn_args.gen_annotated(native, tags, target, autograd_dir)
+
+
+def _generator_module(name: str) -> types.ModuleType:
+    """One of the autograd generators, imported; the module itself not found is the
+    driver's failure (its directory was given wrong), anything its import raises the
+    generator's (a module it imports in turn, missing, included)."""
+    qualified = f"{PACKAGE}.{name}"
+    try:
+        return importlib.import_module(qualified)
+    except ModuleNotFoundError as error:
+        if error.name == qualified:
+            raise DriverFailure(f"no {name}.py among the autograd generators given "
+                                f"({sys.modules[PACKAGE].__path__})") from error
+        raise
+
+
+def _check_arguments(arguments: argparse.Namespace) -> None:
+    """Every path given is absolute: this process runs in a directory of its own, where a
+    relative one names nothing of the spec's."""
+    paths = [arguments.generators, arguments.spec, arguments.out]
+    paths += [arguments.torchgen] if arguments.torchgen is not None else []
+    for path in paths:
+        if not path.is_absolute():
+            raise DriverFailure(f"a relative path was given: {path}")
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
@@ -119,13 +154,17 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     arguments = _arguments(argv)
     try:
+        _check_arguments(arguments)
         check_torchgen(arguments.torchgen)
         name_generate_code()
         generate(arguments.generators, arguments.spec, arguments.layout, arguments.out)
+    except DriverFailure as failure:
+        print(f"gradshard's generator driver: {failure}", file=sys.stderr, flush=True)
+        return EXIT_DRIVER
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()
-        return 1
+        return EXIT_GENERATOR
     return 0
 
 

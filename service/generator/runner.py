@@ -16,6 +16,10 @@ generator is not ours to trust with this process. The subprocess:
 
 A generator that raises, ends on a signal or runs past its time limit is a GeneratorFailed
 whose detail is the last lines of its error output; so is a spec with no generator to run.
+Every path handed to the subprocess is absolute (the spec's, the generator's: SpecLocation
+makes them so; the output directory here). When the driver could not run what it was given
+(driver.py: EXIT_DRIVER, or argparse's 2) the failure is said to be gradshard's, not the
+generator's.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import BinaryIO, Callable
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.driver import EXIT_GENERATOR
 from gradshard.service.generator.identity import GeneratorIdentity
 
 __all__ = ["DRIVER", "GeneratorOutput", "MAX_GENERATED_BYTES", "run_generator"]
@@ -45,6 +50,8 @@ _DETAIL_BYTES = 64 << 10  # read from the end of the error output for those line
 _TIMEOUT_HINT = "give it longer with --generator-timeout SECONDS"
 _RAISED_HINT = ("the error is the generator's own: its last lines say which spec entry it "
                 "could not generate")
+_OURS_HINT = ("the failure is gradshard's, not the generator's: please report it with these "
+              "lines; --generator-check skip builds without the check meanwhile")
 
 
 @dataclass(frozen=True)
@@ -62,7 +69,7 @@ def run_generator(identity: GeneratorIdentity, location: SpecLocation, timeout: 
     """Run the spec's generator on it and collect its files. `started` is called with the
     subprocess's pid, which is also its process group's id."""
     _check_runnable(identity)
-    scratch = Path(tempfile.mkdtemp(prefix="gradshard-generator-"))
+    scratch = Path(tempfile.mkdtemp(prefix="gradshard-generator-")).absolute()
     try:
         out = scratch / "out"  # beside it: cwd/ (empty, the working directory) and stderr
         out.mkdir()
@@ -112,6 +119,10 @@ def _run(identity: GeneratorIdentity, command: list[str], scratch: Path, timeout
     if not finished:
         raise GeneratorFailed(f"{_named(identity)} did not finish within {timeout:g} s",
                               _tail(errors_path), _TIMEOUT_HINT)
+    if 0 < process.returncode != EXIT_GENERATOR:  # the driver's own (driver.py)
+        raise GeneratorFailed(f"gradshard could not run {_named(identity)[:-1]}: its driver "
+                              f"ended with exit status {process.returncode}",
+                              _tail(errors_path), _OURS_HINT)
     if process.returncode != 0:
         raise GeneratorFailed(f"{_named(identity)} {_ending(process.returncode)}",
                               _tail(errors_path), _RAISED_HINT)
