@@ -11,21 +11,26 @@ tests marked `releases` run 2.12.0's and 2.14.1's own torchgen (tests/support/re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from support.daemon import Running
 from support.releases import release_torchgen
-from support.specs import installed_torchgen, stage_packaged_spec
+from support.specs import DERIVATIVES, installed_torchgen, stage_packaged_spec
+from test_generator_runner import fake_generator
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.database import blob_hash
-from gradshard.cache.store.verdicts import (KEPT_VERSIONS, LEDGER_FILE, STATE_VARIABLE,
-                                            VerdictLedger)
+from gradshard.cache.store.verdicts import (KEPT_CHECKS, KEPT_VERSIONS, LEDGER_FILE,
+                                            STATE_VARIABLE, VerdictLedger)
 from gradshard.service.cli import main
+from gradshard.service.exit_codes import EXIT_TRY_NOTHING
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.compare import first_difference
 from gradshard.service.generator.identity import Origin, identify_generator
@@ -79,6 +84,29 @@ def build(capsys, spec: Path, out: Path, *extra: str) -> tuple[int, dict, str]:
 def texts(directory: Path) -> dict[str, bytes]:
     return {p.relative_to(directory).as_posix(): p.read_bytes()
             for p in directory.rglob("*") if p.is_file()}
+
+
+def printing_spec(root: Path, packaged_spec: Path, printed: str) -> Path:
+    """A copy of the packaged spec beside a fake torchgen (tests/test_generator_runner.py)
+    whose generator writes Functions.h as the lines of derivatives.yaml that start with
+    PRINTED, a comment gradshard does not read, and its own few files: an unknown generator
+    that runs in a second and whose output gradshard's files do not determine."""
+    spec = root / "torchgen" / "packaged"
+    shutil.copytree(packaged_spec, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    fake_generator(root, """\
+        with open(os.path.join(autograd_dir, "derivatives.yaml")) as spec:
+            write(out, "Functions.h", "".join(l for l in spec if l.startswith("# printed")))
+        """, spec / "autograd")
+    print_in(spec, printed)
+    return spec
+
+
+def print_in(spec: Path, printed: str) -> None:
+    """The spec's derivatives.yaml with `# printed: <printed>` as its first line."""
+    path = spec / DERIVATIVES
+    lines = path.read_text().splitlines(keepends=True)
+    lines = lines[1:] if lines[0].startswith("# printed") else lines
+    path.write_text(f"# printed: {printed}\n" + "".join(lines))
 
 
 # -- identity (fast) ------------------------------------------------------------------------
@@ -139,19 +167,35 @@ def test_a_known_generator_never_opens_the_verdicts(tmp_path, capsys, monkeypatc
 # -- the ledger and the report (fast) -------------------------------------------------------
 
 
-def test_verdicts_are_keyed_by_gradshards_hash_and_checked_on_read(tmp_path):
+def test_records_are_keyed_by_generator_and_spec_and_texts_checked_on_read(tmp_path):
     ledger = VerdictLedger(tmp_path)
-    ledger.record("gen", "spec", {"a.cpp": ("ours-a", "ours-a"), "b.cpp": ("ours-b", "real-b")},
-                  {}, {"b.cpp": "real-b"}, {})
-    assert ledger.verdicts("gen", {"a.cpp": "ours-a", "b.cpp": "ours-b"}) == {
-        "a.cpp": "ours-a", "b.cpp": "real-b"}
-    assert ledger.verdicts("gen", {"a.cpp": "edited"}) == {}  # an edited file: unchecked
-    assert ledger.verdicts("other", {"a.cpp": "ours-a"}) == {}
-    assert ledger.check_record("gen", "spec").differing == ("b.cpp",)
+    text = b"the real b"
+    real_b = blob_hash("text", text)
+    ledger.record("gen", "spec", {real_b: text}, {"b.cpp": real_b, "c.cpp": ""}, {})
+    record = ledger.check_record("gen", "spec")
+    assert record.differing == ("b.cpp", "c.cpp") and not record.reported
+    assert ledger.real_text(real_b) == text
+    assert ledger.check_record("gen", "another spec") is None  # never another spec's
+    assert ledger.check_record("other", "spec") is None
     # a stored text that is not what its hash says is never served
     with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
         db.execute("INSERT INTO real_files VALUES ('0123', x'41')")
     assert ledger.real_text("0123") is None
+    ledger.close()
+
+
+def test_a_ledger_of_the_earlier_layout_is_started_anew(tmp_path):
+    """Its verdicts were keyed by gradshard's hash of each file and may serve another spec's
+    text: none is kept, and every spec is checked again."""
+    with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+        db.execute("CREATE TABLE file_verdicts (generator, name, ours, real)")
+        db.execute("CREATE TABLE checks (generator, spec, checked, differing, extra, "
+                   "reported)")
+        db.execute("INSERT INTO checks VALUES ('gen', 'spec', 0, '{}', '{}', 1)")
+    ledger = VerdictLedger(tmp_path)
+    assert ledger.check_record("gen", "spec") is None
+    ledger.record("gen", "spec", {}, {}, {})
+    assert ledger.check_record("gen", "spec") is not None
     ledger.close()
 
 
@@ -167,6 +211,62 @@ def test_the_first_difference_shows_both_sides():
     lines = first_difference("a\nb\nc\n", "a\nB\nc\n")
     assert lines[0] == "  line 2:" and "  - b" in lines and "  + B" in lines
     assert "does not write" in first_difference(None, "x")[0]
+
+
+# -- what is served is the checked spec's own (a fake generator: fast) ---------------------
+
+
+def test_an_edit_only_the_generator_reads_runs_it_again(tmp_path, capsys, packaged_spec):
+    """A comment gradshard does not read, printed by the generator: gradshard writes the
+    same files, yet the spec is another one, checked anew, its own text served."""
+    spec = printing_spec(tmp_path / "gen", packaged_spec, "one")
+    code, first, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and first["generator"]["state"] == "differs", first
+    assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: one\n"
+    print_in(spec, "two")
+    code, second, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and "Functions.h" in second["generator"]["checked"]
+    assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: two\n"
+
+
+def test_an_undo_is_served_its_own_specs_text(tmp_path, capsys, packaged_spec):
+    """S1, then S2 (a formula and the printed comment edited: the generator runs), then S1
+    again: S1's own real text, from this machine's record of S1, without running it."""
+    spec = printing_spec(tmp_path / "gen", packaged_spec, "one")
+    derivatives = spec / DERIVATIVES
+    original = derivatives.read_text()
+    assert build(capsys, spec, tmp_path / "out")[0] == 0
+    derivatives.write_text(original.replace(SIN, SIN_EDITED))
+    print_in(spec, "two")
+    code, edited, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and edited["generator"]["checked"]
+    assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: two\n"
+    derivatives.write_text(original)
+    code, undone, _ = build(capsys, spec, tmp_path / "out")
+    assert code == 0 and undone["generator"]["checked"] == []  # S1's record: not run
+    assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: one\n"
+
+
+def gradshard_in(directory: Path, *words: str) -> subprocess.CompletedProcess:
+    """The real command, run in `directory` (this process's cache and state directories)."""
+    script = Path(sys.executable).with_name("gradshard")
+    return subprocess.run([str(script), *words], cwd=directory, capture_output=True,
+                          text=True, env=dict(os.environ), timeout=600)
+
+
+def test_a_relative_spec_runs_its_generator(tmp_path, packaged_spec):
+    """`--spec packaged` from the spec's parent: `generator` and a build run the generator
+    with absolute paths (they once ran it in its own directory with relative ones, and
+    blamed the generator)."""
+    spec = printing_spec(tmp_path / "gen", packaged_spec, "one")
+    done = gradshard_in(spec.parent, "build", "--codegen-only", "--spec", "packaged",
+                        "--out", "out", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["generator"]["checked"]  # run by the build
+    assert (spec.parent / "out" / "Functions.h").read_text() == "# printed: one\n"
+    done = gradshard_in(spec.parent, "generator", "--spec", "packaged")
+    assert done.returncode == 7, done.stderr  # the fake differs from gradshard: reported
+    assert "Functions.h" in done.stdout and "could not" not in done.stderr
 
 
 # -- an unknown generator, run and compared (slow: each run is ~5 s) ----------------------
@@ -224,21 +324,6 @@ def test_strict_fails_skip_says_so_and_a_restored_cache_checks_again(unknown_spe
 
 
 @pytest.mark.slow
-def test_an_edit_is_checked_again_only_for_the_files_it_changed(tmp_path, capsys):
-    spec = altered_torchgen(tmp_path / "gen", installed_torchgen())
-    code, first, _ = build(capsys, spec, tmp_path / "out")
-    assert code == 0 and len(first["generator"]["checked"]) == 54
-    derivatives = spec / "autograd" / "derivatives.yaml"
-    derivatives.write_text(derivatives.read_text().replace(SIN, SIN_EDITED))
-    code, edited, _ = build(capsys, spec, tmp_path / "out")
-    checked = set(edited["generator"]["checked"])
-    assert code == 0 and "Functions.cpp" in checked and len(checked) < 10
-    assert checked <= set(edited["files"]["written"])
-    assert "* 2" in (tmp_path / "out" / "Functions.cpp").read_text()
-    assert CHANGED_LINE in (tmp_path / "out" / "VariableType_0.cpp").read_text()
-
-
-@pytest.mark.slow
 def test_a_generator_that_fails_leaves_gradshards_files_unverified(tmp_path, capsys):
     spec = altered_torchgen(tmp_path / "gen", installed_torchgen(),
                             "def gen_autograd(\n", "def gen_autograd(*_a, **_k):\n    raise "
@@ -279,7 +364,8 @@ def test_try_refuses_ops_of_a_differing_family(unknown_spec, tmp_path, capsys):
     code = main(["try", "sin", "--spec", str(unknown_spec), "--json"])
     answer = json.loads(capsys.readouterr().out)
     (sin,) = answer["ops"]
-    assert code == 2 and "VariableType" in sin["reason"] and "writes differently" in sin["reason"]
+    assert code == EXIT_TRY_NOTHING and "VariableType" in sin["reason"]
+    assert "writes differently" in sin["reason"]
 
 
 # -- other releases' own torchgen ----------------------------------------------------------
@@ -333,7 +419,7 @@ def last_check(status: dict) -> dict:
 
 
 @pytest.mark.slow
-def test_the_daemon_checks_in_the_background_rechecks_only_an_edit_and_a_saved_generator(
+def test_the_daemon_checks_in_the_background_rechecks_an_edit_and_a_saved_generator(
         tmp_path):
     spec = altered_torchgen(tmp_path / "gen", installed_torchgen())
     running = Running(tmp_path, spec, "--codegen-only")
@@ -353,8 +439,7 @@ def test_the_daemon_checks_in_the_background_rechecks_only_an_edit_and_a_saved_g
         running.edit(SIN, SIN_EDITED)
         status = settled(running, lambda s: "Functions.cpp" in last_check(s).get("checked", ())
                          and s["last"].get("generator", {}).get("state") == "differs")
-        checked = last_check(status)["checked"]
-        assert len(checked) < 10, checked
+        assert len(last_check(status)["checked"]) == 54  # another spec: checked whole
         assert "* 2" in (running.out / "Functions.cpp").read_text()
         assert CHANGED_LINE in (running.out / "VariableType_0.cpp").read_text()
 
@@ -399,23 +484,30 @@ def test_a_changed_2_14_1_generator_is_caught_the_same_way(tmp_path, capsys):
     assert code == 7 and CHANGED_LINE in err
     code = main(["try", "sin", "--spec", str(spec), "--json"])
     (sin,) = json.loads(capsys.readouterr().out)["ops"]
-    assert code == 2 and "VariableType" in sin["reason"]
+    assert code == EXIT_TRY_NOTHING and "VariableType" in sin["reason"]
 
 
 def test_the_ledger_stays_bounded(tmp_path):
-    """Each file keeps its last KEPT_VERSIONS verdicts, and a real text no verdict names is
-    dropped: a day of saves under a differing generator does not keep every text."""
+    """A day of saves under a differing generator: each generator keeps its last KEPT_CHECKS
+    spec records, fewer when a file's real texts among them would be more than
+    KEPT_VERSIONS, and a real text no record names is dropped."""
     ledger = VerdictLedger(tmp_path)
-    for version in range(KEPT_VERSIONS + 5):
+    for version in range(KEPT_CHECKS + 5):  # one file the same in every spec
+        ledger.record("same", f"spec{version}", {}, {"a.cpp": ""}, {})
+    assert ledger.check_record("same", f"spec{KEPT_CHECKS + 4}") is not None
+    assert ledger.check_record("same", "spec4") is None  # the oldest go
+    assert ledger.check_record("same", "spec5") is not None
+    for version in range(KEPT_VERSIONS + 5):  # one file a new text in every spec
         text = f"real {version}".encode()
         digest = blob_hash("text", text)
-        ledger.record("gen", f"spec{version}", {"a.cpp": (f"ours{version}", digest)},
-                      {digest: text}, {"a.cpp": digest}, {})
-    kept = ledger.verdicts("gen", {"a.cpp": f"ours{KEPT_VERSIONS + 4}"})
-    assert ledger.real_text(kept["a.cpp"]) == f"real {KEPT_VERSIONS + 4}".encode()
-    assert ledger.verdicts("gen", {"a.cpp": "ours0"}) == {}
+        ledger.record("gen", f"spec{version}", {digest: text}, {"a.cpp": digest}, {})
+    newest = ledger.check_record("gen", f"spec{KEPT_VERSIONS + 4}")
+    assert ledger.real_text(newest.served["a.cpp"]) == f"real {KEPT_VERSIONS + 4}".encode()
+    assert ledger.check_record("gen", f"spec{KEPT_VERSIONS + 4 - KEPT_VERSIONS}") is None
     with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
         assert db.execute("SELECT COUNT(*) FROM real_files").fetchone()[0] == KEPT_VERSIONS
+        assert db.execute("SELECT COUNT(*) FROM checks WHERE generator = 'gen'"
+                          ).fetchone()[0] == KEPT_VERSIONS
     ledger.close()
 
 
@@ -423,8 +515,7 @@ def test_a_ledger_damaged_in_use_fails_the_check_not_gradshard(tmp_path):
     """Pages damaged behind a valid header: the check fails with its own error (exit 8), the
     ledger is set aside, and a new one serves the next build."""
     ledger = VerdictLedger(tmp_path)
-    ledger.record("gen", "spec", {f"f{i}.cpp": ("a" * 32, "b" * 32) for i in range(2000)}, {},
-                  {}, {})
+    ledger.record("gen", "spec", {}, {f"f{i}.cpp": "" for i in range(2000)}, {})
     ledger.close()
     with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -432,6 +523,6 @@ def test_a_ledger_damaged_in_use_fails_the_check_not_gradshard(tmp_path):
     data[8192:40960] = b"\xff" * (40960 - 8192)  # pages after the header
     (tmp_path / LEDGER_FILE).write_bytes(bytes(data))
     with pytest.raises(GeneratorFailed, match="damaged"):
-        VerdictLedger(tmp_path).verdicts("gen", {"f1.cpp": "a" * 32})
+        VerdictLedger(tmp_path).check_record("gen", "spec")
     assert list(tmp_path.glob(f"{LEDGER_FILE}.damaged-*"))
-    assert VerdictLedger(tmp_path).verdicts("gen", {"f1.cpp": "a" * 32}) == {}
+    assert VerdictLedger(tmp_path).check_record("gen", "spec") is None

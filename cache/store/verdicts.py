@@ -1,13 +1,11 @@
 """What this machine found when it ran a spec's generator to check gradshard's files.
 
-    file_verdicts  (generator, file, gradshard's hash) → the real generator's hash for that
-                   file ("" when it writes no such file)
+    checks         (generator, spec) → when it was checked, the files that differ (JSON: name
+                   → the real generator's hash, "" when it writes no such file; the files
+                   only the real generator writes among them), those only it writes (JSON:
+                   name → hash), and whether the difference was reported
     real_files     hash → the real generator's text of a file that differs, checked on read
                    (hashes as a build records its files: database.py's blob_hash "text")
-    checks         (generator, spec) → when it was checked, the files that differ (JSON: name
-                   → the real generator's hash, "" when it writes no such file), the
-                   files the real generator writes that gradshard does not (JSON: name →
-                   hash), and whether the difference was reported
 
 This is not the cache. A cache directory travels (CI restores it on another runner); a
 verdict that said "the same" would silence the check there, so verdicts live in a database of
@@ -15,11 +13,15 @@ this machine's own state directory ($GRADSHARD_STATE, else $XDG_STATE_HOME/grads
 ~/.local/state/gradshard), which no cache command reads or restores. A damaged database is set
 aside and started anew: the worst it costs is one more run of the generator.
 
-A file's verdict is keyed by gradshard's own hash of it, so that an edit of the spec under the
-same generator is checked again only for the files the edit changed (service/generator/check.py).
-The ledger stays bounded: each file keeps the verdicts of its last KEPT_VERSIONS texts, each
-generator its last KEPT_CHECKS spec records, and a real text no verdict names is dropped (a
-daemon saving all day under a generator that differs would otherwise keep every text).
+What is served is keyed by (generator, spec): the hash of the generator's sources and the
+hash of every input file's bytes (service/generator/check.py: spec_hash), never by gradshard's
+hash of a file. The real generator's output is not a function of gradshard's file: it reads
+what gradshard does not (a comment, a key) and prints what it likes, so a spec this machine
+never checked under a generator runs that generator, and an undo finds its own spec's texts.
+The ledger stays bounded: each generator keeps its last KEPT_CHECKS spec records, and older
+ones go while a file's real texts among them are more than KEPT_VERSIONS; a real text no
+record names is dropped (a daemon saving all day under a generator that differs would
+otherwise keep every text). A ledger of the earlier layout (SCHEMA_VERSION) is started anew.
 """
 
 from __future__ import annotations
@@ -36,15 +38,18 @@ from typing import Iterator, Mapping
 from gradshard.cache.errors import EnvironmentFailure, GeneratorFailed
 from gradshard.cache.store.database import blob_hash, set_aside
 
-__all__ = ["CheckRecord", "KEPT_VERSIONS", "STATE_VARIABLE", "VerdictLedger", "state_directory"]
+__all__ = ["CheckRecord", "KEPT_CHECKS", "KEPT_VERSIONS", "LEDGER_FILE", "SCHEMA_VERSION",
+           "STATE_VARIABLE", "VerdictLedger", "state_directory"]
 
 STATE_VARIABLE = "GRADSHARD_STATE"
-KEPT_VERSIONS = 8  # verdicts kept per (generator, file): an undo finds its verdict
-KEPT_CHECKS = 64  # spec records kept per generator
+KEPT_VERSIONS = 8  # real texts kept per (generator, file) among the kept records
+KEPT_CHECKS = 64  # spec records kept per generator: an undo finds its own
 LEDGER_FILE = "generator-verdicts.sqlite3"
+# 2: records keyed by (generator, spec) alone; 1 (no user_version) kept verdicts by
+# gradshard's hash of each file, which could serve one spec's real text for another's
+SCHEMA_VERSION = 2
+_EARLIER_TABLES = ("file_verdicts", "checks", "real_files")
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS file_verdicts (generator TEXT NOT NULL, name TEXT NOT NULL, "
-    "ours TEXT NOT NULL, real TEXT NOT NULL, PRIMARY KEY (generator, name, ours))",
     "CREATE TABLE IF NOT EXISTS real_files (hash TEXT PRIMARY KEY, text BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS checks (generator TEXT NOT NULL, spec TEXT NOT NULL, "
     "checked REAL NOT NULL, differing TEXT NOT NULL, extra TEXT NOT NULL, "
@@ -87,32 +92,13 @@ class VerdictLedger:
             self._connection.close()
             self._connection = None
 
-    def verdicts(self, generator: str, ours: Mapping[str, str]) -> dict[str, str]:
-        """For each file (name → gradshard's hash) already checked under `generator`, the
-        real generator's hash of it; files never checked with that hash are left out."""
-        with self._guard():
-            found = {}
-            rows = self._db().execute(
-                "SELECT name, ours, real FROM file_verdicts WHERE generator = ?", (generator,))
-            for name, mine, real in rows:
-                if ours.get(name) == mine:
-                    found[name] = real
-            return found
-
     def check_record(self, generator: str, spec: str) -> CheckRecord | None:
+        """What the check of `spec` under `generator` found, or None: never checked here (or
+        the record dropped, or damaged)."""
         with self._guard():
             row = self._db().execute(
                 "SELECT differing, extra, reported FROM checks WHERE generator = ? "
                 "AND spec = ?", (generator, spec)).fetchone()
-            return _record(row) if row else None
-
-    def latest_record(self, generator: str) -> CheckRecord | None:
-        """The last check of any spec under `generator` (what a new spec's files that the
-        edit left alone inherit)."""
-        with self._guard():
-            row = self._db().execute(
-                "SELECT differing, extra, reported FROM checks WHERE generator = ? "
-                "ORDER BY checked DESC LIMIT 1", (generator,)).fetchone()
             return _record(row) if row else None
 
     def real_text(self, digest: str) -> bytes | None:
@@ -124,29 +110,25 @@ class VerdictLedger:
                 return None
             return bytes(row[0])
 
-    def record(self, generator: str, spec: str, verdicts: Mapping[str, tuple[str, str]],
-               texts: Mapping[str, bytes], differing: Mapping[str, str],
-               extra: Mapping[str, str]) -> None:
-        """One check: each file's (gradshard's hash, real hash), the real texts that differ
-        (by hash), and the (generator, spec) record."""
+    def record(self, generator: str, spec: str, texts: Mapping[str, bytes],
+               differing: Mapping[str, str], extra: Mapping[str, str]) -> None:
+        """One check of `spec` under `generator`: the real texts that differ (by hash), the
+        files that differ (name → real hash, "" when it writes no such file) and those only
+        the real generator writes (name → hash)."""
         with self._guard():
             db = self._db()
             with db:
-                db.executemany("INSERT OR REPLACE INTO file_verdicts VALUES (?, ?, ?, ?)",
-                               [(generator, n, mine, real)
-                                for n, (mine, real) in verdicts.items()])
                 db.executemany("INSERT OR IGNORE INTO real_files VALUES (?, ?)",
                                [(h, sqlite3.Binary(t)) for h, t in texts.items()])
                 db.execute("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, 0)",
                            (generator, spec, time.time(), _canonical(differing),
                             _canonical(extra)))
-                _prune(db)
+                _prune(db, generator)
 
     def forget(self, generator: str) -> None:
-        """Every verdict of `generator` (a real text was lost: its next build checks again)."""
+        """Every record of `generator` (a real text was lost: its next build checks again)."""
         with self._guard():
             with self._db() as db:
-                db.execute("DELETE FROM file_verdicts WHERE generator = ?", (generator,))
                 db.execute("DELETE FROM checks WHERE generator = ?", (generator,))
 
     def mark_reported(self, generator: str, spec: str) -> None:
@@ -195,23 +177,44 @@ class VerdictLedger:
             return _connect(self.path)
 
 
-def _prune(db: sqlite3.Connection) -> None:
-    """The bounds (module docstring): a replaced row is a new row, so the newest rowids are
-    the latest verdicts."""
-    db.execute("DELETE FROM file_verdicts WHERE rowid IN (SELECT rowid FROM (SELECT rowid, "
-               "ROW_NUMBER() OVER (PARTITION BY generator, name ORDER BY rowid DESC) AS k "
-               "FROM file_verdicts) WHERE k > ?)", (KEPT_VERSIONS,))
-    db.execute("DELETE FROM checks WHERE rowid IN (SELECT rowid FROM (SELECT rowid, "
-               "ROW_NUMBER() OVER (PARTITION BY generator ORDER BY checked DESC) AS k "
-               "FROM checks) WHERE k > ?)", (KEPT_CHECKS,))
-    db.execute("DELETE FROM real_files WHERE hash NOT IN (SELECT real FROM file_verdicts) "
-               "AND hash NOT IN (SELECT value FROM checks, json_each(checks.extra))")
+def _prune(db: sqlite3.Connection, generator: str) -> None:
+    """The bounds (module docstring), for the generator just recorded: its records newest
+    first (a replaced row is a new row) are kept until one more would make KEPT_CHECKS, or
+    KEPT_VERSIONS real texts of one file; then the real texts no record names are dropped."""
+    rows = db.execute("SELECT rowid, differing FROM checks WHERE generator = ? "
+                      "ORDER BY checked DESC, rowid DESC", (generator,)).fetchall()
+    texts: dict[str, set[str]] = {}
+    for kept, (rowid, differing) in enumerate(rows):
+        served = _names_or_nothing(differing)
+        for name, digest in served.items():
+            if digest:
+                texts.setdefault(name, set()).add(digest)
+        if kept >= KEPT_CHECKS or any(len(t) > KEPT_VERSIONS for t in texts.values()):
+            db.executemany("DELETE FROM checks WHERE rowid = ?", [(r,) for r, _ in rows[kept:]])
+            break
+    db.execute("DELETE FROM real_files WHERE hash NOT IN (SELECT value FROM checks, "
+               "json_each(checks.differing)) AND hash NOT IN (SELECT value FROM checks, "
+               "json_each(checks.extra))")
+
+
+def _names_or_nothing(text: str) -> dict[str, str]:
+    """A record's JSON of names to hashes, or {} when it is not one (dropped like any)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if _names_to_hashes(value) else {}
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=60)
     try:
         connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("BEGIN IMMEDIATE")  # one process makes the tables, the others wait
+        if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            for table in _EARLIER_TABLES:  # records that may be wrong: checked again
+                connection.execute(f"DROP TABLE IF EXISTS {table}")
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         for statement in _SCHEMA:
             connection.execute(statement)
         connection.commit()

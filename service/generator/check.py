@@ -3,10 +3,13 @@ from the spec's real generator.
 
 A known generator (service/generator/known.py: one gradshard reproduces) is never run: its
 files are gradshard's. Any other is run once per (generator, spec) on this machine and every
-file compared (`settle`); the verdicts are kept in this machine's ledger
-(cache/store/verdicts.py), each keyed by gradshard's own hash of the file, so that a later
-edit of the spec under the same generator runs it again only for the files the edit changed,
-and the files that differ are served from the real generator's text, never gradshard's.
+file compared (`settle`); what it found is kept in this machine's ledger
+(cache/store/verdicts.py) under (the generator's hash, the spec's: `spec_hash`), and the
+files that differ are served from the real generator's text, never gradshard's. The key is
+never gradshard's hash of a file: the real generator's output is not a function of it (it
+reads what gradshard does not, a comment or a key, and prints what it likes), so a spec not
+checked here under its generator runs it, whatever gradshard's files, and an undo is served
+its own spec's texts.
 
 The modes (`--generator-check`): `check` (the default) serves the real files and reports the
 difference once per (generator, spec); `strict` makes any difference an error (for CI);
@@ -122,7 +125,11 @@ class GeneratorVerdict:
 
 
 def spec_hash(fingerprint: Mapping[str, str]) -> str:
-    """The spec's identity for verdicts: its inputs' hashes (service/files/inputs.py)."""
+    """The spec's identity for verdicts: the hash of its inputs' fingerprint
+    (service/files/inputs.py: InputBytes.fingerprint), which hashes every file the
+    generator reads from the spec as bytes (the four YAML files, every template torchgen
+    renders), not gradshard's reading of them, with gradshard's code and templates (so
+    gradshard's files, which the record is a difference from, are a function of it too)."""
     return xxhash.xxh3_128_hexdigest(json.dumps(dict(sorted(fingerprint.items()))).encode())
 
 
@@ -143,9 +150,10 @@ def verdict_stamp(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
 def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
            spec: str, ours: Mapping[str, str], load_ours: Callable[[list[str]], dict[str, str]],
            ledger: VerdictLedger) -> GeneratorVerdict:
-    """The verdict for a build's files (`ours`: index name → hash): from the ledger, from a
-    run of the generator now, or (later) pending. Raises GeneratorFailed when the generator
-    fails and GeneratorMismatch for a difference under `strict`."""
+    """The verdict for a build's files (`ours`: index name → hash): this spec's record in
+    the ledger, else a run of the generator now, or (later) pending, serving gradshard's
+    files meanwhile. Raises GeneratorFailed when the generator fails and GeneratorMismatch
+    for a difference under `strict`."""
     verdict = GeneratorVerdict(identity, check.mode, _first_state(identity, check), spec)
     if verdict.state == State.UNCHECKED and check.mode == STRICT:
         raise GeneratorFailed(f"no generator to check the files against: {identity.origin}",
@@ -154,29 +162,28 @@ def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLoc
     if verdict.state != State.PENDING:
         return verdict
     started = time.perf_counter()
-    unchecked = _unchecked(identity, spec, ours, ledger)
-    if unchecked and check.later:
-        return _served(verdict, ours, ledger, State.PENDING, unchecked)
-    if unchecked:
-        _run_and_record(identity, location, spec, ours, ledger, check.timeout)
-    verdict = _served(verdict, ours, ledger, State.MATCHES, ())
-    verdict = replace(verdict, checked=unchecked, seconds=time.perf_counter() - started)
+    record = ledger.check_record(identity.hash, spec)
+    if record is None and check.later:  # no other spec's texts: gradshard's, said pending
+        return replace(verdict, pending=tuple(sorted(ours)), ours=dict(ours))
+    checked: tuple[str, ...] = ()
+    if record is None:
+        record = _run_and_record(identity, location, spec, ours, ledger, check.timeout)
+        checked = tuple(sorted(ours))
+    verdict = replace(_from_record(verdict, record, ours), checked=checked,
+                      seconds=time.perf_counter() - started)
     return _reported(verdict, ours, load_ours, ledger, check)
 
 
 def complete(verdict: GeneratorVerdict, location: SpecLocation, ledger: VerdictLedger,
              timeout: float, started: Callable[[int], None] | None = None) -> GeneratorVerdict:
-    """The daemon's background check of a pending verdict: the generator run and its files
-    recorded (the next build serves them); the verdict says what differs among the files it
-    had pending. `started` is given the generator's process group (the daemon stops it)."""
+    """The daemon's background check of a pending verdict: the generator run on the spec and
+    what it found recorded (the next build serves it); the verdict says what differs.
+    `started` is given the generator's process group (the daemon stops it)."""
     begun = time.perf_counter()
-    _run_and_record(verdict.identity, location, verdict.spec, verdict.ours, ledger, timeout,
-                    started)
-    found = ledger.verdicts(verdict.identity.hash, verdict.ours)
-    real = {n: found[n] for n in verdict.pending if found.get(n, "") != verdict.ours[n]}
-    state = State.DIFFERS if real else State.MATCHES
-    return replace(verdict, state=state, real=real, differing=tuple(sorted(real)),
-                   checked=verdict.pending, seconds=time.perf_counter() - begun)
+    record = _run_and_record(verdict.identity, location, verdict.spec, verdict.ours, ledger,
+                             timeout, started)
+    return replace(_from_record(verdict, record, verdict.ours), checked=verdict.pending,
+                   pending=(), seconds=time.perf_counter() - begun)
 
 
 def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
@@ -186,14 +193,14 @@ def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
     whether or not gradshard knows it, every file compared and recorded, any difference
     reported."""
     started = time.perf_counter()
-    _run_and_record(identity, location, spec, ours, ledger, timeout)
-    verdict = _served(GeneratorVerdict(identity, CHECK, State.MATCHES, spec), ours, ledger,
-                      State.MATCHES, ())
+    record = _run_and_record(identity, location, spec, ours, ledger, timeout)
+    verdict = _from_record(GeneratorVerdict(identity, CHECK, State.MATCHES, spec), record, ours)
     report = None
     if verdict.real:
         report = _report(verdict, ours, load_ours, ledger)
         ledger.mark_reported(identity.hash, spec)
-    return replace(verdict, report=report, seconds=time.perf_counter() - started)
+    return replace(verdict, report=report, checked=tuple(sorted(ours)),
+                   seconds=time.perf_counter() - started)
 
 
 def recorded_verdict(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
@@ -231,51 +238,21 @@ def _first_state(identity: GeneratorIdentity, check: GeneratorCheck) -> str:
     return State.SKIPPED if check.mode == SKIP else State.PENDING
 
 
-def _unchecked(identity: GeneratorIdentity, spec: str, ours: Mapping[str, str],
-               ledger: VerdictLedger) -> tuple[str, ...]:
-    """The files no verdict covers (every file, before a first check of the generator)."""
-    if ledger.latest_record(identity.hash) is None:
-        return tuple(sorted(ours))
-    found = ledger.verdicts(identity.hash, ours)
-    return tuple(sorted(n for n in ours if n not in found))
-
-
-def _served(verdict: GeneratorVerdict, ours: Mapping[str, str], ledger: VerdictLedger,
-            state: str, pending: tuple[str, ...]) -> GeneratorVerdict:
-    """The verdict with what the ledger says of each file, and the files only the real
-    generator writes (from this spec's check, else the generator's last one)."""
-    generator = verdict.identity.hash
-    found = ledger.verdicts(generator, ours)
-    real = {n: h for n, h in found.items() if h != ours[n]}
-    # a pending spec gets no record: its stamp stays "unchecked" until its check has run
-    record = (_record_for(ledger, generator, verdict.spec, real) if state != State.PENDING
-              else ledger.check_record(generator, verdict.spec)
-              or ledger.latest_record(generator))
-    real.update({n: h for n, h in (record.extra if record else {}).items() if n not in ours})
-    if state == State.MATCHES and real:
-        state = State.DIFFERS
-    return replace(verdict, state=state, real=real, differing=tuple(sorted(real)),
-                   pending=pending, ours=dict(ours))
-
-
-def _record_for(ledger: VerdictLedger, generator: str, spec: str,
-                real: Mapping[str, str]) -> CheckRecord:
-    """This spec's check record; a spec whose every file was checked before (under another
-    spec) gets one, inheriting the last check's extra files."""
-    record = ledger.check_record(generator, spec)
-    if record is not None:
-        return record
-    base = ledger.latest_record(generator)
-    extra = dict(base.extra) if base else {}
-    ledger.record(generator, spec, {}, {}, {**real, **extra}, extra)
-    return CheckRecord({**real, **extra}, extra, False)
+def _from_record(verdict: GeneratorVerdict, record: CheckRecord,
+                 ours: Mapping[str, str]) -> GeneratorVerdict:
+    """The verdict as this spec's record says: its differing files (and those only the real
+    generator writes) served from the real generator."""
+    real = dict(record.served)
+    return replace(verdict, state=State.DIFFERS if real else State.MATCHES, real=real,
+                   differing=tuple(sorted(real)), ours=dict(ours))
 
 
 def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: str,
                     ours: Mapping[str, str], ledger: VerdictLedger, timeout: float,
-                    started: Callable[[int], None] | None = None) -> None:
-    """Run the generator on the spec as it is on disk and record every file's verdict; a
-    spec saved meanwhile is not what was built, and is never recorded as checked."""
+                    started: Callable[[int], None] | None = None) -> CheckRecord:
+    """Run the generator on the spec as it is on disk and record what differs under (its
+    generator, the spec); a spec saved meanwhile is not what was built, and is never recorded
+    as checked."""
     from gradshard.service.generator.runner import run_generator  # only when one runs
 
     output = run_generator(identity, location, timeout, started)
@@ -284,11 +261,11 @@ def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: s
                               hint="build again: the check runs on the spec as it is then")
     _check_text(output.files)
     real = {n: blob_hash("text", data) for n, data in output.files.items()}  # as files are
-    verdicts = {n: (mine, real.get(n, "")) for n, mine in ours.items()}
-    differing = {n: theirs for n, (mine, theirs) in verdicts.items() if mine != theirs}
+    differing = {n: real.get(n, "") for n, mine in ours.items() if real.get(n, "") != mine}
     extra = {n: h for n, h in real.items() if n not in ours}
     texts = {real[n]: output.files[n] for n in [*differing, *extra] if n in output.files}
-    ledger.record(identity.hash, spec, verdicts, texts, {**differing, **extra}, extra)
+    ledger.record(identity.hash, spec, texts, {**differing, **extra}, extra)
+    return CheckRecord({**differing, **extra}, extra, False)
 
 
 def _check_text(files: Mapping[str, bytes]) -> None:
