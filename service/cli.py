@@ -41,8 +41,8 @@ from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENER
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.findings import generator_findings
 from gradshard.service.report.formats import (emit_findings, error_findings, gathered_stdout,
-                                              human_stream, machine_format, reported_by_linter,
-                                              settle_format, write_output)
+                                              human_stream, installed_version, machine_format,
+                                              reported_by_linter, settle_format, write_output)
 from gradshard.service.report.problems import (problem_json, report_spec_error, report_usage_error,
                                                spec_file_paths, spec_texts_of, unread_spec_note)
 from gradshard.service.session import Session
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from gradshard.pipeline.parse.spec import SpecTexts
     from gradshard.pipeline.problems import SpecError
 
-__all__ = ["DESCRIPTIONS", "Loaded", "build_parser", "collector_for", "installed_version",
+__all__ = ["DESCRIPTIONS", "Loaded", "build_parser", "collector_for",
            "main"]
 
 
@@ -393,19 +393,8 @@ class _Version(argparse.Action):
                          help="print gradshard's version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        print(f"gradshard {installed_version()}")
+        print(f"gradshard {installed_version() or 'unknown (not installed)'}")
         parser.exit()
-
-
-def installed_version() -> str:
-    """The version of the installed gradshard distribution (its metadata), or `unknown` when
-    it runs from sources that were never installed."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("gradshard")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
 
 __all__ = ["FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings", "error_findings",
-           "gathered_stdout", "human_stream", "machine_format", "reported_by_linter",
-           "settle_format", "write_output"]
+           "gathered_stdout", "human_stream", "installed_version", "machine_format",
+           "reported_by_linter", "settle_format", "write_output"]
 
 TEXT, JSON, SARIF, LINTRUNNER = FORMATS
 MACHINE_FORMATS = (SARIF, LINTRUNNER)
@@ -159,7 +159,7 @@ def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
     if chosen == SARIF:
         from gradshard.service.report.sarif import sarif_text
 
-        print(sarif_text(findings, _version(), root))
+        print(sarif_text(findings, installed_version() or "0", root))
     else:
         from gradshard.service.report.lintrunner import lint_lines
 
@@ -197,11 +197,13 @@ def write_output(args: argparse.Namespace, gathered: io.StringIO | None, code: i
     return code
 
 
-def _version() -> str:
+def installed_version() -> str | None:
+    """The installed gradshard distribution's version (its metadata), or None when it runs
+    from sources never installed: `gradshard --version` and SARIF's tool version."""
     # Imported here: importlib.metadata takes 14 ms to import, a sixth of a no-op build's
-    # time, and only a SARIF report reads the version.
+    # time, and only --version and a SARIF report read the version.
     import importlib.metadata
     try:
         return importlib.metadata.version("gradshard")
     except importlib.metadata.PackageNotFoundError:
-        return "0"
+        return None
