@@ -247,6 +247,23 @@ def test_an_undo_is_served_its_own_specs_text(tmp_path, capsys, packaged_spec):
     assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: one\n"
 
 
+@pytest.mark.xfail(strict=True, reason="the spec hash (service/files/inputs.py: "
+                   "InputBytes.fingerprint) does not cover the spec's location yet")
+def test_a_copy_elsewhere_is_served_its_own_text(tmp_path, capsys, packaged_spec):
+    """The same bytes at another path are another spec to a generator that prints where its
+    spec is (torchgen's `@generated from` is the templates' path relative to torchgen, which
+    a copy with the installed torchgen moves): the copy runs the generator."""
+    for copy in ("a", "b"):
+        spec = printing_spec(tmp_path / copy, packaged_spec, "one")
+        path = spec / "autograd" / "gen_autograd.py"
+        printed = '"".join(l for l in spec if l.startswith("# printed"))'
+        assert printed in path.read_text()
+        path.write_text(path.read_text().replace(printed, "autograd_dir"))
+        code, report, _ = build(capsys, spec, tmp_path / f"out-{copy}")
+        assert code == 0 and report["generator"]["checked"], report["generator"]
+        assert (tmp_path / f"out-{copy}" / "Functions.h").read_text() == str(spec / "autograd")
+
+
 def gradshard_in(directory: Path, *words: str) -> subprocess.CompletedProcess:
     """The real command, run in `directory` (this process's cache and state directories)."""
     script = Path(sys.executable).with_name("gradshard")
