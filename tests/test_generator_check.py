@@ -6,6 +6,9 @@ skip; its verdicts are this machine's, never the cache's.
 The unknown generator of most tests is a copy of the installed torchgen (2.13) with one
 statement of VariableType's kernels changed (DECLARE_GRAD_FN), so nothing is downloaded; the
 tests marked `releases` run 2.12.0's and 2.14.1's own torchgen (tests/support/releases.py).
+Where what is served must be the checked spec's own, a fake generator of a few lines beside a
+copy of the packaged spec (`printing_spec`) prints a comment gradshard does not read, in a
+second.
 """
 
 from __future__ import annotations
