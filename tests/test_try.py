@@ -222,9 +222,9 @@ def test_a_formula_that_does_not_compile_is_shown_at_its_line(try_workspace, cap
     assert "no_such_helper_anywhere" in err and "hint: --raw shows the compiler's output" in err
     assert raw_code == 3 and "generated code for" not in raw and "derivatives.yaml:" not in raw
     # the compiler's own diagnostic (clang: use of undeclared identifier; g++: was not
-    # declared) at the patch's source, a part of the try directory's
+    # declared, in the locale's quotes) at the patch's source, a part of the try directory's
     said = re.compile(r"/obj/\w+\.part\.cpp:\d+:\d+: error: (use of undeclared identifier "
-                      r"'no_such_helper_anywhere'|'no_such_helper_anywhere' was not declared)")
+                      r"'no_such_helper_anywhere'|\W?no_such_helper_anywhere\W? was not declared)")
     assert said.search(raw) and re.search(r"gradshard: error: \d unit\(s\) failed to compile",
                                           raw), raw
 
