@@ -21,8 +21,11 @@ from gradshard.service.compile.launcher_counts import LauncherTally, launcher_ta
 from gradshard.service.compile.plan import CompilePlan, PreparedUnit, read_bounded
 from gradshard.service.compile.report import CompileReport, PchFailure
 from gradshard.service.compile.toolchain import launcher_environment, ninja_binary
+from gradshard.service.ninja_manifest import build_file_error
 
 __all__ = ["StaleObjects", "read_outcome", "remove_stale_objects", "run_ninja"]
+
+BUILD_FILE = "build.ninja"  # ninja's default, in the compile directory it runs in (-C)
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,17 @@ def run_ninja(plan: CompilePlan, units: list[PreparedUnit], pch_headers: dict[st
         returncode, captured = run_streamed(plan, progress, tally)
     finally:
         counts = tally.finish()
+    # ninja refusing build.ninja ran nothing: every unit would look failed, the compiler blamed
+    refused = build_file_error("".join(captured), BUILD_FILE, plan.directory / BUILD_FILE)
+    if returncode != 0 and refused is not None:
+        raise refused
     report = CompileReport(units=len(units), seconds=time.perf_counter() - started,
                            pch_failures=pch_failures(plan, pch_headers), launcher=counts)
     for p in units:
         record_unit(plan, p, before[p.unit.name], report)
     if returncode != 0 and not report.failed and not report.pch_failures:
-        raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(),
-                         f"see {plan.directory / 'build.ninja'}")
+        raise UsageError("ninja failed: " + "".join(captured[-20:]).strip(), "ninja's own "
+                         f"error, not the compiler's: see {plan.directory / BUILD_FILE}")
     return report
 
 
