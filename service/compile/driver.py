@@ -36,7 +36,8 @@ is read as a regular file of bounded size (cache/store/regular_files.py: a FIFO 
 there is damage, never waited on), every stored object, depfile, splice and PCH is checked
 against the sum stored with it before use, and a damaged one is removed with a warning and
 made again. No command is run through a shell of our own; ninja's commands are quoted word
-by word (shlex) and for ninja.
+by word (shlex) and for ninja, and build.ninja's paths for ninja (service/ninja_manifest.py,
+which `try`'s build file shares).
 """
 
 from __future__ import annotations
