@@ -28,7 +28,7 @@ from ninja import ninja_syntax
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import InternalError
 
-__all__ = ["Manifest", "build_file_error", "command_text", "path_text"]
+__all__ = ["Manifest", "build_file_error", "command_text"]
 
 # as the compile's build.ninja always asked: an older ninja refuses the file in its own words
 REQUIRED_VERSION = "1.10"
@@ -40,13 +40,10 @@ BAR = "gradshard_vertical_bar"
 UNWRAPPED = 1 << 62
 
 
-def path_text(path: str | Path) -> str:
-    """A path as ninja reads it in a `build` line (Manifest.build writes these itself)."""
-    return ninja_syntax.escape_path(_for_escape_path(str(path)))
-
-
 def command_text(words: Sequence[str | Path]) -> str:
-    """Literal arguments of a command: each quoted for /bin/sh, then `$` doubled for ninja."""
+    """Literal arguments of a command: each quoted for /bin/sh, then `$` doubled for ninja.
+    ninja runs a command with `/bin/sh -c` (it has no argv form): quoting each argument is
+    what makes it one argument, whatever its path holds."""
     return ninja_syntax.escape(" ".join(shlex.quote(_one_line(str(word))) for word in words))
 
 
