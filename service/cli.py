@@ -1,12 +1,9 @@
 """The `gradshard` command line.
 
-Exit codes (service/exit_codes.py, shared with the daemon): 0 ok, 1 the spec has errors,
-2 usage or environment error, 3 compile failure, 4 internal error, 6 `build --verify` found
-cached results that disagree with their task, 7 the spec's generator writes other files
-(--generator-check strict, `gradshard generator`), 8 the spec's generator failed, 141 the
-reader of our output went away. Bad
-input never shows a traceback; an internal error says it is a bug (GRADSHARD_DEBUG=1 shows
-the trace). Every command's options are service/options.py's table.
+Exit codes are service/exit_codes.py's table (EXIT_CODES: every code and its one meaning,
+shared with the daemon and `try`). Bad input never shows a traceback; an internal error says
+it is a bug (GRADSHARD_DEBUG=1 shows the trace). Every command's options are
+service/options.py's table.
 
 Commands import the pipeline only when they need it: `build` answers "nothing changed"
 from hashes and the cache before anything heavy is loaded.

@@ -8,9 +8,9 @@ import sys
 import threading
 from typing import NoReturn
 
-__all__ = ["closed_pipe", "end_process"]
+from gradshard.service.exit_codes import EXIT_CLOSED_PIPE
 
-EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell tool killed by it
+__all__ = ["closed_pipe", "end_process"]
 
 
 def closed_pipe() -> int:

@@ -227,6 +227,7 @@ def test_a_formula_that_does_not_compile_is_shown_at_its_line(try_workspace, cap
                       r"'no_such_helper_anywhere'|\W?no_such_helper_anywhere\W? was not declared)")
     assert said.search(raw) and re.search(r"gradshard: error: \d unit\(s\) failed to compile",
                                           raw), raw
+    assert "hint: --raw" not in raw  # named only to a reader who has not asked for it
 
 
 @pytest.mark.compiler

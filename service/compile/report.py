@@ -162,9 +162,10 @@ def report_compile_error(error: CompileError, raw: bool, as_json: bool) -> None:
     else:
         for d in error.diagnostics:
             print(diagnostic_text(d, error.source), file=sys.stderr)
+    # the hint names --raw only to a reader who has not asked for it
+    hint = "" if raw else "\n  hint: --raw shows the compiler's output as it is"
     print(f"gradshard: error: {len(error.failed)} unit(s) failed to compile: "
-          f"{', '.join(error.failed)}\n  hint: --raw shows the compiler's output as it is",
-          file=sys.stderr)
+          f"{', '.join(error.failed)}{hint}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------
