@@ -24,6 +24,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.compile import FORMULAS, MERGED
 from support.specs import DERIVATIVES, MINI_SPEC
 
 AUDIT_EXIT = 97
@@ -72,9 +73,11 @@ SITECUSTOMIZE = textwrap.dedent('''
     sys.addaudithook(_hook)
 ''' % AUDIT_EXIT)
 
-# Compile the mini spec's autograd units, a few nodes to a unit (tests/test_compile.py).
-COMPILE = ["-j", "2", "--shard-nodes", "2,4,0", "--units", "Functions_*",
-           "--units", "python_functions_*"]
+# Compile the mini spec's merged formula unit (support/compile.py): what a compile reads
+# from the cache (its layout, objects and their records, the PCH's sums) is the same for
+# every unit, and one unit's compile is all the object-cache wrapper needs to run under the
+# hook; its PCH is the session's (seeded_pchs), linked in as a restored cache shares one.
+COMPILE = ["-j", "2", *MERGED, "--units", FORMULAS]
 
 
 def audited_build(hooks: Path, caches: list[Path], spec: Path, out: Path, cache: Path
@@ -109,11 +112,12 @@ def test_the_hook_catches_what_it_is_for(tmp_path):
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_builds_never_run_code_from_the_cache(tmp_path):
+def test_builds_never_run_code_from_the_cache(tmp_path, seeded_pchs):
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    spec, cache, restored = tmp_path / "spec", tmp_path / "cache", tmp_path / "restored-cache"
+    spec, restored = tmp_path / "spec", tmp_path / "restored-cache"
+    cache = seeded_pchs(tmp_path / "cache")
     shutil.copytree(MINI_SPEC, spec)
     caches = [cache, restored]
 
