@@ -27,8 +27,6 @@ from gradshard.service.live.compiler import TRY_CXX_VARIABLE
 from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
 from gradshard.service.ninja_manifest import Manifest, build_file_error, command_text
 
-pytestmark = pytest.mark.compiler
-
 # every character ninja's build lines or /bin/sh read specially, one name each (not a tab:
 # ninja's log is tab-separated, so an output named with one is built again on every run)
 NAMES = ("plain", "a space", "two  spaces", "dollar$x", "dollar$ space", "dollars$$x",
@@ -40,6 +38,7 @@ SPACED = "with space $HOME|x 'q'"
 HOSTILE = f"{SPACED} $(touch pwned) `touch pwned2`;"
 
 
+@pytest.mark.compiler
 def test_ninja_reads_every_path_as_written(tmp_path):
     """Each name copied by ninja twice: through $in/$out (ninja quotes them for the shell)
     and through a command of literal words (command_text); every copy lands at its own path
@@ -73,6 +72,7 @@ def test_ninja_reads_every_path_as_written(tmp_path):
     assert not list(tmp_path.rglob("pwned*"))
 
 
+@pytest.mark.compiler
 def test_a_line_break_is_refused_and_a_refused_file_is_named(tmp_path):
     """A path with a line break: a usage error. A build file ninja refuses (two edges of one
     output): gradshard's own file, at its line; a failed command is no such refusal."""
@@ -112,6 +112,7 @@ def with_broken_build_file(monkeypatch, module, writer: str) -> None:
     monkeypatch.setattr(module, writer, write)
 
 
+@pytest.mark.compiler
 def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, seeded_pchs,
                                                               monkeypatch):
     """The mini spec, --out and --cache under names with a space, `$`, `|`, quotes and
@@ -141,6 +142,7 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 
 
+@pytest.mark.compiler
 @pytest.mark.slow
 def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, tmp_path, packaged_spec,
                                                         monkeypatch):
@@ -167,3 +169,18 @@ def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, tmp_path, packag
     assert "PASS sin" in captured.out + captured.err
     assert str(spec / "autograd" / "derivatives.yaml") in captured.out + captured.err
     assert list(directory.glob("lib/*/patch.so"))
+
+
+def test_a_try_directory_with_a_double_quote_is_refused(capsys, tmp_path, packaged_spec,
+                                                         monkeypatch):
+    """A `"` is the one character (a line break aside) a try directory's path may not hold:
+    a patch's unit includes its parts by path (`#include "PATH"`). Refused before anything
+    is built, naming the directory and the variable to set."""
+    directory = tmp_path / 'try "quoted"'
+    monkeypatch.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
+    monkeypatch.setenv(TRY_CXX_VARIABLE, "g++")
+    code = main(["try", "sin", "--spec", str(packaged_spec), "--cache", str(tmp_path / "c")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"the try directory {directory} has a '\"'" in err and TRY_DIRECTORY_VARIABLE in err
+    assert not directory.exists()

@@ -231,12 +231,10 @@ def _write_pch(root: Path, include: Path, toolchain: Toolchain,
 
 def _joined_unit(root: Path, group: Sequence[str], texts: dict[str, str],
                  context: Sequence[str], pch: _Pch, toolchain: Toolchain) -> _Unit:
-    """A unit of the PCH that includes its parts, each written at a path of its own, beside
-    the unit: included by name (`#include "NAME"` looks beside its includer first), so the
-    unit's text holds no path of the try directory, which a `"` would end."""
+    """A unit of the PCH that includes its parts, each written at a path of its own."""
     parts = tuple((name, _written(root / "obj", texts[name], "part.cpp")) for name in group)
     text = str(jinja_module(patch_templates(), "patch.j2").patch_unit(
-        [path.name for _, path in parts]))
+        [str(path) for _, path in parts]))
     return _unit(root, "+".join(group), text, context, pch, toolchain, parts)
 
 

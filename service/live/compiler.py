@@ -68,7 +68,10 @@ class TryCompiler:
 
 
 def choose_try_compiler(location: SpecLocation, cxx: str | None, torch_lib: Path) -> TryCompiler:
-    """--cxx, else $GRADSHARD_TRY_CXX, else the first ABI-compatible clang++ >= 14, else g++."""
+    """--cxx, else $GRADSHARD_TRY_CXX, else the first ABI-compatible clang++ >= 14, else g++.
+    The try directory is checked first: one that is refused (try_directory) is said before
+    the spec is planned, even when this process has the compiler's probe in memory."""
+    try_directory()
     named = cxx or os.environ.get(TRY_CXX_VARIABLE)
     abi = torch_uses_cxx11_abi(torch_lib)
     if named:

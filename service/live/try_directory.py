@@ -80,9 +80,14 @@ def try_directory_path() -> Path:
 def try_directory(cache: Path | None = None) -> Path:
     """try_directory_path(), made 0700 (with its parents), and refused unless this user owns
     it and nobody else may write there, or when it is inside a cache directory (the default
-    one, $GRADSHARD_CACHE's, or `cache`: a --cache the caller was given)."""
+    one, $GRADSHARD_CACHE's, or `cache`: a --cache the caller was given), or when its path
+    holds a `"`. Any other character is fine (service/ninja_manifest.py quotes it)."""
     path = try_directory_path()
     _refuse_inside_caches(path, cache)
+    if '"' in str(path):  # a patch's unit includes its parts by path: #include "PATH"
+        raise UsageError(f"the try directory {path} has a '\"' in its path, which a C++ "
+                         "#include of a file in it cannot hold",
+                         f"set {TRY_DIRECTORY_VARIABLE} to a directory whose path has none")
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         status = path.lstat()
