@@ -139,9 +139,6 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
     assert "multiple rules generate twice" in err and "failed to compile" not in err
 
 
-SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
-
-
 @pytest.mark.compiler
 @pytest.mark.slow
 def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, tmp_path, packaged_spec,
