@@ -250,8 +250,6 @@ def test_an_undo_is_served_its_own_specs_text(tmp_path, capsys, packaged_spec):
     assert (tmp_path / "out" / "Functions.h").read_text() == "# printed: one\n"
 
 
-@pytest.mark.xfail(strict=True, reason="the spec hash (service/files/inputs.py: "
-                   "InputBytes.fingerprint) does not cover the spec's location yet")
 def test_a_copy_elsewhere_is_served_its_own_text(tmp_path, capsys, packaged_spec):
     """The same bytes at another path are another spec to a generator that prints where its
     spec is (torchgen's `@generated from` is the templates' path relative to torchgen, which

@@ -32,13 +32,17 @@ class InputBytes:
     release: str | None = None
 
     def fingerprint(self) -> dict[str, str]:
-        """A hash of every input, gradshard's code and the layout: equal means the same build."""
+        """A hash of every input, gradshard's code, the layout and the spec's place: equal means
+        the same build."""
         hashes = {f"spec/{f.value}": _hash(data) for f, data in self.yaml.items()}
         hashes.update({f"templates/{name}": _hash(data) if data is not None else "missing"
                        for name, data in self.spec_templates.items()})
         hashes.update({f"gradshard/{name}": _hash(data) for name, data in self.templates.items()})
         hashes["gradshard/code"] = code_version()
         hashes["layout"] = self.location.layout
+        # where the spec lies is an input too: torchgen prints its templates' path relative
+        # to itself (`@generated from ...`), so a copy elsewhere is another spec to it
+        hashes["root"] = str(self.location.root)
         if self.release is not None:
             hashes["release"] = self.release
         return hashes
