@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.graph_run import diff, generated_units
+from support.graph_run import clean_build, diff
 from support.spec_edits import ALL_EDITS, MUL_TENSOR, apply_edits
 from support.specs import DERIVATIVES, commit_all, installed_torchgen, stage_packaged_spec
 
@@ -25,7 +25,7 @@ from gradshard.service.session import Session
 def base(tmp_path_factory) -> tuple[Path, dict, Path]:
     root = tmp_path_factory.mktemp("base")
     _, spec_dir = stage_packaged_spec(root / "stage")
-    return spec_dir, generated_units(spec_dir), root / "cache"
+    return spec_dir, clean_build(spec_dir).units, root / "cache"
 
 
 @pytest.mark.parametrize("name", list(ALL_EDITS))
@@ -33,7 +33,7 @@ def test_affected_is_exact(name, tmp_path, base):
     base_dir, truth_before, cache = base
     _, spec_dir = stage_packaged_spec(tmp_path / "stage")
     apply_edits(spec_dir, ALL_EDITS[name])
-    truth_after = generated_units(spec_dir)
+    truth_after = clean_build(spec_dir).units  # built once: test_incremental's clean side
     session = Session(cache)
     try:
         result = affected_command(locate_spec(str(spec_dir)), session, str(base_dir), None)

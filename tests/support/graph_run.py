@@ -2,7 +2,7 @@
 written), as `gradshard check` runs it: the spec's records (cache/graph/spec_records.py), its
 generated files, and each node's and binding's generated code; or its parse and match alone;
 or what the build hands the native codegen's stages (codegen_inputs); each unit's code, for
-`affected`'s truth (generated_units, diff); and a build on a store (engine_build), for the
+`affected`'s truth (generated_units, diff; clean_build, once per edited spec); and a build on a store (engine_build), for the
 incremental tests."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+import xxhash
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.stats import EngineStats
@@ -131,12 +133,48 @@ def generated_files(spec_dir: str | Path, tree: str = FLAT) -> dict[str, str]:
 
 def generated_units(spec_dir: Path) -> dict[str, dict[str, object]]:
     """Without a cache: each node's four pieces, each binding's text, each file."""
-    run = run_graph(spec_dir)
+    return _units(run_graph(spec_dir))
+
+
+def _units(run: GraphRun) -> dict[str, dict[str, object]]:
     entries = {}
     for e in split_entries(SpecFile.DERIVATIVES, run.decoded.texts.derivatives):
         entries[entry_label(e)] = e.text
     return {"nodes": run.nodes(), "bindings": run.bindings(), "files": run.files(),
             "kernels": run.kernels(), "derivatives": entries}
+
+
+class CleanBuild(NamedTuple):
+    """A spec's build without a cache, as digests: its files by their flat names under --out
+    (what the incremental tests compare with torchgen's) and generated_units' pieces (what
+    `affected` is checked against)."""
+
+    files: dict[str, str]
+    units: dict[str, dict[str, str]]
+
+
+# A session builds each edited spec once: test_affected's truth and test_incremental's clean
+# side are the same build of the same edit (by the spec's inputs, not its directory).
+_CLEAN_BUILDS: dict[str, CleanBuild] = {}
+
+
+def clean_build(spec_dir: Path) -> CleanBuild:
+    """The spec's build without a cache, remembered by its inputs' hashes (wherever it lies)."""
+    fingerprint = read_inputs(locate_spec(str(spec_dir))).fingerprint()
+    fingerprint.pop("root")  # a copy elsewhere builds the same files (the graph's view)
+    key = xxhash.xxh3_128_hexdigest(repr(sorted(fingerprint.items())).encode())
+    if key not in _CLEAN_BUILDS:
+        run = run_graph(spec_dir)
+        units = _units(run)
+        _CLEAN_BUILDS[key] = CleanBuild(
+            {name: _digest(text) for name, text in units["files"].items()},
+            {part: {name: _digest(repr(value)) for name, value in pieces.items()}
+             for part, pieces in units.items()})
+    return _CLEAN_BUILDS[key]
+
+
+def _digest(text: str) -> str:
+    return xxhash.xxh3_128_hexdigest(text.encode())
 
 
 def diff(before: dict, after: dict) -> dict[str, str]:
