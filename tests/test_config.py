@@ -234,3 +234,13 @@ def test_a_setting_fills_its_option_as_the_option_reads_it():
         assert (setting.kind == PATHS) <= (option.action == "append"), setting.key
         assert (setting.kind == WHOLE) == (option.parse is int), setting.key
         assert setting.commands is None or setting.commands <= option.commands, setting.key
+
+
+def test_a_spec_reached_through_a_link_keeps_the_link(project, capsys):
+    """`spec = "link"` in the file is the path --spec link gives (service/files/spec_location.py
+    keeps links: the generator beside the link is the spec's), with `..` removed."""
+    (project / "link").symlink_to(MINI_SPEC, target_is_directory=True)
+    (project / "pyproject.toml").write_text('[tool.gradshard]\nspec = "sub/../link"\n')
+    assert main(["config", "--json"]) == 0
+    shown = {s["key"]: s for s in json.loads(capsys.readouterr().out)["settings"]}
+    assert shown["spec"]["value"] == str(project / "link")

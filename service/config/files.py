@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shlex
 import tomllib
@@ -163,10 +164,11 @@ def _value_of(kind: str, value: Any, base: Path) -> tuple[str, Any]:
 
 
 def _absolute(base: Path, value: str) -> str:
-    """A path of the file, relative to its directory: absolute, `..` and links resolved (as
-    `daemon start` resolves every path it hands on), so that `gradshard config` shows, and a
-    command uses, the directory meant, not `/proj/../spec`."""
-    return str((base / Path(value).expanduser()).resolve())
+    """A path of the file, relative to its directory: absolute and `..` removed, so that
+    `gradshard config` shows, and a command uses, the directory meant, not `/proj/../spec`.
+    Links are kept, as for --spec (service/files/spec_location.py): a spec reached through a
+    link keeps the generator beside the link."""
+    return os.path.normpath(base / Path(value).expanduser())
 
 
 def _size_problem(value: str) -> str:
