@@ -305,6 +305,13 @@ def test_a_spec_the_configuration_names_is_placed_at_its_key(project, capsys):
                                                     "uriBaseId": "%SRCROOT%"},
                                "region": {"startLine": 6}}
     assert (message["path"], message["line"]) == ("pyproject.toml", 6)
+    # a --spec of the command line is not the key's doing: the file, at no line
+    code, log, _, (message,) = sarif_and_lint(["check", "--spec", str(project / "other")],
+                                              capsys)
+    assert code == 2 and "other: no such directory" in message["description"]
+    assert only_place(log) == {"artifactLocation": {"uri": "pyproject.toml",
+                                                    "uriBaseId": "%SRCROOT%"}}
+    assert message["line"] is None
 
 
 def test_a_bad_configuration_file_is_a_result_at_each_bad_key(project, capsys):

@@ -120,29 +120,32 @@ def _usage_places(error: UsageError) -> list[Place]:
     return [Place(str(config))]
 
 
-def default_place(location: SpecLocation | None, start: Path) -> Place:
+def default_place(location: SpecLocation | None, start: Path, spec: str | None = None) -> Place:
     """Where a finding without a place of its own is: the spec's derivatives.yaml when the
     spec was found, else the configuration file in force in `start` (at its `spec` key, when
-    it names the spec), else `start`'s pyproject.toml (whether or not there is one: a
-    location need not exist, and a repository's root usually holds one)."""
+    that key named the spec the command looked for: `spec`, not a --spec of the command
+    line), else `start`'s pyproject.toml (whether or not there is one: a location need not
+    exist, and a repository's root usually holds one)."""
     if location is not None:
         return Place(str(location.path_of(SpecFile.DERIVATIVES)))
     config = config_file(start)
     if config is None:
         return Place(str(start.absolute() / PYPROJECT))
-    return Place(str(config), _spec_line(config))
+    return Place(str(config), _spec_line(config, spec))
 
 
-def _spec_line(config: Path) -> int | None:
-    """The line of the configuration file's `spec` key (None: it names none, or the file is
-    the failure being reported)."""
+def _spec_line(config: Path, spec: str | None) -> int | None:
+    """The line of the configuration file's `spec` key when it named `spec` (None: it names
+    another or none, or the file is the failure being reported)."""
     from gradshard.service.config.files import read_config
 
     try:
         read = read_config(config)
     except GradshardError:
         return None
-    return read.lines.get("spec") if read is not None else None
+    if read is None or spec is None or read.values.get("spec") != spec:
+        return None
+    return read.lines.get("spec")
 
 
 def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
@@ -155,7 +158,8 @@ def emit_findings(args: argparse.Namespace, findings: Sequence[Finding],
     from gradshard.service.report.sarif import repository_root
 
     root = repository_root(location.root if location is not None else Path.cwd())
-    findings = placed_at(findings, default_place(location, Path.cwd()))
+    place = default_place(location, Path.cwd(), getattr(args, "spec", None))
+    findings = placed_at(findings, place)
     if chosen == SARIF:
         from gradshard.service.report.sarif import sarif_text
 
