@@ -1,9 +1,9 @@
 """The three releases gradshard reproduces (pipeline/releases.py), each against its own
-torchgen: every file of generate_code byte for byte, clean and incremental over a chain of the
-differential edits (support/spec_edits.py, those that fit the release's spec, applied in
-turn, then the edits aimed at what the release generates differently: RELEASE_EDITS), and
-`affected` exact at each step. 2.13.0's edits one by one are tests/test_incremental.py's
-and tests/test_affected.py's; here every release's spec goes through one chain.
+torchgen: every file of generate_code byte for byte, and for 2.12.0 and 2.14.1 clean and
+incremental over a chain of the differential edits (support/spec_edits.py, those that fit
+the release's spec, applied in turn, then the edits aimed at what the release generates
+differently: RELEASE_EDITS), with `affected` exact at each step. 2.13.0's edits, one by one,
+are tests/test_incremental.py's and tests/test_affected.py's.
 
 Each release's torchgen is unpacked once from its wheel (support/releases.py); its spec is
 staged inside a copy of it, so the copy keeps its generator (known by its hash).
@@ -95,9 +95,16 @@ def truth(before: dict, after: dict) -> dict:
     return {part: diff(before[part], after[part]) for part in before}
 
 
+# The chain runs for the releases other than the installed one: 2.13.0's every edit is built
+# incrementally, clean and by torchgen in test_incremental.py, and checked by `affected` in
+# test_affected.py; what a chain adds (a cache that saw the steps before) is the engine's,
+# the same for every release, and the other two chains walk it on the real spec.
+CHAINED = [version for version in RELEASES if version != "2.13.0"]
+
+
 @pytest.mark.releases
 @pytest.mark.slow
-@pytest.mark.parametrize("version", list(RELEASES))
+@pytest.mark.parametrize("version", CHAINED)
 def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(version, tmp_path):
     source = torchgen_of(version)
     pythonpath, spec = stage_packaged_spec(tmp_path / "stage", source)
