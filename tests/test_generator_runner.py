@@ -1,8 +1,9 @@
 """Running a spec's own generator in a subprocess (service/generator/runner.py, driving
 service/generator/driver.py): the installed torchgen writes byte for byte what gradshard
 writes; other releases' generators run on their own specs (and 2.13's fails on 2.12's spec,
-as it does in PyTorch); time limits, failures and a missing generator are GeneratorFailed,
-and no process outlives a run.
+as it does in PyTorch); time limits, failures (however the generator ends), a missing or
+incomplete generator are GeneratorFailed, the driver's own failure an InternalError, and no
+process outlives a run.
 
 Each real run takes ~5-15 s, so each (generator, spec) pair runs once, in a module fixture.
 A fake torchgen of a few lines stands in where only the runner's handling is under test.
@@ -23,6 +24,8 @@ from support.releases import release_torchgen
 from support.specs import FLAT_FILES
 
 from gradshard.cache.errors import GeneratorFailed
+from gradshard.pipeline.problems import InternalError
+from gradshard.service.exit_codes import EXIT_GENERATOR_FAILED, EXIT_INTERNAL, ending_of
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator import runner
 from gradshard.service.generator.identity import (GeneratorIdentity, Origin, identify_generator,
@@ -256,14 +259,63 @@ def test_a_process_the_generator_leaves_behind_is_killed(tmp_path):
     assert not Path(f"/proc/{child}").exists()
 
 
-def test_a_generator_the_driver_cannot_find_is_gradshards_failure_not_the_generators(tmp_path):
-    """What the driver was given cannot run (no gen_annotated_fn_args.py where the generators
-    were said to be): said to be gradshard's, and the hint does not blame the generator."""
+@pytest.mark.parametrize("module", ["gen_annotated_fn_args", "gen_autograd"])
+def test_a_generator_directory_missing_a_module_is_the_generators_failure(module, tmp_path,
+                                                                           monkeypatch):
+    """An incomplete copy of the generators is the generator's failure (exit 8, the missing
+    file named), not a bug in gradshard; found before anything is run."""
     identity = fake_generator(tmp_path)
-    (tmp_path / "autograd" / "gen_annotated_fn_args.py").unlink()
+    (tmp_path / "autograd" / f"{module}.py").unlink()
+    monkeypatch.setattr(runner.subprocess, "Popen", None)  # any call would raise TypeError
     with pytest.raises(GeneratorFailed) as failed:
         run_generator(identity, SpecLocation(tmp_path / "spec", "packaged"), 60)
-    assert failed.value.message.startswith("gradshard could not run the spec's generator")
-    assert "no gen_annotated_fn_args.py among the autograd generators" in failed.value.detail
-    assert "gradshard's, not the generator's" in failed.value.hint
-    assert "the error is the generator's own" not in failed.value.hint
+    assert ending_of(failed.value).code == EXIT_GENERATOR_FAILED
+    assert f"{module}.py" in failed.value.message and f"{module}.py" in failed.value.hint
+    assert "gradshard's" not in failed.value.hint
+
+
+@pytest.mark.parametrize(("body", "ending"), [
+    ("sys.exit(2)", "raised an error (exit status 1)"),  # argparse's status, were it uncaught
+    ("sys.exit(3)", "raised an error (exit status 1)"),  # the driver's own status
+    ("sys.exit(0)", "raised an error (exit status 1)"),  # before every file is written
+    ("os._exit(5)", "exited with status 5"),
+    ("os._exit(3)", "exited with status 3"),  # EXIT_DRIVER, without the driver's line
+    ("os.kill(os.getpid(), 9)", "was killed by SIGKILL"),
+], ids=["sys.exit(2)", "sys.exit(3)", "sys.exit(0)", "os._exit(5)", "os._exit(3)", "SIGKILL"])
+def test_a_generator_that_exits_is_the_generators_failure(body, ending, tmp_path):
+    """However the generator's code ends the process, it is its failure (exit 8, the hint
+    blames it), never said to be gradshard's."""
+    identity = fake_generator(tmp_path, body)
+    with pytest.raises(GeneratorFailed) as failed:
+        run_generator(identity, SpecLocation(tmp_path / "spec", "packaged"), 60)
+    assert failed.value.message == (f"the spec's generator, an unknown generator ({'f' * 12}), "
+                                    f"{ending}")
+    assert ending_of(failed.value).code == EXIT_GENERATOR_FAILED
+    assert "the error is the generator's own" in failed.value.hint
+    if body.startswith("sys.exit"):
+        assert failed.value.detail.splitlines()[-1].startswith("the generator called sys.exit(")
+
+
+@pytest.mark.parametrize("argument", [5, 6], ids=["a relative spec", "a bad layout"])
+def test_the_drivers_own_failure_is_a_bug_in_gradshard(argument, tmp_path, monkeypatch):
+    """What the driver was given cannot run (a relative path; arguments its parser refuses):
+    an InternalError (exit 4), its text the driver's line and a hint that does not blame the
+    generator."""
+    identity = fake_generator(tmp_path)
+    command = runner._command
+
+    def given_wrong(*args):
+        words = command(*args)
+        words[argument] = "spec" if argument == 5 else "flat"
+        return words
+
+    monkeypatch.setattr(runner, "_command", given_wrong)
+    with pytest.raises(InternalError) as failed:
+        run_generator(identity, SpecLocation(tmp_path / "spec", "packaged"), 60)
+    assert ending_of(failed.value).code == EXIT_INTERNAL
+    text = str(failed.value)
+    assert text.startswith("gradshard could not run the spec's generator, an unknown generator")
+    said = "a relative path was given: spec" if argument == 5 else "bad arguments: "
+    assert f"  | gradshard's generator driver: {said}" in text
+    assert "gradshard's, not the generator's" in text
+    assert "the error is the generator's own" not in text

@@ -13,11 +13,14 @@ because torchgen keeps its parse results in module globals keyed by path: each r
 fresh process. It calls what tools/setup_helpers/generate_code.py (generate_code) calls for
 autograd, in its order, with everything written into OUT (generate_code puts
 annotated_fn_args.py in another directory; the files are the same). It exits 0 when every
-file is written. On an exception of the generator it prints the traceback to stderr and exits
-EXIT_GENERATOR (1); when what it was given cannot be run (a relative or missing path, an
-autograd generator that is not where it was said to be, another torchgen on the path) the
-fault is the runner's, not the generator's: it says so and exits EXIT_DRIVER (3; argparse
-exits 2 on bad arguments, the runner's fault too).
+file is written. Whatever the generator's code raises, SystemExit included (a generator's
+`sys.exit(2)` is its own failure, not the driver's), is printed as a traceback to stderr and
+the driver exits EXIT_GENERATOR (1); a generator module missing from the directory given (an
+incomplete copy) is one of those. Only when what the driver was given cannot be run (a
+relative path, bad arguments: the parser raises rather than exiting 2, another torchgen on
+the path) is the fault the runner's: the driver's last line says so (DRIVER_SAYS) and it exits
+EXIT_DRIVER (3). What ends the process without the driver's say (os._exit, a signal) is the
+generator's.
 """
 
 from __future__ import annotations
@@ -31,11 +34,18 @@ import sys
 import traceback
 import types
 from pathlib import Path
+from typing import NoReturn
 
-__all__ = ["DriverFailure", "EXIT_DRIVER", "EXIT_GENERATOR", "PACKAGE", "generate",
-           "load_generators", "main", "spec_paths"]
+__all__ = ["DRIVER_SAYS", "DriverFailure", "EXIT_DRIVER", "EXIT_GENERATOR", "GENERATOR_MODULES",
+           "PACKAGE", "generate", "load_generators", "main", "spec_paths"]
 
 EXIT_GENERATOR, EXIT_DRIVER = 1, 3  # the generator raised; the driver was given what cannot run
+# How the driver's own failure begins its last line of stderr: with EXIT_DRIVER, what tells
+# the runner a generator's own `os._exit(3)` from the driver's failure.
+DRIVER_SAYS = "gradshard's generator driver: "
+# The autograd generators' modules the driver imports itself (generate): a directory without
+# one of them is an incomplete generator (the runner says which file before it runs anything).
+GENERATOR_MODULES = ("gen_autograd", "gen_annotated_fn_args")
 
 # The private name the spec's autograd generators are imported under: their relative imports
 # (`from .gen_trace_type import …`) resolve inside it, whatever directory they come from.
@@ -105,8 +115,8 @@ def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
     from torchgen.selective_build.selector import SelectiveBuilder
 
     load_generators(generators)
-    gen_autograd = _generator_module("gen_autograd")
-    gen_annotated_fn_args = _generator_module("gen_annotated_fn_args")
+    gen_autograd, gen_annotated_fn_args = (importlib.import_module(f"{PACKAGE}.{name}")
+                                           for name in GENERATOR_MODULES)
     native, tags, autograd_dir = spec_paths(root, layout)
     target = os.fspath(out)
     os.makedirs(target, exist_ok=True)
@@ -115,20 +125,6 @@ def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
                               operator_selector=SelectiveBuilder.get_nop_selector(),
                               disable_autograd=False)
     gen_annotated_fn_args.gen_annotated(native, tags, target, autograd_dir)
-
-
-def _generator_module(name: str) -> types.ModuleType:
-    """One of the autograd generators, imported; the module itself not found is the
-    driver's failure (its directory was given wrong), anything its import raises the
-    generator's (a module it imports in turn, missing, included)."""
-    qualified = f"{PACKAGE}.{name}"
-    try:
-        return importlib.import_module(qualified)
-    except ModuleNotFoundError as error:
-        if error.name == qualified:
-            raise DriverFailure(f"no {name}.py among the autograd generators given "
-                                f"({sys.modules[PACKAGE].__path__})") from error
-        raise
 
 
 def _check_arguments(arguments: argparse.Namespace) -> None:
@@ -141,8 +137,16 @@ def _check_arguments(arguments: argparse.Namespace) -> None:
             raise DriverFailure(f"a relative path was given: {path}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments are the runner's fault: a DriverFailure (EXIT_DRIVER, said so), not
+    argparse's exit status 2, which a generator's `sys.exit(2)` could give as well."""
+
+    def error(self, message: str) -> NoReturn:
+        raise DriverFailure(f"bad arguments: {message}")
+
+
 def _arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Run a spec's autograd generators.")
+    parser = _Parser(description="Run a spec's autograd generators.")
     parser.add_argument("generators", type=Path, help="the autograd generators' directory")
     parser.add_argument("spec", type=Path, help="the spec's root")
     parser.add_argument("layout", choices=sorted(_LAYOUTS), help="the spec's layout")
@@ -152,17 +156,20 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    arguments = _arguments(argv)
     try:
+        arguments = _arguments(argv)
         _check_arguments(arguments)
         check_torchgen(arguments.torchgen)
         name_generate_code()
         generate(arguments.generators, arguments.spec, arguments.layout, arguments.out)
     except DriverFailure as failure:
-        print(f"gradshard's generator driver: {failure}", file=sys.stderr, flush=True)
+        print(f"{DRIVER_SAYS}{failure}", file=sys.stderr, flush=True)
         return EXIT_DRIVER
-    except Exception:
+    except BaseException as error:  # noqa: BLE001 -- SystemExit too: the generator's exit
         traceback.print_exc()
+        if isinstance(error, SystemExit):  # its traceback ends in a bare "SystemExit: 2"
+            print(f"the generator called sys.exit({error.code!r}) before every file was "
+                  f"written", file=sys.stderr)
         sys.stderr.flush()
         return EXIT_GENERATOR
     return 0

@@ -14,12 +14,15 @@ generator is not ours to trust with this process. The subprocess:
 - writes into a temporary directory, read back (regular files only, symbolic links never
   followed, each at most MAX_GENERATED_BYTES) and removed with the rest.
 
-A generator that raises, ends on a signal or runs past its time limit is a GeneratorFailed
-whose detail is the last lines of its error output; so is a spec with no generator to run.
-Every path handed to the subprocess is absolute (the spec's, the generator's: SpecLocation
-makes them so; the output directory here). When the driver could not run what it was given
-(driver.py: EXIT_DRIVER, or argparse's 2) the failure is said to be gradshard's, not the
-generator's.
+A generator that raises, exits (`sys.exit(2)`, `os._exit(5)`), ends on a signal or runs past
+its time limit is a GeneratorFailed (exit 8) whose detail is the last lines of its error
+output; so is a spec with no generator to run, and a generator directory without one of the
+modules the driver imports (an incomplete copy: the hint names the file). Every path handed to
+the subprocess is absolute (the spec's, the generator's: SpecLocation makes them so; the
+output directory here). Only when the driver says it could not run what it was given
+(driver.py: EXIT_DRIVER and its DRIVER_SAYS line, bad arguments included) is the failure
+gradshard's: an InternalError (exit 4, a bug in gradshard), whose text carries the driver's
+lines and says the generator is not to blame.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from typing import BinaryIO, Callable
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.driver import EXIT_GENERATOR
+from gradshard.pipeline.problems import InternalError
+from gradshard.service.generator.driver import (DRIVER_SAYS, EXIT_DRIVER, EXIT_GENERATOR,
+                                                GENERATOR_MODULES)
 from gradshard.service.generator.identity import GeneratorIdentity
 
 __all__ = ["DRIVER", "GeneratorOutput", "MAX_GENERATED_BYTES", "run_generator"]
@@ -87,6 +92,13 @@ def _check_runnable(identity: GeneratorIdentity) -> None:
         raise GeneratorFailed(f"the spec has no generator to run ({identity.origin})",
                               hint="only a spec with a generator beside it, or an installed "
                                    "torchgen, can be checked against one")
+    for module in GENERATOR_MODULES:  # the rest are found missing by the imports, in the run
+        if not (identity.autograd / f"{module}.py").is_file():
+            raise GeneratorFailed(f"{_named(identity)} is incomplete: its directory has no "
+                                  f"{module}.py",
+                                  hint=f"the spec's autograd generators ({identity.autograd}) "
+                                       f"lack {module}.py: copy the whole directory, or "
+                                       f"--generator-check skip builds without the check")
 
 
 def _command(identity: GeneratorIdentity, location: SpecLocation, out: Path) -> list[str]:
@@ -119,13 +131,29 @@ def _run(identity: GeneratorIdentity, command: list[str], scratch: Path, timeout
     if not finished:
         raise GeneratorFailed(f"{_named(identity)} did not finish within {timeout:g} s",
                               _tail(errors_path), _TIMEOUT_HINT)
-    if 0 < process.returncode != EXIT_GENERATOR:  # the driver's own (driver.py)
-        raise GeneratorFailed(f"gradshard could not run {_named(identity)[:-1]}: its driver "
-                              f"ended with exit status {process.returncode}",
-                              _tail(errors_path), _OURS_HINT)
+    detail = _tail(errors_path) if process.returncode != 0 else ""
+    if process.returncode == EXIT_DRIVER and _driver_said(detail):  # not the generator's
+        raise InternalError(_driver_failure(identity, detail))
     if process.returncode != 0:
-        raise GeneratorFailed(f"{_named(identity)} {_ending(process.returncode)}",
-                              _tail(errors_path), _RAISED_HINT)
+        raise GeneratorFailed(f"{_named(identity)} {_ending(process.returncode)}", detail,
+                              _RAISED_HINT)
+
+
+def _driver_said(detail: str) -> bool:
+    """Whether the driver's own failure ended the run: its line is the last (driver.py), so
+    a generator's `os._exit(3)` is not taken for it."""
+    lines = detail.splitlines()
+    return bool(lines) and lines[-1].startswith(DRIVER_SAYS)
+
+
+def _driver_failure(identity: GeneratorIdentity, detail: str) -> str:
+    """The InternalError's whole text: it is reported as its message alone (exit_codes.py:
+    Report.ERROR), so the driver's lines and the hint are in it."""
+    lines = [f"gradshard could not run {_named(identity)[:-1]}: its driver ended with exit "
+             f"status {EXIT_DRIVER}"]
+    lines.extend(f"  | {line}" for line in detail.splitlines())
+    lines.append(f"  hint: {_OURS_HINT}")
+    return "\n".join(lines)
 
 
 def _start(identity: GeneratorIdentity, command: list[str], cwd: Path,
@@ -176,8 +204,10 @@ def _named(identity: GeneratorIdentity) -> str:
 
 
 def _ending(returncode: int) -> str:
-    if returncode > 0:
+    if returncode == EXIT_GENERATOR:  # the driver caught what it raised (or its sys.exit)
         return f"raised an error (exit status {returncode})"
+    if returncode > 0:  # os._exit: the driver had no say
+        return f"exited with status {returncode}"
     try:
         name = signal.Signals(-returncode).name
     except ValueError:
