@@ -40,8 +40,10 @@ from gradshard.service.report.findings import generator_findings
 from gradshard.service.report.formats import (emit_findings, error_findings, gathered_stdout,
                                               human_stream, installed_version, machine_format,
                                               reported_by_linter, settle_format, write_output)
-from gradshard.service.report.problems import (problem_json, report_spec_error, report_usage_error,
-                                               spec_file_paths, spec_texts_of, unread_spec_note)
+from gradshard.service.report.problems import (generator_failure_text, problem_json,
+                                               report_spec_error, report_usage_error,
+                                               spec_file_paths, spec_texts_of, unread_spec_note,
+                                               verify_mismatch_text)
 from gradshard.service.session import Session
 
 if TYPE_CHECKING:
@@ -561,14 +563,7 @@ def _report_generator_failure(args: argparse.Namespace, error, loaded: Loaded) -
                           "detail": getattr(error, "detail", None),
                           "report": getattr(error, "report", None),
                           "files": list(getattr(error, "files", ()))}, indent=2))
-    lines = [f"gradshard: error: {error}"]
-    if getattr(error, "report", None):
-        lines.extend(f"  {line}" for line in error.report.splitlines())
-    if getattr(error, "detail", None):
-        lines.extend(f"  | {line}" for line in error.detail.splitlines())
-    if error.hint:
-        lines.append(f"  hint: {error.hint}")
-    print("\n".join(lines), file=sys.stderr)
+    print(generator_failure_text(error), file=sys.stderr)  # the daemon's answer says it too
 
 
 def _report_usage_error(args: argparse.Namespace, error: UsageError, loaded: Loaded) -> None:
@@ -589,9 +584,7 @@ def _report_compile_error(args: argparse.Namespace, error, loaded: Loaded) -> No
 
 def _report_verify_mismatch(args: argparse.Namespace, error: VerifyMismatch,
                             loaded: Loaded) -> None:
-    print(f"gradshard: error: {error}:", *error.disagreements, sep="\n  ", file=sys.stderr)
-    print("  hint: the cache was written by other code or altered; the rows were rewritten "
-          "with the computed results", file=sys.stderr)
+    print(verify_mismatch_text(error), file=sys.stderr)  # the daemon's answer says it too
 
 
 def _report_error(args: argparse.Namespace, error: Exception, loaded: Loaded) -> None:

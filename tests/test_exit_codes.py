@@ -16,7 +16,8 @@ from support.specs import MINI_SPEC
 
 from gradshard.cache import errors as process_errors
 from gradshard.cache.errors import (CompileDiagnostic, CompileError, EnvironmentFailure,
-                                    UsageError, VerifyMismatch)
+                                    GeneratorFailed, GeneratorMismatch, UsageError,
+                                    VerifyMismatch)
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline import problems
 from gradshard.pipeline.problems import InternalError, Problem, SpecError, SpecFile
@@ -32,6 +33,10 @@ DIAGNOSTIC = CompileDiagnostic("mul.Tensor", "MulBackward0", "self", "grad * 2",
                                "src/Functions_0.cpp:1:1", "error: no")
 
 
+GENERATOR_REPORT = "Functions.cpp differs:\n  line 3: grad * 2\n  real: grad * 3"
+GENERATOR_DETAIL = "Traceback (most recent call last):\nRuntimeError: unrecognized type"
+
+
 def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
     """One error of each kind, how it is reported and its exit code (as before issue 34)."""
     return {
@@ -39,7 +44,13 @@ def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
         "usage": (UsageError("bad", "do this"), Report.USAGE, 2),
         "environment": (EnvironmentFailure("full", "free space"), Report.USAGE, 2),
         "compile": (CompileError([DIAGNOSTIC], ["Functions_0"], "raw"), Report.COMPILE, 3),
-        "verify": (VerifyMismatch(["task 1"]), Report.VERIFY, 6),
+        "verify": (VerifyMismatch(["task 1", "task 2"]), Report.VERIFY, 6),
+        "generator mismatch": (GeneratorMismatch(["Functions.cpp"], GENERATOR_REPORT,
+                                                 "see the report"),
+                               Report.GENERATOR, 7),
+        "generator failed": (GeneratorFailed("the spec's generator raised", GENERATOR_DETAIL,
+                                             "its last lines say which entry"),
+                             Report.GENERATOR, 8),
         "try worker": (TryWorkerFailure("the try worker was killed by signal 11", "see it"),
                        Report.USAGE, 9),
         "internal": (InternalError("broken"), Report.ERROR, 4),
@@ -51,8 +62,9 @@ def failures(tmp_path: Path) -> dict[str, tuple[BaseException, Report, int]]:
     }
 
 
-NAMES = ["spec", "usage", "environment", "compile", "verify", "try worker", "internal",
-         "damaged", "full disk", "other OSError", "bug"]
+NAMES = ["spec", "usage", "environment", "compile", "verify", "generator mismatch",
+         "generator failed", "try worker", "internal", "damaged", "full disk", "other OSError",
+         "bug"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -157,13 +169,11 @@ def test_each_code_has_one_meaning_and_usage_md_says_the_same():
 def test_every_code_a_command_exits_with_is_in_the_table():
     """The codes the mapping, `try`'s verdicts and the daemon commands return."""
     from gradshard.service import exit_codes
-    from gradshard.service.process_end import EXIT_CLOSED_PIPE
 
     table = {e.code for e in EXIT_CODES}
     constants = {value for name, value in vars(exit_codes).items() if name.startswith("EXIT_")
                  and isinstance(value, int)}
     assert constants == table
-    assert EXIT_CLOSED_PIPE in table
     assert {ending_of(error).code for error, _, _ in failures(Path("/x")).values()} <= table
 
 
@@ -180,13 +190,15 @@ def test_no_daemon_has_a_code_of_its_own(action, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("raw", [False, True], ids=["placed", "raw"])
-@pytest.mark.parametrize("name", ["spec", "usage", "compile", "internal"])
+@pytest.mark.parametrize("name", ["spec", "usage", "compile", "internal", "generator mismatch",
+                                  "generator failed", "verify"])
 def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tmp_path, capsys,
                                                            monkeypatch):
     """What `gradshard build` prints on stderr for a failure the daemon answered
     (commands.report_failure) is what the command line prints for it, word for word: the
     problems and their `N errors in the spec`, a compile error's units and hint, or the
-    compiler's output with --raw."""
+    compiler's output with --raw; a generator check's report or the generator's last lines;
+    every --verify disagreement."""
     error = failures(tmp_path)[name][0]
 
     def build():
@@ -206,4 +218,8 @@ def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tm
     hint = "  hint: --raw shows the compiler's output as it is\n"
     trailer = {"spec": "gradshard: 1 error in the spec\n", "compile": "\n" if raw else hint}
     assert printed.endswith(trailer.get(name, "\n")), printed
+    shown = {"generator mismatch": [f"  {line}" for line in GENERATOR_REPORT.splitlines()],
+             "generator failed": [f"  | {line}" for line in GENERATOR_DETAIL.splitlines()],
+             "verify": ["  task 1", "  task 2"]}
+    assert all(line in printed.splitlines() for line in shown.get(name, [])), printed
     assert not (raw and hint in printed)  # the hint names --raw only to who has not asked

@@ -55,8 +55,10 @@ from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict, 
 from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
-from gradshard.service.report.problems import (problem_json, report_spec_error, spec_error_lines,
-                                               spec_texts_of, unread_spec_note)
+from gradshard.service.report.problems import (generator_failure_text, problem_json,
+                                               report_spec_error, spec_error_lines,
+                                               spec_texts_of, unread_spec_note,
+                                               verify_mismatch_text)
 from gradshard.service.session import Session
 
 __all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
@@ -444,8 +446,9 @@ class Daemon:
     def _failure(self, ending: Ending) -> dict:
         """A failed build's answer: its exit code, its errors as `check` and `build` print
         them (`errors`, for `watch` and `status`), and what `gradshard build` prints on stderr
-        for it, rendered by the command line's own reporters (`stderr`; a compile error's
-        `compile_error`, which the client reports as --raw asks: commands.py)."""
+        for it, in the command line's own words (`stderr`: service/report's texts, a generator
+        check's report or last lines and every --verify disagreement included; a compile
+        error's `compile_error`, which the client reports as --raw asks: commands.py)."""
         error = ending.error
         if ending.report is Report.SPEC:
             return self._spec_failure(error, ending.code)
@@ -455,6 +458,12 @@ class Daemon:
             return {"ok": False, "exit": ending.code, "failed": list(error.failed),
                     "errors": [diagnostic_text(d, error.source) for d in error.diagnostics],
                     "compile_error": compile_error_json(error)}
+        if ending.report is Report.GENERATOR:  # the diff, or the generator's last lines
+            return _said({"ok": False, "exit": ending.code,
+                          "errors": [generator_failure_text(error)]})
+        if ending.report is Report.VERIFY:  # every disagreeing task
+            return _said({"ok": False, "exit": ending.code,
+                          "errors": [verify_mismatch_text(error)]})
         return _said({"ok": False, "exit": ending.code, "errors": [error_text(error)]})
 
     def _damaged(self, damage: StoreDamaged, code: int) -> dict:

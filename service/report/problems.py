@@ -1,4 +1,6 @@
-"""How problems reach the user: compiler-style text for terminals and editors, or JSON.
+"""How problems reach the user: compiler-style text for terminals and editors, or JSON; and
+the text of a generator check's failure and of a --verify mismatch, which the command line and
+the daemon's answers both print.
 
 Text reports print the first MAX_PRINTED_PROBLEMS problems and count the rest, as compilers
 do; JSON lists every problem. Each file is split into lines once per report, so a report
@@ -10,7 +12,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from gradshard.cache.errors import UsageError
+from gradshard.cache.errors import (GeneratorFailed, GeneratorMismatch, UsageError,
+                                    VerifyMismatch)
 from gradshard.pipeline.problems import YAML_FILES, GradshardError, Problem, SpecError, SpecFile
 
 if TYPE_CHECKING:  # the report is imported on every run; the pipeline only when needed
@@ -20,8 +23,9 @@ from gradshard.pipeline.releases import DEFAULT_RELEASE
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 
-__all__ = ["problem_json", "problem_path", "report_spec_error", "report_usage_error",
-           "spec_error_lines", "spec_file_paths", "spec_texts_of", "unread_spec_note"]
+__all__ = ["VERIFY_HINT", "generator_failure_text", "problem_json", "problem_path",
+           "report_spec_error", "report_usage_error", "spec_error_lines", "spec_file_paths",
+           "spec_texts_of", "unread_spec_note", "verify_mismatch_text"]
 
 MAX_PRINTED_PROBLEMS = 50
 
@@ -122,6 +126,34 @@ def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
     print(f"gradshard: error: {error.message}", file=out)
     if error.hint:
         print(f"  hint: {error.hint}", file=out)
+
+
+# The words of a generator check's failure and of a --verify mismatch, as `gradshard build`
+# prints them on stderr: one text each, which the command line prints (service/cli.py) and
+# the daemon's build answer carries as its `stderr` (service/daemon/server.py), so that a
+# failing build prints the same through the daemon (commands.py report_failure prints it).
+
+VERIFY_HINT = ("the cache was written by other code or altered; the rows were rewritten with "
+               "the computed results")
+
+
+def generator_failure_text(error: GeneratorFailed | GeneratorMismatch) -> str:
+    """The message; a mismatch's report (which files differ, their first differing lines);
+    a failed generator's last lines of error output, each after `  | `; the hint."""
+    lines = [f"gradshard: error: {error}"]
+    if getattr(error, "report", None):
+        lines.extend(f"  {line}" for line in error.report.splitlines())
+    if getattr(error, "detail", None):
+        lines.extend(f"  | {line}" for line in error.detail.splitlines())
+    if error.hint:
+        lines.append(f"  hint: {error.hint}")
+    return "\n".join(lines)
+
+
+def verify_mismatch_text(error: VerifyMismatch) -> str:
+    """The count, every disagreeing task (name, ident and both hashes) and what was done."""
+    return "\n  ".join([f"gradshard: error: {error}:", *error.disagreements,
+                        f"hint: {VERIFY_HINT}"])
 
 
 def spec_file_paths(location: SpecLocation) -> dict[str, str]:
