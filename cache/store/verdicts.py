@@ -14,10 +14,13 @@ this machine's own state directory ($GRADSHARD_STATE, else $XDG_STATE_HOME/grads
 aside and started anew: the worst it costs is one more run of the generator.
 
 What is served is keyed by (generator, spec): the hash of the generator's sources and the
-hash of every input file's bytes (service/generator/check.py: spec_hash), never by gradshard's
-hash of a file. The real generator's output is not a function of gradshard's file: it reads
-what gradshard does not (a comment, a key) and prints what it likes, so a spec this machine
-never checked under a generator runs that generator, and an undo finds its own spec's texts.
+hash of every input file's bytes and of the spec's directory (service/generator/check.py:
+spec_hash), never by gradshard's hash of a file. The real generator's output is not a function
+of gradshard's file: it reads what gradshard does not (a comment, a key) and prints what it
+likes (its templates' path relative to itself, hence the directory), so a spec this machine
+never checked under a generator runs that generator, and an undo finds its own spec's texts. A
+copy of the spec elsewhere, or a checkout at another path, is another spec: its first build
+runs the (unknown) generator again; a known generator is never run, so has no record here.
 The ledger stays bounded: each generator keeps its last KEPT_CHECKS spec records, and older
 ones go while a file's real texts among them are more than KEPT_VERSIONS; a real text no
 record names is dropped (a daemon saving all day under a generator that differs would

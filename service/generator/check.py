@@ -129,7 +129,11 @@ def spec_hash(fingerprint: Mapping[str, str]) -> str:
     (service/files/inputs.py: InputBytes.fingerprint), which hashes every file the
     generator reads from the spec as bytes (the four YAML files, every template torchgen
     renders), not gradshard's reading of them, with gradshard's code and templates (so
-    gradshard's files, which the record is a difference from, are a function of it too)."""
+    gradshard's files, which the record is a difference from, are a function of it too),
+    the layout and the spec's place (its root directory: torchgen prints its templates' path
+    relative to itself, so the same bytes elsewhere are another output). A copy of the spec
+    in another directory, or a checkout at another path, is therefore another spec: its first
+    build runs an unknown generator again (a known one is never run)."""
     return xxhash.xxh3_128_hexdigest(json.dumps(dict(sorted(fingerprint.items()))).encode())
 
 
