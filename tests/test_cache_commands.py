@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -82,6 +83,10 @@ def test_stats(tmp_path, specs, capsys):
     build(capsys, edited, tmp_path / "a", cache)
     code, text, _ = run(capsys, "stats", "--cache", str(cache))
     assert code == 0 and "builds: 3 (1 up to date)" in text and "#3" in text
+    # in build's words: looked up = run + reused, on the totals' line and each build's
+    counted = [tuple(int(n.replace(",", "")) for n in found) for found in re.findall(
+        r"tasks: ([\d,]+) looked up: ([\d,]+) run, ([\d,]+) reused", text)]
+    assert len(counted) == 4 and all(up == run + reused for up, run, reused in counted)
     code, stdout, _ = run(capsys, "stats", "--cache", str(cache), "--json")
     report = json.loads(stdout)
     assert report["totals"]["builds"] == 3 and report["blobs"] > 0 and report["tasks"] > 0

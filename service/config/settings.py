@@ -34,7 +34,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("spec", PATH, "the spec directory (--spec)", "spec"),
     Setting("out", PATH, "where the generated files go (--out)", "out"),
     Setting("tree", TEXT, "flat or pytorch (--tree)", "tree"),
-    Setting("codegen-only", BOOLEAN, "true: generate the files without compiling them "
+    Setting("codegen-only", BOOLEAN, "generate the files without compiling them "
             "(--codegen-only)", "codegen_only"),
     Setting("cache", PATH, "the cache directory (--cache)", "cache", "GRADSHARD_CACHE"),
     Setting("cache-max-size", SIZE, "the cache directory's limit after each build",

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from gradshard.cache.maintenance import GcReport, StoreStats, size_text
 from gradshard.cache.store.directory import CATEGORIES, OBJECT_FILES, PCH_FILES, STORE
-from gradshard.service.report.build import STAGES
+from gradshard.service.report.build import STAGES, tasks_line
 
 __all__ = ["TryDirectoryGc", "gc_json", "gc_text", "stats_json", "stats_text"]
 
@@ -33,10 +33,11 @@ def stats_text(stats: StoreStats) -> str:
     totals = stats.totals
     handled = totals["run"] + totals["reused"]
     share = f" ({totals['reused'] / handled:.1%} reused)" if handled else ""
+    # counted in build's words (report/build.py tasks_line): looked up = run + reused
     lines = [f"gradshard cache: {stats.directory} ({size_text(stats.disk_bytes)} on disk)",
              *disk_lines(stats),
-             f"  builds: {totals['builds']} ({totals['up_to_date']} up to date); tasks "
-             f"{totals['run']:,} run, {totals['reused']:,} reused{share}; units "
+             f"  builds: {totals['builds']} ({totals['up_to_date']} up to date); "
+             f"{tasks_line(totals['run'], totals['reused'])}{share}; units "
              f"{totals['compiled']:,} compiled, {totals['cached']:,} from the object cache, "
              f"{totals['spliced']:,} spliced"]
     if stats.builds:
@@ -48,7 +49,7 @@ def stats_text(stats: StoreStats) -> str:
         stages = " · ".join(f"{s} {seconds[s]:.2f}" for s in STAGES if seconds.get(s))
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started))
         lines.append(f"    #{row.id:<4} {when}  {row.status:10} {row.seconds:6.2f} s  "
-                     f"{run:,} run / {reused:,} reused  {stages}")
+                     f"{tasks_line(run, reused)}  {stages}")
         if summary.get("generator"):  # builds before issue 35 recorded none
             lines.append(f"          {summary['generator']}")
         lines.extend(_levels_line(summary.get("compile") or {}))
