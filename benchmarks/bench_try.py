@@ -78,6 +78,7 @@ from bench_compile import ninja, replace_line, write_torchgen_ninja
 from gradshard.pipeline.layout.compile_layout import VARIABLE_TYPE_PCH
 from gradshard.service.compile.toolchain import find_toolchain
 from gradshard.service.daemon.runtime import daemon_paths, request
+from gradshard.service.exit_codes import EXIT_TRY_FAILED  # a wrong formula's expected verdict
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.live.command import torch_library_dir
 from gradshard.service.live.compiler import TRY_CXX_VARIABLE, choose_try_compiler
@@ -90,7 +91,6 @@ BACKWARD_EDIT = f"{FORMULA} * 97"
 # changes, not the node
 FORWARD_EDIT = "  result: (self_t.conj() * self_p.cos().conj() * 3).conj()"
 CLI = [sys.executable, "-m", "gradshard.service.cli"]
-EXIT_FAIL = 5  # try's exit code when a check fails: the expected verdict of a wrong formula
 # a verdict line as the CLI prints it when the worker finds it (command.py: verdict_line);
 # the SKIP lines printed before any check are not verdicts
 VERDICT = re.compile(r"^  (PASS|FAIL) ")
@@ -252,8 +252,8 @@ def check_cli(code: int, first: float | None, lines: list[str], errors: str,
     """A wrong formula fails its checks (exit 5), with a verdict line, compiled by the
     compiler named: anything else ends the benchmark."""
     text = "".join(lines)
-    if code != EXIT_FAIL:
-        raise SystemExit(f"gradshard try exited with {code} (expected {EXIT_FAIL}):\n"
+    if code != EXIT_TRY_FAILED:
+        raise SystemExit(f"gradshard try exited with {code} (expected {EXIT_TRY_FAILED}):\n"
                          f"{text[-2000:]}\n{errors[-3000:]}")
     if first is None:
         raise SystemExit(f"gradshard try printed no verdict line:\n{text[-3000:]}")
