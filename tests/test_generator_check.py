@@ -529,6 +529,23 @@ def test_the_ledger_stays_bounded(tmp_path):
     ledger.close()
 
 
+@pytest.mark.parametrize("damage", ["not json", "[1, 2]", '{"a.cpp": 3}'])
+def test_a_record_this_module_did_not_write_is_a_miss_and_pruned_like_any(damage, tmp_path):
+    """One reading of a record (verdicts.py: _names_and_hashes) for lookups and pruning: a
+    row whose differing files are not names to hashes is a miss (the check runs again) and
+    the next record's pruning passes over it, its real texts too (SQLite's json_each)."""
+    ledger = VerdictLedger(tmp_path)
+    ledger.record("gen", "spec0", {}, {"a.cpp": ""}, {})
+    with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+        db.execute("UPDATE checks SET differing = ? WHERE spec = 'spec0'", (damage,))
+    assert ledger.check_record("gen", "spec0") is None
+    digest = blob_hash("text", b"real")
+    ledger.record("gen", "spec1", {digest: b"real"}, {"a.cpp": digest}, {})
+    assert ledger.check_record("gen", "spec1").served == {"a.cpp": digest}
+    assert ledger.real_text(digest) == b"real"
+    ledger.close()
+
+
 def test_a_ledger_damaged_in_use_fails_the_check_not_gradshard(tmp_path):
     """Pages damaged behind a valid header: the check fails with its own error (exit 8), the
     ledger is set aside, and a new one serves the next build."""

@@ -180,6 +180,9 @@ class VerdictLedger:
             return _connect(self.path)
 
 
+_JSON_OR_NOTHING = "CASE WHEN json_valid(checks.{0}) THEN checks.{0} ELSE '{{}}' END"
+
+
 def _prune(db: sqlite3.Connection, generator: str) -> None:
     """The bounds (module docstring), for the generator just recorded: its records newest
     first (a replaced row is a new row) are kept until one more would make KEPT_CHECKS, or
@@ -188,25 +191,18 @@ def _prune(db: sqlite3.Connection, generator: str) -> None:
                       "ORDER BY checked DESC, rowid DESC", (generator,)).fetchall()
     texts: dict[str, set[str]] = {}
     for kept, (rowid, differing) in enumerate(rows):
-        served = _names_or_nothing(differing)
+        served = _names_and_hashes(differing) or {}  # a damaged record holds no text
         for name, digest in served.items():
             if digest:
                 texts.setdefault(name, set()).add(digest)
         if kept >= KEPT_CHECKS or any(len(t) > KEPT_VERSIONS for t in texts.values()):
             db.executemany("DELETE FROM checks WHERE rowid = ?", [(r,) for r, _ in rows[kept:]])
             break
+    # a record that is not JSON (damaged: read as a miss, _record) names no text; json_each
+    # would raise on it, and every later record of every generator with it
     db.execute("DELETE FROM real_files WHERE hash NOT IN (SELECT value FROM checks, "
-               "json_each(checks.differing)) AND hash NOT IN (SELECT value FROM checks, "
-               "json_each(checks.extra))")
-
-
-def _names_or_nothing(text: str) -> dict[str, str]:
-    """A record's JSON of names to hashes, or {} when it is not one (dropped like any)."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    return value if _names_to_hashes(value) else {}
+               f"json_each({_JSON_OR_NOTHING.format('differing')})) AND hash NOT IN "
+               f"(SELECT value FROM checks, json_each({_JSON_OR_NOTHING.format('extra')}))")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -231,13 +227,20 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _record(row: tuple) -> CheckRecord | None:
     """A checks row, or None when it is not what this module writes (a damaged row is a
     miss: the check runs again)."""
-    try:
-        served, extra = json.loads(row[0]), json.loads(row[1])
-    except (TypeError, ValueError):
-        return None
-    if not (_names_to_hashes(served) and _names_to_hashes(extra)):
+    served, extra = _names_and_hashes(row[0]), _names_and_hashes(row[1])
+    if served is None or extra is None:
         return None
     return CheckRecord(served, extra, bool(row[2]))
+
+
+def _names_and_hashes(text: str) -> dict[str, str] | None:
+    """A record's JSON of names to hashes (differing, extra), or None when it is not one:
+    the one reading of a record, for lookups (_record) and for pruning."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return value if _names_to_hashes(value) else None
 
 
 def _canonical(names_to_hashes: Mapping[str, str]) -> str:
