@@ -11,6 +11,7 @@ import pytest
 from support.compile import PchSeed
 from support.graph_run import CodegenInputs, codegen_inputs
 from support.programs import install_programs
+from support.specs import SPACED
 from support.temporary import ModuleTemporaries
 
 from gradshard.cache.store.verdicts import STATE_VARIABLE
@@ -117,13 +118,15 @@ def try_workspace(try_compiler, tmp_path_factory, packaged_spec, pytestconfig):
         install_programs(try_compiler, "ld.lld")  # the fast path README's apt line installs
     root = tmp_path_factory.mktemp("try")
     pytestconfig.stash[ModuleTemporaries.KEY].session_owned.add(root)
-    shutil.copytree(packaged_spec, root / "spec",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    directory = root / "try"
+    # every directory named as a user might (support/specs.py: SPACED), so that each try
+    # test also proves try's build file and commands read such paths as written
+    spec, cache = root / f"spec {SPACED}", root / f"cache {SPACED}"
+    shutil.copytree(packaged_spec, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    directory = root / f"try {SPACED}"
     directory.mkdir(mode=0o700)
     directory.chmod(0o700)  # whatever the umask: try refuses a directory others may write
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
         environment.setenv(TRY_CXX_VARIABLE, try_compiler)
-        yield root / "spec", root / "cache"
+        yield spec, cache
     shutil.rmtree(root, ignore_errors=True)  # the next compiler's PCH needs the disk

@@ -25,8 +25,6 @@ from support.specs import MINI_SPEC, MUL_OTHER, mini_spec_pair
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 
 EDIT = MUL_OTHER.replace("grad,", "grad * 2,")
-# Every character the shell gives a meaning to inside and outside double quotes.
-HOSTILE = "x $(touch pwned) \"dq\" 'sq' `touch pwned2` $HOME;"
 
 
 def flip_bytes(path: Path) -> None:
@@ -135,21 +133,8 @@ def test_a_damaged_pch_is_rebuilt_and_leftovers_removed(merged_compiled, capsys,
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. Paths in generated commands are quoted for the shell
-
-
-def test_hostile_directory_names_run_nothing(capsys, tmp_path, monkeypatch):
-    """A cache and an out directory named with $(…), backticks, quotes, spaces and a
-    variable: the PCH and the unit compile (ninja runs every command through /bin/sh) and
-    nothing in their names runs."""
-    monkeypatch.chdir(tmp_path)
-    out, cache = tmp_path / f"out {HOSTILE}", tmp_path / f"cache {HOSTILE}"
-    code, report, err = merged_build(capsys, MINI_SPEC, out, cache)
-    assert code == 0, err
-    assert report["compile"]["compiled"] == [MERGED_UNIT]
-    assert list(cache.glob("pch/*/autograd.h.gch"))
-    ran = [p for p in tmp_path.rglob("pwned*")]
-    assert ran == [], ran
+# 5. Paths in generated commands are quoted for the shell: tests/test_paths_with_spaces.py
+#    (the build's PCH and unit, and try's patch, under hostile directory names)
 
 
 # ---------------------------------------------------------------------------------------------

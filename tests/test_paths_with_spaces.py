@@ -4,9 +4,8 @@ Both write their ninja file through service/ninja_manifest.py; ninja refusing on
 to be gradshard's build file, never the compiler's fault.
 
 The module is checked against the real ninja (a copy rule over such paths); the build
-compiles the mini spec's merged formula unit (the session's PCH); `try` builds sin's patch
-with g++ in a try directory of its own (its PCH once: the session's try directory has no
-such name).
+compiles the mini spec's merged formula unit and its PCH at such paths; `try` builds sin's
+patch in the session's try workspace, whose directories all have such names (conftest.py).
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ from pathlib import Path
 
 import pytest
 from support.compile import MERGED_UNIT, merged_build
-from support.specs import MINI_SPEC
+from support.specs import MINI_SPEC, SPACED
 
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import InternalError
 from gradshard.service.cli import main
 from gradshard.service.compile.toolchain import ninja_binary
 from gradshard.service.live.compiler import TRY_CXX_VARIABLE
-from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE
+from gradshard.service.live.try_directory import TRY_DIRECTORY_VARIABLE, try_directory
 from gradshard.service.ninja_manifest import Manifest, build_file_error, command_text
 
 # every character ninja's build lines or /bin/sh read specially, one name each (not a tab:
@@ -32,10 +31,8 @@ from gradshard.service.ninja_manifest import Manifest, build_file_error, command
 NAMES = ("plain", "a space", "two  spaces", "dollar$x", "dollar$ space", "dollars$$x",
          "colon:x", "bar|x", "bar$|x", "it's", 'say "hi"', "$(touch pwned)", "`touch pwned2`",
          "hash #x", "back\\slash", "semi;colon & amp")
-# a directory of each kind, as a user might name it
-SPACED = "with space $HOME|x 'q'"
 # and as a hostile one might: nothing in it may run
-HOSTILE = f"{SPACED} $(touch pwned) `touch pwned2`;"
+HOSTILE = f"{SPACED}|x $(touch pwned) `touch pwned2`;"
 
 
 @pytest.mark.compiler
@@ -113,8 +110,7 @@ def with_broken_build_file(monkeypatch, module, writer: str) -> None:
 
 
 @pytest.mark.compiler
-def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, seeded_pchs,
-                                                              monkeypatch):
+def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, monkeypatch):
     """The mini spec, --out and --cache under names with a space, `$`, `|`, quotes and
     `$(…)`: the merged formula unit compiles (its PCH at the cache's path), and nothing in a
     name runs (ninja runs every command through /bin/sh). A build file ninja refuses is
@@ -124,10 +120,11 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / f"spec {HOSTILE}"
     shutil.copytree(MINI_SPEC, spec)
-    out, cache = tmp_path / f"out {HOSTILE}", seeded_pchs(tmp_path / f"cache {HOSTILE}")
+    out, cache = tmp_path / f"out {HOSTILE}", tmp_path / f"cache {HOSTILE}"
     code, report, err = merged_build(capsys, spec, out, cache)
     assert code == 0, err
     assert report["compile"]["compiled"] == [MERGED_UNIT]
+    assert list(cache.glob("pch/*/autograd.h.gch"))  # built at the cache's path, not seeded
     assert (out / "compile" / "obj" / f"{MERGED_UNIT}.o").is_file()
     assert not list(tmp_path.rglob("pwned*")) and not list(out.rglob("pwned*"))
     (out / "compile" / "obj" / f"{MERGED_UNIT}.o").unlink()
@@ -141,26 +138,24 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, tmp_path, packaged_spec,
-                                                        monkeypatch):
-    """`try sin` with g++ in a try directory, a spec copy and a cache named with a space,
-    `$`, `|` and quotes: sin's patch builds, loads and passes. Before it, a build file ninja
-    refuses is said to be gradshard's, with no hint at the compiler."""
+def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, try_workspace):
+    """`try sin` in the session's workspace, whose try directory, spec copy and cache are
+    named with a space, `$` and quotes: sin's patch builds, loads and passes. Before it,
+    a build file ninja refuses is said to be gradshard's, with no hint at the compiler."""
     from gradshard.service.live import build as live_build
 
-    spec, cache = tmp_path / f"spec {SPACED}", tmp_path / f"cache {SPACED}"
-    shutil.copytree(packaged_spec, spec, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    directory = tmp_path / f"try {SPACED}"
-    monkeypatch.setenv(TRY_DIRECTORY_VARIABLE, str(directory))
-    monkeypatch.setenv(TRY_CXX_VARIABLE, "g++")
-    with monkeypatch.context() as patched:
+    spec, cache = try_workspace
+    directory = try_directory()
+    assert SPACED in str(directory) and SPACED in str(spec) and SPACED in str(cache)
+    where = ("sin", "--spec", str(spec), "--cache", str(cache), "--dtype", "float64")
+    with pytest.MonkeyPatch.context() as patched:
         with_broken_build_file(patched, live_build, "_write")
-        code = main(["try", "sin", "--spec", str(spec), "--cache", str(cache)])
+        code = main(["try", *where])
     err = capsys.readouterr().err
     assert code == 4, err
     assert f"gradshard's own build file {directory / 'build.ninja'}" in err, err
     assert "compiler" not in err.replace("not the compiler's", "")
-    code = main(["try", "sin", "--spec", str(spec), "--cache", str(cache)])
+    code = main(["try", *where])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "PASS sin" in captured.out + captured.err

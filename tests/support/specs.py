@@ -12,6 +12,11 @@ from gradshard.service.files.spec_location import locate_spec
 
 TESTS = Path(__file__).resolve().parent.parent
 MINI_SPEC = TESTS / "fixtures" / "mini"
+# A directory name as a user might write one, with what ninja and the shell read their own
+# way (a space, `$`, quotes): the session's try workspace and the path tests use it. Not a
+# `|`: ninja's depfile reader cuts a path there, so an edge under it builds again every time
+# (docs/usage.md, Compiling); test_paths_with_spaces.py's HOSTILE names hold one.
+SPACED = "with space $HOME 'q'"
 # `gradshard build`'s flat output of any spec: Functions.h/.cpp, python_functions.h,
 # Everything and _0..4, 14 binding files, VariableType.h, Everything and _0..9, TraceType
 # Everything and _0..9, ADInplaceOrViewType Everything and _0..1, ViewFuncs.h/.cpp,
