@@ -64,8 +64,8 @@ EXIT_CODES: tuple[ExitCode, ...] = (
              "gradshard: `build --generator-check strict` (nothing written), "
              "`gradshard generator`"),
     ExitCode(EXIT_GENERATOR_FAILED, "the spec's generator failed when run to check "
-             "gradshard's files (it raised or timed out); gradshard's files were written, "
-             "unverified"),
+             "gradshard's files (it raised, exited, was killed, timed out or lacks one of its "
+             "modules); gradshard's files were written, unverified"),
     ExitCode(EXIT_TRY_WORKER, "`gradshard try`: its worker process ran past `--timeout`, "
              "died (patched code that crashes it) or failed in itself; its last stderr lines "
              "are printed"),

@@ -57,7 +57,7 @@ class State:
     MATCHES = "matches"  # run and compared: every file the same
     DIFFERS = "differs"  # run and compared: the differing files served from it
     PENDING = "pending"  # the daemon checks in the background
-    FAILED = "failed"  # the generator raised or timed out: gradshard's files, unverified
+    FAILED = "failed"  # the generator failed (raised, exited, killed, timed out): unverified
 
 
 @dataclass(frozen=True)
