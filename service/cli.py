@@ -41,8 +41,8 @@ from gradshard.service.report.formats import (emit_findings, error_findings, gat
                                               human_stream, installed_version, machine_format,
                                               reported_by_linter, settle_format, write_output)
 from gradshard.service.report.problems import (generator_failure_text, problem_json,
-                                               report_spec_error, report_usage_error,
-                                               spec_file_paths, spec_texts_of, unread_spec_note,
+                                               report_usage_error, spec_error_text,
+                                               spec_file_paths, spec_texts_of,
                                                verify_mismatch_text)
 from gradshard.service.session import Session
 
@@ -547,12 +547,8 @@ def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loade
         print(json.dumps({"ok": False,
                           "problems": [problem_json(p, loaded.location) for p in error.problems],
                           "generator": identity.to_json() if identity else None}, indent=2))
-    unknown = identity is not None and not identity.known
-    if unknown:  # before the errors and after them: 106 errors scroll the first away
-        print(unread_spec_note(identity), file=sys.stderr)
-    report_spec_error(error, loaded.location, loaded.texts or spec_texts_of(loaded.location))
-    if unknown:
-        print(unread_spec_note(identity), file=sys.stderr)
+    sys.stderr.write(spec_error_text(error, loaded.location,
+                                     loaded.texts or spec_texts_of(loaded.location), identity))
 
 
 def _report_generator_failure(args: argparse.Namespace, error, loaded: Loaded) -> None:

@@ -16,7 +16,6 @@ a daemon at work (a cold compile takes minutes) from a stopped or dead one.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import logging.handlers
@@ -56,7 +55,7 @@ from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
 from gradshard.service.report.problems import (generator_failure_text, problem_json,
-                                               report_spec_error, spec_error_lines,
+                                               spec_error_lines, spec_error_text,
                                                spec_texts_of, unread_spec_note,
                                                verify_mismatch_text)
 from gradshard.service.session import Session
@@ -477,13 +476,10 @@ class Daemon:
         texts = spec_texts_of(location)
         identity = identify_generator(location)
         note = [] if identity.known else [unread_spec_note(identity)]  # as `build` says it
-        printed = io.StringIO()
-        report_spec_error(error, location, texts, printed)
         return {"ok": False, "exit": code,
                 "problems": [problem_json(p, location) for p in error.problems],
                 "errors": [*note, *spec_error_lines(error, location, texts), *note],
-                "stderr": "".join(f"{line}\n" for line in note) + printed.getvalue()
-                + "".join(f"{line}\n" for line in note)}
+                "stderr": spec_error_text(error, location, texts, identity)}
 
     # -- requests -------------------------------------------------------------------------
 

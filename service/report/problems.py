@@ -9,6 +9,7 @@ takes time linear in the spec and the problems.
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,8 +25,8 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 
 __all__ = ["VERIFY_HINT", "generator_failure_text", "problem_json", "problem_path",
-           "report_spec_error", "report_usage_error", "spec_error_lines", "spec_file_paths",
-           "spec_texts_of", "unread_spec_note", "verify_mismatch_text"]
+           "report_spec_error", "report_usage_error", "spec_error_lines", "spec_error_text",
+           "spec_file_paths", "spec_texts_of", "unread_spec_note", "verify_mismatch_text"]
 
 MAX_PRINTED_PROBLEMS = 50
 
@@ -110,6 +111,18 @@ def report_spec_error(error: SpecError, location: SpecLocation | None, texts: Sp
         print(text, file=out)
     count = len(error.problems)
     print(f"gradshard: {count} error{'s' if count != 1 else ''} in the spec", file=out)
+
+
+def spec_error_text(error: SpecError, location: SpecLocation | None, texts: SpecTexts | None,
+                    identity: GeneratorIdentity | None) -> str:
+    """What a failed command prints on stderr for a spec's errors, whether it built by itself
+    or a daemon built for it: the problems and their count, with a note before and after them
+    when the spec's generator is one gradshard does not reproduce (a hundred errors scroll the
+    first away)."""
+    note = f"{unread_spec_note(identity)}\n" if identity and not identity.known else ""
+    printed = io.StringIO()
+    report_spec_error(error, location, texts, printed)
+    return note + printed.getvalue() + note
 
 
 def unread_spec_note(identity: GeneratorIdentity) -> str:
