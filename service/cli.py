@@ -37,9 +37,10 @@ from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENER
                                        placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.findings import generator_findings
-from gradshard.service.report.formats import (emit_findings, error_findings, gathered_stdout,
-                                              human_stream, installed_version, machine_format,
-                                              reported_by_linter, settle_format, write_output)
+from gradshard.service.report.formats import (BUG_HINT, emit_findings, error_findings,
+                                              gathered_stdout, human_stream, installed_version,
+                                              machine_format, reported_by_linter, settle_format,
+                                              write_output)
 from gradshard.service.report.problems import (generator_failure_text, problem_json,
                                                report_usage_error, spec_error_text,
                                                spec_file_paths, spec_texts_of,
@@ -596,9 +597,8 @@ def _report_internal_error(args: argparse.Namespace, error: BaseException,
                            loaded: Loaded) -> None:
     """A bug in gradshard, never the user's input (called while `error` is handled, for its
     traceback)."""
-    print(f"gradshard: internal error: {type(error).__name__}: {error}\n"
-          "  this is a bug in gradshard; please report it with the command you ran "
-          "(GRADSHARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+    print(f"gradshard: internal error: {type(error).__name__}: {error}\n  {BUG_HINT}",
+          file=sys.stderr)
     if os.environ.get("GRADSHARD_DEBUG"):
         traceback.print_exc()
 

@@ -28,7 +28,7 @@ __all__ = ["EXIT_CLOSED_PIPE", "EXIT_CODES", "EXIT_COMPILE", "EXIT_GENERATOR_FAI
            "EXIT_GENERATOR_MISMATCH", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_NO_DAEMON",
            "EXIT_OK", "EXIT_SPEC", "EXIT_TRY_FAILED", "EXIT_TRY_NOTHING", "EXIT_TRY_WORKER",
            "EXIT_USAGE", "EXIT_VERIFY", "Ending", "ExitCode", "NEXT_BUILD", "RUN_AGAIN",
-           "Report", "damaged_text", "ending_of"]
+           "Report", "damaged_message", "damaged_text", "ending_of"]
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_COMPILE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_TRY_FAILED, EXIT_VERIFY, EXIT_GENERATOR_MISMATCH, EXIT_GENERATOR_FAILED = 5, 6, 7, 8
@@ -144,7 +144,11 @@ RUN_AGAIN = "run the command again (a new cache is started)"
 NEXT_BUILD = "the next build starts a new cache"
 
 
+def damaged_message(damage: StoreDamaged) -> str:
+    """What a damaged cache database is, once it is set aside (the text and SARIF's)."""
+    return f"the cache database {damage.path} {damage}; it was moved aside"
+
+
 def damaged_text(damage: StoreDamaged, next_step: str) -> str:
     """A damaged cache database, once it is set aside."""
-    return (f"gradshard: error: the cache database {damage.path} {damage}; it was moved "
-            f"aside\n  hint: {next_step}")
+    return f"gradshard: error: {damaged_message(damage)}\n  hint: {next_step}"

@@ -28,7 +28,8 @@ from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError, SpecError, SpecFile
 from gradshard.service.config.files import ConfigError
 from gradshard.service.defaults import PYPROJECT, config_file
-from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, RUN_AGAIN
+from gradshard.service.exit_codes import (EXIT_INTERRUPTED, EXIT_USAGE, RUN_AGAIN,
+                                          damaged_message)
 from gradshard.service.options import FORMATS
 from gradshard.service.report.findings import (Finding, Place, compile_findings, failure_finding,
                                                generated_file, placed_at, spec_findings)
@@ -39,9 +40,9 @@ from gradshard.service.report.rules import (CACHE_DAMAGED_RULE, COMPILE_FAILED_R
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
 
-__all__ = ["FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings", "error_findings",
-           "gathered_stdout", "human_stream", "installed_version", "machine_format",
-           "reported_by_linter", "settle_format", "write_output"]
+__all__ = ["BUG_HINT", "FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings",
+           "error_findings", "gathered_stdout", "human_stream", "installed_version",
+           "machine_format", "reported_by_linter", "settle_format", "write_output"]
 
 TEXT, JSON, SARIF, LINTRUNNER = FORMATS
 MACHINE_FORMATS = (SARIF, LINTRUNNER)
@@ -99,8 +100,8 @@ def error_findings(error: BaseException, location: SpecLocation | None,
         return [failure_finding(USAGE_RULE, p.message, p.hint, [Place(str(p.file), p.line)])
                 for p in error.problems]
     if isinstance(error, StoreDamaged):
-        return [failure_finding(CACHE_DAMAGED_RULE, f"the cache database {error.path} {error}; "
-                                "it was moved aside", RUN_AGAIN, [Place(str(error.path))])]
+        return [failure_finding(CACHE_DAMAGED_RULE, damaged_message(error), RUN_AGAIN,
+                                [Place(str(error.path))])]
     rule = next((r for kind, r in _FAILURE_RULES if isinstance(error, kind)), ERROR_RULE)
     message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
     hint = getattr(error, "hint", "") if isinstance(error, GradshardError) else BUG_HINT
