@@ -33,6 +33,27 @@ def test_a_save_is_rebuilt(daemon):
     assert "1 file(s) written" in status["last"]["line"]
 
 
+def test_events_that_change_nothing_build_nothing(daemon):
+    """A spec file opened for writing and closed unchanged reports an event (as does one save
+    seen twice under load): the daemon builds no more, and the last result stays the save's."""
+    daemon.edit(MUL_OTHER, MUL_OTHER.replace("grad,", "grad * 2,"))
+    deadline = time.monotonic() + 60
+    while (saved := daemon.wait())["builds"] < 2:
+        assert time.monotonic() < deadline, "the save was not rebuilt"
+        time.sleep(0.05)
+    for _ in range(3):
+        with open(daemon.spec / DERIVATIVES, "a"):
+            pass  # close_write, the file as it was
+        time.sleep(0.3)  # settled: six times the daemon's quiet time
+    status = daemon.wait()
+    assert status["builds"] == 2 and status["last"] == saved["last"]
+    assert "1 file(s) written" in status["last"]["line"]
+    daemon.edit("grad * 2,", "grad * 3,")  # a real change still builds
+    while daemon.wait()["builds"] < 3:
+        assert time.monotonic() < deadline, "the second save was not rebuilt"
+        time.sleep(0.05)
+
+
 SETTLE = 0.05  # the daemon's default quiet time (service/daemon/server.py: DaemonConfig.settle)
 
 

@@ -325,7 +325,9 @@ class Daemon:
             changed = self.changes.take(self.config.settle, self.stopping, WATCH_CHECK)
             if changed is None:
                 break
-            if changed:
+            if changed and self._nothing_changed(changed):
+                self.log.info("events without a change since the last build: %s", changed)
+            elif changed:
                 self._publish(self.build_once(changed))
                 self._offer_check()
                 self.session.settle()  # while idle: no full garbage pass in the next build
@@ -333,6 +335,14 @@ class Daemon:
                 self._run_jobs()
                 # a directory moved or replaced reports no event
                 self.survive(self._check_watches, "checking the watched directories")
+
+    def _nothing_changed(self, changed: list[str]) -> bool:
+        """Events that changed no input since the last build began: a file closed after a
+        write of nothing, or one save seen twice (watchdog reports a rename whose halves it
+        read apart as a move and a creation, and under load the second comes after the
+        settling time). Building again would replace the save's result with an empty one."""
+        return (self.builds > 0 and not any(path.startswith("(") for path in changed)
+                and spec_signature(self.config.location) == self._signature)
 
     def _offer_check(self) -> None:
         """The last build's generator verdict to the background check (a pending one runs
