@@ -98,6 +98,20 @@ def seeded_pchs(tmp_path_factory, pytestconfig) -> Callable[[Path], Path]:
     return PchSeed(root).seed
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook reads the groups
+def pytest_collection_modifyitems(items) -> None:
+    """The suite runs in two workers (README: pytest -n 2, and --dist loadgroup in
+    pyproject.toml), each test in its group's worker: a module's tests stay together (its
+    module-scoped fixtures are built once); every `try` test goes with the others (one
+    try_workspace per compiler, its PCH built once); a module that shares a session's memo
+    with another names their group itself (pytest.mark.xdist_group)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        group = "try" if "try_workspace" in item.fixturenames else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_generate_tests(metafunc) -> None:
     """`try_compiler`, which try_workspace takes: clang++ for every `try` test, and g++ as
     well for those marked `every_try_compiler` (session-scoped: one workspace per compiler)."""

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 import pytest
+from support.locks import machine_lock
 
 # Debian packages of the programs the launcher tests run.
 APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang",
@@ -16,9 +17,16 @@ APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "cl
 def install_programs(*programs: str) -> None:
     """Install the programs' Debian packages when they are missing (the suite installs what it
     needs itself: CI starts from a bare image). Fails, never skips, when that is impossible."""
+    if all(shutil.which(p) for p in programs):
+        return
+    with machine_lock("apt-get"):  # dpkg takes one apt-get at a time: the other worker waits
+        _install(programs)
+
+
+def _install(programs: tuple[str, ...]) -> None:
     missing = sorted({APT_PACKAGES[p] for p in programs if shutil.which(p) is None})
     if not missing:
-        return
+        return  # the other worker installed them meanwhile
     prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for command in (["apt-get", "update", "-q"],

@@ -20,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.locks import machine_lock
 
 RELEASES_VARIABLE = "GRADSHARD_TEST_RELEASES"
 HEADERS = "torch/include"  # in the wheel, and under a release's directory
@@ -41,6 +42,13 @@ def release_torchgen(version: str) -> Path:
     target = releases_directory() / version
     if is_unpacked(target):
         return target / "torchgen"
+    with machine_lock(f"release-{version}"):  # one download, whichever worker asks first
+        if not is_unpacked(target):
+            _fetch(version, target)
+    return target / "torchgen"
+
+
+def _fetch(version: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{version}-") as scratch:
         wheel = _download(version, Path(scratch) / "wheel")
@@ -48,7 +56,6 @@ def release_torchgen(version: str) -> Path:
         _unpack_torchgen(wheel, unpacked)
         wheel.unlink()
         _move_into_place(unpacked, target, Path(scratch) / "stale")
-    return target / "torchgen"
 
 
 def is_unpacked(release: Path) -> bool:
