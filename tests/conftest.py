@@ -11,6 +11,7 @@ import pytest
 from support.compile import PchSeed
 from support.graph_run import CodegenInputs, codegen_inputs
 from support.programs import install_programs
+from support.scheduling import GroupScheduling, longest_first
 from support.specs import SPACED
 from support.temporary import ModuleTemporaries
 
@@ -98,18 +99,14 @@ def seeded_pchs(tmp_path_factory, pytestconfig) -> Callable[[Path], Path]:
     return PchSeed(root).seed
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook reads the groups
 def pytest_collection_modifyitems(items) -> None:
-    """The suite runs in two workers (README: pytest -n 2, and --dist loadgroup in
-    pyproject.toml), each test in its group's worker: a module's tests stay together (its
-    module-scoped fixtures are built once); every `try` test goes with the others (one
-    try_workspace per compiler, its PCH built once); a module that shares a session's memo
-    with another names their group itself (pytest.mark.xdist_group)."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        group = "try" if "try_workspace" in item.fixturenames else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+    """The long groups first (support/scheduling.py), the same order in every worker."""
+    items[:] = [items[i] for i in longest_first([item.nodeid for item in items])]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With -n: each group of tests whole in one worker (support/scheduling.py)."""
+    return GroupScheduling(config, log)
 
 
 def pytest_generate_tests(metafunc) -> None:

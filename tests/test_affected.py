@@ -20,9 +20,6 @@ from gradshard.service.query.affected import Affected, affected_command
 from gradshard.service.query.revision import generator_at
 from gradshard.service.session import Session
 
-# in one worker: an edit's clean build is made once for both (support/graph_run.py)
-pytestmark = pytest.mark.xdist_group("edits")
-
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> tuple[Path, dict, Path]:

@@ -20,9 +20,6 @@ from support.specs import stage_packaged_spec
 
 from gradshard.service.cli import main
 
-# in one worker: an edit's clean build is made once for both (support/graph_run.py)
-pytestmark = pytest.mark.xdist_group("edits")
-
 
 @pytest.fixture(scope="module")
 def warm_cache(tmp_path_factory, packaged_spec) -> Path:
