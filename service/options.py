@@ -139,8 +139,11 @@ GENERATOR_TIMEOUT = 900.0
 
 
 def jobs_of(value: int) -> int:
-    """-j's value as a number of compiles: 0 (the default) is the machine's cores."""
-    return value or os.cpu_count() or 1
+    """-j's value as a number of compiles: 0 (the default) is the processors this process may
+    run on (its CPU affinity: a container's or taskset's share, as ninja's own default)."""
+    from gradshard.cache.engine.fork import processors
+
+    return value or processors()
 
 
 class Option(NamedTuple):
@@ -249,11 +252,12 @@ OPTIONS: tuple[Option, ...] = (
            "(default: $CXX_LAUNCHER)", metavar="CMD", group="compiling", forward=TEXT,
            match=True, compile_field="launcher"),
     # The number of compiles at once changes no output: a daemon with another -j serves.
-    # One default for `build` and `try` (until issue 34 `try` had 2): the machine's cores
-    # (jobs_of), the build's, won. ninja never runs more compiles than a patch has units, so
-    # a one-op `try` is unchanged, and a `try` of several ops, its first PCHs, or the daemon's
-    # --try (which already compiled with the build's -j) use the cores the build uses.
-    Option(("-j", "--jobs"), "jobs", "parallel compiles (default: the machine's cores)",
+    # One default for `build` and `try` (until issue 34 `try` had 2): the processors the
+    # process may run on (jobs_of: its CPU affinity, as ninja's default), the build's, won.
+    # ninja never runs more compiles than a patch has units, so a one-op `try` is unchanged,
+    # and a `try` of several ops, its first PCHs, or the daemon's --try (which already
+    # compiled with the build's -j) use the processors the build uses.
+    Option(("-j", "--jobs"), "jobs", "parallel compiles (default: the processors it may run on)",
            _commands(BUILDING, TRY), metavar="N", parse=int, default=0, group="compiling",
            forward=NUMBER, compile_field="jobs"),
     Option(("--units",), "units", "compile only the units whose names match (repeatable; "

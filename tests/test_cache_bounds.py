@@ -29,7 +29,7 @@ from gradshard.cache.store.database import DB_FILE, Store
 from gradshard.service.cli import main
 
 MIB = 1 << 20
-SHARDS = ["--shard-nodes", "2,4,0", "-j", "2"]  # 5 Functions units, no merged units
+SHARDS = ["--shard-nodes", "2,4,0"]  # 5 Functions units, no merged units
 # formula edits (one formula unit compiles) and a saved-variable edit (its formula unit
 # and its Functions unit compile)
 FORMULA_EDIT = MUL_OTHER.replace("grad,", "grad * 2,")

@@ -77,7 +77,7 @@ SITECUSTOMIZE = textwrap.dedent('''
 # from the cache (its layout, objects and their records, the PCH's sums) is the same for
 # every unit, and one unit's compile is all the object-cache wrapper needs to run under the
 # hook; its PCH is the session's (seeded_pchs), linked in as a restored cache shares one.
-COMPILE = ["-j", "2", *MERGED, "--units", FORMULAS]
+COMPILE = [*MERGED, "--units", FORMULAS]
 
 
 def audited_build(hooks: Path, caches: list[Path], spec: Path, out: Path, cache: Path

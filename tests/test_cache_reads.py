@@ -58,7 +58,7 @@ def child_build(out: Path, cache: Path, *extra: str,
     code, report and stderr. A build still running at the timeout fails the test, and its
     whole process group (ninja, object_cache, g++) is killed."""
     command = [sys.executable, "-m", "gradshard.service.entry", "build", "--json",
-               "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache), "-j", "2",
+               "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
                *MERGED, "--units", FORMULAS, *extra]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True,

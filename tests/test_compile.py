@@ -46,7 +46,7 @@ def compiled(tmp_path_factory):
     root = tmp_path_factory.mktemp("compile")
     out, cache = root / "out", root / "cache"
     code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", *SHARDS, *AUTOGRAD_UNITS])
+                 *SHARDS, *AUTOGRAD_UNITS])
     assert code == 0
     return root, out, cache
 

@@ -181,7 +181,7 @@ def test_the_driver_compiles_real_files_from_out(tmp_path):
     real = {name: _marked(out_dir, name, _marker(stem)) for name, stem in MARKED}
     real["python_return_types.h"] = _marked(out_dir, "python_return_types.h", "// real")
     request = BuildRequest.of(locate_spec(str(MINI_SPEC)), out, Placement(TREE), False)
-    options = CompileOptions(jobs=2, units=("python_enum_tag", "python_functions_2"),
+    options = CompileOptions(units=("python_enum_tag", "python_functions_2"),
                              flags=suite_flags())
     report = compile_generated(request, 0, run.result, OpenCache(None), options, _ignore, real)
     assert sorted(report.compiled) == ["python_enum_tag", "python_functions_2"]
@@ -196,7 +196,7 @@ def test_the_driver_compiles_real_files_from_out(tmp_path):
     assert (generated / "Functions.h").read_text() == (out_dir / "Functions.h").read_text()
     # another real text: compiled again, never the stored object of the first
     real["python_enum_tag.cpp"] = _marked(out_dir, "python_enum_tag.cpp", _marker("again"))
-    options = CompileOptions(jobs=2, units=("python_enum_tag",), flags=suite_flags())
+    options = CompileOptions(units=("python_enum_tag",), flags=suite_flags())
     report = compile_generated(request, 0, run.result, OpenCache(None), options, _ignore, real)
     assert report.compiled == ["python_enum_tag"]
     assert "gradshard_real_again" in _symbols(compile_dir / "obj" / "python_enum_tag.o")

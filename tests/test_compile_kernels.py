@@ -70,7 +70,7 @@ def cold(spec_copy, tmp_path_factory) -> Path:
     spec, cache = spec_copy
     out = tmp_path_factory.mktemp("kernels-cold") / "out"
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", *MM_UNITS])
+                 *MM_UNITS])
     assert code == 0
     return out
 

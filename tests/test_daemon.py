@@ -228,8 +228,7 @@ def test_a_saved_formula_is_recompiled(tmp_path, seeded_pchs):
     a saved formula's object is rebuilt by the warm daemon; the latency is printed."""
     spec = tmp_path / "spec"
     subprocess.run(["cp", "-r", str(MINI_SPEC), str(spec)], check=True)
-    running = Running(tmp_path, spec, "--shard-nodes", "2,4", "--units", "Functions_formulas_*",
-                      "-j", "2")
+    running = Running(tmp_path, spec, "--shard-nodes", "2,4", "--units", "Functions_formulas_*")
     seeded_pchs(running.cache)
     started = running.start()
     assert started.returncode == 0, started.stderr

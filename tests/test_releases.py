@@ -158,7 +158,7 @@ def test_a_release_compiles_against_its_own_headers_only(version, tmp_path, caps
     are refused before any compile, with the files written."""
     spec = release_torchgen(version) / "packaged"
     names, spellings = RELEASE_UNITS[version]
-    units = [*(word for name in names for word in ("--units", name)), "-j", "2"]
+    units = [word for name in names for word in ("--units", name)]
     code = main(["build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--cache",
                  str(tmp_path / "cache"), "--json", *units])
     report = json.loads(capsys.readouterr().out)

@@ -38,7 +38,7 @@ from gradshard.service.graph_run import DecodedInputs, run_graph
 from gradshard.service.session import Session
 
 FLUSH = Store.flush
-COMPILE = CompileOptions(units=("Functions_*",), jobs=2, flags=suite_flags(),
+COMPILE = CompileOptions(units=("Functions_*",), flags=suite_flags(),
                          shards=ShardSettings(formula_nodes=2, methods_nodes=4,
                                               merged_formula_units=0))
 

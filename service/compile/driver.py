@@ -43,7 +43,6 @@ which `try`'s build file shares).
 from __future__ import annotations
 
 import fnmatch
-import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -75,6 +74,7 @@ from gradshard.service.compile.splice import baseline_path, plan_merged, write_b
 from gradshard.service.compile.toolchain import (check_header_release, find_toolchain,
                                                  header_fingerprint)
 from gradshard.service.files.placement import generated_dir
+from gradshard.service.options import jobs_of
 from gradshard.service.outcome import BuildRequest
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class CompileOptions:
     flags: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
     launcher: str | None = None
-    jobs: int = 0  # 0: the machine's cores
+    jobs: int = 0  # 0: the processors it may run on (jobs_of)
     shards: ShardSettings = ShardSettings()
     units: tuple[str, ...] = ()  # shell patterns of the units to compile (default: all)
 
@@ -192,7 +192,7 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
         whole = as_is.layout
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
-    plan = CompilePlan(directory, cache, toolchain, options.jobs or os.cpu_count() or 1,
+    plan = CompilePlan(directory, cache, toolchain, jobs_of(options.jobs),
                        sound_objects=session.sound_objects)
     load = partial(compile_dir_texts, graph, dict(whole.files), dict(as_is.copies), real_files,
                    out_dir)

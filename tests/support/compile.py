@@ -28,7 +28,7 @@ MERGED_UNIT = "Functions_formulas_0-2"
 FORMULAS = "Functions_formulas_*"
 
 # The mini spec's Functions units, in a separate `gradshard` process (test_build_session.py).
-COMPILING = ["--shard-nodes", "2,4,0", "--units", "Functions_*", "-j", "2"]
+COMPILING = ["--shard-nodes", "2,4,0", "--units", "Functions_*"]
 ESCAPED = "../escaped.h"
 
 
@@ -39,9 +39,10 @@ def suite_flags() -> tuple[str, ...]:
 
 
 def run_build(capsys, spec: Path, out: Path, cache: Path, *args: str) -> tuple[int, dict, str]:
-    """`gradshard build --json -j 2 ARGS`: its exit code, its report and its stderr."""
+    """`gradshard build --json ARGS` (-j: the processors it may run on): its exit code, its
+    report and its stderr."""
     code = main(["build", "--spec", str(spec), "--out", str(out), "--cache", str(cache),
-                 "--json", "-j", "2", *args])
+                 "--json", *args])
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
 
@@ -59,7 +60,7 @@ def merged_compiled(tmp_path_factory, seeded_pchs) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("merged-compile")
     out, cache = root / "out", seeded_pchs(root / "cache")
     code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
-                 "-j", "2", *MERGED, "--units", FORMULAS])
+                 *MERGED, "--units", FORMULAS])
     assert code == 0
     return out, cache
 
@@ -100,7 +101,7 @@ class PchSeed:
             # whichever test seeds first
             done = subprocess.run([sys.executable, "-m", "gradshard.service.cli", "build",
                                    "--spec", str(MINI_SPEC), "--out", str(self.root / "out"),
-                                   "--cache", str(self.root / "cache"), "-j", "2", *MERGED,
+                                   "--cache", str(self.root / "cache"), *MERGED,
                                    "--units", FORMULAS],
                                   capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr
