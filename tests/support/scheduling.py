@@ -14,6 +14,8 @@ import os
 
 from xdist.scheduler import LoadScopeScheduling
 
+from gradshard.cache.engine import scheduler
+
 # test_affected's truth and test_incremental's clean side are one clean build per edit
 # (support/graph_run.py: clean_build, remembered for the session)
 SHARED = {"tests/test_affected.py": "edits", "tests/test_incremental.py": "edits"}
@@ -63,3 +65,7 @@ def share_processors() -> None:
     processors = sorted(os.sched_getaffinity(0))
     share = processors[index::count] or [processors[index % len(processors)]]
     os.sched_setaffinity(0, share)
+    # The engine still forks as on the whole machine (its children share the worker's core),
+    # so that every build under test in this process takes the fork paths it takes on CI's
+    # two cores alone (cache/engine/scheduler.py).
+    scheduler.processors = lambda: len(processors)
