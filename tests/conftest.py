@@ -11,7 +11,7 @@ import pytest
 from support.compile import PchSeed
 from support.graph_run import CodegenInputs, codegen_inputs
 from support.programs import install_programs
-from support.scheduling import GroupScheduling, longest_first, share_processors
+from support.scheduling import GroupScheduling, longest_first
 from support.specs import SPACED
 from support.temporary import ModuleTemporaries
 
@@ -60,7 +60,6 @@ def packaged_codegen_inputs(packaged_spec) -> CodegenInputs:
 
 def pytest_configure(config) -> None:
     config.stash[ModuleTemporaries.KEY] = ModuleTemporaries()
-    share_processors()  # in a worker of -n 2: one core each
 
 
 @pytest.fixture(scope="session", autouse=True)
