@@ -8,9 +8,10 @@ inputs, and forked children that give a build a second processor.
     stats      what an engine ran, reused and spent per stage (EngineStats, StageClock)
     core       the Engine: running, looking up, computing, loading and recovering values
     scheduler  which groups and runs go to forked children, and when (ForkScheduler)
-    fork       a forked child itself: its work, its exit, what it hands back (Child)
+    fork       a forked child itself: its work, its exit, what it hands back (Child), and
+               the processors a process may run on (processors: -j's default too)
 
 Each module's `__all__` names what others may use; this package re-exports nothing.
 """
 
-__all__ = ["codec", "core", "jobs", "memory", "stats", "values"]
+__all__ = ["codec", "core", "fork", "jobs", "memory", "stats", "values"]

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import xxhash
 
 from gradshard.cache.engine.core import Engine
+from gradshard.cache.engine.fork import processors
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
 from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.store.database import blob_hash
@@ -74,7 +75,6 @@ from gradshard.service.compile.splice import baseline_path, plan_merged, write_b
 from gradshard.service.compile.toolchain import (check_header_release, find_toolchain,
                                                  header_fingerprint)
 from gradshard.service.files.placement import generated_dir
-from gradshard.service.options import jobs_of
 from gradshard.service.outcome import BuildRequest
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class CompileOptions:
     flags: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
     launcher: str | None = None
-    jobs: int = 0  # 0: the processors it may run on (jobs_of)
+    jobs: int = 0  # 0: the processors it may run on (as options.jobs_of)
     shards: ShardSettings = ShardSettings()
     units: tuple[str, ...] = ()  # shell patterns of the units to compile (default: all)
 
@@ -192,7 +192,7 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
         whole = as_is.layout
     directory = options.directory or out / "compile"
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
-    plan = CompilePlan(directory, cache, toolchain, jobs_of(options.jobs),
+    plan = CompilePlan(directory, cache, toolchain, options.jobs or processors(),
                        sound_objects=session.sound_objects)
     load = partial(compile_dir_texts, graph, dict(whole.files), dict(as_is.copies), real_files,
                    out_dir)
