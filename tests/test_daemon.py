@@ -11,11 +11,16 @@ import stat
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 from support.daemon import (Running, daemon, mtime,  # noqa: F401  (daemon: a fixture)
                             write_atomically)
 from support.specs import DERIVATIVES, FLAT_FILES, MINI_SPEC, MUL_OTHER
+
+from gradshard.cache.errors import EnvironmentFailure
+from gradshard.service.daemon import server
+from gradshard.service.daemon.server import Daemon
 
 
 def test_a_save_is_rebuilt(daemon):
@@ -52,6 +57,19 @@ def test_events_that_change_nothing_build_nothing(daemon):
     while daemon.wait()["builds"] < 3:
         assert time.monotonic() < deadline, "the second save was not rebuilt"
         time.sleep(0.05)
+
+
+def test_a_signature_that_cannot_be_taken_is_left_to_the_build(monkeypatch):
+    """The check before a build never ends the builder's thread: when the spec's signature
+    raises (its generator's tree cannot be hashed), the burst builds, and the build reports
+    the failure as every build failure is reported."""
+    def unreadable(location):
+        raise EnvironmentFailure("a generator tree too deep to hash", "a hint", "torchgen")
+
+    monkeypatch.setattr(server, "spec_signature", unreadable)
+    daemon = SimpleNamespace(builds=1, config=SimpleNamespace(location=None), _signature=())
+    assert Daemon._nothing_changed(daemon, ["derivatives.yaml"]) is False
+    assert Daemon._nothing_changed(daemon, ["(rescan)"]) is False
 
 
 SETTLE = 0.05  # the daemon's default quiet time (service/daemon/server.py: DaemonConfig.settle)

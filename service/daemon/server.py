@@ -340,9 +340,15 @@ class Daemon:
         """Events that changed no input since the last build began: a file closed after a
         write of nothing, or one save seen twice (watchdog reports a rename whose halves it
         read apart as a move and a creation, and under load the second comes after the
-        settling time). Building again would replace the save's result with an empty one."""
-        return (self.builds > 0 and not any(path.startswith("(") for path in changed)
-                and spec_signature(self.config.location) == self._signature)
+        settling time). Building again would replace the save's result with an empty one.
+        A signature that cannot be taken (a generator tree too deep to hash) is the build's to
+        report: this says "changed", never ends the builder's thread."""
+        if self.builds == 0 or any(path.startswith("(") for path in changed):
+            return False
+        try:
+            return spec_signature(self.config.location) == self._signature
+        except SURVIVED:
+            return False
 
     def _offer_check(self) -> None:
         """The last build's generator verdict to the background check (a pending one runs

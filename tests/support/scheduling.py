@@ -48,4 +48,3 @@ class GroupScheduling(LoadScopeScheduling):
 
     def _split_scope(self, nodeid: str) -> str:
         return group_of(nodeid)
-
