@@ -41,10 +41,11 @@ def build(capsys, spec: Path, out: Path, cache: Path, *extra: str) -> tuple[int,
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    """One cold compile of the mini spec's autograd units into a shared cache."""
+def compiled(tmp_path_factory, seeded_pchs):
+    """One cold compile of the mini spec's autograd units into a shared cache (the formula
+    units' PCH the session's: support/compile.py PchSeed)."""
     root = tmp_path_factory.mktemp("compile")
-    out, cache = root / "out", root / "cache"
+    out, cache = root / "out", seeded_pchs(root / "cache")
     code = main(["build", "--spec", str(MINI_SPEC), "--out", str(out), "--cache", str(cache),
                  *SHARDS, *AUTOGRAD_UNITS])
     assert code == 0

@@ -55,12 +55,14 @@ def kernel_symbols(obj: Path, pattern: re.Pattern = _KERNEL_SYMBOL) -> dict[str,
 
 
 @pytest.fixture(scope="module")
-def spec_copy(tmp_path_factory, packaged_spec) -> tuple[Path, Path]:
-    """A copy of the real spec, and a cache its tests share (one PCH build)."""
+def spec_copy(tmp_path_factory, packaged_spec, seeded_pchs) -> tuple[Path, Path]:
+    """A copy of the real spec, and a cache its tests share (one build of the PCH of the
+    kernel units; the forward units' is the session's: the mini spec's formula units have
+    the same)."""
     root = tmp_path_factory.mktemp("kernels")
     shutil.copytree(packaged_spec, root / "spec",
                     ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    return root / "spec", root / "cache"
+    return root / "spec", seeded_pchs(root / "cache")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 from support.graph_run import diff, engine_build, generated_units
 from support.oracle import TreeOfTorchgen, file_digests
 from support.releases import release_torchgen
-from support.spec_edits import ALL_EDITS, RELEASE_EDITS, Edit, apply_edits
+from support.spec_edits import ALL_EDITS, RELEASE_EDITS, Edit, apply_edits, chain
 from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, commit_all, installed_torchgen,
                            stage_packaged_spec)
 
@@ -34,40 +34,16 @@ from gradshard.service.session import Session
 # version → the release its generator is known as (2.14.0 and 2.14.1 are one generator)
 RELEASES = {"2.12.0": "2.12.0", "2.13.0": "2.13.0", "2.14.1": "2.14.x"}
 CHAIN_STEPS = 3  # the fitting edits, applied in this many builds
-# Edits that cannot follow the others in one chain (each passes alone: test_incremental.py)
-OUT_OF_THE_CHAIN = {
-    "foreach-op-added": "adds a second bitwise_not entry after entry-added's",
-    "inplace-and-view-ops-added": "the spec the edits before it make rejects it",
-}
 
 
 def torchgen_of(version: str) -> Path:
     return installed_torchgen() if version == "2.13.0" else release_torchgen(version)
 
 
-def fitting(spec: Path, edits: list[Edit]) -> bool:
-    """Whether every anchor of an edit is in the spec as it now is."""
-    return all(not e.old or e.old in (spec / e.file).read_text() for e in edits)
-
-
 def edits_of(version: str) -> dict[str, list[Edit]]:
     """The edits a release's chain may take: every release's, then those aimed at its own
     rules (support/spec_edits.py: RELEASE_EDITS)."""
     return {**ALL_EDITS, **RELEASE_EDITS.get(version, {})}
-
-
-def chain(spec: Path, candidates: dict[str, list[Edit]]) -> list[list[str]]:
-    """The edits that fit the spec when applied in order, cut into CHAIN_STEPS steps."""
-    scratch = spec.parent / "fit"
-    shutil.copytree(spec, scratch)
-    names = []
-    for name, edits in candidates.items():
-        if name not in OUT_OF_THE_CHAIN and fitting(scratch, edits):
-            apply_edits(scratch, edits)
-            names.append(name)
-    shutil.rmtree(scratch)
-    size = -(-len(names) // CHAIN_STEPS)
-    return [names[k:k + size] for k in range(0, len(names), size)]
 
 
 def snapshot(spec: Path, root: Path, source: Path) -> Path:
@@ -96,8 +72,8 @@ def truth(before: dict, after: dict) -> dict:
 
 
 # The chain runs for the releases other than the installed one: 2.13.0's every edit is built
-# incrementally, clean and by torchgen in test_incremental.py, and checked by `affected` in
-# test_affected.py; what a chain adds (a cache that saw the steps before) is the engine's,
+# incrementally and clean in test_incremental.py, its chain of them by torchgen there, and
+# each is checked by `affected` in test_affected.py; what a chain adds (a cache that saw the steps before) is the engine's,
 # the same for every release, and the other two chains walk it on the real spec.
 CHAINED = [version for version in RELEASES if version != "2.13.0"]
 
@@ -116,7 +92,7 @@ def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(versi
     files, _ = engine_build(spec, cache)
     assert file_digests(files) == theirs.flat_files()
     candidates = edits_of(version)
-    steps = chain(spec, candidates)
+    steps = chain(spec, candidates, CHAIN_STEPS)
     chosen = [name for names in steps for name in names]
     assert len(set(chosen) & set(ALL_EDITS)) >= 30, steps  # of 39; the rest lack anchors here
     assert set(RELEASE_EDITS.get(version, {})) <= set(chosen), steps

@@ -329,13 +329,41 @@ EDITS = {
 def apply_edits(spec: Path, edits: list[Edit]) -> None:
     for edit in edits:
         path = spec / edit.file
-        text = path.read_text()
-        if edit.old:
-            assert edit.old in text, f"edit anchor not found in {edit.file}: {edit.old[:60]!r}"
-            text = text.replace(edit.old, edit.new, 1)
-        else:
-            text += edit.new
-        path.write_text(text)
+        path.write_text(edited(path.read_text(), edit))
+
+
+def edited(text: str, edit: Edit) -> str:
+    if not edit.old:
+        return text + edit.new
+    assert edit.old in text, f"edit anchor not found in {edit.file}: {edit.old[:60]!r}"
+    return text.replace(edit.old, edit.new, 1)
+
+
+# Edits that cannot follow the others in one chain (each is built alone as well:
+# tests/test_incremental.py)
+OUT_OF_THE_CHAIN = {
+    "foreach-op-added": "adds a second bitwise_not entry after entry-added's",
+    "inplace-and-view-ops-added": "the spec the edits before it make rejects it",
+}
+
+
+def chain(spec: Path, candidates: dict[str, list[Edit]], steps: int) -> list[list[str]]:
+    """The edits that fit the spec (every anchor there) when applied in order, cut into
+    `steps` steps; an edit whose anchor an earlier one took is left out, as are
+    OUT_OF_THE_CHAIN's. Read from the spec, applied in memory."""
+    texts: dict[str, str] = {}
+    names = []
+    for name, edits in candidates.items():
+        for edit in edits:
+            if edit.file not in texts:
+                texts[edit.file] = (spec / edit.file).read_text()
+        if name not in OUT_OF_THE_CHAIN and all(not e.old or e.old in texts[e.file]
+                                                for e in edits):
+            for edit in edits:
+                texts[edit.file] = edited(texts[edit.file], edit)
+            names.append(name)
+    size = -(-len(names) // steps)
+    return [names[k:k + size] for k in range(0, len(names), size)]
 
 # Edits the cache must see through although they change little or nothing in the output.
 ENGINE_EDITS = {
