@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from support.graph_run import diff, engine_build, generated_units
 from support.oracle import TreeOfTorchgen, file_digests
-from support.releases import release_torchgen
+from support.releases import release_generator, release_torchgen
 from support.spec_edits import ALL_EDITS, RELEASE_EDITS, Edit, apply_edits, chain
 from support.specs import (DEPRECATED, DERIVATIVES, NATIVE, TAGS, commit_all, installed_torchgen,
                            stage_packaged_spec)
@@ -149,6 +149,27 @@ def test_a_release_compiles_against_its_own_headers_only(version, tmp_path, caps
     assert code == 2 and f"compiles only against torch {series}'s headers" in err
     assert "torch 2.13.0's" in err and (tmp_path / "out2" / "VariableType_0.cpp").exists()
     assert not (tmp_path / "out2" / "compile" / "obj").exists()
+
+
+# The releases whose generator the suite fetches alone (support/releases.py:
+# release_generator); those before 2.12 are generators gradshard does not know.
+GENERATORS = ("2.9.1", "2.10.0", "2.11.0", *RELEASES)
+
+
+@pytest.mark.releases
+def test_each_releases_smallest_wheel_holds_its_generator():
+    """torchgen is pure Python: the smallest wheel's (macOS arm64) is, by the hash of its
+    generator's sources, the one the Linux wheel and the installed torch hold (known.py's
+    three), and the releases before 2.12 each have a generator of their own."""
+    identities = {version: identify_generator(locate_spec(str(release_generator(version)
+                                                             / "packaged")))
+                  for version in GENERATORS}
+    for version, release in RELEASES.items():
+        assert identities[version].release == release and identities[version].known, version
+    installed = identify_generator(locate_spec(str(installed_torchgen() / "packaged")))
+    assert identities["2.13.0"].hash == installed.hash
+    assert len({identity.hash for identity in identities.values()}) == len(GENERATORS)
+    assert all(identities[v].release is None for v in GENERATORS if v not in RELEASES)
 
 
 @pytest.mark.releases
