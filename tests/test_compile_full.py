@@ -28,11 +28,12 @@ pytestmark = [pytest.mark.compiler, pytest.mark.slow]
 # TraceType's and ADInplaceOrViewType's parts are one template of torchgen's (the frame:
 # includes, namespaces, the TORCH_LIBRARY_IMPL block) around kernels cut by a hash of their
 # name, and the frame and every kernel are byte for byte those of torchgen's own
-# <stem>Everything.cpp (the test checks both: FRAME_OF), whose kernels PyTorch's build
+# <stem>Everything.cpp (the test checks both: frame_of), whose kernels PyTorch's build
 # compiles in that same frame. So one part of each compiles what is gradshard's (the frame
 # around a cut); all 30 would be ~385 of the ~900 CPU-seconds this compile takes (measured
 # 2026-12-02: a TraceType part 13.5 s, an ADInplaceOrViewType part 15 s).
-COMPILED_PARTS = {"TraceType": "TraceType_part-00", "ADInplaceOrViewType": "ADInplaceOrViewType_part-0"}
+COMPILED_PARTS = {"TraceType": "TraceType_part-00",
+                  "ADInplaceOrViewType": "ADInplaceOrViewType_part-0"}
 # every other unit by its family's name: a family these miss fails the test (its units
 # would be neither compiled nor among the parts left out)
 UNITS = ("Functions*", "VariableType*", "python_*", "ViewFuncs", "variable_factories",

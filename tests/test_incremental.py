@@ -20,15 +20,14 @@ from pathlib import Path
 import pytest
 from support.graph_run import clean_build, engine_build
 from support.oracle import TreeOfTorchgen, file_digests
-from support.spec_edits import (ALL_EDITS, OUT_OF_THE_CHAIN, REACHES, RERUNS, apply_edits, chain,
-                                table_of)
+from support.spec_edits import (ALL_EDITS, CHAIN_STEPS, OUT_OF_THE_CHAIN, REACHES, RERUNS,
+                                apply_edits, chain, table_of)
 from support.specs import stage_packaged_spec
 
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
 
-CHAIN_STEPS = 3
-IN_TURN = chain(locate_spec(None).root, ALL_EDITS, CHAIN_STEPS)
+IN_TURN = chain(locate_spec(None).root, ALL_EDITS)
 # each torchgen run: its edits, applied in order
 TORCHGEN_RUNS = {
     **{f"step-{k}": [name for step in IN_TURN[:k] for name in step]

@@ -93,7 +93,7 @@ def _fetch(version: str, target: Path, kind: ReleaseKind) -> None:
         _move_into_place(unpacked, target, Path(scratch) / "stale", kind)
 
 
-def is_unpacked(release: Path, kind: ReleaseKind = WITH_HEADERS) -> bool:
+def is_unpacked(release: Path, kind: ReleaseKind) -> bool:
     return all((release / name).is_file() for name in kind.complete)
 
 

@@ -347,9 +347,13 @@ OUT_OF_THE_CHAIN = {
 }
 
 
-def chain(spec: Path, candidates: dict[str, list[Edit]], steps: int) -> list[list[str]]:
+# The builds a chain of edits is applied in (tests/test_incremental.py, tests/test_releases.py)
+CHAIN_STEPS = 3
+
+
+def chain(spec: Path, candidates: dict[str, list[Edit]]) -> list[list[str]]:
     """The edits that fit the spec (every anchor there) when applied in order, cut into
-    `steps` steps; an edit whose anchor an earlier one took is left out, as are
+    CHAIN_STEPS steps; an edit whose anchor an earlier one took is left out, as are
     OUT_OF_THE_CHAIN's. Read from the spec, applied in memory."""
     texts: dict[str, str] = {}
     names = []
@@ -362,7 +366,7 @@ def chain(spec: Path, candidates: dict[str, list[Edit]], steps: int) -> list[lis
             for edit in edits:
                 texts[edit.file] = edited(texts[edit.file], edit)
             names.append(name)
-    size = -(-len(names) // steps)
+    size = -(-len(names) // CHAIN_STEPS)
     return [names[k:k + size] for k in range(0, len(names), size)]
 
 # Edits the cache must see through although they change little or nothing in the output.
