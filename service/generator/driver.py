@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import NoReturn
 
 __all__ = ["DRIVER_SAYS", "DriverFailure", "EXIT_DRIVER", "EXIT_GENERATOR", "GENERATOR_MODULES",
-           "PACKAGE", "generate", "load_generators", "main", "spec_paths"]
+           "PACKAGE", "check_torchgen", "generate", "load_generator_modules", "load_generators",
+           "main", "name_generate_code", "run_generators", "spec_paths"]
 
 EXIT_GENERATOR, EXIT_DRIVER = 1, 3  # the generator raised; the driver was given what cannot run
 # How the driver's own failure begins its last line of stderr: with EXIT_DRIVER, what tells
@@ -109,22 +110,35 @@ def name_generate_code() -> None:
     sys.modules["__main__"].__file__ = os.fspath(REPO_ROOT.joinpath(*_GENERATE_CODE))
 
 
-def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
+def load_generator_modules(generators: Path) -> tuple[types.ModuleType, types.ModuleType]:
+    """The spec's autograd generators imported (every module gen_autograd imports among
+    them): gen_autograd and gen_annotated_fn_args."""
+    load_generators(generators)
+    gen_autograd, gen_annotated_fn_args = (importlib.import_module(f"{PACKAGE}.{name}")
+                                           for name in GENERATOR_MODULES)
+    return gen_autograd, gen_annotated_fn_args
+
+
+def run_generators(modules: tuple[types.ModuleType, types.ModuleType], root: Path,
+                   layout: str, out: str) -> None:
     """generate_code's autograd part (tools/setup_helpers/generate_code.py: generate_code):
     gen_autograd_python, gen_autograd (nop selector, autograd enabled), gen_annotated."""
     from torchgen.selective_build.selector import SelectiveBuilder
 
-    load_generators(generators)
-    gen_autograd, gen_annotated_fn_args = (importlib.import_module(f"{PACKAGE}.{name}")
-                                           for name in GENERATOR_MODULES)
+    gen_autograd, gen_annotated_fn_args = modules
     native, tags, autograd_dir = spec_paths(root, layout)
-    target = os.fspath(out)
-    os.makedirs(target, exist_ok=True)
-    gen_autograd.gen_autograd_python(native, tags, target, autograd_dir)
-    gen_autograd.gen_autograd(native, tags, target, autograd_dir,
+    gen_autograd.gen_autograd_python(native, tags, out, autograd_dir)
+    gen_autograd.gen_autograd(native, tags, out, autograd_dir,
                               operator_selector=SelectiveBuilder.get_nop_selector(),
                               disable_autograd=False)
-    gen_annotated_fn_args.gen_annotated(native, tags, target, autograd_dir)
+    gen_annotated_fn_args.gen_annotated(native, tags, out, autograd_dir)
+
+
+def generate(generators: Path, root: Path, layout: str, out: Path) -> None:
+    """Every autograd file generate_code writes, into `out`."""
+    modules = load_generator_modules(generators)
+    os.makedirs(out, exist_ok=True)
+    run_generators(modules, root, layout, os.fspath(out))
 
 
 def _check_arguments(arguments: argparse.Namespace) -> None:

@@ -46,7 +46,8 @@ from gradshard.service.generator.driver import (DRIVER_SAYS, EXIT_DRIVER, EXIT_G
                                                 GENERATOR_MODULES)
 from gradshard.service.generator.identity import GeneratorIdentity
 
-__all__ = ["DRIVER", "GeneratorOutput", "MAX_GENERATED_BYTES", "run_generator"]
+__all__ = ["DRIVER", "GeneratorOutput", "MAX_GENERATED_BYTES", "check_runnable", "end_group",
+           "generator_environment", "run_generator"]
 
 DRIVER = Path(__file__).resolve().with_name("driver.py")
 MAX_GENERATED_BYTES = 256 << 20  # per generated file; the largest real one is below 4 MiB
@@ -73,7 +74,7 @@ def run_generator(identity: GeneratorIdentity, location: SpecLocation, timeout: 
                   started: Callable[[int], None] | None = None) -> GeneratorOutput:
     """Run the spec's generator on it and collect its files. `started` is called with the
     subprocess's pid, which is also its process group's id."""
-    _check_runnable(identity)
+    check_runnable(identity)
     scratch = Path(tempfile.mkdtemp(prefix="gradshard-generator-")).absolute()
     try:
         out = scratch / "out"  # beside it: cwd/ (empty, the working directory) and stderr
@@ -87,7 +88,7 @@ def run_generator(identity: GeneratorIdentity, location: SpecLocation, timeout: 
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _check_runnable(identity: GeneratorIdentity) -> None:
+def check_runnable(identity: GeneratorIdentity) -> None:
     if identity.hash == "" or identity.torchgen is None or identity.autograd is None:
         raise GeneratorFailed(f"the spec has no generator to run ({identity.origin})",
                               hint="only a spec with a generator beside it, or an installed "
@@ -107,7 +108,7 @@ def _command(identity: GeneratorIdentity, location: SpecLocation, out: Path) -> 
             "--torchgen", os.fspath(identity.torchgen)]
 
 
-def _environment(identity: GeneratorIdentity) -> dict[str, str]:
+def generator_environment(identity: GeneratorIdentity) -> dict[str, str]:
     """This process's environment with the generator's torchgen first on the path (a wheel's
     site directory, a checkout's root)."""
     environment = dict(os.environ)
@@ -127,7 +128,7 @@ def _run(identity: GeneratorIdentity, command: list[str], scratch: Path, timeout
                 started(process.pid)
             finished = _wait_unreaped(process, timeout)
         finally:
-            _end_group(process)
+            end_group(process)
     if not finished:
         raise GeneratorFailed(f"{_named(identity)} did not finish within {timeout:g} s",
                               _tail(errors_path), _TIMEOUT_HINT)
@@ -159,7 +160,7 @@ def _driver_failure(identity: GeneratorIdentity, detail: str) -> str:
 def _start(identity: GeneratorIdentity, command: list[str], cwd: Path,
            errors: BinaryIO) -> subprocess.Popen:
     try:
-        return subprocess.Popen(command, cwd=cwd, env=_environment(identity),
+        return subprocess.Popen(command, cwd=cwd, env=generator_environment(identity),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=errors, start_new_session=True)
     except OSError as error:
@@ -170,7 +171,7 @@ def _start(identity: GeneratorIdentity, command: list[str], cwd: Path,
 
 def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     """Wait up to `timeout` s for the process to end (False: it did not), leaving it
-    unreaped: its pid, which is its group's id, stays taken until _end_group has killed
+    unreaped: its pid, which is its group's id, stays taken until end_group has killed
     whatever else of the group is left."""
     if not hasattr(os, "waitid"):  # no WNOWAIT: Popen.wait reaps; the group is killed after
         try:
@@ -189,7 +190,7 @@ def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     return True
 
 
-def _end_group(process: subprocess.Popen) -> None:
+def end_group(process: subprocess.Popen) -> None:
     """Kill every process of the generator's group (the driver too, if it still runs) and
     reap the driver."""
     try:

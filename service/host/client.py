@@ -1,0 +1,230 @@
+"""gradshard's side of a host worker (worker.py): starting it, asking it for a generation,
+ending it.
+
+A `HostWorker` is one process for one generator identity, started as the generator check's
+runner starts the driver (service/generator/runner.py: the generator's torchgen first on
+PYTHONPATH, its own session and process group, a fresh empty working directory, no
+bytecode written), with PYTHONHASHSEED fixed so that what the generator iterates in hash
+order comes out the same in every worker. It stays up between generations (the daemon and
+`try` keep theirs warm); `close` kills its whole group.
+
+What can end a generation:
+- the generator raised on the spec: a SpecError, its message at the spec entry torchgen's
+  context names (`in …native_functions.yaml:LINE`), exit 1; the worker goes on;
+- the worker died, answered what is not the protocol, or ran past its time limit: a
+  GeneratorFailed (exit 8), the worker killed, the last lines of its error output as detail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from gradshard.cache.errors import GeneratorFailed
+from gradshard.pipeline.problems import Problem, SpecError, SpecFile
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.identity import GeneratorIdentity
+from gradshard.service.generator.runner import (check_runnable, end_group,
+                                                generator_environment)
+from gradshard.service.host.items import NewItem
+
+__all__ = ["HASH_SEED", "HostOutput", "HostWorker", "RAISED_RULE"]
+
+HASH_SEED = "0"
+RAISED_RULE = "generator.raised"
+_WORKER_MODULE = "gradshard.service.host.worker"
+_DETAIL_LINES = 20
+_READ_BYTES = 1 << 20
+# torchgen's context line (torchgen/context.py: native_function_manager, f.loc): "in
+# native_functions.yaml line /…/native_functions.yaml:123:"
+_LOCATED = re.compile(r"(?P<path>[^\s:]+\.yaml):(?P<line>\d+)")
+
+
+@dataclass(frozen=True)
+class HostOutput:
+    """One generation: every file by its posix name, the item values it computed (for the
+    store), its item counts and the worker's seconds."""
+
+    files: dict[str, bytes]
+    items: tuple[NewItem, ...]
+    stats: dict[str, Any]
+    seconds: float
+
+
+class HostWorker:
+    """A worker process running `identity`'s generator."""
+
+    def __init__(self, identity: GeneratorIdentity, timeout: float) -> None:
+        check_runnable(identity)
+        self.identity = identity
+        self.timeout = timeout
+        self.generations = 0
+        self._scratch = Path(tempfile.mkdtemp(prefix="gradshard-worker-")).absolute()
+        self._errors = open(self._scratch / "stderr", "w+b")
+        self._process = self._start()
+        self._pending = b""
+        self._answer("starting")
+
+    def _start(self) -> subprocess.Popen:
+        environment = generator_environment(self.identity)
+        environment["PYTHONHASHSEED"] = HASH_SEED
+        command = [sys.executable, "-P", "-B", "-m", _WORKER_MODULE,
+                   os.fspath(self.identity.autograd), os.fspath(self.identity.torchgen)]
+        try:
+            return subprocess.Popen(command, cwd=self._scratch, env=environment,
+                                    bufsize=0, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self._errors, start_new_session=True)
+        except OSError as error:
+            self.close()
+            raise GeneratorFailed(f"{self._named()} could not be started: "
+                                  f"{error.strerror or error}",
+                                  hint=f"check {sys.executable}") from None
+
+    def generate(self, location: SpecLocation,
+                 remember: Sequence[tuple[str, str]] = ()) -> HostOutput:
+        """Every file the generator writes for the spec at `location`; `remember` adds
+        values to the worker's memo first (the store's, for a fresh worker)."""
+        request = {"request": "generate", "spec": os.fspath(location.root),
+                   "layout": location.layout, "remember": [list(pair) for pair in remember]}
+        self._send(request)
+        answer = self._answer("generating")
+        self.generations += 1
+        if "failure" in answer:
+            raise _refusal(answer["failure"], location)
+        try:
+            return HostOutput({name: text.encode("utf-8") for name, text in answer["files"].items()},
+                              tuple(NewItem(*item) for item in answer["items"]),
+                              answer["stats"], float(answer["seconds"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise self._failed(f"answered what gradshard cannot read ({error})") from None
+
+    def close(self) -> None:
+        process = getattr(self, "_process", None)
+        if process is not None:
+            end_group(process)
+            for stream in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError):  # a pipe the dead worker left
+                    stream.close()
+            self._process = None
+        if not self._errors.closed:
+            self._errors.close()
+        for name in ("stderr",):
+            (self._scratch / name).unlink(missing_ok=True)
+        try:
+            os.rmdir(self._scratch)
+        except OSError:
+            pass
+
+    def __enter__(self) -> HostWorker:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -----------------------------------------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            self._process.stdin.write(data)
+        except (BrokenPipeError, OSError):
+            raise self._failed(f"ended before it was asked to generate ({self._ending()})") from None
+
+    def _answer(self, doing: str) -> dict[str, Any]:
+        line = self._read_line(doing)
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise self._failed(f"answered what is not JSON while {doing}") from None
+        if not isinstance(answer, dict):
+            raise self._failed(f"answered what is not an object while {doing}")
+        if doing == "starting" and "ready" not in answer:
+            failure = answer.get("failure") or {}
+            raise self._failed(f"could not load the generator: {failure.get('message', '')}",
+                               failure.get("traceback", ""))
+        return answer
+
+    def _read_line(self, doing: str) -> bytes:
+        deadline = time.monotonic() + self.timeout
+        stream = self._process.stdout
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while b"\n" not in self._pending:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
+                    raise self._failed(f"did not finish {doing} within {self.timeout:g} s",
+                                       hint="give it longer with --generator-timeout SECONDS")
+                chunk = os.read(stream.fileno(), _READ_BYTES)
+                if not chunk:
+                    raise self._failed(f"ended while {doing} ({self._ending()})")
+                self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line
+
+    def _failed(self, what: str, detail: str = "", hint: str = "") -> GeneratorFailed:
+        """The worker is done for: killed, and its failure said with its last error lines."""
+        process = self._process
+        if process is not None:
+            end_group(process)
+        detail = detail or self._tail()
+        self.close()
+        return GeneratorFailed(f"{self._named()} {what}", detail,
+                               hint or "the worker runs the spec's own generator: its last "
+                                       "lines say what went wrong")
+
+    def _ending(self) -> str:
+        try:
+            code = self._process.wait(1.0) if self._process is not None else None
+        except subprocess.TimeoutExpired:
+            return "its output closed"
+        if code is None or code >= 0:
+            return f"exit status {code}"
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+
+    def _tail(self) -> str:
+        if self._errors.closed:
+            return ""
+        self._errors.flush()
+        self._errors.seek(0)
+        text = self._errors.read().decode("utf-8", errors="replace")
+        return "\n".join(text.rstrip().splitlines()[-_DETAIL_LINES:])
+
+    def _named(self) -> str:
+        return f"the host worker of {self.identity.label}"
+
+
+def _refusal(failure: dict[str, Any], location: SpecLocation) -> SpecError:
+    """The generator's own error on the spec, at the entry its context names."""
+    message = str(failure.get("message", "the generator raised"))
+    file, line, entry = _located(message, location)
+    first = message.splitlines()[0] if message else "the generator raised"
+    return SpecError([Problem(file, entry, RAISED_RULE,
+                              f"the spec's generator refused it: {first}",
+                              "the generator's own message follows; it is the authority "
+                              "on its spec:\n" + message, line=line)])
+
+
+def _located(message: str, location: SpecLocation) -> tuple[SpecFile, str, int | None]:
+    """The spec file, entry and line torchgen's context names in `message` (else the
+    derivatives, unplaced)."""
+    for found in _LOCATED.finditer(message):
+        name = Path(found["path"]).name
+        for file in SpecFile:
+            if file.value == name:
+                rest = message[found.end():].lstrip(":").strip().splitlines()
+                return file, (rest[0].strip() if rest else ""), int(found["line"])
+    return SpecFile.DERIVATIVES, "", None

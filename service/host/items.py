@@ -1,0 +1,158 @@
+"""The generator's item functions, memoized: what the host path runs once per changed input.
+
+An item function turns one op's objects into its text (`gen_variable_type_func(fn)` is one
+op's VariableType kernels and registrations; `process_function(info, template)` one backward
+node). ITEM_FUNCTIONS names them per generator module; from torchgen 2.9.1 to 2.14.1 each one
+is a module-level function with the same name and arguments, which its module's generator
+looks up at call time, so replacing the module's attribute puts the memo in its way. What the
+list does not name runs whole, every generation, and `ItemMemo.stats` says so (a function of
+the list that a generator lacks is named as missing).
+
+A call's key is (the function's qualified name, its arguments' key: keys.py); its value is the
+item's return as JSON text, kept only when JSON gives it back exactly (str, int, float, bool,
+None, lists, dicts with str keys: every item of the list returns those). A hit returns a fresh
+copy, so a generator that extends a returned list cannot change the memo. A call whose
+arguments cannot be keyed, or whose value cannot be kept, runs whole each time (`unkept`).
+
+Standard library, xxhash and the generator only: this module runs in the host worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gradshard.service.host.keys import ArgumentKeys, KeyRefused
+
+__all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value"]
+
+# module of the spec's autograd generators → its item functions
+ITEM_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "gen_variable_type": ("gen_variable_type_func",),
+    "gen_autograd_functions": ("process_function",),
+    "gen_trace_type": ("method_definition", "method_registration"),
+    "gen_inplace_or_view_type": ("inplace_or_view_method_definition",
+                                 "inplace_or_view_method_registration"),
+    "gen_python_functions": ("method_impl", "method_def"),
+    "gen_view_funcs": ("process_function",),
+    "gen_variable_factories": ("process_function",),
+    "gen_annotated_fn_args": ("gen_annotated_args",),
+}
+
+
+@dataclass(frozen=True)
+class NewItem:
+    """A value this generation computed: the store keeps it under its key."""
+
+    function: str  # qualified: "gen_trace_type.method_definition"
+    key: str
+    value: str  # JSON text
+
+
+@dataclass
+class ItemStats:
+    """Per qualified function: calls served from the memo, run, and run whole because they
+    could not be kept; seconds keying and running; the listed functions the generator lacks."""
+
+    hits: Counter = field(default_factory=Counter)
+    runs: Counter = field(default_factory=Counter)
+    unkept: Counter = field(default_factory=Counter)
+    seconds_keying: float = 0.0
+    seconds_running: float = 0.0
+    missing: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"hits": dict(self.hits), "runs": dict(self.runs), "unkept": dict(self.unkept),
+                "seconds_keying": round(self.seconds_keying, 3),
+                "seconds_running": round(self.seconds_running, 3),
+                "missing": list(self.missing)}
+
+
+def encode_value(value: Any) -> str | None:
+    """The value as JSON text, or None when JSON would not give it back exactly."""
+    if not _plain(value):
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return True
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    return False
+
+
+class ItemMemo:
+    """The memo the item functions of one loaded generator consult."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}  # key → JSON text
+        self.new: list[NewItem] = []
+        self.stats = ItemStats()
+        self._keys = ArgumentKeys()
+
+    def begin_generation(self) -> None:
+        """Fresh argument keys (the last generation's objects are gone) and counts."""
+        self._keys = ArgumentKeys()
+        self.new = []
+        self.stats = ItemStats(missing=self.stats.missing)
+
+    def install(self, package: str) -> None:
+        """Wrap every listed function of the generator package's modules (imported already),
+        wherever a module of the package holds it."""
+        missing = []
+        for module_name, names in ITEM_FUNCTIONS.items():
+            module = sys.modules.get(f"{package}.{module_name}")
+            for name in names:
+                original = getattr(module, name, None) if module is not None else None
+                if not callable(original):
+                    missing.append(f"{module_name}.{name}")
+                    continue
+                self._replace(package, original, self._wrap(f"{module_name}.{name}", original))
+        self.stats.missing = tuple(missing)
+
+    def _replace(self, package: str, original: Callable, wrapper: Callable) -> None:
+        for module_name, module in list(sys.modules.items()):
+            if module_name == package or module_name.startswith(package + "."):
+                for attribute, value in vars(module).items():
+                    if value is original:
+                        setattr(module, attribute, wrapper)
+
+    def _wrap(self, qualified: str, function: Callable) -> Callable:
+        @functools.wraps(function)
+        def item(*args: Any, **kwargs: Any) -> Any:
+            return self.call(qualified, function, args, kwargs)
+
+        return item
+
+    def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+        began = time.perf_counter()
+        try:
+            key = self._keys.key(qualified, args, kwargs)
+        except KeyRefused:
+            key = None
+        keyed = time.perf_counter()
+        self.stats.seconds_keying += keyed - began
+        if key is not None and key in self.values:
+            self.stats.hits[qualified] += 1
+            return json.loads(self.values[key])
+        value = function(*args, **kwargs)
+        self.stats.seconds_running += time.perf_counter() - keyed
+        text = encode_value(value) if key is not None else None
+        if text is None:
+            self.stats.unkept[qualified] += 1
+            return value
+        self.stats.runs[qualified] += 1
+        self.values[key] = text
+        self.new.append(NewItem(qualified, key, text))
+        return value
+

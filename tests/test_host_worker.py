@@ -1,0 +1,156 @@
+"""The host worker (service/host/): the spec's own generator run in a process of gradshard's,
+its item functions memoized and its files captured, gives every file that release's
+generate_code writes, cold and warm, on every release from 2.9.1 to 2.14.1; its memo never
+serves an edited spec, template or item stale text; the generator's refusal is a spec error at
+its entry and a worker that dies is a GeneratorFailed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import xxhash
+from support.oracle import TreeOfTorchgen
+from support.releases import release_generator
+from support.specs import installed_torchgen, stage_packaged_spec
+
+from gradshard.cache.errors import GeneratorFailed
+from gradshard.pipeline.problems import SpecError, SpecFile
+from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.generator.identity import identify_generator
+from gradshard.service.host.client import RAISED_RULE, HostWorker
+from gradshard.service.host.items import ITEM_FUNCTIONS
+
+RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1")
+TIMEOUT = 600.0  # a generation takes ~10 s; the limit only guards the suite against a hang
+LISTED = sum(len(names) for names in ITEM_FUNCTIONS.values())
+
+
+def _digests(files: dict[str, bytes]) -> dict[str, str]:
+    return {name: xxhash.xxh3_128_hexdigest(data) for name, data in files.items()}
+
+
+def _flat(tree: TreeOfTorchgen) -> dict[str, str]:
+    """generate_code's files by name (the worker writes them flat), the first stage of
+    VariableType.cpp under templates/ as the worker names it."""
+    files = dict(tree.flat_files())
+    files.update({f"templates/{Path(path).name}": digest for path, digest in tree.files().items()
+                  if "/templates/" in path})
+    return files
+
+
+def _worker(spec: Path) -> HostWorker:
+    return HostWorker(identify_generator(locate_spec(str(spec))), TIMEOUT)
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+@pytest.mark.parametrize("version", RELEASES)
+def test_each_release_through_the_worker_is_its_generate_code(version, tmp_path):
+    """Cold (every item run) and warm (every item from the memo, every parse redone), each
+    release's packaged spec gives what its generate_code writes, byte for byte."""
+    torchgen = installed_torchgen() if version == "2.13.0" else release_generator(version)
+    spec = torchgen / "packaged"
+    theirs = TreeOfTorchgen(spec, torchgen.parent, tmp_path)  # runs meanwhile
+    with _worker(spec) as worker:
+        cold = worker.generate(locate_spec(str(spec)))
+        warm = worker.generate(locate_spec(str(spec)))
+    expected = _flat(theirs)
+    assert _digests(cold.files) == expected
+    assert _digests(warm.files) == expected
+    assert len(cold.items) > 20_000 and not warm.items  # every value kept, then every one served
+    assert sum(cold.stats["runs"].values()) == len(cold.items)
+    assert sum(warm.stats["hits"].values()) >= len(cold.items)
+    assert not cold.stats["missing"] and len(cold.stats["runs"]) == LISTED
+
+
+@pytest.mark.slow
+def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
+    """One worker, three generations of one spec copy: as copied, with a formula and a
+    template edited, and undone. Each equals torchgen's fresh run on that spec (torchgen's
+    own path-keyed parse caches and its cached template reads would serve the first text);
+    the edit recomputes only the items it reaches."""
+    pythonpath, spec = stage_packaged_spec(tmp_path / "spec")
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    template = spec / "autograd" / "templates" / "Functions.h"
+    pristine = {path: path.read_text() for path in (derivatives, template)}
+    edits = {derivatives: ("self: grad * self.cos().conj()", "self: grad * 2 * self.cos().conj()"),
+             template: ("namespace torch", "// host worker test\nnamespace torch")}
+    with _worker(spec) as worker:
+        first = worker.generate(locate_spec(str(spec)))
+        expected_first = _flat(TreeOfTorchgen(spec, pythonpath, tmp_path / "t0"))
+        for path, (old, new) in edits.items():
+            assert old in pristine[path]
+            path.write_text(pristine[path].replace(old, new, 1))
+        theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / "t1")
+        edited = worker.generate(locate_spec(str(spec)))
+        expected_edited = _flat(theirs)
+        for path, text in pristine.items():
+            path.write_text(text)
+        undone = worker.generate(locate_spec(str(spec)))
+    assert _digests(first.files) == expected_first
+    assert _digests(edited.files) == expected_edited != expected_first
+    assert _digests(undone.files) == expected_first
+    assert 0 < len(edited.items) < 20  # sin's node, kernels and bindings: not the whole spec
+    assert not undone.items  # the pristine spec's values are all still there
+
+
+def test_the_generators_refusal_is_a_spec_error_at_its_entry(tmp_path):
+    """torchgen refuses a derivative for an op native_functions.yaml lacks; the worker
+    answers it and goes on to the next generation."""
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    pristine = derivatives.read_text()
+    derivatives.write_text(pristine + "\n- name: no_such_op(Tensor self) -> Tensor\n"
+                                      "  self: grad\n")
+    with _worker(spec) as worker:
+        with pytest.raises(SpecError) as refused:
+            worker.generate(locate_spec(str(spec)))
+        derivatives.write_text(pristine)
+        again = worker.generate(locate_spec(str(spec)))
+    (problem,) = refused.value.problems
+    assert problem.rule == RAISED_RULE and problem.file == SpecFile.DERIVATIVES
+    assert "no_such_op" in problem.message + problem.hint
+    assert "Functions.h" in again.files
+
+
+def test_a_worker_that_dies_is_a_generator_failure(tmp_path):
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    worker = _worker(spec)
+    try:
+        os.kill(worker._process.pid, signal.SIGKILL)
+        with pytest.raises(GeneratorFailed) as failed:
+            worker.generate(locate_spec(str(spec)))
+    finally:
+        worker.close()
+    assert "host worker" in str(failed.value) and "killed by SIGKILL" in str(failed.value)
+
+
+def test_a_worker_past_its_time_limit_is_killed(tmp_path):
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    worker = HostWorker(identify_generator(locate_spec(str(spec))), TIMEOUT)
+    worker.timeout = 0.5  # a generation takes seconds
+    began = time.monotonic()
+    try:
+        with pytest.raises(GeneratorFailed) as failed:
+            worker.generate(locate_spec(str(spec)))
+    finally:
+        worker.close()
+    assert "within 0.5 s" in str(failed.value) and time.monotonic() - began < 30
+    assert worker._process is None
+
+
+def test_a_generator_missing_a_listed_item_runs_it_whole_and_names_it(tmp_path):
+    """A copy of the generators where trace's method_registration is renamed: the files are
+    still torchgen's, and the stats name the function the memo could not wrap."""
+    pythonpath, spec = stage_packaged_spec(tmp_path / "spec")
+    trace = spec / "autograd" / "gen_trace_type.py"  # a copy (stage_packaged_spec)
+    trace.write_text(trace.read_text().replace("method_registration", "method_registration_2"))
+    theirs = TreeOfTorchgen(spec, pythonpath, tmp_path)
+    with _worker(spec) as worker:
+        output = worker.generate(locate_spec(str(spec)))
+    assert output.stats["missing"] == ["gen_trace_type.method_registration"]
+    assert _digests(output.files) == _flat(theirs)
