@@ -94,7 +94,7 @@ def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
     assert _digests(first.files) == expected_first
     assert _digests(edited.files) == expected_edited != expected_first
     assert _digests(undone.files) == expected_first
-    assert 0 < len(edited.items) < 20  # sin's node, kernels and bindings: not the whole spec
+X
     assert not undone.items  # the pristine spec's values are all still there
 
 
