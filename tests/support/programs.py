@@ -13,6 +13,8 @@ from support.locks import machine_lock
 APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang",
                 "ld.lld": "lld", "redis-server": "redis-server", "node": "nodejs", "npm": "npm"}
 
+APT_TIMEOUT = 900  # seconds per apt-get command: a mirror that does not answer fails the test
+
 
 def install_programs(*programs: str) -> None:
     """Install the programs' Debian packages when they are missing (the suite installs what it
@@ -31,7 +33,12 @@ def _install(programs: tuple[str, ...]) -> None:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for command in (["apt-get", "update", "-q"],
                     ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]):
-        done = subprocess.run(prefix + command, capture_output=True, text=True, env=env)
+        try:
+            done = subprocess.run(prefix + command, capture_output=True, text=True, env=env,
+                                  timeout=APT_TIMEOUT)
+        except subprocess.TimeoutExpired as expired:
+            pytest.fail(f"cannot install {', '.join(missing)}: {' '.join(command)} did not "
+                        f"finish within {APT_TIMEOUT} s:\n{expired.stdout!r}{expired.stderr!r}")
         if done.returncode != 0:
             pytest.fail(f"cannot install {', '.join(missing)}: {' '.join(command)} failed:\n"
                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
