@@ -43,7 +43,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.errors import CompileError, GeneratorFailed
+from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError
@@ -52,9 +52,10 @@ from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cach
                                              files_left, outputs_match, sync_outputs)
 from gradshard.service.files.placement import Placement, index_names, placed_files
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import (UNCHECKED_STAMP, GeneratorCheck, GeneratorVerdict,
-                                               ServedTexts, failed_verdict, recorded_verdict,
-                                               served_files, settle, spec_hash, verdict_stamp)
+from gradshard.service.generator.check import (HOST_STAMP, UNCHECKED_STAMP, GeneratorCheck,
+                                               GeneratorVerdict, ServedTexts, failed_verdict,
+                                               host_verdict, recorded_verdict, served_files,
+                                               settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from gradshard.service.compile.driver import CompileOptions
     from gradshard.service.compile.report import CompileReport
     from gradshard.service.graph_run import DecodedInputs, GraphResult
+    from gradshard.service.host.generation import HostRun
 
 __all__ = ["build_and_compile"]
 
@@ -116,15 +118,21 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     """One attempt at the build, in order: inputs, up-to-date check, lease, graph run,
     generator check, outputs and record, compile, end."""
     started = time.perf_counter()
+    if request.on_host and options is not None:
+        raise UsageError("--generator-path host writes the files only, for now",
+                         "add --codegen-only, or compile on the ported path "
+                         "(--generator-path ported)")
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
     spec = spec_hash(fingerprint)
-    stamp = verdict_stamp(request.identity, request.check, spec, session.verdicts)
+    stamp = (HOST_STAMP if request.on_host
+             else verdict_stamp(request.identity, request.check, spec, session.verdicts))
     fingerprint.update(request.placement.words())
     fingerprint.update(request.generator_words(stamp))
     last = _up_to_date(request, session.open(), fingerprint, stamp)
-    # decoded before the lease: a file that is not text is a spec error, and no build
-    decoded = _decode(inputs) if last is None else None
+    # decoded before the lease: a file that is not text is a spec error, and no build (the
+    # host path reads the spec with the generator's own code)
+    decoded = _decode(inputs) if last is None and not request.on_host else None
     store = session.store
     build_id = store.begin_build(request.spec_key, request.out_key) if store is not None else 0
     done: FilesOutcome | None = None
@@ -175,12 +183,14 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
     """The build's files: up to date (`last`: no graph runs), else the graph's run, its
     generator check, `after_graph`, its files written and the build recorded. What the run
     computed stays staged until its files are written (the files of a save appear sooner)."""
-    if decoded is None:
-        assert last is not None
+    if last is not None:
         done = _files_up_to_date(request, session, last, spec, started)
         if after_graph is not None:
             after_graph(None)
         return None, done
+    if decoded is None:  # the host path (service/host/): the generator's own files
+        return None, _host_files(request, session, build_id, fingerprint, spec, started,
+                                 after_graph)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
     try:
         verdict, failure = _settle(request, session, run, spec)
@@ -194,6 +204,20 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
     fingerprint = {**fingerprint, **request.generator_words(stamp)}
     done = _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
     return run, replace(done, failure=failure)
+
+
+def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
+                fingerprint: dict[str, str], spec: str, started: float,
+                after_graph: Callable[[GraphResult | None], None] | None) -> FilesOutcome:
+    """The files of the spec's own generator, run by the session's worker, written and
+    recorded as the graph run's are."""
+    from gradshard.service.host.generation import generate_on_host
+
+    run = generate_on_host(request, session)
+    if after_graph is not None:
+        after_graph(None)
+    verdict = host_verdict(request.identity, request.check, spec)
+    return _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
 
 
 def _settle(request: BuildRequest, session: OpenCache, run: GraphResult,
@@ -219,12 +243,13 @@ def _run_graph(decoded: DecodedInputs, session: OpenCache, build_id: int, verify
 def _files_up_to_date(request: BuildRequest, session: OpenCache, last: LastBuild, spec: str,
                       started: float) -> FilesOutcome:
     mine = sorted(n for n in last.files if request.placement.owns(n))  # not another subset's
-    verdict = recorded_verdict(request.identity, request.check, spec, session.verdicts)
+    verdict = (host_verdict(request.identity, request.check, spec) if request.on_host
+               else recorded_verdict(request.identity, request.check, spec, session.verdicts))
     return FilesOutcome("up to date", WriteReport(unchanged=mine),
                         {"total": time.perf_counter() - started}, verdict, files=len(mine))
 
 
-def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResult,
+def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResult | HostRun,
                       verdict: GeneratorVerdict, build_id: int, fingerprint: dict[str, str],
                       started: float) -> FilesOutcome:
     """The files first (the real generator's where the check says so), then the cache's
@@ -248,7 +273,7 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
         _commit_what_ran(run)
         raise
     seconds = dict(run.seconds, write=time.perf_counter() - writing)
-    run.engine.finish()
+    run.finish()
     if store is not None:
         # the files left to another subset stay recorded (a later build may remove them)
         left = files_left(request.out, left_to_others)
@@ -275,12 +300,12 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
     return compile_generated(request, build_id, run, session, options, progress, verdict.real)
 
 
-def _commit_what_ran(run: GraphResult) -> None:
+def _commit_what_ran(run: GraphResult | HostRun) -> None:
     """Writing the files failed: what the build's tasks computed is still right, and is
     committed (a long-lived session would otherwise commit it with its next build); a failure
     of that commit gives way to the write's, which is what the user must see."""
     with contextlib.suppress(GradshardError, StoreDamaged):
-        run.engine.finish()
+        run.finish()
 
 
 def _load_placed(loader: ServedTexts, names: dict[str, str],

@@ -122,6 +122,10 @@ class GraphResult:
     def stats(self) -> EngineStats:
         return self.engine.stats
 
+    def finish(self) -> None:
+        """Commit what the run's engine staged."""
+        self.engine.finish()
+
     def load(self, names: list[str]) -> dict[str, str]:
         """The texts of these output files; a file gone from the cache is rebuilt."""
         files = self.files

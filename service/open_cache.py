@@ -23,6 +23,8 @@ from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.memory import Memory
+    from gradshard.service.generator.identity import GeneratorIdentity
+    from gradshard.service.host.client import HostWorker
 
 __all__ = ["OpenCache"]
 
@@ -48,6 +50,9 @@ class OpenCache:
     # this machine's generator verdicts (cache/store/verdicts.py): never in the cache
     # directory, opened only when a spec's generator is not a known one
     verdicts: VerdictLedger = field(default_factory=VerdictLedger)
+    # the host path's workers (service/host/client.py), by generator hash: warm for the
+    # session's life (the daemon's), closed with it
+    host_workers: dict[str, HostWorker] = field(default_factory=dict)
 
     def open(self) -> Store | None:
         if self.directory is not None and self.store is None:
@@ -80,10 +85,24 @@ class OpenCache:
             set_aside(self.store.path)
             self.store = None
 
+    def host_worker(self, identity: GeneratorIdentity, timeout: float) -> HostWorker:
+        """The session's worker for the generator, started on first use; one that failed
+        is replaced."""
+        from gradshard.service.host.client import HostWorker
+
+        worker = self.host_workers.get(identity.hash)
+        if worker is None or not worker.running:
+            worker = self.host_workers[identity.hash] = HostWorker(identity, timeout)
+        worker.timeout = timeout
+        return worker
+
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
         self.verdicts.close()
+        for worker in self.host_workers.values():
+            worker.close()
+        self.host_workers.clear()
 
     def recover(self, damage: StoreDamaged) -> None:
         """The store was found damaged: say so, and set it aside for an empty one."""

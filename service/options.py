@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "CONFIG", "FORMAT",
            "FORMATS",
            "GC", "GENERATOR",
-           "GENERATOR_MODES", "GENERATOR_TIMEOUT", "JSON", "LOGS",
+           "GENERATOR_MODES", "GENERATOR_PATHS", "GENERATOR_TIMEOUT", "JSON", "LOGS",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
            "add_options", "argument_settings", "compile_options", "daemon_serves",
@@ -135,6 +135,7 @@ def _try_dtype(value: str) -> str:
 TRY_TIMEOUT = 600.0
 # service/generator/check.py's (not imported: `daemon status` answers in milliseconds)
 GENERATOR_MODES = ("check", "strict", "skip")
+GENERATOR_PATHS = ("auto", "host", "ported")  # service/generator/check.py: GENERATOR_PATHS
 GENERATOR_TIMEOUT = 900.0
 
 
@@ -285,6 +286,12 @@ OPTIONS: tuple[Option, ...] = (
            "error, exit code 7: for CI) or skip (gradshard's files, unchecked, said in every "
            "summary)", metavar="MODE", parse=_one_of(GENERATOR_MODES), default="check",
            group="generator", forward=TEXT, match=True),
+    Option(("--generator-path",), "generator_path", "which code writes the files: host (the "
+           "spec's own generator, run by gradshard's worker with its item functions memoized: "
+           "exact on any generator; --codegen-only for now), ported (gradshard's renderers, for "
+           "the generators they reproduce) or auto (the default: ported)", metavar="PATH",
+           parse=_one_of(GENERATOR_PATHS), default="auto", group="generator", forward=TEXT,
+           match=True),
     Option(("--generator-timeout",), "generator_timeout", "the spec's generator's time limit "
            f"(default {GENERATOR_TIMEOUT:.0f} s); past it the build fails with exit code 8",
            _commands(BUILDING, GENERATOR), metavar="SECONDS", parse=float,
@@ -402,7 +409,8 @@ def generator_check_of(args: argparse.Namespace, later: bool = False) -> Generat
     """How the build checks the spec's generator (service/generator/check.py)."""
     from gradshard.service.generator.check import GeneratorCheck
 
-    return GeneratorCheck(args.generator_check, args.generator_timeout, later)
+    return GeneratorCheck(args.generator_check, args.generator_timeout, later,
+                          args.generator_path)
 
 
 def placement_of(args: argparse.Namespace) -> Placement:

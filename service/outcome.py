@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 from gradshard.service.files.outputs import WriteReport
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict
+from gradshard.service.generator.check import HOST, GeneratorCheck, GeneratorVerdict
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 
 if TYPE_CHECKING:
@@ -47,11 +47,21 @@ class BuildRequest:
         return cls(location, out, placement, verify, str(location.root.resolve()),
                    str(out.resolve()), check, identify_generator(location))
 
+    @property
+    def on_host(self) -> bool:
+        """Whether the spec's own generator writes the files (service/host/); `auto` takes
+        the ported path until the host path compiles (issue 48, point 4)."""
+        return self.check.path == HOST
+
     def generator_words(self, stamp: str) -> dict[str, str]:
-        """What the build's fingerprint adds of its generator: which one, how it is checked
-        and what this machine found (service/generator/check.py: verdict_stamp)."""
-        return {"generator": self.identity.hash, "generator-check": self.check.mode,
-                "generator-verdicts": stamp}
+        """What the build's fingerprint adds of its generator: which one, how it is checked,
+        what this machine found (service/generator/check.py: verdict_stamp) and which path
+        wrote the files."""
+        words = {"generator": self.identity.hash, "generator-check": self.check.mode,
+                 "generator-verdicts": stamp}
+        if self.on_host:  # the ported path's words stay as they were: its builds up to date
+            words["generator-path"] = HOST
+        return words
 
 
 @dataclass(frozen=True)

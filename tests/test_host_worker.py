@@ -21,8 +21,9 @@ from gradshard.cache.errors import GeneratorFailed
 from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.identity import identify_generator
-from gradshard.service.host.client import RAISED_RULE, HostWorker
+from gradshard.service.host.client import HostWorker
 from gradshard.service.host.items import ITEM_FUNCTIONS
+from gradshard.service.report.rules import GENERATOR_RAISED_RULE
 
 RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1")
 TIMEOUT = 600.0  # a generation takes ~10 s; the limit only guards the suite against a hang
@@ -112,7 +113,7 @@ def test_the_generators_refusal_is_a_spec_error_at_its_entry(tmp_path):
         derivatives.write_text(pristine)
         again = worker.generate(locate_spec(str(spec)))
     (problem,) = refused.value.problems
-    assert problem.rule == RAISED_RULE and problem.file == SpecFile.DERIVATIVES
+    assert problem.rule == GENERATOR_RAISED_RULE and problem.file == SpecFile.DERIVATIVES
     assert "no_such_op" in problem.message + problem.hint
     assert "Functions.h" in again.files
 

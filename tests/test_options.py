@@ -78,6 +78,7 @@ def samples(root: Path) -> dict[str, Sample]:
         "try_dtype": Sample(["--try-dtype", "float64"], ["float64"]),
         "generator_check": Sample(["--generator-check", "strict"], "strict"),
         "generator_timeout": Sample(["--generator-timeout", "30"], 30.0),
+        "generator_path": Sample(["--generator-path", "host"], "host"),
     }
 
 
@@ -282,11 +283,14 @@ def test_what_a_daemon_need_not_match(root):
 
 def test_the_generator_options_are_the_checks_own():
     """options.py repeats check.py's modes and default (it imports nothing heavy): the same."""
-    from gradshard.service.generator.check import DEFAULT_TIMEOUT, GENERATOR_MODES
+    from gradshard.service.generator.check import (DEFAULT_TIMEOUT, GENERATOR_MODES,
+                                                   GENERATOR_PATHS)
     from gradshard.service.options import GENERATOR_MODES as OPTION_MODES
+    from gradshard.service.options import GENERATOR_PATHS as OPTION_PATHS
     from gradshard.service.options import GENERATOR_TIMEOUT
 
     assert OPTION_MODES == GENERATOR_MODES and GENERATOR_TIMEOUT == DEFAULT_TIMEOUT
+    assert OPTION_PATHS == GENERATOR_PATHS
 
 
 def test_every_option_has_a_sample(root):
@@ -337,7 +341,8 @@ DAEMON_READS = {"spec": lambda config: str(config.location.root),
                 "codegen_only": lambda config: config.codegen_only,
                 "settle": lambda config: config.settle * 1000,
                 "generator_check": lambda config: config.generator.mode,
-                "generator_timeout": lambda config: config.generator.timeout}
+                "generator_timeout": lambda config: config.generator.timeout,
+                "generator_path": lambda config: config.generator.path}
 
 
 def daemon_value(option: Option, sample: Sample):

@@ -4,6 +4,10 @@
 reads those from the manifests table directly), the entry stamps of each spec file (for
 `affected`: which entries changed), and the build's index (every output file, and the
 generated code of every node and binding, by hash).
+
+A build on the host path (service/host/) keeps a HostManifest instead: the inputs, and its
+HostIndex (every output file, and every item value its generation used, by hash), from which
+the next build's fresh worker gets its memo.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from gradshard.pipeline.parse.spec import entry_label
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Record, Text, content_hash
 
-__all__ = ["ENTRY_STAMPS", "EntryStamp", "EntryStamps", "Manifest"]
+__all__ = ["ENTRY_STAMPS", "EntryStamp", "EntryStamps", "HostIndex", "HostManifest", "Manifest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +54,21 @@ class Manifest(Record):
     inputs: tuple[tuple[str, str], ...]  # input name → hash (see service/files/inputs.py)
     entries: tuple[str, ...]  # EntryStamps of each spec file, by hash
     index: str  # the BuildIndex
+
+
+@dataclass(frozen=True, slots=True)
+class HostIndex(Record):
+    """What a host-path generation made: its generator (hash), every file (name → text
+    hash) and every item value it used (item key → value hash, blob_hash "text")."""
+
+    generator: str
+    files: tuple[tuple[str, str], ...]
+    items: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HostManifest(Record):
+    spec: str
+    layout: str
+    inputs: tuple[tuple[str, str], ...]  # input name → hash (see service/files/inputs.py)
+    index: str  # the HostIndex

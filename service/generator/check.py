@@ -35,13 +35,20 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
-__all__ = ["CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GeneratorCheck", "GeneratorVerdict",
-           "LoadsTexts", "SKIP", "SPEC_CHANGED", "STRICT", "ServedTexts", "State",
-           "UNCHECKED_STAMP", "check_now", "complete", "failed_verdict", "real_texts",
-           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
+__all__ = ["AUTO", "CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GENERATOR_PATHS", "HOST",
+           "HOST_STAMP", "PORTED", "GeneratorCheck", "GeneratorVerdict", "LoadsTexts", "SKIP",
+           "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED_STAMP", "check_now",
+           "complete", "failed_verdict", "host_verdict", "real_texts", "recorded_verdict",
+           "served_files", "settle", "spec_hash", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
+# which code writes a build's files (`--generator-path`): the spec's own generator, run by
+# gradshard's worker (service/host/); gradshard's renderers (the ported path); or auto, the
+# ported path for now (the host path does not compile yet: issue 48, point 4)
+HOST, PORTED, AUTO = "host", "ported", "auto"
+GENERATOR_PATHS = (AUTO, HOST, PORTED)
+HOST_STAMP = "host"  # a host build's verdict stamp: its files are the generator's own
 DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~5 s on 2 cores
 # the stamp of a spec not yet checked (State.UNCHECKED is "no generator"): never up to date
 UNCHECKED_STAMP = "unchecked"
@@ -58,21 +65,27 @@ class State:
     DIFFERS = "differs"  # run and compared: the differing files served from it
     PENDING = "pending"  # the daemon checks in the background
     FAILED = "failed"  # the generator failed (raised, exited, killed, timed out): unverified
+    HOST = "host"  # the host path: the files are the generator's own (service/host/)
 
 
 @dataclass(frozen=True)
 class GeneratorCheck:
-    """How a build checks its generator: the mode, the generator's time limit, and whether
-    the check may wait until after the files are written (the daemon's `later`)."""
+    """How a build checks its generator: the mode, the generator's time limit, whether the
+    check may wait until after the files are written (the daemon's `later`), and which path
+    writes the files (`path`, one of GENERATOR_PATHS)."""
 
     mode: str = CHECK
     timeout: float = DEFAULT_TIMEOUT
     later: bool = False
+    path: str = AUTO
 
     def __post_init__(self) -> None:
         if self.mode not in GENERATOR_MODES:
             raise UsageError(f"--generator-check {self.mode}: not a mode",
                              "one of " + ", ".join(GENERATOR_MODES))
+        if self.path not in GENERATOR_PATHS:
+            raise UsageError(f"--generator-path {self.path}: not a path",
+                             "one of " + ", ".join(GENERATOR_PATHS))
         if not self.timeout > 0:
             raise UsageError(f"--generator-timeout {self.timeout}: not a positive number of "
                              "seconds", f"e.g. {int(DEFAULT_TIMEOUT)}")
@@ -114,6 +127,8 @@ class GeneratorVerdict:
                            f"checked in the background",
             State.FAILED: f"generator: {name}, not known; it failed, gradshard's files are "
                           f"unverified: {self.failure}",
+            State.HOST: f"generator: {name}, run on the host path (its own code wrote every "
+                        f"file)",
         }[self.state]
 
     def to_json(self) -> dict:
@@ -205,6 +220,12 @@ def check_now(identity: GeneratorIdentity, location: SpecLocation, spec: str,
         ledger.mark_reported(identity.hash, spec)
     return replace(verdict, report=report, checked=tuple(sorted(ours)),
                    seconds=time.perf_counter() - started)
+
+
+def host_verdict(identity: GeneratorIdentity, check: GeneratorCheck,
+                 spec: str) -> GeneratorVerdict:
+    """A host-path build's: the generator wrote the files itself."""
+    return GeneratorVerdict(identity, check.mode, State.HOST, spec)
 
 
 def recorded_verdict(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,

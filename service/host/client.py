@@ -29,20 +29,21 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping
 
 from gradshard.cache.errors import GeneratorFailed
+from gradshard.cache.store.database import blob_hash
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
+from gradshard.service.report.rules import GENERATOR_RAISED_RULE
 from gradshard.service.generator.runner import (check_runnable, end_group,
                                                 generator_environment)
 from gradshard.service.host.items import NewItem
 
-__all__ = ["HASH_SEED", "HostOutput", "HostWorker", "RAISED_RULE"]
+__all__ = ["HASH_SEED", "HostOutput", "HostWorker"]
 
 HASH_SEED = "0"
-RAISED_RULE = "generator.raised"
 _WORKER_MODULE = "gradshard.service.host.worker"
 _DETAIL_LINES = 20
 _READ_BYTES = 1 << 20
@@ -54,10 +55,11 @@ _LOCATED = re.compile(r"(?P<path>[^\s:]+\.yaml):(?P<line>\d+)")
 @dataclass(frozen=True)
 class HostOutput:
     """One generation: every file by its posix name, the item values it computed (for the
-    store), its item counts and the worker's seconds."""
+    store), the keys of every value it used, its item counts and the worker's seconds."""
 
     files: dict[str, bytes]
     items: tuple[NewItem, ...]
+    used: dict[str, str]  # item key → the hash of its value (blob_hash "text")
     stats: dict[str, Any]
     seconds: float
 
@@ -70,6 +72,7 @@ class HostWorker:
         self.identity = identity
         self.timeout = timeout
         self.generations = 0
+        self.value_hashes: dict[str, str] = {}  # what the worker's memo holds, by key
         self._scratch = Path(tempfile.mkdtemp(prefix="gradshard-worker-")).absolute()
         self._errors = open(self._scratch / "stderr", "w+b")
         self._process = self._start()
@@ -92,22 +95,36 @@ class HostWorker:
                                   hint=f"check {sys.executable}") from None
 
     def generate(self, location: SpecLocation,
-                 remember: Sequence[tuple[str, str]] = ()) -> HostOutput:
+                 remember: Mapping[str, tuple[str, str]] | None = None) -> HostOutput:
         """Every file the generator writes for the spec at `location`; `remember` adds
-        values to the worker's memo first (the store's, for a fresh worker)."""
+        values to the worker's memo first (key → (its hash, its JSON text): the store's, for
+        a fresh worker)."""
+        remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
-                   "layout": location.layout, "remember": [list(pair) for pair in remember]}
+                   "layout": location.layout,
+                   "remember": [[key, text] for key, (_, text) in remember.items()]}
+        self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
         answer = self._answer("generating")
         self.generations += 1
         if "failure" in answer:
             raise _refusal(answer["failure"], location)
         try:
-            return HostOutput({name: text.encode("utf-8") for name, text in answer["files"].items()},
-                              tuple(NewItem(*item) for item in answer["items"]),
-                              answer["stats"], float(answer["seconds"]))
+            return self._output(answer)
         except (KeyError, TypeError, ValueError) as error:
             raise self._failed(f"answered what gradshard cannot read ({error})") from None
+
+    def _output(self, answer: dict[str, Any]) -> HostOutput:
+        items = tuple(NewItem(*item) for item in answer["items"])
+        self.value_hashes.update((item.key, blob_hash("text", item.value.encode("utf-8")))
+                                 for item in items)
+        used = {key: self.value_hashes[key] for key in answer["used"]}
+        files = {name: text.encode("utf-8") for name, text in answer["files"].items()}
+        return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]))
+
+    @property
+    def running(self) -> bool:
+        return getattr(self, "_process", None) is not None
 
     def close(self) -> None:
         process = getattr(self, "_process", None)
@@ -156,11 +173,15 @@ class HostWorker:
         return answer
 
     def _read_line(self, doing: str) -> bytes:
+        """One line of the worker's answers (a generation's is tens of megabytes: read in
+        chunks, each searched alone for the line's end)."""
         deadline = time.monotonic() + self.timeout
         stream = self._process.stdout
+        chunks = [self._pending] if self._pending else []
+        end = self._pending.find(b"\n")
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
-            while b"\n" not in self._pending:
+            while end < 0:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
                     raise self._failed(f"did not finish {doing} within {self.timeout:g} s",
@@ -168,9 +189,13 @@ class HostWorker:
                 chunk = os.read(stream.fileno(), _READ_BYTES)
                 if not chunk:
                     raise self._failed(f"ended while {doing} ({self._ending()})")
-                self._pending += chunk
-        line, _, self._pending = self._pending.partition(b"\n")
-        return line
+                chunks.append(chunk)
+                found = chunk.find(b"\n")
+                if found >= 0:
+                    end = sum(len(c) for c in chunks) - len(chunk) + found
+        data = b"".join(chunks)
+        self._pending = data[end + 1:]
+        return data[:end]
 
     def _failed(self, what: str, detail: str = "", hint: str = "") -> GeneratorFailed:
         """The worker is done for: killed, and its failure said with its last error lines."""
@@ -212,7 +237,7 @@ def _refusal(failure: dict[str, Any], location: SpecLocation) -> SpecError:
     message = str(failure.get("message", "the generator raised"))
     file, line, entry = _located(message, location)
     first = message.splitlines()[0] if message else "the generator raised"
-    return SpecError([Problem(file, entry, RAISED_RULE,
+    return SpecError([Problem(file, entry, GENERATOR_RAISED_RULE,
                               f"the spec's generator refused it: {first}",
                               "the generator's own message follows; it is the authority "
                               "on its spec:\n" + message, line=line)])

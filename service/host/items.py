@@ -97,6 +97,7 @@ class ItemMemo:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}  # key → JSON text
         self.new: list[NewItem] = []
+        self.used: set[str] = set()  # the keys this generation looked up and found or made
         self.stats = ItemStats()
         self._keys = ArgumentKeys()
 
@@ -104,6 +105,7 @@ class ItemMemo:
         """Fresh argument keys (the last generation's objects are gone) and counts."""
         self._keys = ArgumentKeys()
         self.new = []
+        self.used = set()
         self.stats = ItemStats(missing=self.stats.missing)
 
     def install(self, package: str) -> None:
@@ -143,6 +145,7 @@ class ItemMemo:
         keyed = time.perf_counter()
         self.stats.seconds_keying += keyed - began
         if key is not None and key in self.values:
+            self.used.add(key)
             self.stats.hits[qualified] += 1
             return json.loads(self.values[key])
         value = function(*args, **kwargs)
@@ -152,6 +155,7 @@ class ItemMemo:
             self.stats.unkept[qualified] += 1
             return value
         self.stats.runs[qualified] += 1
+        self.used.add(key)
         self.values[key] = text
         self.new.append(NewItem(qualified, key, text))
         return value

@@ -11,12 +11,13 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 
     {"request": "generate", "spec": ROOT, "layout": "packaged"|"checkout",
      "remember": [[KEY, VALUE], ...]}
-        → {"files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...], "stats": {...},
-           "seconds": S}
+        → {"files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...], "used": [KEY, ...],
+           "stats": {...}, "seconds": S}
         | {"failure": {"message": ..., "traceback": ...}}
 
 `remember` adds memo values (the store's, for a fresh worker); `items` are the values this
-generation computed, for the store. A generation runs generate_code's autograd part
+generation computed, for the store, and `used` the keys of every value it used (what the
+build's index keeps; a value no build uses any more is the store's garbage). A generation runs generate_code's autograd part
 (driver.run_generators) after clearing every parse cache torchgen keeps in module globals
 (`_GLOBAL_…_CACHE` dicts, functools caches): they are keyed by path, and the spec's files at
 that path may have changed since the last generation. Whatever the generator raises,
@@ -66,6 +67,7 @@ class Worker:
         run_generators(self.modules, root, layout, self.out)
         return {"files": self.captured.files,
                 "items": [[item.function, item.key, item.value] for item in self.memo.new],
+                "used": sorted(self.memo.used),
                 "stats": self.memo.stats.to_json(),
                 "seconds": round(time.perf_counter() - began, 3)}
 

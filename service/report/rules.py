@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 __all__ = ["CACHE_DAMAGED_RULE", "COMPILE_FAILED_RULE", "COMPILE_RULE", "ERROR_RULE",
-           "GENERATOR_FAILED_RULE", "GENERATOR_RULE", "LEFT_OUT_RULE", "RULES", "Rule",
+           "GENERATOR_FAILED_RULE", "GENERATOR_RAISED_RULE", "GENERATOR_RULE", "LEFT_OUT_RULE", "RULES", "Rule",
            "SECTIONS", "USAGE", "USAGE_RULE", "VERIFY_RULE", "anchor_of", "plain", "rule_of"]
 
 USAGE = "docs/usage.md"
@@ -27,6 +27,7 @@ COMPILE_RULE = "compile.error"
 COMPILE_FAILED_RULE = "compile.failed"
 GENERATOR_RULE = "generator.differs"
 GENERATOR_FAILED_RULE = "generator.failed"
+GENERATOR_RAISED_RULE = "generator.raised"
 VERIFY_RULE = "cache.disagreement"
 CACHE_DAMAGED_RULE = "cache.damaged"
 ERROR_RULE = "gradshard.error"
@@ -530,6 +531,11 @@ _FAILURES = _section(
          (GENERATOR_FAILED_RULE, "the spec's generator failed"),
          help="Read the generator's error (its last lines are in the text report) and correct "
               "the generator or the spec it failed on."),
+    _row("the spec's own generator refused the spec on the host path (`--generator-path "
+         "host`), at the entry its message names (nothing was written)",
+         (GENERATOR_RAISED_RULE, "the spec's generator refused the spec"),
+         help="The generator is the authority on its spec: correct the entry its message "
+              "names (the message is the generator's own, in the text report)."),
     _row("`build --verify` found cached results that disagree with a fresh run of their task "
          "(the rows were rewritten)",
          (VERIFY_RULE, "cached results disagree with their task"),

@@ -1,0 +1,130 @@
+"""A build's files on the host path: the spec's own generator, run by the session's worker for
+it (service/open_cache.py: host_worker), its memo primed from the store when the worker is
+fresh; what the generation made is kept with the build (`HostRun.record`).
+
+The store keeps, per build, a HostManifest naming a HostIndex (cache/graph/manifest.py): the
+generator's hash, every file's text hash and every item value the generation used (item key
+→ value hash). The item values are blobs of JSON text, each checked against its hash when
+read, and handed to a fresh worker as data (its memo), never run. A fresh worker gets the
+values of the last host build of the same spec by the same generator: into this --out if
+there was one, else into any; a CLI build is one fresh worker, the daemon keeps its worker
+warm and primes it once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gradshard.cache.engine.codec import decode, encode
+from gradshard.cache.engine.stats import EngineStats
+from gradshard.cache.graph.manifest import HostIndex, HostManifest
+from gradshard.cache.store.database import Store, blob_hash
+from gradshard.service.host.client import HostOutput
+from gradshard.service.open_cache import OpenCache
+from gradshard.service.outcome import BuildRequest
+
+__all__ = ["HostRun", "generate_on_host"]
+
+
+@dataclass
+class HostRun:
+    """One host-path generation, for the build to write and record: the files by name (text
+    hashes, as builds record them), their texts, and what the worker ran and reused."""
+
+    generator: str
+    layout: str
+    output: HostOutput
+    seconds: dict[str, float]
+    files: dict[str, str] = field(init=False)
+    nodes: int = 0  # the host path does not count nodes yet
+
+    def __post_init__(self) -> None:
+        self.files = {name: blob_hash("text", data) for name, data in self.output.files.items()}
+
+    @property
+    def stats(self) -> EngineStats:
+        """Item calls by qualified function: run (`run`), served from the memo (`reused`)."""
+        stats = self.output.stats
+        return EngineStats(run=Counter(stats.get("runs", {})),
+                           reused=Counter(stats.get("hits", {})),
+                           seconds=Counter(self.seconds))
+
+    def load(self, names: list[str]) -> dict[str, str]:
+        return {name: self.output.files[name].decode("utf-8") for name in names}
+
+    def finish(self) -> None:
+        """Nothing staged: record() writes what the generation made."""
+
+    def record(self, store: Store, build_id: int, spec: str, out: str,
+               fingerprint: dict[str, str], files: dict[str, str]) -> None:
+        """Keep the new item values, the index and the manifest; gc keeps what the manifest
+        reaches (the index, and through it every value the generation used)."""
+        for item in self.output.items:
+            store.put_blob(self.output.used[item.key], "text", item.value.encode("utf-8"))
+        index = HostIndex(self.generator, tuple(sorted(self.files.items())),
+                          tuple(sorted(self.output.used.items())))
+        index_name = _put(store, index)
+        store.put_refs(index_name, sorted(set(self.output.used.values())))
+        manifest = HostManifest(spec, self.layout, tuple(sorted(fingerprint.items())),
+                                index_name)
+        manifest_name = _put(store, manifest)
+        store.put_refs(manifest_name, [index_name])
+        store.flush(build_id)
+        store.set_manifest(spec, out, build_id, fingerprint, files, manifest_name)
+
+
+def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
+    """The spec's files, as its own generator writes them."""
+    began = time.perf_counter()
+    worker = session.host_worker(request.identity, request.check.timeout)
+    store = session.open()
+    remember = (_remembered(store, request)
+                if worker.generations == 0 and store is not None else {})
+    primed = time.perf_counter()
+    output = worker.generate(request.location, remember)
+    seconds = {"prime": primed - began, "generate": time.perf_counter() - primed}
+    return HostRun(request.identity.hash, request.location.layout, output, seconds)
+
+
+def _remembered(store: Store, request: BuildRequest) -> dict[str, tuple[str, str]]:
+    """The item values of the last host build of this spec by this generator (key → (value
+    hash, JSON text)); a value whose blob is gone or damaged is left out (the item runs)."""
+    index = _last_index(store, request)
+    if index is None:
+        return {}
+    found = store.blobs(sorted({digest for _, digest in index.items}))
+    return {key: (digest, found[digest].data.decode("utf-8")) for key, digest in index.items
+            if digest in found and found[digest].codec == "text"}
+
+
+def _last_index(store: Store, request: BuildRequest) -> HostIndex | None:
+    for last in (store.last_build(request.spec_key, request.out_key),
+                 store.latest_manifest(spec=request.spec_key)):
+        if last is None:
+            continue
+        manifest = _read(store, last.manifest, HostManifest)
+        index = _read(store, manifest.index, HostIndex) if manifest is not None else None
+        if index is not None and index.generator == request.identity.hash:
+            return index
+    return None
+
+
+def _read(store: Store, name: str, kind: type) -> object | None:
+    """The record `name` as `kind`, or None: gone, damaged, or another kind of record (a
+    ported build's manifest)."""
+    blob = store.blobs([name]).get(name)
+    if blob is None or blob.codec != "json:" + kind.__name__:
+        return None
+    try:
+        return decode(blob, kind)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def _put(store: Store, record: HostIndex | HostManifest) -> str:
+    codec, data = encode(record)
+    name = blob_hash(codec, data)
+    store.put_blob(name, codec, data)
+    return name
