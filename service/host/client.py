@@ -233,10 +233,10 @@ class HostWorker:
 
 
 def _refusal(failure: dict[str, Any], location: SpecLocation) -> SpecError:
-    """The generator's own error on the spec, at the entry its context names."""
-    message = str(failure.get("message", "the generator raised"))
-    file, line, entry = _located(message, location)
-    first = message.splitlines()[0] if message else "the generator raised"
+    """The generator's own error on the spec, at the entry it names."""
+    message = str(failure.get("message", "")) or "the generator raised"
+    file, entry, line = _located(message, location)
+    first = message.splitlines()[0]
     return SpecError([Problem(file, entry, GENERATOR_RAISED_RULE,
                               f"the spec's generator refused it: {first}",
                               "the generator's own message follows; it is the authority "
@@ -244,12 +244,34 @@ def _refusal(failure: dict[str, Any], location: SpecLocation) -> SpecError:
 
 
 def _located(message: str, location: SpecLocation) -> tuple[SpecFile, str, int | None]:
-    """The spec file, entry and line torchgen's context names in `message` (else the
-    derivatives, unplaced)."""
+    """The spec file, entry and line of what the generator was working on: the location
+    torchgen's context puts in the message (`in native_functions.yaml line …yaml:LINE`), else
+    the entry whose schema the message quotes (load_derivatives names the schema it could not
+    match), else the derivatives unplaced."""
     for found in _LOCATED.finditer(message):
         name = Path(found["path"]).name
         for file in SpecFile:
             if file.value == name:
                 rest = message[found.end():].lstrip(":").strip().splitlines()
                 return file, (rest[0].strip() if rest else ""), int(found["line"])
+    for file, key in ((SpecFile.DERIVATIVES, "- name:"), (SpecFile.NATIVE_FUNCTIONS, "- func:")):
+        quoted = _quoted_entry(message, location, file, key)
+        if quoted is not None:
+            return (file, *quoted)
     return SpecFile.DERIVATIVES, "", None
+
+
+def _quoted_entry(message: str, location: SpecLocation, file: SpecFile,
+                  key: str) -> tuple[str, int] | None:
+    """The longest entry of `file` whose schema the message quotes, and its line."""
+    try:
+        lines = location.path_of(file).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    best: tuple[str, int] | None = None
+    for number, text in enumerate(lines, 1):
+        if text.startswith(key):
+            schema = text[len(key):].strip()
+            if schema and schema in message and (best is None or len(schema) > len(best[0])):
+                best = (schema, number)
+    return best

@@ -1,0 +1,104 @@
+"""`gradshard build --generator-path host`: every release's packaged spec, from 2.9.1 to
+2.14.1, built by its own generator through gradshard's worker, is byte for byte what that
+release's generate_code writes; a chain of edits, each built by a fresh process from the
+cache's item values, is too; a no-op build is up to date; the spec copied elsewhere is its own
+spec; the generator's refusal is exit 1 at its entry, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import xxhash
+from support.compile import run_build
+from support.oracle import TreeOfTorchgen
+from support.releases import release_generator
+from support.spec_edits import ALL_EDITS, apply_edits, chain
+from support.specs import installed_torchgen, stage_packaged_spec
+
+RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1")
+# the releases whose spec takes a chain of edits (the issue: two in CI)
+CHAINED = ("2.9.1", "2.14.1")
+HOST = ("--codegen-only", "--generator-path", "host")
+
+
+def _torchgen(version: str) -> Path:
+    return installed_torchgen() if version == "2.13.0" else release_generator(version)
+
+
+def _written(out: Path) -> dict[str, str]:
+    return {path.name: xxhash.xxh3_128_hexdigest(path.read_bytes())
+            for path in out.iterdir() if path.is_file()}
+
+
+def _host_build(capsys, spec: Path, out: Path, cache: Path) -> dict:
+    code, report, err = run_build(capsys, spec, out, cache, *HOST)
+    assert code == 0, err
+    assert "run on the host path" in report["generator"]["summary"]
+    return report
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+@pytest.mark.parametrize("version", RELEASES)
+def test_each_release_builds_its_generate_code_on_the_host_path(version, capsys, tmp_path):
+    spec = _torchgen(version) / "packaged"
+    theirs = TreeOfTorchgen(spec, spec.parent.parent, tmp_path)  # runs meanwhile
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    first = _host_build(capsys, spec, out, cache)
+    assert _written(out) == theirs.flat_files()
+    again = _host_build(capsys, spec, out, cache)
+    assert first["status"] == "built" and again["status"] == "up to date"
+
+
+@pytest.mark.releases
+@pytest.mark.slow
+@pytest.mark.parametrize("version", CHAINED)
+def test_a_chain_of_edits_on_the_host_path_is_torchgen_at_each_step(version, capsys, tmp_path):
+    """Each step is a fresh process: its worker's memo comes from the cache (the last host
+    build's values), so only the items the step's edits reach run."""
+    pythonpath, spec = stage_packaged_spec(tmp_path / "spec", _torchgen(version))
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    first = _host_build(capsys, spec, out, cache)
+    items = sum(first["tasks"]["run"].values())
+    steps = chain(spec, ALL_EDITS)
+    assert len(steps) == 3 and sum(map(len, steps)) >= 10, steps
+    for number, names in enumerate(steps):
+        for name in names:
+            apply_edits(spec, ALL_EDITS[name])
+        theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / f"step{number}")
+        report = _host_build(capsys, spec, out, cache)
+        assert _written(out) == theirs.flat_files(), names
+        ran = sum(report["tasks"]["run"].values())
+        assert 0 < ran < items / 4, (names, ran)
+
+
+@pytest.mark.slow
+def test_the_spec_copied_elsewhere_is_its_own_spec(capsys, tmp_path):
+    """torchgen prints its templates' path relative to itself: a copy of the spec with its
+    generator beside it elsewhere writes other `@generated` lines, as generate_code there
+    would; the copy's first build primes nothing from the other's (another spec)."""
+    pythonpath, spec = stage_packaged_spec(tmp_path / "a")
+    theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / "t")
+    cache = tmp_path / "cache"
+    _host_build(capsys, installed_torchgen() / "packaged", tmp_path / "out0", cache)
+    _host_build(capsys, spec, tmp_path / "out", cache)
+    assert _written(tmp_path / "out") == theirs.flat_files()
+
+
+def test_the_generators_refusal_writes_nothing_and_exits_1(capsys, tmp_path):
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    derivatives = spec / "autograd" / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text() + "\n- name: no_such_op(Tensor self) -> "
+                                                      "Tensor\n  self: grad\n")
+    out = tmp_path / "out"
+    code, _, err = run_build(capsys, spec, out, tmp_path / "cache", *HOST)
+    assert code == 1 and "generator.raised" in err and "no_such_op" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_host_path_needs_codegen_only_for_now(capsys, tmp_path):
+    code, _, err = run_build(capsys, installed_torchgen() / "packaged", tmp_path / "out",
+                             tmp_path / "cache", "--generator-path", "host")
+    assert code == 2 and "--codegen-only" in err
+
