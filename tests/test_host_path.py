@@ -60,7 +60,7 @@ def test_a_chain_of_edits_on_the_host_path_is_torchgen_at_each_step(version, cap
     pythonpath, spec = stage_packaged_spec(tmp_path / "spec", _torchgen(version))
     out, cache = tmp_path / "out", tmp_path / "cache"
     first = _host_build(capsys, spec, out, cache)
-    items = sum(first["tasks"]["run"].values())
+    items = first["tasks"]["run"]
     steps = chain(spec, ALL_EDITS)
     assert len(steps) == 3 and sum(map(len, steps)) >= 10, steps
     for number, names in enumerate(steps):
@@ -69,7 +69,7 @@ def test_a_chain_of_edits_on_the_host_path_is_torchgen_at_each_step(version, cap
         theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / f"step{number}")
         report = _host_build(capsys, spec, out, cache)
         assert _written(out) == theirs.flat_files(), names
-        ran = sum(report["tasks"]["run"].values())
+        ran = report["tasks"]["run"]
         assert 0 < ran < items / 4, (names, ran)
 
 
