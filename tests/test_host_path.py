@@ -6,11 +6,14 @@ spec; the generator's refusal is exit 1 at its entry, nothing written."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
 import xxhash
 from support.compile import run_build
+from support.daemon import Running
 from support.oracle import TreeOfTorchgen
 from support.releases import release_generator
 from support.spec_edits import ALL_EDITS, apply_edits, chain
@@ -102,3 +105,24 @@ def test_the_host_path_needs_codegen_only_for_now(capsys, tmp_path):
                              tmp_path / "cache", "--generator-path", "host")
     assert code == 2 and "--codegen-only" in err
 
+
+
+@pytest.mark.slow
+def test_the_daemon_keeps_its_worker_warm_and_rebuilds_a_save(tmp_path):
+    """A daemon on the host path: a save of one formula reruns its items in the worker the
+    daemon keeps (no store priming), and --out is what torchgen writes for the saved spec."""
+    pythonpath, spec = stage_packaged_spec(tmp_path / "spec")
+    running = Running(tmp_path, spec, *HOST)
+    started = running.start()
+    assert started.returncode == 0, started.stderr
+    try:
+        first = running.wait(timeout=300)
+        assert "host path" in json.dumps(first)
+        running.edit("self: grad * self.cos().conj()", "self: grad * 2 * self.cos().conj()")
+        theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / "t")
+        while (saved := running.wait(timeout=300))["builds"] < 2:
+            time.sleep(0.05)
+        assert saved["last"]["ok"], saved
+        assert _written(running.out) == theirs.flat_files()
+    finally:
+        running.cli("daemon", "stop", *running.where(), check=False)
