@@ -22,7 +22,8 @@ TRY_MODULES = "tests/test_try"
 
 # The groups that take minutes, longest first (on 2 cores, 2026-12-02): started first, so that
 # neither worker is left running one of them alone at the end. A stale order costs only balance.
-LONGEST_FIRST = ("edits", "tests/test_compile_full.py", "try", "tests/test_releases.py",
+LONGEST_FIRST = ("edits", "tests/test_compile_full.py", "try", "tests/test_host_path.py",
+                 "tests/test_releases.py",
                  "tests/test_generator_check.py", "tests/test_compile.py",
                  "tests/test_compile_kernels.py", "tests/test_cache_bounds.py")
 
