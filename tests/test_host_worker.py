@@ -6,15 +6,18 @@ build: tests/test_host_path.py.)"""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import xxhash
 from support.oracle import TreeOfTorchgen
-from support.specs import stage_packaged_spec
+from support.specs import TESTS, stage_packaged_spec
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.pipeline.problems import SpecError, SpecFile
@@ -75,6 +78,18 @@ def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
     # sin's nodes, its kernels' items (their argument holds its derivative info): 21 of ~22,000
     assert 0 < len(edited.items) < 50
     assert not undone.items  # the pristine spec's values are all still there
+
+
+@pytest.mark.slow
+def test_every_item_run_twice_gives_one_output_and_leaves_its_arguments(packaged_spec):
+    """What the memo assumes of every listed function, on the whole packaged spec: an item's
+    output is a function of its arguments' keys, and it changes none of them."""
+    done = subprocess.run([sys.executable, "-m", "support.items_twice", str(packaged_spec)],
+                          cwd=TESTS, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert not found["differences"], found["differences"][:20]
+    assert len(found["checked"]) == LISTED and sum(found["checked"].values()) > 20_000
 
 
 def test_the_generators_refusal_is_a_spec_error_at_its_entry(tmp_path):

@@ -50,9 +50,9 @@ _GLOBAL_CACHE = re.compile(r"_GLOBAL_\w*CACHE\Z")
 class Worker:
     """One loaded generator, its memo and its captured files."""
 
-    def __init__(self, generators: Path) -> None:
+    def __init__(self, generators: Path, memo: ItemMemo | None = None) -> None:
         self.modules = load_generator_modules(generators)
-        self.memo = ItemMemo()
+        self.memo = memo or ItemMemo()
         self.memo.install(PACKAGE)
         self.captured = CapturedFiles()
         self.captured.install()
