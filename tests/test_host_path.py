@@ -19,6 +19,8 @@ from support.releases import release_generator
 from support.spec_edits import ALL_EDITS, apply_edits, chain
 from support.specs import installed_torchgen, stage_packaged_spec
 
+from gradshard.service.cli import main
+
 RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1")
 # the releases whose spec takes a chain of edits (the issue: two in CI)
 CHAINED = ("2.9.1", "2.14.1")
@@ -87,6 +89,10 @@ def test_the_spec_copied_elsewhere_is_its_own_spec(capsys, tmp_path):
     _host_build(capsys, installed_torchgen() / "packaged", tmp_path / "out0", cache)
     _host_build(capsys, spec, tmp_path / "out", cache)
     assert _written(tmp_path / "out") == theirs.flat_files()
+    # `affected` compares ported builds: the host build's record is said so, and kept
+    for _ in range(2):
+        code = main(["affected", "--spec", str(spec), "--cache", str(cache)])
+        assert code == 2 and "took the host path" in capsys.readouterr().err
 
 
 def test_the_generators_refusal_writes_nothing_and_exits_1(capsys, tmp_path):

@@ -20,7 +20,7 @@ from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
-from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, Manifest
+from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, HostManifest, Manifest
 from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
@@ -30,6 +30,7 @@ from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, 
 from gradshard.service.query.revision import git_inputs
 
 if TYPE_CHECKING:
+    from gradshard.cache.store.database import Store
     from gradshard.service.open_cache import OpenCache
 
 __all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json",
@@ -146,6 +147,12 @@ def _side(stamps: list[EntryStamps], index: BuildIndex) -> Side:
 def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
+    if last is not None and _on_host(store, last.manifest):
+        raise UsageError(f"the last build of the spec at {location.root} took the host path "
+                         "(--generator-path host): `affected` compares builds of the ported "
+                         "path for now",
+                         "compare with --against DIR or --since REV, or build with "
+                         "--generator-path ported first")
     if last is not None:
         engine = new_engine(store, session.memory)
         try:
@@ -156,6 +163,13 @@ def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
                      "run `gradshard build` first, or compare with --against DIR or "
                      "--since REV")
+
+
+def _on_host(store: Store, manifest: str) -> bool:
+    """Whether a recorded build's manifest is a host-path build's (cache/graph/manifest.py:
+    HostManifest), which names no BuildIndex."""
+    blob = store.blobs([manifest]).get(manifest)
+    return blob is not None and blob.codec == "json:" + HostManifest.__name__
 
 
 # ---------------------------------------------------------------------------------------------
