@@ -50,9 +50,10 @@ def _worker(spec: Path) -> HostWorker:
 
 @pytest.mark.slow
 def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
-    """One worker, three generations of one spec copy: as copied, with a formula and a
+    """One worker, four generations of one spec copy: as copied, again, with a formula and a
     template edited, and undone. Each equals torchgen's fresh run on that spec (torchgen's
-    own path-keyed parse caches and its cached template reads would serve the first text);
+    own path-keyed parse caches and its cached template reads would serve the first text,
+    and a kept load_derivatives cache the foreach nodes the last generation added to it);
     the edit recomputes only the items it reaches."""
     pythonpath, spec = stage_packaged_spec(tmp_path / "spec")
     derivatives = spec / "autograd" / "derivatives.yaml"
@@ -62,6 +63,7 @@ def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
              template: ("namespace torch", "// host worker test\nnamespace torch")}
     with _worker(spec) as worker:
         first = worker.generate(locate_spec(str(spec)))
+        again = worker.generate(locate_spec(str(spec)))  # nothing changed: parse caches kept
         expected_first = _flat(TreeOfTorchgen(spec, pythonpath, tmp_path / "t0"))
         for path, (old, new) in edits.items():
             assert old in pristine[path]
@@ -73,6 +75,7 @@ def test_a_warm_worker_serves_each_edit_what_torchgen_writes(tmp_path):
             path.write_text(text)
         undone = worker.generate(locate_spec(str(spec)))
     assert _digests(first.files) == expected_first
+    assert _digests(again.files) == expected_first and not again.items
     assert _digests(edited.files) == expected_edited != expected_first
     assert _digests(undone.files) == expected_first
     # sin's nodes, its kernels' items (their argument holds its derivative info): 21 of ~22,000

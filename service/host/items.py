@@ -101,9 +101,13 @@ class ItemMemo:
         self.stats = ItemStats()
         self._keys = ArgumentKeys()
 
-    def begin_generation(self) -> None:
-        """Fresh argument keys (the last generation's objects are gone) and counts."""
-        self._keys = ArgumentKeys()
+    def begin_generation(self, keep_keys: bool = False) -> None:
+        """Fresh counts; the argument keys of the objects that live on (`keep_keys`: the
+        parse caches they came from were kept), else fresh keys."""
+        if keep_keys:
+            self._keys.forget_the_dead()
+        else:
+            self._keys = ArgumentKeys()
         self.new = []
         self.used = set()
         self.stats = ItemStats(missing=self.stats.missing)

@@ -8,12 +8,13 @@ tuple and dict in order, sets by their sorted members (their order in memory is 
 not the spec's), enums by name, a CodeTemplate by its pattern. An argument of any other kind
 is not keyed: `KeyRefused`, and the item runs whole.
 
-A dataclass's digest is computed once per generation (`ArgumentKeys` remembers it by identity,
-holding the object so that its id is not reused): the same NativeFunction reaches the trace,
-the inplace-or-view and the binding items, and each call after the first pays one lookup.
-The generator's objects are frozen dataclasses that no item mutates (tests/test_host_items.py
-runs every item twice and compares its arguments' keys), so a digest stays true for the
-generation; a new `ArgumentKeys` is taken for each generation.
+A dataclass's digest is computed once (`ArgumentKeys` remembers it by identity, holding the
+object so that its id is not reused): the same NativeFunction reaches the trace, the
+inplace-or-view and the binding items, and each call after the first pays one lookup. The
+generator's objects are frozen dataclasses that no item mutates (tests/test_host_worker.py
+runs every item twice and compares its arguments' keys), so a digest stays true while its
+object lives: across generations for the native functions of a parse cache the worker kept
+(worker.py: ParseCaches), whose other objects are forgotten after each generation.
 
 Standard library, xxhash and what the generator passes only: this module runs in the host
 worker (worker.py), beside the spec's torchgen.
@@ -23,11 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 from typing import Any
 
 import xxhash
 
 __all__ = ["ArgumentKeys", "KeyRefused"]
+
+# sys.getrefcount of an object only the digest table holds: the table's tuple and
+# getrefcount's own argument
+_ONLY_OURS = 2
 
 # between the parts of a canonical text, and of one set member or dict item (a string part
 # carries its length, so a separator inside a string cannot make two texts one)
@@ -44,6 +50,17 @@ class ArgumentKeys:
     def __init__(self) -> None:
         self._digests: dict[int, tuple[object, str]] = {}  # id → (the object, its digest)
         self._fields: dict[type, tuple[str, ...]] = {}
+
+    def forget_the_dead(self) -> None:
+        """Drop the digests of objects nothing but this table holds (the last generation's
+        infos and pairs); those of objects that live on (the native functions a kept parse
+        cache holds) stay."""
+        while True:  # an object the table alone held may have held others: again
+            kept = {ident: entry for ident, entry in self._digests.items()
+                    if sys.getrefcount(entry[0]) > _ONLY_OURS}
+            if len(kept) == len(self._digests):
+                return
+            self._digests = kept
 
     def key(self, qualified_name: str, args: tuple, kwargs: dict[str, Any]) -> str:
         parts = [qualified_name]

@@ -18,9 +18,9 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 `remember` adds memo values (the store's, for a fresh worker); `items` are the values this
 generation computed, for the store, and `used` the keys of every value it used (what the
 build's index keeps; a value no build uses any more is the store's garbage). A generation runs generate_code's autograd part
-(driver.run_generators) after clearing every parse cache torchgen keeps in module globals
-(`_GLOBAL_…_CACHE` dicts, functools caches): they are keyed by path, and the spec's files at
-that path may have changed since the last generation. Whatever the generator raises,
+(driver.run_generators) after emptying the parse caches torchgen keeps in module globals
+that could be stale (`ParseCaches`: they are keyed by path, and the spec's files at that path
+may have changed since the last generation). Whatever the generator raises,
 SystemExit included, is a failure answer; the worker goes on. It ends at end of input.
 """
 
@@ -36,15 +36,18 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
+import xxhash
+
 from gradshard.service.generator.driver import (PACKAGE, check_torchgen,
                                                 load_generator_modules, name_generate_code,
-                                                run_generators)
+                                                run_generators, spec_paths)
 from gradshard.service.host.capture import CapturedFiles
 from gradshard.service.host.items import ItemMemo
 
-__all__ = ["Worker", "main"]
+__all__ = ["ParseCaches", "Worker", "main"]
 
 _GLOBAL_CACHE = re.compile(r"_GLOBAL_\w*CACHE\Z")
+NATIVE, TAGS = "native_functions.yaml", "tags.yaml"
 _REGEX_CACHE = 1 << 16
 
 
@@ -57,13 +60,15 @@ class Worker:
         self.memo.install(PACKAGE)
         self.captured = CapturedFiles()
         self.captured.install()
+        self.caches = ParseCaches()
         self.out = os.path.join(tempfile.mkdtemp(prefix="gradshard-host-"), "out")
         os.makedirs(self.out)
 
     def generate(self, root: Path, layout: str) -> dict[str, Any]:
         began = time.perf_counter()
-        clear_parse_caches()
-        self.memo.begin_generation()
+        changed = self.caches.refresh(root, layout)
+        # the parsed native functions live on: their argument keys stay true
+        self.memo.begin_generation(keep_keys=not changed & {NATIVE, TAGS})
         self.captured.begin_generation(self.out)
         run_generators(self.modules, root, layout, self.out)
         return {"files": self.captured.files,
@@ -84,17 +89,62 @@ class Worker:
                                 "traceback": traceback.format_exc()}}
 
 
-def clear_parse_caches() -> None:
-    """Empty what torchgen and the generators keep between calls, keyed by path."""
-    for name, module in list(sys.modules.items()):
-        if not (name.startswith(("torchgen.", PACKAGE + ".")) or name == "torchgen"):
+class ParseCaches:
+    """torchgen's parse caches, kept between generations while the spec files they were read
+    from are unchanged, emptied otherwise.
+
+    They are keyed by path, and the spec's files at a path change between generations. Those
+    whose source files are known (KEPT, torchgen 2.9.1 to 2.14.1's names) are emptied when one
+    of those files' bytes changed, or when another spec is generated: a formula's edit
+    parses derivatives.yaml again, not native_functions.yaml. Any other `_GLOBAL_…_CACHE` dict
+    or functools cache of torchgen and the generators is emptied before every generation.
+    tests/test_host_worker.py generates one spec three times in one worker and compares."""
+
+    # (module, attribute) → the spec files its entries are read from. Not load_derivatives'
+    # _GLOBAL_LOAD_DERIVATIVE_CACHE: a generation changes what it holds (gen_autograd adds the
+    # foreach infos it synthesizes to the dict gen_autograd_python read first), so a kept one
+    # gives the next generation's Python bindings nodes a fresh run does not have.
+    KEPT = {("torchgen.gen", "_GLOBAL_PARSE_NATIVE_YAML_CACHE"): (NATIVE, TAGS),
+            ("torchgen.gen", "_GLOBAL_PARSE_TAGS_YAML_CACHE"): (TAGS,),
+            ("torchgen.gen", "parse_tags_yaml"): (TAGS,)}
+
+    def __init__(self) -> None:
+        self.spec: tuple[str, str] | None = None
+        self.digests: dict[str, str] = {}
+
+    def refresh(self, root: Path, layout: str) -> set[str]:
+        """Empty what is stale for the spec at root; the spec files that changed."""
+        native, tags, _ = spec_paths(root, layout)
+        digests = {NATIVE: _digest(native), TAGS: _digest(tags)}
+        same_spec = self.spec == (os.fspath(root), layout)
+        changed = {name for name, digest in digests.items()
+                   if not same_spec or self.digests.get(name) != digest}
+        self.spec, self.digests = (os.fspath(root), layout), digests
+        for name, module in list(sys.modules.items()):
+            if name == "torchgen" or name.startswith(("torchgen.", PACKAGE + ".")):
+                _refresh_module(name, module, changed)
+        return changed
+
+
+def _refresh_module(name: str, module: Any, changed: set[str]) -> None:
+    for attribute, value in list(vars(module).items()):
+        sources = ParseCaches.KEPT.get((name, attribute))
+        if sources is not None and not changed.intersection(sources):
             continue
-        for attribute, value in list(vars(module).items()):
-            if _GLOBAL_CACHE.match(attribute) and isinstance(value, dict):
-                value.clear()
-            elif callable(getattr(value, "cache_clear", None)) and \
-                    getattr(value, "__module__", None) == name:
-                value.cache_clear()
+        if _GLOBAL_CACHE.match(attribute) and isinstance(value, dict):
+            value.clear()
+        elif callable(getattr(value, "cache_clear", None)) and \
+                getattr(value, "__module__", None) == name:
+            value.cache_clear()
+
+
+def _digest(path: str) -> str:
+    """The file's bytes' hash ("" when it cannot be read: the generator says why)."""
+    try:
+        with open(path, "rb") as file:
+            return xxhash.xxh3_128_hexdigest(file.read())
+    except OSError:
+        return ""
 
 
 def serve(worker: Worker, requests: IO[str], answers: IO[str]) -> None:
