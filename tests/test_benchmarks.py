@@ -50,3 +50,14 @@ def test_try_benchmark_names_its_rows():
     for row in ("first try", "CLI", "daemon", "try directory", "backward", "forward",
                 "GCC's floor"):
         assert row in doc
+
+
+@pytest.mark.slow
+def test_host_benchmark_runs():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_host.py"), "--repeat", "1"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    for label in ("cold", "no-op", "one formula", "daemon edit"):
+        assert label in done.stdout
+    # the host path's four figures, and the ported path's three beside (the installed spec)
+    assert done.stdout.count("x") >= 7 and "ported" in done.stdout
