@@ -6,8 +6,10 @@ import argparse
 import compileall
 import importlib
 import json
+import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import NamedTuple, Sequence
@@ -112,6 +114,16 @@ def compiler_benchmark(description: str, flags: Sequence[tuple[str, str]] = ()):
     return location, repeat, toolchain, given
 
 
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds a command takes (it must succeed: else its error output ends the benchmark)."""
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{command[:4]} failed:\n{done.stderr[-2000:]}")
+    return seconds
+
+
 def wait_idle(cli: list[str], where: list[str], env: dict[str, str], builds: int = 1) -> None:
     """Until the daemon is idle with at least `builds` builds done."""
     deadline = time.monotonic() + 600
@@ -145,3 +157,39 @@ def until_rewritten(before: dict[Path, int | None], started: float, what: str) -
             raise SystemExit(f"the daemon rewrote no {what} within 300 s")
         time.sleep(0.005)
     return time.perf_counter() - started
+
+
+FORMULA = "  self: grad * self.cosh().conj()\n"
+
+
+def edit_formula(spec: Path, times: int) -> None:
+    path = spec / "autograd" / "derivatives.yaml"
+    text = path.read_text()
+    current = next(line for line in text.split("\n") if line.startswith(FORMULA.rstrip("\n")))
+    path.write_text(text.replace(current + "\n", FORMULA.rstrip("\n") + f" * {times}\n", 1))
+
+
+def through_daemon(root: Path, spec: Path, repeat: int, options: list[str]) -> list[float]:
+    """Seconds from saving each formula edit to Functions.cpp rewritten by a daemon started
+    (and idle) before the first save, with `options`; each save waits for it to be idle
+    again."""
+    cache, out, run = root / "cache-daemon", root / "out-daemon", root / "run"
+    run.mkdir(mode=0o700)
+    where = ["--spec", str(spec), "--cache", str(cache)]
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
+    cli = [sys.executable, "-m", "gradshard.service.cli", "daemon"]
+    subprocess.run([*cli, "start", *where, "--out", str(out), *options], env=env,
+                   check=True, capture_output=True)
+    try:
+        wait_idle(cli, where, env)
+        seconds = []
+        for i in range(repeat):
+            time.sleep(1.0)  # the daemon settles its memory once idle (Session.settle)
+            before = stamps([out / "Functions.cpp"])
+            saved = time.perf_counter()
+            edit_formula(spec, 200 + i)
+            seconds.append(until_rewritten(before, saved, "Functions.cpp"))
+            wait_idle(cli, where, env, builds=i + 2)
+        return seconds
+    finally:
+        subprocess.run([*cli, "stop", *where], env=env, capture_output=True)

@@ -31,35 +31,21 @@ both imported already.
 
 from __future__ import annotations
 
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, copy_spec,
-                     generate_code_arguments, stamps, torchgen_generate_code, until_rewritten,
-                     wait_idle)
+                     edit_formula, generate_code_arguments, through_daemon, timed,
+                     torchgen_generate_code)
 
 from gradshard.service.build import build_and_compile
 from gradshard.service.cli import collector_for
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.session import Session
-
-FORMULA = "  self: grad * self.cosh().conj()\n"
-
-
-def timed(command: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{command[:3]} failed:\n{done.stderr[-2000:]}")
-    return seconds
-
 
 def torchgen(location: SpecLocation, out: Path) -> float:
     out.mkdir(parents=True, exist_ok=True)
@@ -69,13 +55,6 @@ def torchgen(location: SpecLocation, out: Path) -> float:
 def gradshard(spec: Path, out: Path, cache: Path) -> float:
     return timed([sys.executable, "-m", "gradshard.service.cli", "build", "--codegen-only",
                   "--spec", str(spec), "--out", str(out), "--cache", str(cache)])
-
-
-def edit_formula(spec: Path, times: int) -> None:
-    path = spec / "autograd" / "derivatives.yaml"
-    text = path.read_text()
-    current = next(line for line in text.split("\n") if line.startswith(FORMULA.rstrip("\n")))
-    path.write_text(text.replace(current + "\n", FORMULA.rstrip("\n") + f" * {times}\n", 1))
 
 
 def torchgen_in_process(location: SpecLocation, out: Path) -> float:
@@ -120,33 +99,8 @@ def main() -> None:
         report("one formula", 0.05, formula, median)
         report("warm CI", 0.3, warm, median)
         print("  cold, each round: " + " ".join(f"{c / t:.3f}x" for c, t in zip(cold, theirs)))
-        report("daemon edit", 0.05, through_daemon(root, spec, repeat), median)
+        report("daemon edit", 0.05, through_daemon(root, spec, repeat, ["--codegen-only"]), median)
         warm_process(location, spec, root, repeat)
-
-
-def through_daemon(root: Path, spec: Path, repeat: int) -> list[float]:
-    """Seconds from saving each formula edit to Functions.cpp rewritten by a daemon started
-    (and idle) before the first save; each save waits for it to be idle again."""
-    cache, out, run = root / "cache-daemon", root / "out-daemon", root / "run"
-    run.mkdir(mode=0o700)
-    where = ["--spec", str(spec), "--cache", str(cache)]
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
-    cli = [sys.executable, "-m", "gradshard.service.cli", "daemon"]
-    subprocess.run([*cli, "start", *where, "--out", str(out), "--codegen-only"], env=env,
-                   check=True, capture_output=True)
-    try:
-        wait_idle(cli, where, env)
-        seconds = []
-        for i in range(repeat):
-            time.sleep(1.0)  # the daemon settles its memory once idle (Session.settle)
-            before = stamps([out / "Functions.cpp"])
-            saved = time.perf_counter()
-            edit_formula(spec, 200 + i)
-            seconds.append(until_rewritten(before, saved, "Functions.cpp"))
-            wait_idle(cli, where, env, builds=i + 2)
-        return seconds
-    finally:
-        subprocess.run([*cli, "stop", *where], env=env, capture_output=True)
 
 
 def warm_process(location: SpecLocation, spec: Path, root: Path, repeat: int) -> None:

@@ -27,28 +27,16 @@ import compileall
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode,
-                     generate_code_arguments, stamps, until_rewritten, wait_idle)
+from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, edit_formula,
+                     generate_code_arguments, through_daemon, timed)
 
 from gradshard.service.files.spec_location import locate_spec
 
-FORMULA = "  self: grad * self.cosh().conj()\n"
 HOST = ["--codegen-only", "--generator-path", "host"]
-
-
-def timed(command: list[str], env: dict[str, str] | None = None) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{command[:4]} failed:\n{done.stderr[-2000:]}")
-    return seconds
 
 
 def staged(spec: Path, root: Path) -> Path:
@@ -73,13 +61,6 @@ def build(spec: Path, out: Path, cache: Path, *options: str) -> float:
                   "--out", str(out), "--cache", str(cache), *options])
 
 
-def edit_formula(spec: Path, times: int) -> None:
-    path = spec / "autograd" / "derivatives.yaml"
-    text = path.read_text()
-    current = next(line for line in text.split("\n") if line.startswith(FORMULA.rstrip("\n")))
-    path.write_text(text.replace(current + "\n", FORMULA.rstrip("\n") + f" * {times}\n", 1))
-
-
 def rounds(spec: Path, root: Path, repeat: int, options: list[str], label: str) -> dict:
     figures: dict[str, list[float]] = {"cold": [], "no-op": [], "one formula": []}
     for i in range(repeat):
@@ -89,29 +70,6 @@ def rounds(spec: Path, root: Path, repeat: int, options: list[str], label: str) 
         edit_formula(spec, 2 + i)
         figures["one formula"].append(build(spec, out, cache, *options))
     return figures
-
-
-def through_daemon(root: Path, spec: Path, repeat: int) -> list[float]:
-    cache, out, run = root / "cache-daemon", root / "out-daemon", root / "run"
-    run.mkdir(mode=0o700)
-    where = ["--spec", str(spec), "--cache", str(cache)]
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
-    cli = [sys.executable, "-m", "gradshard.service.cli", "daemon"]
-    subprocess.run([*cli, "start", *where, "--out", str(out), *HOST], env=env, check=True,
-                   capture_output=True)
-    try:
-        wait_idle(cli, where, env)
-        seconds = []
-        for i in range(repeat):
-            time.sleep(1.0)
-            before = stamps([out / "Functions.cpp"])
-            saved = time.perf_counter()
-            edit_formula(spec, 200 + i)
-            seconds.append(until_rewritten(before, saved, "Functions.cpp"))
-            wait_idle(cli, where, env, builds=i + 2)
-        return seconds
-    finally:
-        subprocess.run([*cli, "stop", *where], env=env, capture_output=True)
 
 
 GOALS = {"cold": 1.3, "no-op": 0.03, "one formula": 0.7, "daemon edit": 0.15}
@@ -125,7 +83,7 @@ def main() -> None:
         spec = staged(location.root, root)
         theirs = [generator_run(spec, root / f"generator{i}") for i in range(repeat)]
         host = rounds(spec, root, repeat, HOST, "host")
-        host["daemon edit"] = through_daemon(root, spec, repeat)
+        host["daemon edit"] = through_daemon(root, spec, repeat, HOST)
         ported = (rounds(spec, root, repeat, ["--codegen-only", "--generator-path", "ported"],
                          "ported") if location.root == locate_spec(None).root else None)
     median = statistics.median(theirs)
