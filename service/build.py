@@ -47,7 +47,7 @@ from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError
-from gradshard.service.files.inputs import InputBytes, read_inputs
+from gradshard.service.files.inputs import InputBytes, data_file_hashes, read_inputs
 from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
                                              files_left, outputs_match, sync_outputs)
 from gradshard.service.files.placement import Placement, index_names, placed_files
@@ -129,6 +129,9 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
              else verdict_stamp(request.identity, request.check, spec, session.verdicts))
     fingerprint.update(request.placement.words())
     fingerprint.update(request.generator_words(stamp))
+    if request.on_host:  # what the generator may read besides its sources and the spec
+        fingerprint.update(data_file_hashes(
+            [request.location.templates, *filter(None, [request.identity.autograd])]))
     last = _up_to_date(request, session.open(), fingerprint, stamp)
     # decoded before the lease: a file that is not text is a spec error, and no build (the
     # host path reads the spec with the generator's own code)

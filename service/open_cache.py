@@ -87,11 +87,15 @@ class OpenCache:
 
     def host_worker(self, identity: GeneratorIdentity, timeout: float) -> HostWorker:
         """The session's worker for the generator, started on first use; one that failed
-        is replaced."""
+        is replaced, and the worker of another generator (the spec's generator was edited)
+        ends: one at a time (each holds the whole spec parsed)."""
         from gradshard.service.host.client import HostWorker
 
         worker = self.host_workers.get(identity.hash)
         if worker is None or not worker.running:
+            for other in self.host_workers.values():  # an edited generator's last one
+                other.close()
+            self.host_workers.clear()
             worker = self.host_workers[identity.hash] = HostWorker(identity, timeout)
         worker.timeout = timeout
         return worker

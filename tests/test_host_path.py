@@ -107,6 +107,18 @@ def test_the_generators_refusal_writes_nothing_and_exits_1(capsys, tmp_path):
     assert not out.exists() or not any(out.iterdir())
 
 
+@pytest.mark.slow
+def test_a_data_file_of_the_generator_is_an_input(capsys, tmp_path):
+    """A file beside the generator or among the templates that gradshard's own list does not
+    name (another generator may read it) makes the next host build run, not up to date."""
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    _host_build(capsys, spec, out, cache)
+    assert _host_build(capsys, spec, out, cache)["status"] == "up to date"
+    (spec / "autograd" / "templates" / "Extra.h").write_text("// read by an edited generator\n")
+    assert _host_build(capsys, spec, out, cache)["status"] == "built"
+
+
 def test_the_host_path_needs_codegen_only_for_now(capsys, tmp_path):
     code, _, err = run_build(capsys, installed_torchgen() / "packaged", tmp_path / "out",
                              tmp_path / "cache", "--generator-path", "host")

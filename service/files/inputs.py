@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.resources
 from dataclasses import dataclass
+from pathlib import Path
 
 import xxhash
 
@@ -17,8 +18,8 @@ from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
-__all__ = ["InputBytes", "gradshard_template_bytes", "read_inputs", "read_spec_templates",
-           "spec_template_sources", "template_sources"]
+__all__ = ["InputBytes", "data_file_hashes", "gradshard_template_bytes", "read_inputs",
+           "read_spec_templates", "spec_template_sources", "template_sources"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,22 @@ class InputBytes:
 
 def _hash(data: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
+
+
+def data_file_hashes(roots: list[Path]) -> dict[str, str]:
+    """Every file under the roots but Python sources (and their bytecode), by hash: what the
+    host path's fingerprint adds of the generator's directory and the spec's templates
+    (another generator may read a template or data file gradshard's list does not name; its
+    Python sources are its hash's)."""
+    hashes = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.suffix != ".py" and "__pycache__" not in path.parts and path.is_file():
+                try:
+                    hashes[f"data/{path.relative_to(root).as_posix()}"] = _hash(path.read_bytes())
+                except OSError:
+                    hashes[f"data/{path.relative_to(root).as_posix()}"] = "unreadable"
+    return hashes
 
 
 def read_inputs(location: SpecLocation) -> InputBytes:

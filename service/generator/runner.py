@@ -193,10 +193,11 @@ def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
 def end_group(process: subprocess.Popen) -> None:
     """Kill every process of the generator's group (the driver too, if it still runs) and
     reap the driver."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already
+    if process.returncode is None:  # else reaped already: its pid may be another's now
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
     process.wait()
 
 

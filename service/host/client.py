@@ -11,8 +11,9 @@ order comes out the same in every worker. It stays up between generations (the d
 What can end a generation:
 - the generator raised on the spec: a SpecError, its message at the spec entry torchgen's
   context names (`in …native_functions.yaml:LINE`), exit 1; the worker goes on;
-- the worker died, answered what is not the protocol, or ran past its time limit: a
-  GeneratorFailed (exit 8), the worker killed, the last lines of its error output as detail.
+- the worker's own part failed, it died, answered what is not the protocol, or ran past its
+  time limit: a GeneratorFailed (exit 8), the worker killed, the last lines of its error
+  output as detail.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,12 +109,17 @@ class HostWorker:
         self._send(request)
         answer = self._answer("generating")
         self.generations += 1
-        if "failure" in answer:
-            raise _refusal(answer["failure"], location)
+        failure = answer.get("failure")
+        if failure is not None:
+            failure = failure if isinstance(failure, dict) else {"message": str(failure)}
+            if failure.get("kind") == "generator":
+                raise _refusal(failure, location)
+            raise self._failed(f"failed: {failure.get('message', '')}",
+                               str(failure.get("traceback", "")))
         try:
             return self._output(answer)
-        except (KeyError, TypeError, ValueError) as error:
-            raise self._failed(f"answered what gradshard cannot read ({error})") from None
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise self._failed(f"answered what gradshard cannot read ({error!r})") from None
 
     def _output(self, answer: dict[str, Any]) -> HostOutput:
         items = tuple(NewItem(*item) for item in answer["items"])
@@ -136,12 +143,7 @@ class HostWorker:
             self._process = None
         if not self._errors.closed:
             self._errors.close()
-        for name in ("stderr",):
-            (self._scratch / name).unlink(missing_ok=True)
-        try:
-            os.rmdir(self._scratch)
-        except OSError:
-            pass
+        shutil.rmtree(self._scratch, ignore_errors=True)  # its stderr, the worker's out/
 
     def __enter__(self) -> HostWorker:
         return self
@@ -152,10 +154,11 @@ class HostWorker:
     # -----------------------------------------------------------------------------------------
 
     def _send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        data = memoryview((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
         try:
-            self._process.stdin.write(data)
-        except (BrokenPipeError, OSError):
+            while data:  # an unbuffered pipe may take part of tens of megabytes at a time
+                data = data[os.write(self._process.stdin.fileno(), data):]
+        except OSError:
             raise self._failed(f"ended before it was asked to generate ({self._ending()})") from None
 
     def _answer(self, doing: str) -> dict[str, Any]:
@@ -209,16 +212,20 @@ class HostWorker:
                                        "lines say what went wrong")
 
     def _ending(self) -> str:
+        """How the worker ended, read without reaping it (runner.py's rule: its pid, which
+        is its group's id, stays taken until end_group has killed the group)."""
+        deadline = time.monotonic() + 1.0
+        while (ended := os.waitid(os.P_PID, self._process.pid,
+                                  os.WEXITED | os.WNOHANG | os.WNOWAIT)) is None:
+            if time.monotonic() > deadline:
+                return "its output closed"
+            time.sleep(0.01)
+        if ended.si_code == os.CLD_EXITED:
+            return f"exit status {ended.si_status}"
         try:
-            code = self._process.wait(1.0) if self._process is not None else None
-        except subprocess.TimeoutExpired:
-            return "its output closed"
-        if code is None or code >= 0:
-            return f"exit status {code}"
-        try:
-            return f"killed by {signal.Signals(-code).name}"
+            return f"killed by {signal.Signals(ended.si_status).name}"
         except ValueError:
-            return f"killed by signal {-code}"
+            return f"killed by signal {ended.si_status}"
 
     def _tail(self) -> str:
         if self._errors.closed:

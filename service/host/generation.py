@@ -80,11 +80,13 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
     began = time.perf_counter()
     worker = session.host_worker(request.identity, request.check.timeout)
     store = session.open()
+    started = time.perf_counter()
     remember = (_remembered(store, request)
                 if worker.generations == 0 and store is not None else {})
     primed = time.perf_counter()
     output = worker.generate(request.location, remember)
-    seconds = {"prime": primed - began, "generate": time.perf_counter() - primed}
+    seconds = {"worker start": started - began, "prime": primed - started,
+               "generate": time.perf_counter() - primed}
     return HostRun(request.identity.hash, request.location.layout, output, seconds)
 
 
@@ -95,8 +97,15 @@ def _remembered(store: Store, request: BuildRequest) -> dict[str, tuple[str, str
     if index is None:
         return {}
     found = store.blobs(sorted({digest for _, digest in index.items}))
-    return {key: (digest, found[digest].data.decode("utf-8")) for key, digest in index.items
-            if digest in found and found[digest].codec == "text"}
+    remembered = {}
+    for key, digest in index.items:
+        blob = found.get(digest)
+        if blob is not None and blob.codec == "text":
+            try:
+                remembered[key] = (digest, blob.data.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue  # a value no worker wrote: the item runs
+    return remembered
 
 
 def _last_index(store: Store, request: BuildRequest) -> HostIndex | None:

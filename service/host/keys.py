@@ -4,8 +4,9 @@
 The key covers what the item can read of its arguments, whatever the generator's release:
 every dataclass field (`Location`s left out: where an entry lies in its file prints nothing an
 item returns, and an edit above an entry must not miss every item below it), every list,
-tuple and dict in order, sets by their sorted members (their order in memory is the hash seed's,
-not the spec's), enums by name, a CodeTemplate by its pattern. An argument of any other kind
+tuple (told apart) and dict in order (a dict's is its insertion order, which an item iterating
+it sees), sets by their sorted members (their order in memory is the hash seed's, not the
+spec's), enums by name, a CodeTemplate by its pattern. An argument of any other kind
 is not keyed: `KeyRefused`, and the item runs whole.
 
 A dataclass's digest is computed once (`ArgumentKeys` remembers it by identity, holding the
@@ -35,8 +36,8 @@ __all__ = ["ArgumentKeys", "KeyRefused"]
 # getrefcount's own argument
 _ONLY_OURS = 2
 
-# between the parts of a canonical text, and of one set member or dict item (a string part
-# carries its length, so a separator inside a string cannot make two texts one)
+# between the parts of a canonical text, and of one set member (a string part carries its
+# length, so a separator inside a string cannot make two texts one)
 _SEPARATOR, _MEMBER = "\x1f", "\x1e"
 
 
@@ -78,17 +79,20 @@ class ArgumentKeys:
         elif value is None or kind is bool or kind is int or kind is float:
             parts.append(repr(value))
         elif kind is list or kind is tuple:
-            parts.append(f"[{len(value)}")  # type: ignore[arg-type]
+            parts.append(f"{'[' if kind is list else '('}{len(value)}")  # type: ignore
             for item in value:  # type: ignore[attr-defined]
                 self._canonical(item, parts)
         elif dataclasses.is_dataclass(kind):
             parts.append("L" if kind.__name__ == "Location" else "@" + self._dataclass(value))
         elif isinstance(value, enum.Enum):
             parts.append(f"E{kind.__qualname__}.{value.name}")
-        elif kind is dict:
-            self._unordered(value.items(), parts, "d")  # type: ignore[attr-defined]
+        elif kind is dict:  # in insertion order: what an item iterating it sees
+            parts.append(f"d{len(value)}")  # type: ignore[arg-type]
+            for item_key, item in value.items():  # type: ignore[attr-defined]
+                self._canonical(item_key, parts)
+                self._canonical(item, parts)
         elif kind is set or kind is frozenset:
-            self._unordered(((member,) for member in value), parts, "u")  # type: ignore
+            self._sorted(value, parts)
         else:
             self._other(value, parts)
 
@@ -105,15 +109,14 @@ class ArgumentKeys:
             raise KeyRefused(f"an argument of type {type(value).__module__}."
                              f"{type(value).__qualname__}")
 
-    def _unordered(self, members: Any, parts: list[str], tag: str) -> None:
+    def _sorted(self, members: Any, parts: list[str]) -> None:
         texts = []
         for member in members:
             own: list[str] = []
-            for value in member:
-                self._canonical(value, own)
+            self._canonical(member, own)
             texts.append(_MEMBER.join(own))
         texts.sort()
-        parts.append(f"{tag}{len(texts)}")
+        parts.append(f"u{len(texts)}")
         parts.extend(texts)
 
     def _dataclass(self, value: object) -> str:

@@ -13,7 +13,7 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
      "remember": [[KEY, VALUE], ...]}
         → {"files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...], "used": [KEY, ...],
            "stats": {...}, "seconds": S}
-        | {"failure": {"message": ..., "traceback": ...}}
+        | {"failure": {"message": ..., "traceback": ..., "kind": "generator"|"worker"}}
 
 `remember` adds memo values (the store's, for a fresh worker); `items` are the values this
 generation computed, for the store, and `used` the keys of every value it used (what the
@@ -21,7 +21,9 @@ build's index keeps; a value no build uses any more is the store's garbage). A g
 (driver.run_generators) after emptying the parse caches torchgen keeps in module globals
 that could be stale (`ParseCaches`: they are keyed by path, and the spec's files at that path
 may have changed since the last generation). Whatever the generator raises,
-SystemExit included, is a failure answer; the worker goes on. It ends at end of input.
+SystemExit included, is a failure answer of kind "generator" (what it computed meanwhile is
+forgotten); what fails in the worker's own part (a bad request, a write outside the output
+directory, memory) is of kind "worker". The worker goes on; it ends at end of input.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -41,13 +42,14 @@ import xxhash
 from gradshard.service.generator.driver import (PACKAGE, check_torchgen,
                                                 load_generator_modules, name_generate_code,
                                                 run_generators, spec_paths)
-from gradshard.service.host.capture import CapturedFiles
+from gradshard.service.host.capture import CapturedFiles, OutsideOutput
 from gradshard.service.host.items import ItemMemo
 
 __all__ = ["ParseCaches", "Worker", "main"]
 
 _GLOBAL_CACHE = re.compile(r"_GLOBAL_\w*CACHE\Z")
 NATIVE, TAGS = "native_functions.yaml", "tags.yaml"
+GENERATOR, WORKER = "generator", "worker"  # whose failure an answer reports
 _REGEX_CACHE = 1 << 16
 
 
@@ -61,8 +63,10 @@ class Worker:
         self.captured = CapturedFiles()
         self.captured.install()
         self.caches = ParseCaches()
-        self.out = os.path.join(tempfile.mkdtemp(prefix="gradshard-host-"), "out")
-        os.makedirs(self.out)
+        # under the working directory the client made (removed with it): nothing is written
+        # there, but a generator may look
+        self.out = os.path.join(os.getcwd(), "out")
+        os.makedirs(self.out, exist_ok=True)
 
     def generate(self, root: Path, layout: str) -> dict[str, Any]:
         began = time.perf_counter()
@@ -70,7 +74,16 @@ class Worker:
         # the parsed native functions live on: their argument keys stay true
         self.memo.begin_generation(keep_keys=not changed & {NATIVE, TAGS})
         self.captured.begin_generation(self.out)
-        run_generators(self.modules, root, layout, self.out)
+        try:
+            run_generators(self.modules, root, layout, self.out)
+        except BaseException:
+            # what this generation computed is not handed over: forgotten, so that no later
+            # generation uses a value the client never saw
+            for item in self.memo.new:
+                self.memo.values.pop(item.key, None)
+            raise
+        finally:
+            self.caches.confirm(root, layout)
         return {"files": self.captured.files,
                 "items": [[item.function, item.key, item.value] for item in self.memo.new],
                 "used": sorted(self.memo.used),
@@ -80,13 +93,18 @@ class Worker:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("request") != "generate":
             return {"failure": {"message": f"unknown request {request.get('request')!r}",
-                                "traceback": ""}}
-        self.memo.values.update((key, value) for key, value in request.get("remember", ()))
+                                "traceback": "", "kind": WORKER}}
         try:
-            return self.generate(Path(request["spec"]), request["layout"])
+            self.memo.values.update((key, value) for key, value in request["remember"])
+            root, layout = Path(request["spec"]), request["layout"]
+        except (KeyError, TypeError, ValueError) as error:
+            return _failure(error, WORKER)
+        try:
+            return self.generate(root, layout)
+        except (OutsideOutput, MemoryError) as error:  # not the spec's doing
+            return _failure(error, WORKER)
         except BaseException as error:  # noqa: BLE001 -- SystemExit too: the generator's
-            return {"failure": {"message": f"{type(error).__name__}: {error}",
-                                "traceback": traceback.format_exc()}}
+            return _failure(error, GENERATOR)
 
 
 class ParseCaches:
@@ -98,7 +116,7 @@ class ParseCaches:
     of those files' bytes changed, or when another spec is generated: a formula's edit
     parses derivatives.yaml again, not native_functions.yaml. Any other `_GLOBAL_…_CACHE` dict
     or functools cache of torchgen and the generators is emptied before every generation.
-    tests/test_host_worker.py generates one spec three times in one worker and compares."""
+    tests/test_host_worker.py generates one spec over edits in one worker and compares."""
 
     # (module, attribute) → the spec files its entries are read from. Not load_derivatives'
     # _GLOBAL_LOAD_DERIVATIVE_CACHE: a generation changes what it holds (gen_autograd adds the
@@ -125,6 +143,13 @@ class ParseCaches:
                 _refresh_module(name, module, changed)
         return changed
 
+    def confirm(self, root: Path, layout: str) -> None:
+        """After a generation: a spec file saved while it ran (its parse may hold either
+        text) makes the next generation empty every cache."""
+        native, tags, _ = spec_paths(root, layout)
+        if {NATIVE: _digest(native), TAGS: _digest(tags)} != self.digests:
+            self.spec, self.digests = None, {}
+
 
 def _refresh_module(name: str, module: Any, changed: set[str]) -> None:
     for attribute, value in list(vars(module).items()):
@@ -145,6 +170,11 @@ def _digest(path: str) -> str:
             return xxhash.xxh3_128_hexdigest(file.read())
     except OSError:
         return ""
+
+
+def _failure(error: BaseException, kind: str) -> dict[str, Any]:
+    return {"failure": {"message": f"{type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc(), "kind": kind}}
 
 
 def serve(worker: Worker, requests: IO[str], answers: IO[str]) -> None:
