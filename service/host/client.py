@@ -214,6 +214,8 @@ class HostWorker:
     def _ending(self) -> str:
         """How the worker ended, read without reaping it (runner.py's rule: its pid, which
         is its group's id, stays taken until end_group has killed the group)."""
+        if not hasattr(os, "waitid"):  # no WNOWAIT here: end_group reaps it
+            return "it ended"
         deadline = time.monotonic() + 1.0
         while (ended := os.waitid(os.P_PID, self._process.pid,
                                   os.WEXITED | os.WNOHANG | os.WNOWAIT)) is None:
