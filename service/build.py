@@ -191,7 +191,7 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
         if after_graph is not None:
             after_graph(None)
         return None, done
-    if decoded is None:  # the host path (service/host/): the generator's own files
+    if request.on_host:  # the generator's own files (service/host/); nothing was decoded
         return None, _host_files(request, session, build_id, fingerprint, spec, started,
                                  after_graph)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)

@@ -62,10 +62,11 @@ def data_file_hashes(roots: list[Path]) -> dict[str, str]:
     for root in roots:
         for path in sorted(root.rglob("*")):
             if path.suffix != ".py" and "__pycache__" not in path.parts and path.is_file():
+                name = f"data/{path.relative_to(root).as_posix()}"
                 try:
-                    hashes[f"data/{path.relative_to(root).as_posix()}"] = _hash(path.read_bytes())
+                    hashes[name] = _hash(path.read_bytes())
                 except OSError:
-                    hashes[f"data/{path.relative_to(root).as_posix()}"] = "unreadable"
+                    hashes[name] = "unreadable"
     return hashes
 
 

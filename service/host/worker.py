@@ -17,8 +17,8 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 
 `remember` adds memo values (the store's, for a fresh worker); `items` are the values this
 generation computed, for the store, and `used` the keys of every value it used (what the
-build's index keeps; a value no build uses any more is the store's garbage). A generation runs generate_code's autograd part
-(driver.run_generators) after emptying the parse caches torchgen keeps in module globals
+build's index keeps; a value no build uses any more is the store's garbage). A generation
+runs generate_code's autograd part (driver.run_generators) after emptying the parse caches torchgen keeps in module globals
 that could be stale (`ParseCaches`: they are keyed by path, and the spec's files at that path
 may have changed since the last generation). Whatever the generator raises,
 SystemExit included, is a failure answer of kind "generator" (what it computed meanwhile is
@@ -132,8 +132,7 @@ class ParseCaches:
 
     def refresh(self, root: Path, layout: str) -> set[str]:
         """Empty what is stale for the spec at root; the spec files that changed."""
-        native, tags, _ = spec_paths(root, layout)
-        digests = {NATIVE: _digest(native), TAGS: _digest(tags)}
+        digests = _spec_digests(root, layout)
         same_spec = self.spec == (os.fspath(root), layout)
         changed = {name for name, digest in digests.items()
                    if not same_spec or self.digests.get(name) != digest}
@@ -146,8 +145,7 @@ class ParseCaches:
     def confirm(self, root: Path, layout: str) -> None:
         """After a generation: a spec file saved while it ran (its parse may hold either
         text) makes the next generation empty every cache."""
-        native, tags, _ = spec_paths(root, layout)
-        if {NATIVE: _digest(native), TAGS: _digest(tags)} != self.digests:
+        if _spec_digests(root, layout) != self.digests:
             self.spec, self.digests = None, {}
 
 
@@ -161,6 +159,12 @@ def _refresh_module(name: str, module: Any, changed: set[str]) -> None:
         elif callable(getattr(value, "cache_clear", None)) and \
                 getattr(value, "__module__", None) == name:
             value.cache_clear()
+
+
+def _spec_digests(root: Path, layout: str) -> dict[str, str]:
+    """The hashes of the spec files the kept caches are read from."""
+    native, tags, _ = spec_paths(root, layout)
+    return {NATIVE: _digest(native), TAGS: _digest(tags)}
 
 
 def _digest(path: str) -> str:
@@ -207,8 +211,7 @@ def main(argv: list[str]) -> int:
         name_generate_code()
         worker = Worker(generators)
     except BaseException as error:  # noqa: BLE001 -- the client reports it, then ends us
-        _send(answers, {"failure": {"message": f"{type(error).__name__}: {error}",
-                                    "traceback": traceback.format_exc()}})
+        _send(answers, _failure(error, WORKER))
         return 1
     _send(answers, {"ready": {"pid": os.getpid()}})
     serve(worker, sys.stdin, answers)
