@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Callable
 from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
-from gradshard.pipeline.problems import GradshardError
+from gradshard.pipeline.problems import GradshardError, Problem
 from gradshard.service.files.inputs import InputBytes, data_file_hashes, read_inputs
 from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
                                              files_left, outputs_match, sync_outputs)
@@ -54,8 +54,8 @@ from gradshard.service.files.placement import Placement, index_names, placed_fil
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import (HOST_STAMP, UNCHECKED_STAMP, GeneratorCheck,
                                                GeneratorVerdict, ServedTexts, failed_verdict,
-                                               host_verdict, recorded_verdict, served_files,
-                                               settle, spec_hash, verdict_stamp)
+                                               host_net, host_verdict, recorded_verdict,
+                                               served_files, settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 
@@ -110,6 +110,7 @@ class FilesOutcome:
     files: int = 0
     nodes: int = 0
     failure: GeneratorFailed | None = None  # the generator's, raised once the build ended
+    findings: tuple[Problem, ...] = ()  # gradshard's own rules' warnings (the host path)
 
 
 def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | None,
@@ -157,7 +158,7 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     return BuildOutcome(done.status, request.location, request.out, session.directory,
                         done.writes, done.seconds, done.stats, tuple(session.warnings),
                         done.files, done.nodes, build_id, compiled, request.verify,
-                        request.placement.tree, done.verdict)
+                        request.placement.tree, done.verdict, done.findings)
 
 
 def _up_to_date(request: BuildRequest, store: Store | None, fingerprint: dict[str, str],
@@ -220,7 +221,12 @@ def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
     if after_graph is not None:
         after_graph(None)
     verdict = host_verdict(request.identity, request.check, spec)
-    return _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
+    done = _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
+    # the net, once per generator on this machine: its cost apart from the build's
+    checked = host_net(request.identity, request.check, request.location, spec, run.files,
+                       run.load, session.verdicts)
+    seconds = {**done.seconds, "check": checked.seconds} if checked.checked else done.seconds
+    return replace(done, verdict=checked, findings=run.findings, seconds=seconds)
 
 
 def _settle(request: BuildRequest, session: OpenCache, run: GraphResult,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from gradshard.pipeline.problems import Problem
 from gradshard.service.files.outputs import WriteReport
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
@@ -81,3 +82,6 @@ class BuildOutcome:
     verified: bool  # every task ran and was compared with the cache (--verify)
     tree: str  # how the files are laid out under out (service/files/placement.py)
     generator: GeneratorVerdict  # the spec's generator, and what its check found
+    # what gradshard's own rules found in a spec the generator accepted (the host path: the
+    # generator is the authority, these are warnings; `check` reports them as errors)
+    findings: tuple[Problem, ...] = ()

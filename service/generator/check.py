@@ -38,8 +38,8 @@ from gradshard.service.generator.identity import GeneratorIdentity, Origin
 __all__ = ["AUTO", "CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GENERATOR_PATHS", "HOST",
            "HOST_STAMP", "PORTED", "GeneratorCheck", "GeneratorVerdict", "LoadsTexts", "SKIP",
            "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED_STAMP", "check_now",
-           "complete", "failed_verdict", "host_verdict", "real_texts", "recorded_verdict",
-           "served_files", "settle", "spec_hash", "verdict_stamp"]
+           "complete", "failed_verdict", "host_net", "host_verdict", "real_texts",
+           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
@@ -49,6 +49,8 @@ GENERATOR_MODES = (CHECK, STRICT, SKIP)
 HOST, PORTED, AUTO = "host", "ported", "auto"
 GENERATOR_PATHS = (AUTO, HOST, PORTED)
 HOST_STAMP = "host"  # a host build's verdict stamp: its files are the generator's own
+# the ledger's spec column for the host path's net (`host_net`): once per generator
+HOST_NET = "host path"
 DEFAULT_TIMEOUT = 900.0  # seconds; a whole run takes ~5 s on 2 cores
 # the stamp of a spec not yet checked (State.UNCHECKED is "no generator"): never up to date
 UNCHECKED_STAMP = "unchecked"
@@ -128,8 +130,20 @@ class GeneratorVerdict:
             State.FAILED: f"generator: {name}, not known; it failed, gradshard's files are "
                           f"unverified: {self.failure}",
             State.HOST: f"generator: {name}, run on the host path (its own code wrote every "
-                        f"file)",
+                        f"file)" + self._net(),
         }[self.state]
+
+    def _net(self) -> str:
+        """What the host path's net found, when it ran (host_net)."""
+        if self.failure:
+            return f"; its whole run to check the host path failed: {self.failure}"
+        if self.differing:
+            return (f"; {len(self.differing)} files differ from its whole run: "
+                    f"{', '.join(self.differing)}")
+        if self.checked:
+            return (f"; checked against its whole run: every file the same "
+                    f"({self.seconds:.1f} s, once per generator)")
+        return ""
 
     def to_json(self) -> dict:
         return {"generator": self.identity.to_json(), "summary": self.summary(),
@@ -228,6 +242,43 @@ def host_verdict(identity: GeneratorIdentity, check: GeneratorCheck,
     return GeneratorVerdict(identity, check.mode, State.HOST, spec)
 
 
+def host_net(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
+             spec: str, ours: Mapping[str, str], load_ours: Callable[[list[str]], dict[str, str]],
+             ledger: VerdictLedger) -> GeneratorVerdict:
+    """A host-path build's verdict, its files written: on the generator's first host build
+    on this machine (and on every build under `strict`), the generator's whole run on the
+    spec compared with them. The net checks the worker (its memo, its captured files), so it
+    runs once per generator, not per spec: a save costs none. A difference is reported
+    (under `strict`, an error); the files written stay the host path's."""
+    verdict = host_verdict(identity, check, spec)
+    if check.mode == SKIP or not identity.hash or (
+            check.mode != STRICT and ledger.check_record(identity.hash, HOST_NET) is not None):
+        return verdict
+    started = time.perf_counter()
+    try:
+        record = _run_and_record(identity, location, spec, ours, ledger, check.timeout,
+                                 recorded_as=HOST_NET)
+    except GeneratorFailed as failure:
+        if check.mode == STRICT:
+            raise
+        return replace(verdict, failure=str(failure), seconds=time.perf_counter() - started)
+    differing = dict(record.served)
+    verdict = replace(verdict, checked=tuple(sorted(ours)), differing=tuple(sorted(differing)),
+                      seconds=time.perf_counter() - started)
+    if not differing:
+        return verdict
+    report = mismatch_report(identity.label, _both_texts(
+        replace(verdict, real=differing), ours, load_ours, ledger), heading=(
+        f"the host path wrote {len(differing)} files otherwise than a whole run of "
+        f"{identity.label} on the same spec: a fault of gradshard's worker, or a generator "
+        f"whose output is not a function of its spec (the files are kept as written):"))
+    if check.mode == STRICT:
+        raise GeneratorMismatch(verdict.differing, report,
+                                "build with --no-cache to take the worker's memo out, and "
+                                "report the difference")
+    return replace(verdict, report=report)
+
+
 def recorded_verdict(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
                      ledger: VerdictLedger) -> GeneratorVerdict:
     """What an up-to-date build says of its generator: what this machine recorded for the
@@ -274,10 +325,11 @@ def _from_record(verdict: GeneratorVerdict, record: CheckRecord,
 
 def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: str,
                     ours: Mapping[str, str], ledger: VerdictLedger, timeout: float,
-                    started: Callable[[int], None] | None = None) -> CheckRecord:
+                    started: Callable[[int], None] | None = None,
+                    recorded_as: str | None = None) -> CheckRecord:
     """Run the generator on the spec as it is on disk and record what differs under (its
-    generator, the spec); a spec saved meanwhile is not what was built, and is never recorded
-    as checked."""
+    generator, the spec, or `recorded_as`); a spec saved meanwhile is not what was built, and
+    is never recorded as checked."""
     from gradshard.service.generator.runner import run_generator  # only when one runs
 
     output = run_generator(identity, location, timeout, started)
@@ -289,7 +341,7 @@ def _run_and_record(identity: GeneratorIdentity, location: SpecLocation, spec: s
     differing = {n: real.get(n, "") for n, mine in ours.items() if real.get(n, "") != mine}
     extra = {n: h for n, h in real.items() if n not in ours}
     texts = {real[n]: output.files[n] for n in [*differing, *extra] if n in output.files}
-    ledger.record(identity.hash, spec, texts, {**differing, **extra}, extra)
+    ledger.record(identity.hash, recorded_as or spec, texts, {**differing, **extra}, extra)
     return CheckRecord({**differing, **extra}, extra, False)
 
 

@@ -32,12 +32,15 @@ def first_difference(ours: str | None, real: str | None) -> list[str]:
     return shown
 
 
-def mismatch_report(generator: str, files: Mapping[str, tuple[str | None, str | None]]) -> str:
+def mismatch_report(generator: str, files: Mapping[str, tuple[str | None, str | None]],
+                    heading: str | None = None) -> str:
     """The loud report: `generator` (how it is named) writes other files than gradshard;
     `files` maps each differing file to (gradshard's text, the real text), None where that
-    side writes no such file."""
+    side writes no such file. `heading` says what follows when it is not the ported path's
+    difference."""
     names = sorted(files)
-    lines = [f"{generator} writes {len(names)} of the generated files differently from "
+    lines = [heading or
+             f"{generator} writes {len(names)} of the generated files differently from "
              f"gradshard: a build writes them from the real generator's output and compiles "
              f"them as they are, and gradshard's incremental path is off for them:"]
     for name in names[:SHOWN_FILES]:

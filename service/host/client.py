@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.database import blob_hash
@@ -97,17 +97,23 @@ class HostWorker:
                                   hint=f"check {sys.executable}") from None
 
     def generate(self, location: SpecLocation,
-                 remember: Mapping[str, tuple[str, str]] | None = None) -> HostOutput:
+                 remember: Mapping[str, tuple[str, str]] | None = None,
+                 meanwhile: Callable[[], None] | None = None) -> HostOutput:
         """Every file the generator writes for the spec at `location`; `remember` adds
         values to the worker's memo first (key → (its hash, its JSON text): the store's, for
-        a fresh worker)."""
+        a fresh worker). `meanwhile` runs in this process while the worker generates (its
+        answer waits in the pipe; the time limit counts from its end)."""
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
                    "layout": location.layout,
                    "remember": [[key, text] for key, (_, text) in remember.items()]}
         self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
-        answer = self._answer("generating")
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:  # read even when it raised: the next request must not read this answer
+            answer = self._answer("generating")
         self.generations += 1
         failure = answer.get("failure")
         if failure is not None:

@@ -9,6 +9,11 @@ read, and handed to a fresh worker as data (its memo), never run. A fresh worker
 values of the last host build of the same spec by the same generator: into this --out if
 there was one, else into any; a CLI build is one fresh worker, the daemon keeps its worker
 warm and primes it once.
+
+While the worker generates, gradshard's own rules check the spec in this process (the parse
+and match stages, on the session's cache: an edit re-checks only what it reached). On the
+host path the generator is the authority on its spec, so what they find is reported as
+warnings (`HostRun.findings`); `check` keeps them as errors.
 """
 
 from __future__ import annotations
@@ -18,9 +23,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gradshard.cache.engine.codec import decode, encode
+from gradshard.cache.graph.build_graph import spec_sides
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.manifest import HostIndex, HostManifest
 from gradshard.cache.store.database import Store, blob_hash
+from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
+from gradshard.pipeline.problems import Problem, SpecError
+from gradshard.pipeline.releases import RELEASES, Release
+from gradshard.service.graph_run import new_engine
 from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
@@ -37,6 +47,7 @@ class HostRun:
     layout: str
     output: HostOutput
     seconds: dict[str, float]
+    findings: tuple[Problem, ...] = ()  # gradshard's own rules' (warnings on this path)
     files: dict[str, str] = field(init=False)
     nodes: int = 0  # the host path does not count nodes yet
 
@@ -84,10 +95,61 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
     remember = (_remembered(store, request)
                 if worker.generations == 0 and store is not None else {})
     primed = time.perf_counter()
-    output = worker.generate(request.location, remember)
+    findings: list[Problem] = []
+    checked: list[float] = []
+
+    def check_rules() -> None:
+        findings.extend(own_rule_findings(request, session))
+        checked.append(time.perf_counter())
+
+    output = worker.generate(request.location, remember, meanwhile=check_rules)
     seconds = {"worker start": started - began, "prime": primed - started,
-               "generate": time.perf_counter() - primed}
-    return HostRun(request.identity.hash, request.location.layout, output, seconds)
+               "rules": checked[0] - primed, "generate": time.perf_counter() - primed}
+    return HostRun(request.identity.hash, request.location.layout, output, seconds,
+                   tuple(findings))
+
+
+def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Problem, ...]:
+    """What gradshard's own rules find in the spec, each at its line; none when they accept
+    it. A generator gradshard reproduces is checked by its release's rules. Any other's
+    release is not known: a finding is kept only when the rules of every release gradshard
+    knows find it (2.11's spec has `Dimname` arguments, which 2.12's rules accept and 2.13's
+    refuse: no finding), checked first by the default release's (on a spec they accept, the
+    only check)."""
+    identity = request.identity
+    releases = [identity.rules] if identity.reproduced else \
+        [identity.rules, *(r for r in RELEASES.values() if r != identity.rules)]
+    try:
+        texts = decode_spec(request.location.read_all())
+    except SpecError as error:
+        return tuple(error.problems)
+    found: tuple[Problem, ...] | None = None
+    for release in releases:
+        mine = _rule_problems(session, texts, release)
+        if found is None:
+            found = mine
+        else:
+            same = {_where(problem) for problem in mine}
+            found = tuple(problem for problem in found if _where(problem) in same)
+        if not found:
+            break
+    return found or ()
+
+
+def _rule_problems(session: OpenCache, texts: SpecTexts, release: Release
+                   ) -> tuple[Problem, ...]:
+    engine = new_engine(session.open(), session.memory)
+    try:
+        spec_sides(engine, texts, release)
+    except SpecError as error:
+        return tuple(error.problems)
+    finally:
+        engine.finish()  # the problems are values too: the next build reads them cached
+    return ()
+
+
+def _where(problem: Problem) -> tuple:
+    return (problem.file, problem.entry, problem.rule, problem.line)
 
 
 def _remembered(store: Store, request: BuildRequest) -> dict[str, tuple[str, str]]:

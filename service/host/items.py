@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from gradshard.service.host.keys import ArgumentKeys, KeyRefused
+from gradshard.service.host.objects import OBJECT_ITEMS, ObjectItem, ObjectMemo, fresh_copy
 
 __all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value"]
 
@@ -59,17 +60,22 @@ class NewItem:
 @dataclass
 class ItemStats:
     """Per qualified function: calls served from the memo, run, and run whole because they
-    could not be kept; seconds keying and running; the listed functions the generator lacks."""
+    could not be kept; the object items' apart (objects.py: served from the worker's memory
+    only, so a fresh worker runs every one); seconds keying and running; the listed functions
+    the generator lacks."""
 
     hits: Counter = field(default_factory=Counter)
     runs: Counter = field(default_factory=Counter)
     unkept: Counter = field(default_factory=Counter)
+    object_hits: Counter = field(default_factory=Counter)
+    object_runs: Counter = field(default_factory=Counter)
     seconds_keying: float = 0.0
     seconds_running: float = 0.0
     missing: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"hits": dict(self.hits), "runs": dict(self.runs), "unkept": dict(self.unkept),
+                "object_hits": dict(self.object_hits), "object_runs": dict(self.object_runs),
                 "seconds_keying": round(self.seconds_keying, 3),
                 "seconds_running": round(self.seconds_running, 3),
                 "missing": list(self.missing)}
@@ -101,15 +107,18 @@ class ItemMemo:
         self.new: list[NewItem] = []
         self.used: set[str] = set()  # the keys this generation looked up and found or made
         self.stats = ItemStats()
+        self.objects = ObjectMemo()
+        self._decoded_values: dict[str, Any] = {}
         self._keys = ArgumentKeys()
 
     def begin_generation(self, keep_keys: bool = False) -> None:
         """Fresh counts; the argument keys of the objects that live on (`keep_keys`: the
         parse caches they came from were kept), else fresh keys."""
         if keep_keys:
-            self._keys.forget_the_dead()
-        else:
+            self._keys.forget_the_unused()
+        else:  # the native functions were parsed again: the objects kept point at the old
             self._keys = ArgumentKeys()
+            self.objects.forget()
         self.new = []
         self.used = set()
         self.stats = ItemStats(missing=self.stats.missing)
@@ -118,14 +127,20 @@ class ItemMemo:
         """Wrap every listed function of the generator package's modules (imported already),
         wherever a module of the package holds it."""
         missing = []
-        for module_name, names in ITEM_FUNCTIONS.items():
+        listed = [(module, name, None) for module, names in ITEM_FUNCTIONS.items()
+                  for name in names]
+        listed += [(module, name, item) for module, items in OBJECT_ITEMS.items()
+                   for name, item in items.items()]
+        for module_name, name, item in listed:
             module = sys.modules.get(f"{package}.{module_name}")
-            for name in names:
-                original = getattr(module, name, None) if module is not None else None
-                if not callable(original):
-                    missing.append(f"{module_name}.{name}")
-                    continue
-                self._replace(package, original, self._wrap(f"{module_name}.{name}", original))
+            original = getattr(module, name, None) if module is not None else None
+            if not callable(original):
+                missing.append(f"{module_name}.{name}")
+                continue
+            qualified = f"{module_name}.{name}"
+            wrapper = self._wrap(qualified, original) if item is None else \
+                self._wrap_object(qualified, item, original)
+            self._replace(package, original, wrapper)
         self.stats.missing = tuple(missing)
 
     def _replace(self, package: str, original: Callable, wrapper: Callable) -> None:
@@ -142,6 +157,32 @@ class ItemMemo:
 
         return item
 
+    def _wrap_object(self, qualified: str, object_item: ObjectItem,
+                     function: Callable) -> Callable:
+        @functools.wraps(function)
+        def item(*args: Any, **kwargs: Any) -> Any:
+            return self.call_object(qualified, object_item, function, args, kwargs)
+
+        return item
+
+    def call_object(self, qualified: str, item: ObjectItem, function: Callable, args: tuple,
+                    kwargs: dict) -> Any:
+        """An object item's call: served from the worker's memory where it can be."""
+        began = time.perf_counter()
+        value, served = self.objects.call(self._keys, qualified, item, function, args, kwargs)
+        counts = self.stats.object_hits if served else self.stats.object_runs
+        counts[qualified] += 1
+        if served is not True:
+            self.stats.seconds_running += time.perf_counter() - began
+        return value
+
+    def _decoded(self, key: str) -> Any:
+        """A value decoded once per worker, handed out as a fresh copy of its containers."""
+        value = self._decoded_values.get(key)
+        if value is None:
+            value = self._decoded_values[key] = json.loads(self.values[key])
+        return fresh_copy(value)
+
     def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict) -> Any:
         began = time.perf_counter()
         try:
@@ -153,7 +194,7 @@ class ItemMemo:
         if key is not None and key in self.values:
             self.used.add(key)
             self.stats.hits[qualified] += 1
-            return json.loads(self.values[key])
+            return self._decoded(key)
         value = function(*args, **kwargs)
         self.stats.seconds_running += time.perf_counter() - keyed
         text = encode_value(value) if key is not None else None

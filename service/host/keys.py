@@ -25,16 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import sys
 from typing import Any
 
 import xxhash
 
 __all__ = ["ArgumentKeys", "KeyRefused"]
-
-# sys.getrefcount of an object only the digest table holds: the table's tuple and
-# getrefcount's own argument
-_ONLY_OURS = 2
 
 # between the parts of a canonical text, and of one set member (a string part carries its
 # length, so a separator inside a string cannot make two texts one)
@@ -50,18 +45,15 @@ class ArgumentKeys:
 
     def __init__(self) -> None:
         self._digests: dict[int, tuple[object, str]] = {}  # id → (the object, its digest)
+        self._earlier: dict[int, tuple[object, str]] = {}  # the last generation's
         self._fields: dict[type, tuple[str, ...]] = {}
 
-    def forget_the_dead(self) -> None:
-        """Drop the digests of objects nothing but this table holds (the last generation's
-        infos and pairs); those of objects that live on (the native functions a kept parse
-        cache holds) stay."""
-        while True:  # an object the table alone held may have held others: again
-            kept = {ident: entry for ident, entry in self._digests.items()
-                    if sys.getrefcount(entry[0]) > _ONLY_OURS}
-            if len(kept) == len(self._digests):
-                return
-            self._digests = kept
+    def forget_the_unused(self) -> None:
+        """A new generation: the digests the last one used are kept for it (the native
+        functions of a kept parse cache, the infos the object memo serves again); those it did
+        not use are dropped, and with them the table's hold on their objects (the last
+        generation's pairs and signatures)."""
+        self._earlier, self._digests = self._digests, {}
 
     def key(self, qualified_name: str, args: tuple, kwargs: dict[str, Any]) -> str:
         parts = [qualified_name]
@@ -70,6 +62,12 @@ class ArgumentKeys:
         for name in sorted(kwargs):
             parts.append("=" + name)
             self._canonical(kwargs[name], parts)
+        return _digest(parts)
+
+    def digest(self, value: object) -> str:
+        """One value's digest, as a key reads it."""
+        parts: list[str] = []
+        self._canonical(value, parts)
         return _digest(parts)
 
     def _canonical(self, value: object, parts: list[str]) -> None:
@@ -93,6 +91,10 @@ class ArgumentKeys:
                 self._canonical(item, parts)
         elif kind is set or kind is frozenset:
             self._sorted(value, parts)
+        elif isinstance(value, dict):  # Counter, defaultdict: a dict and its kind's name
+            factory = getattr(value, "default_factory", None)
+            parts.append(f"D{kind.__qualname__}:{getattr(factory, '__qualname__', factory)}")
+            self._canonical(dict(value), parts)
         else:
             self._other(value, parts)
 
@@ -122,6 +124,10 @@ class ArgumentKeys:
     def _dataclass(self, value: object) -> str:
         known = self._digests.get(id(value))
         if known is not None and known[0] is value:
+            return known[1]
+        known = self._earlier.get(id(value))
+        if known is not None and known[0] is value:
+            self._digests[id(value)] = known
             return known[1]
         parts = [type(value).__qualname__]
         for name in self._field_names(type(value)):

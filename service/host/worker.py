@@ -87,7 +87,8 @@ class Worker:
         return {"files": self.captured.files,
                 "items": [[item.function, item.key, item.value] for item in self.memo.new],
                 "used": sorted(self.memo.used),
-                "stats": self.memo.stats.to_json(),
+                "stats": {**self.memo.stats.to_json(),
+                          "substitutions": self.captured.substitutions},
                 "seconds": round(time.perf_counter() - began, 3)}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:

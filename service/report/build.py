@@ -6,6 +6,7 @@ from collections import Counter
 
 from gradshard.service.compile.report import compile_json, compile_line
 from gradshard.service.outcome import BuildOutcome
+from gradshard.service.report.problems import problem_json, problem_lines
 
 __all__ = ["STAGES", "STAGE_TIME", "build_json", "build_text", "generator_report_lines",
            "tasks_line"]
@@ -49,6 +50,11 @@ def build_text(outcome: BuildOutcome) -> str:
         lines.append(verify_line(stats))
     lines.append(f"  cache: {outcome.cache}" if outcome.cache else "  cache: off (--no-cache)")
     lines.extend(f"  warning: {w}" for w in outcome.warnings)
+    if outcome.findings:
+        lines.append(f"  gradshard's own rules found {len(outcome.findings)} problem"
+                     f"{'s' if len(outcome.findings) != 1 else ''} that the spec's generator "
+                     "accepts (`gradshard check` reports them as errors):")
+        lines.extend(problem_lines(outcome.findings, outcome.location, None, "warning"))
     if outcome.generator.report:
         lines.extend(generator_report_lines(outcome.generator.report))
     return "\n".join(lines)
@@ -106,6 +112,8 @@ def build_json(outcome: BuildOutcome) -> dict:
                   "unchanged": outcome.writes.unchanged, "removed": outcome.writes.removed},
         "seconds": {k: round(v, 4) for k, v in outcome.seconds.items()},
         "warnings": outcome.warnings,
+        "findings": [{**problem_json(p, outcome.location), "severity": "warning"}
+                     for p in outcome.findings],
         "generator": {**outcome.generator.to_json(), "report": outcome.generator.report},
     }
     if outcome.compiled is not None:

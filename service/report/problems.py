@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from gradshard.cache.errors import (GeneratorFailed, GeneratorMismatch, UsageError,
                                     VerifyMismatch)
@@ -24,7 +24,8 @@ from gradshard.pipeline.releases import DEFAULT_RELEASE
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 
-__all__ = ["VERIFY_HINT", "generator_failure_text", "problem_json", "problem_path",
+__all__ = ["VERIFY_HINT", "generator_failure_text", "problem_json", "problem_lines",
+           "problem_path",
            "report_spec_error", "report_usage_error", "spec_error_lines", "spec_error_text",
            "spec_file_paths", "spec_texts_of", "unread_spec_note", "verify_mismatch_text"]
 
@@ -55,7 +56,8 @@ def problem_path(problem: Problem, location: SpecLocation | None) -> str:
 
 
 def format_problem(problem: Problem, location: SpecLocation | None,
-                   texts: SpecTexts | SourceLines | None = None) -> str:
+                   texts: SpecTexts | SourceLines | None = None,
+                   severity: str = "error") -> str:
     """`path:line:col: error: message [rule]`, then the source line, entry and hint. To
     format many problems, pass one SourceLines: SpecTexts are split on every call."""
     where = problem_path(problem, location)
@@ -63,7 +65,7 @@ def format_problem(problem: Problem, location: SpecLocation | None,
         where += f":{problem.line}"
         if problem.column is not None:
             where += f":{problem.column}"
-    lines = [f"{where}: error: {problem.message} [{problem.rule}]"]
+    lines = [f"{where}: {severity}: {problem.message} [{problem.rule}]"]
     source = _source_line(problem, texts if isinstance(texts, SourceLines) else SourceLines(texts))
     if source is not None:
         lines.append(f"  {problem.line:>5} | {source}")
@@ -95,11 +97,18 @@ def problem_json(problem: Problem, location: SpecLocation | None) -> dict:
 def spec_error_lines(error: SpecError, location: SpecLocation | None, texts: SpecTexts | None,
                      limit: int = MAX_PRINTED_PROBLEMS) -> list[str]:
     """The first `limit` problems formatted, then how many more there are."""
+    return problem_lines(error.problems, location, texts, "error", limit)
+
+
+def problem_lines(problems: Sequence[Problem], location: SpecLocation | None,
+                  texts: SpecTexts | None, severity: str,
+                  limit: int = MAX_PRINTED_PROBLEMS) -> list[str]:
+    """The first `limit` problems formatted as of `severity`, then how many more there are."""
     source = SourceLines(texts)
-    shown = [format_problem(p, location, source) for p in error.problems[:limit]]
-    hidden = len(error.problems) - len(shown)
+    shown = [format_problem(p, location, source, severity) for p in problems[:limit]]
+    hidden = len(problems) - len(shown)
     if hidden > 0:
-        shown.append(f"… and {hidden} more error{'s' if hidden != 1 else ''} "
+        shown.append(f"… and {hidden} more {severity}{'s' if hidden != 1 else ''} "
                      "(--json lists every one)")
     return shown
 
