@@ -91,7 +91,8 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
-    request = BuildRequest.of(location, out, placement, verify, check)
+    request = BuildRequest.of(location, out, placement, verify, check,
+                              files_only=options is None)
     return session.retrying(partial(_build, request, session, options, progress,
                                     after_graph))
 

@@ -16,7 +16,7 @@ from gradshard.pipeline.problems import Problem
 from gradshard.service.files.outputs import WriteReport
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import HOST, GeneratorCheck, GeneratorVerdict
+from gradshard.service.generator.check import AUTO, HOST, GeneratorCheck, GeneratorVerdict
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 
 if TYPE_CHECKING:
@@ -41,18 +41,25 @@ class BuildRequest:
     out_key: str
     check: GeneratorCheck
     identity: GeneratorIdentity
+    files_only: bool = False  # --codegen-only: no compile
 
     @classmethod
     def of(cls, location: SpecLocation, out: Path, placement: Placement, verify: bool,
-           check: GeneratorCheck = GeneratorCheck()) -> BuildRequest:
+           check: GeneratorCheck = GeneratorCheck(), files_only: bool = False
+           ) -> BuildRequest:
         return cls(location, out, placement, verify, str(location.root.resolve()),
-                   str(out.resolve()), check, identify_generator(location))
+                   str(out.resolve()), check, identify_generator(location), files_only)
 
     @property
     def on_host(self) -> bool:
-        """Whether the spec's own generator writes the files (service/host/); `auto` takes
-        the ported path until the host path compiles (issue 48, point 4)."""
-        return self.check.path == HOST
+        """Whether the spec's own generator writes the files (service/host/): `host`, or
+        `auto` on a generator gradshard does not reproduce (any release it was not ported to,
+        a checkout at main, an edited torchgen) in a build that writes the files only (the
+        host path does not compile yet: issue 48, point 4). `auto` on a reproduced generator
+        takes the ported path, which is faster on the same work."""
+        if self.check.path == HOST:
+            return True
+        return self.check.path == AUTO and self.files_only and not self.identity.known
 
     def generator_words(self, stamp: str) -> dict[str, str]:
         """What the build's fingerprint adds of its generator: which one, how it is checked,

@@ -44,8 +44,9 @@ __all__ = ["AUTO", "CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GENERATOR_PAT
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
 # which code writes a build's files (`--generator-path`): the spec's own generator, run by
-# gradshard's worker (service/host/); gradshard's renderers (the ported path); or auto, the
-# ported path for now (the host path does not compile yet: issue 48, point 4)
+# gradshard's worker (service/host/); gradshard's renderers (the ported path); or auto: the
+# ported path for a generator it reproduces, the host path for any other where the build
+# writes files only (the host path does not compile yet: service/outcome.py BuildRequest)
 HOST, PORTED, AUTO = "host", "ported", "auto"
 GENERATOR_PATHS = (AUTO, HOST, PORTED)
 HOST_STAMP = "host"  # a host build's verdict stamp: its files are the generator's own

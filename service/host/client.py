@@ -79,6 +79,7 @@ class HostWorker:
         self._errors = open(self._scratch / "stderr", "w+b")
         self._process = self._start()
         self._pending = b""
+        self._delivered: dict[str, bytes] = {}  # the files of its last answer
         self._answer("starting")
 
     def _start(self) -> subprocess.Popen:
@@ -132,7 +133,10 @@ class HostWorker:
         self.value_hashes.update((item.key, blob_hash("text", item.value.encode("utf-8")))
                                  for item in items)
         used = {key: self.value_hashes[key] for key in answer["used"]}
-        files = {name: text.encode("utf-8") for name, text in answer["files"].items()}
+        changed = answer["files"]
+        files = {name: changed[name].encode("utf-8") if name in changed else self._delivered[name]
+                 for name in answer["names"]}
+        self._delivered = files  # what the worker's next answer leaves out when unchanged
         return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]))
 
     @property

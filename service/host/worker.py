@@ -11,11 +11,14 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 
     {"request": "generate", "spec": ROOT, "layout": "packaged"|"checkout",
      "remember": [[KEY, VALUE], ...]}
-        → {"files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...], "used": [KEY, ...],
-           "stats": {...}, "seconds": S}
+        → {"names": [NAME, ...], "files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...],
+           "used": [KEY, ...], "stats": {...}, "seconds": S}
         | {"failure": {"message": ..., "traceback": ..., "kind": "generator"|"worker"}}
 
-`remember` adds memo values (the store's, for a fresh worker); `items` are the values this
+`names` are every file the generation wrote, in order; `files` the texts of those not
+delivered with the same text by the worker's last answer (a formula's edit changes a few of
+~40 files: tens of megabytes less to encode and read). `remember` adds memo values (the
+store's, for a fresh worker); `items` are the values this
 generation computed, for the store, and `used` the keys of every value it used (what the
 build's index keeps; a value no build uses any more is the store's garbage). A generation
 runs generate_code's autograd part (driver.run_generators) after emptying the parse caches torchgen keeps in module globals
@@ -63,6 +66,7 @@ class Worker:
         self.captured = CapturedFiles()
         self.captured.install()
         self.caches = ParseCaches()
+        self.delivered: dict[str, str] = {}  # the files of the last answer: name → text
         # under the working directory the client made (removed with it): nothing is written
         # there, but a generator may look
         self.out = os.path.join(os.getcwd(), "out")
@@ -84,7 +88,11 @@ class Worker:
             raise
         finally:
             self.caches.confirm(root, layout)
-        return {"files": self.captured.files,
+        files = self.captured.files
+        changed = {name: text for name, text in files.items()
+                   if self.delivered.get(name) != text}
+        self.delivered = dict(files)
+        return {"names": list(files), "files": changed,
                 "items": [[item.function, item.key, item.value] for item in self.memo.new],
                 "used": sorted(self.memo.used),
                 "stats": {**self.memo.stats.to_json(),
