@@ -76,8 +76,14 @@ def test_a_chain_of_edits_on_the_host_path_is_torchgen_at_each_step(version, cap
         for name in names:
             apply_edits(spec, ALL_EDITS[name])
         theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / f"step{number}")
+        before = _written(out)  # the last step's: torchgen's, as checked then
+        affected = _affected(capsys, spec, cache)
         report = _host_build(capsys, spec, out, cache)
         assert _written(out) == theirs.flat_files(), names
+        # `affected` before the build: exactly the files torchgen's output changed in
+        truth = {n for n in {*before, *theirs.flat_files()}
+                 if before.get(n) != theirs.flat_files().get(n)}
+        assert {f for f in affected["files"] if "/" not in f} == truth, names
         ran = report["tasks"]["run"]
         assert 0 < ran < items / 4, (names, ran)
 
@@ -93,10 +99,18 @@ def test_the_spec_copied_elsewhere_is_its_own_spec(capsys, tmp_path):
     _host_build(capsys, installed_torchgen() / "packaged", tmp_path / "out0", cache)
     _host_build(capsys, spec, tmp_path / "out", cache)
     assert _written(tmp_path / "out") == theirs.flat_files()
-    # `affected` compares ported builds: the host build's record is said so, and kept
+    # `affected` after a host build runs the generator now: nothing changed since
     for _ in range(2):
-        code = main(["affected", "--spec", str(spec), "--cache", str(cache)])
-        assert code == 2 and "took the host path" in capsys.readouterr().err
+        affected = _affected(capsys, spec, cache)
+        assert affected["files"] == affected["autograd_nodes"] == [] and \
+            affected["derivatives"] is None, affected
+
+
+def _affected(capsys, spec: Path, cache: Path) -> dict:
+    code = main(["affected", "--spec", str(spec), "--cache", str(cache), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
 
 
 def test_the_generators_refusal_writes_nothing_and_exits_1(capsys, tmp_path):

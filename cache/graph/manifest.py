@@ -59,11 +59,14 @@ class Manifest(Record):
 @dataclass(frozen=True, slots=True)
 class HostIndex(Record):
     """What a host-path generation made: its generator (hash), every file (name → text
-    hash) and every item value it used (item key → value hash, blob_hash "text")."""
+    hash), every item value it used (item key → value hash, blob_hash "text") and what those
+    items are of (key, qualified function, subject: a node or an op), which `affected`
+    compares."""
 
     generator: str
     files: tuple[tuple[str, str], ...]
     items: tuple[tuple[str, str], ...]
+    subjects: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -64,6 +64,8 @@ class HostOutput:
     used: dict[str, str]  # item key → the hash of its value (blob_hash "text")
     stats: dict[str, Any]
     seconds: float
+    # item key → (its function, its subject: items.py `subject`), of the used keys known
+    subjects: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 class HostWorker:
@@ -75,6 +77,9 @@ class HostWorker:
         self.timeout = timeout
         self.generations = 0
         self.value_hashes: dict[str, str] = {}  # what the worker's memo holds, by key
+        # key → (function, subject) of those values: the items' own, and the store's (the
+        # caller's, with `remember`)
+        self.value_subjects: dict[str, tuple[str, str]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix="gradshard-worker-")).absolute()
         self._errors = open(self._scratch / "stderr", "w+b")
         self._process = self._start()
@@ -132,12 +137,15 @@ class HostWorker:
         items = tuple(NewItem(*item) for item in answer["items"])
         self.value_hashes.update((item.key, blob_hash("text", item.value.encode("utf-8")))
                                  for item in items)
+        self.value_subjects.update((item.key, (item.function, item.subject)) for item in items)
         used = {key: self.value_hashes[key] for key in answer["used"]}
+        subjects = {key: self.value_subjects[key] for key in used if key in self.value_subjects}
         changed = answer["files"]
         files = {name: changed[name].encode("utf-8") if name in changed else self._delivered[name]
                  for name in answer["names"]}
         self._delivered = files  # what the worker's next answer leaves out when unchanged
-        return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]))
+        return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]),
+                          subjects)
 
     @property
     def running(self) -> bool:

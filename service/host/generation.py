@@ -35,7 +35,8 @@ from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
-__all__ = ["HostRun", "generate_on_host"]
+__all__ = ["HostRun", "generate_on_host", "last_host_index", "own_rule_findings",
+           "read_record"]
 
 
 @dataclass
@@ -75,7 +76,8 @@ class HostRun:
         for item in self.output.items:
             store.put_blob(self.output.used[item.key], "text", item.value.encode("utf-8"))
         index = HostIndex(self.generator, tuple(sorted(self.files.items())),
-                          tuple(sorted(self.output.used.items())))
+                          tuple(sorted(self.output.used.items())),
+                          tuple(sorted((key, *of) for key, of in self.output.subjects.items())))
         index_name = _put(store, index)
         store.put_refs(index_name, sorted(set(self.output.used.values())))
         manifest = HostManifest(spec, self.layout, tuple(sorted(fingerprint.items())),
@@ -92,8 +94,13 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
     worker = session.host_worker(request.identity, request.check.timeout)
     store = session.open()
     started = time.perf_counter()
-    remember = (_remembered(store, request)
-                if worker.generations == 0 and store is not None else {})
+    remember = {}
+    if worker.generations == 0 and store is not None:
+        index = last_host_index(store, request)
+        if index is not None:
+            remember = _remembered(store, index)
+            worker.value_subjects.update((key, (function, subject))
+                                         for key, function, subject in index.subjects)
     primed = time.perf_counter()
     findings: list[Problem] = []
     checked: list[float] = []
@@ -152,12 +159,9 @@ def _where(problem: Problem) -> tuple:
     return (problem.file, problem.entry, problem.rule, problem.line)
 
 
-def _remembered(store: Store, request: BuildRequest) -> dict[str, tuple[str, str]]:
-    """The item values of the last host build of this spec by this generator (key → (value
-    hash, JSON text)); a value whose blob is gone or damaged is left out (the item runs)."""
-    index = _last_index(store, request)
-    if index is None:
-        return {}
+def _remembered(store: Store, index: HostIndex) -> dict[str, tuple[str, str]]:
+    """The item values of a host build's index (key → (value hash, JSON text)); a value whose
+    blob is gone or damaged is left out (the item runs)."""
     found = store.blobs(sorted({digest for _, digest in index.items}))
     remembered = {}
     for key, digest in index.items:
@@ -170,19 +174,21 @@ def _remembered(store: Store, request: BuildRequest) -> dict[str, tuple[str, str
     return remembered
 
 
-def _last_index(store: Store, request: BuildRequest) -> HostIndex | None:
+def last_host_index(store: Store, request: BuildRequest) -> HostIndex | None:
+    """The index of the last host build of this spec by this generator: into this --out if
+    there was one, else into any."""
     for last in (store.last_build(request.spec_key, request.out_key),
                  store.latest_manifest(spec=request.spec_key)):
         if last is None:
             continue
-        manifest = _read(store, last.manifest, HostManifest)
-        index = _read(store, manifest.index, HostIndex) if manifest is not None else None
+        manifest = read_record(store, last.manifest, HostManifest)
+        index = read_record(store, manifest.index, HostIndex) if manifest is not None else None
         if index is not None and index.generator == request.identity.hash:
             return index
     return None
 
 
-def _read(store: Store, name: str, kind: type) -> object | None:
+def read_record(store: Store, name: str, kind: type) -> object | None:
     """The record `name` as `kind`, or None: gone, damaged, or another kind of record (a
     ported build's manifest)."""
     blob = store.blobs([name]).get(name)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from gradshard.service.host.keys import ArgumentKeys, KeyRefused
 from gradshard.service.host.objects import OBJECT_ITEMS, ObjectItem, ObjectMemo, fresh_copy
 
-__all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value"]
+__all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value", "subject"]
 
 # module of the spec's autograd generators → its item functions
 ITEM_FUNCTIONS: dict[str, tuple[str, ...]] = {
@@ -55,6 +55,25 @@ class NewItem:
     function: str  # qualified: "gen_trace_type.method_definition"
     key: str
     value: str  # JSON text
+    subject: str = ""  # what it is of: a node ("SinBackward0") or an op ("sin"): `subject`
+
+
+def subject(args: tuple) -> str:
+    """What an item call is of, for `affected`: its first argument's node name (a
+    DifferentiabilityInfo's `op`), else the name of the schema it holds (a NativeFunction's,
+    a pair's, through `.func`), else its `name` (a BaseOperatorName); "" when none is."""
+    if not args:
+        return ""
+    value = args[0]
+    if isinstance(getattr(value, "op", None), str):
+        return value.op
+    for _ in range(3):  # pair → NativeFunction → FunctionSchema
+        if hasattr(value, "name") and not hasattr(value, "func"):
+            return str(value.name)
+        value = getattr(value, "func", None)
+        if value is None:
+            return ""
+    return ""
 
 
 @dataclass
@@ -204,6 +223,6 @@ class ItemMemo:
         self.stats.runs[qualified] += 1
         self.used.add(key)
         self.values[key] = text
-        self.new.append(NewItem(qualified, key, text))
+        self.new.append(NewItem(qualified, key, text, subject(args)))
         return value
 

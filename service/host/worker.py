@@ -11,7 +11,8 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 
     {"request": "generate", "spec": ROOT, "layout": "packaged"|"checkout",
      "remember": [[KEY, VALUE], ...]}
-        → {"names": [NAME, ...], "files": {NAME: TEXT}, "items": [[FUNCTION, KEY, VALUE], ...],
+        → {"names": [NAME, ...], "files": {NAME: TEXT},
+           "items": [[FUNCTION, KEY, VALUE, SUBJECT], ...],
            "used": [KEY, ...], "stats": {...}, "seconds": S}
         | {"failure": {"message": ..., "traceback": ..., "kind": "generator"|"worker"}}
 
@@ -93,7 +94,8 @@ class Worker:
                    if self.delivered.get(name) != text}
         self.delivered = dict(files)
         return {"names": list(files), "files": changed,
-                "items": [[item.function, item.key, item.value] for item in self.memo.new],
+                "items": [[item.function, item.key, item.value, item.subject]
+                          for item in self.memo.new],
                 "used": sorted(self.memo.used),
                 "stats": {**self.memo.stats.to_json(),
                           "substitutions": self.captured.substitutions},

@@ -20,17 +20,18 @@ from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
-from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, HostManifest, Manifest
+from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, HostIndex, Manifest
 from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
 from gradshard.service.files.inputs import InputBytes, read_inputs
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, run_graph
+from gradshard.service.query.host_affected import host_index_of, host_side
 from gradshard.service.query.revision import git_inputs
 
 if TYPE_CHECKING:
-    from gradshard.cache.store.database import Store
+    from gradshard.cache.store.database import LastBuild
     from gradshard.service.open_cache import OpenCache
 
 __all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json",
@@ -78,6 +79,7 @@ class Affected:
     files: dict[str, str]
     kernels: list[KernelChange]
     ops: tuple[OpChange, ...] = ()  # when asked for (affected --tests)
+    entries_compared: bool = True  # not after a host build (its generator parses the spec)
 
     def entries_of(self, file: SpecFile) -> list[EntryChange]:
         return [e for e in self.entries if e.file is file]
@@ -102,6 +104,10 @@ def affected(location: SpecLocation, session: OpenCache, against: str | None,
 
 def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
                      since: str | None, with_ops: bool = False) -> Affected:
+    if against is None and since is None:
+        host = _last_host_build(location, session)
+        if host is not None:
+            return _host_affected(location, session, *host, with_ops)
     current = build_side(read_inputs(location), session)
     if against is not None:
         other = locate_spec(against)
@@ -144,15 +150,36 @@ def _side(stamps: list[EntryStamps], index: BuildIndex) -> Side:
     return Side(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
 
 
+def _last_host_build(location: SpecLocation, session: OpenCache
+                     ) -> tuple[LastBuild, HostIndex] | None:
+    """The last build of the spec and its index, when it took the host path."""
+    store = session.open()
+    last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
+    index = host_index_of(store, last.manifest) if last is not None else None
+    return (last, index) if index is not None else None
+
+
+def _host_affected(location: SpecLocation, session: OpenCache, last: LastBuild,
+                   index: HostIndex, with_ops: bool) -> Affected:
+    """After a host build: the spec's own generator run now, compared with that build
+    (service/query/host_affected.py)."""
+    if with_ops:
+        raise UsageError(f"the last build of the spec at {location.root} took the host path: "
+                         "`affected --tests` reads the ported path's kernels for now",
+                         "build with --generator-path ported first")
+    before, now = host_side(location, session, last.out, index)
+    kernels = [KernelChange(name, "", "", change) for name, change in
+               sorted(_changes(before["kernels"], now["kernels"]).items())]
+    return Affected(f"the last build (#{last.build}, into {last.out}) on the host path: its "
+                    f"generator run on the spec now (entries are not compared)", [],
+                    _changes(before["nodes"], now["nodes"]),
+                    _changes(before["bindings"], now["bindings"]),
+                    _changes(before["files"], now["files"]), kernels, entries_compared=False)
+
+
 def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
-    if last is not None and _on_host(store, last.manifest):
-        raise UsageError(f"the last build of the spec at {location.root} took the host path "
-                         "(--generator-path host): `affected` compares builds of the ported "
-                         "path for now",
-                         "compare with --against DIR or --since REV, or build with "
-                         "--generator-path ported first")
     if last is not None:
         engine = new_engine(store, session.memory)
         try:
@@ -163,13 +190,6 @@ def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
                      "run `gradshard build` first, or compare with --against DIR or "
                      "--since REV")
-
-
-def _on_host(store: Store, manifest: str) -> bool:
-    """Whether a recorded build's manifest is a host-path build's (cache/graph/manifest.py:
-    HostManifest), which names no BuildIndex."""
-    blob = store.blobs([manifest]).get(manifest)
-    return blob is not None and blob.codec == "json:" + HostManifest.__name__
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +303,8 @@ def affected_json(result: Affected, location: SpecLocation) -> dict:
     report: dict = {"ok": True, "against": result.baseline}
     for key, file in _FILE_KEYS:
         report[key] = [{"name": e.name, "file": str(location.path_of(file)), "line": e.line,
-                        "change": e.change} for e in result.entries_of(file)]
+                        "change": e.change} for e in result.entries_of(file)] \
+            if result.entries_compared else None
     report["autograd_nodes"] = sorted(result.nodes)
     report["python_bindings"] = sorted(result.bindings)
     report["kernels"] = [{"name": k.name, "key": k.key, "file": k.file} for k in result.kernels]
@@ -298,11 +319,13 @@ def affected_text(result: Affected, location: SpecLocation) -> str:
     lines = [f"gradshard affected: compared with {result.baseline}"]
     for key, file in _FILE_KEYS:
         entries = result.entries_of(file)
-        if entries or file in (SpecFile.DERIVATIVES, SpecFile.NATIVE_FUNCTIONS):
+        if result.entries_compared and (
+                entries or file in (SpecFile.DERIVATIVES, SpecFile.NATIVE_FUNCTIONS)):
             lines.append(f"  {_TITLES[key]} ({len(entries)})")
             lines.extend(f"    {e.change:8} {e.name}  {location.path_of(file)}:{e.line}"
                          for e in entries)
-    kernels = {f"{k.name} ({k.key}, {k.file})": k.change for k in result.kernels}
+    kernels = {f"{k.name} ({k.key}, {k.file})" if k.key else k.name: k.change
+               for k in result.kernels}
     for title, changes in (("autograd nodes", result.nodes), ("python bindings", result.bindings),
                            ("autograd kernels", kernels), ("files", result.files)):
         lines.append(f"  {title} ({len(changes)})")
