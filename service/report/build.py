@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from gradshard.service.compile.report import compile_json, compile_line
+from gradshard.service.generator.check import State
 from gradshard.service.outcome import BuildOutcome
 from gradshard.service.report.problems import problem_json, problem_lines
+
+if TYPE_CHECKING:
+    from gradshard.cache.engine.stats import EngineStats
 
 __all__ = ["STAGES", "STAGE_TIME", "build_json", "build_text", "generator_report_lines",
            "tasks_line"]
@@ -16,6 +21,8 @@ __all__ = ["STAGES", "STAGE_TIME", "build_json", "build_text", "generator_report
 STAGES = ("parse", "match", "foreach", "render", "bindings", "assemble", "layout", "write",
           "compile")
 SHOWN_RUNS = 4
+# the steps a host build times (service/host/generation.py, service/build.py), in order
+HOST_STEPS = ("worker start", "prime", "rules", "generate", "write", "check")
 # Up to this many tasks that ran (an edit's) are named, the first SHOWN_RUNS of them; more
 # (a cold build's 20,000) are only counted, by reason.
 NAMED_RUNS = 50
@@ -35,7 +42,9 @@ def build_text(outcome: BuildOutcome) -> str:
     stats = outcome.stats
     if stats is None and outcome.status == "up to date":
         lines.append(f"  {tasks_line(0, 0)}; nothing changed since the last build")
-    if stats is not None:
+    if stats is not None and outcome.generator.state == State.HOST:
+        lines.extend(_host_lines(outcome, stats))
+    elif stats is not None:
         run, reused = sum(stats.run.values()), sum(stats.reused.values())
         per_stage = " · ".join(f"{s} {stats.run[s]:,}" for s in STAGES if stats.run.get(s))
         lines.append(f"  {tasks_line(run, reused, per_stage)}"
@@ -58,6 +67,17 @@ def build_text(outcome: BuildOutcome) -> str:
     if outcome.generator.report:
         lines.extend(generator_report_lines(outcome.generator.report))
     return "\n".join(lines)
+
+
+def _host_lines(outcome: BuildOutcome, stats: EngineStats) -> list[str]:
+    """A host build's item calls (service/host/items.py) and the seconds of its steps."""
+    run, reused = sum(stats.run.values()), sum(stats.reused.values())
+    most = " · ".join(f"{name} {count:,}" for name, count in stats.run.most_common(SHOWN_RUNS))
+    timed = [(s, outcome.seconds[s]) for s in HOST_STEPS if outcome.seconds.get(s)]
+    return [f"  items: {run + reused:,} calls: {run:,} run, {reused:,} served from the memo"
+            + (f" ({most})" if most else ""),
+            "  time:  " + " · ".join(f"{s} {t:.2f} s" for s, t in timed)
+            + " (rules: gradshard's own, while the generator ran; check: the net, apart)"]
 
 
 def tasks_line(run: int, reused: int, per_stage: str = "") -> str:
