@@ -28,7 +28,7 @@ from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.manifest import HostIndex, HostManifest
 from gradshard.cache.store.database import Store, blob_hash
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-from gradshard.pipeline.problems import Problem, SpecError
+from gradshard.pipeline.problems import InternalError, Problem, SpecError
 from gradshard.pipeline.releases import RELEASES, Release
 from gradshard.service.graph_run import new_engine
 from gradshard.service.host.client import HostOutput
@@ -132,7 +132,12 @@ def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Proble
         return tuple(error.problems)
     found: tuple[Problem, ...] | None = None
     for release in releases:
-        mine = _rule_problems(session, texts, release)
+        try:
+            mine = _rule_problems(session, texts, release)
+        except InternalError as error:  # gradshard's fault: the generator's build goes on
+            session.warnings.append(f"gradshard's own rules could not check the spec "
+                                    f"({error}); the generator accepted it")
+            return ()
         if found is None:
             found = mine
         else:
