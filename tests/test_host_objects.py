@@ -147,3 +147,20 @@ def test_counters_and_defaultdicts_are_keyed_apart_from_dicts():
                ({"a": 1}, Counter({"a": 1}), defaultdict(int, {"a": 1}),
                 defaultdict(list, {"a": 1}))}
     assert len(digests) == 4
+
+
+def test_an_items_subject_is_its_node_or_its_op():
+    """What `affected` names an item by (items.py: subject), on objects shaped like torchgen's
+    model: a DifferentiabilityInfo's node, a pair's or NativeFunction's schema name, a
+    BaseOperatorName."""
+    from types import SimpleNamespace as Model
+
+    from gradshard.service.host.items import subject
+
+    schema = Model(name="sin.out")
+    native = Model(func=schema)
+    assert subject((Model(op="SinBackward0", func=native),)) == "SinBackward0"
+    assert subject((Model(func=native, info=None),)) == "sin.out"  # a pair
+    assert subject((native, "template")) == "sin.out"
+    assert subject((Model(name="sin"), "torch", [])) == "sin"  # method_impl's name
+    assert subject(()) == subject(("text",)) == subject((Model(op=None),)) == ""

@@ -15,7 +15,9 @@ inplace-or-view and the binding items, and each call after the first pays one lo
 generator's objects are frozen dataclasses that no item mutates (tests/test_host_worker.py
 runs every item twice and compares its arguments' keys), so a digest stays true while its
 object lives: across generations for the native functions of a parse cache the worker kept
-(worker.py: ParseCaches), whose other objects are forgotten after each generation.
+(worker.py: ParseCaches) and the infos the object memo serves again (objects.py). A digest a
+generation did not use is forgotten at the next (`forget_the_unused`), and with it the
+table's hold on its object.
 
 Standard library, xxhash and what the generator passes only: this module runs in the host
 worker (worker.py), beside the spec's torchgen.
