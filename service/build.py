@@ -52,8 +52,9 @@ from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cach
                                              files_left, outputs_match, sync_outputs)
 from gradshard.service.files.placement import Placement, index_names, placed_files
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import (HOST_STAMP, UNCHECKED_STAMP, GeneratorCheck,
-                                               GeneratorVerdict, ServedTexts, failed_verdict,
+from gradshard.service.generator.check import (HOST_STAMP, STRICT, UNCHECKED_STAMP,
+                                               GeneratorCheck, GeneratorVerdict, ServedTexts,
+                                               failed_verdict,
                                                host_net, host_verdict, recorded_verdict,
                                                served_files, settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
@@ -127,7 +128,7 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
     spec = spec_hash(fingerprint)
-    stamp = (HOST_STAMP if request.on_host
+    stamp = (_host_stamp(request.check) if request.on_host
              else verdict_stamp(request.identity, request.check, spec, session.verdicts))
     fingerprint.update(request.placement.words())
     fingerprint.update(request.generator_words(stamp))
@@ -160,6 +161,12 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
                         done.writes, done.seconds, done.stats, tuple(session.warnings),
                         done.files, done.nodes, build_id, compiled, request.verify,
                         request.placement.tree, done.verdict, done.findings)
+
+
+def _host_stamp(check: GeneratorCheck) -> str:
+    """A host build's verdict stamp: under `strict` the net runs on every build, so such a
+    build is never up to date (one whose net failed after its files were recorded included)."""
+    return UNCHECKED_STAMP if check.mode == STRICT else HOST_STAMP
 
 
 def _up_to_date(request: BuildRequest, store: Store | None, fingerprint: dict[str, str],

@@ -150,17 +150,20 @@ def test_counters_and_defaultdicts_are_keyed_apart_from_dicts():
 
 
 def test_an_items_subject_is_its_node_or_its_op():
-    """What `affected` names an item by (items.py: subject), on objects shaped like torchgen's
-    model: a DifferentiabilityInfo's node, a pair's or NativeFunction's schema name, a
-    BaseOperatorName."""
-    from types import SimpleNamespace as Model
+    """What `affected` names an item by (items.py: subject), on torchgen's own model objects
+    and one shaped like a DifferentiabilityInfo: its node, a pair's or NativeFunction's schema
+    name, the bindings' BaseOperatorName."""
+    from types import SimpleNamespace as Shaped
+
+    from torchgen.model import BaseOperatorName, FunctionSchema
 
     from gradshard.service.host.items import subject
 
-    schema = Model(name="sin.out")
-    native = Model(func=schema)
-    assert subject((Model(op="SinBackward0", func=native),)) == "SinBackward0"
-    assert subject((Model(func=native, info=None),)) == "sin.out"  # a pair
+    schema = FunctionSchema.parse("sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+    native = Shaped(func=schema)
+    assert subject((Shaped(op="SinBackward0", func=native),)) == "SinBackward0"
+    assert subject((Shaped(op=None, func=native),)) == ""  # an info that makes no node
+    assert subject((Shaped(func=native, info=None),)) == "sin.out"  # a pair
     assert subject((native, "template")) == "sin.out"
-    assert subject((Model(name="sin"), "torch", [])) == "sin"  # method_impl's name
-    assert subject(()) == subject(("text",)) == subject((Model(op=None),)) == ""
+    assert subject((BaseOperatorName.parse("add_"), "torch", [])) == "add_"  # method_impl
+    assert subject(()) == subject(("text",)) == ""

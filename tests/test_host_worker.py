@@ -151,3 +151,21 @@ def test_a_generator_missing_a_listed_item_runs_it_whole_and_names_it(tmp_path):
         output = worker.generate(locate_spec(str(spec)))
     assert output.stats["missing"] == ["gen_trace_type.method_registration"]
     assert _digests(output.files) == _flat(theirs)
+
+
+def test_a_failure_beside_the_generation_ends_the_worker(tmp_path):
+    """What runs in gradshard's process while the worker generates (its own rules) raising:
+    the worker's answer goes unread, so the worker ends, and a new one shares no delivered
+    files with the client (a later answer leaves out only what the new worker delivered)."""
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    location = locate_spec(str(spec))
+
+    def failing() -> None:
+        raise RuntimeError("the rules failed")
+
+    with _worker(spec) as worker:
+        with pytest.raises(RuntimeError, match="the rules failed"):
+            worker.generate(location, meanwhile=failing)
+        assert not worker.running
+    with _worker(spec) as fresh:
+        assert len(fresh.generate(location).files) == len(fresh.generate(location).files) > 40

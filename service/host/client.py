@@ -108,7 +108,8 @@ class HostWorker:
         """Every file the generator writes for the spec at `location`; `remember` adds
         values to the worker's memo first (key → (its hash, its JSON text): the store's, for
         a fresh worker). `meanwhile` runs in this process while the worker generates (its
-        answer waits in the pipe; the time limit counts from its end)."""
+        answer waits in the pipe; the time limit counts from its end); if it raises, the
+        worker is closed unread."""
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
                    "layout": location.layout,
@@ -118,8 +119,12 @@ class HostWorker:
         try:
             if meanwhile is not None:
                 meanwhile()
-        finally:  # read even when it raised: the next request must not read this answer
-            answer = self._answer("generating")
+        except BaseException:
+            # its answer is not read: the worker ends, and the next one (OpenCache.host_worker
+            # starts it) shares no delivered files or memo with this client
+            self.close()
+            raise
+        answer = self._answer("generating")
         self.generations += 1
         failure = answer.get("failure")
         if failure is not None:

@@ -60,16 +60,19 @@ class NewItem:
 
 def subject(args: tuple) -> str:
     """What an item call is of, for `affected`: its first argument's node name (a
-    DifferentiabilityInfo's `op`), else the name of the schema it holds (a NativeFunction's,
-    a pair's, through `.func`), else its `name` (a BaseOperatorName); "" when none is."""
+    DifferentiabilityInfo's `op`; "" for one that makes no node), else the name of the schema
+    it holds (a NativeFunction's, a pair's, through `.func`), else the operator name itself (a
+    BaseOperatorName: its text); "" when none is."""
     if not args:
         return ""
     value = args[0]
-    if isinstance(getattr(value, "op", None), str):
-        return value.op
+    if hasattr(value, "op"):
+        return value.op if isinstance(value.op, str) else ""
     for _ in range(3):  # pair → NativeFunction → FunctionSchema
         if hasattr(value, "name") and not hasattr(value, "func"):
             return str(value.name)
+        if isinstance(getattr(value, "base", None), str):  # BaseOperatorName: `add_`
+            return str(value)
         value = getattr(value, "func", None)
         if value is None:
             return ""

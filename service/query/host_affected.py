@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.manifest import HostIndex, HostManifest
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
@@ -39,9 +40,18 @@ Side = dict[str, tuple[tuple[str, str], ...]]  # "files" and each HOST_SUBJECTS 
 
 def host_index_of(store: Store, manifest: str) -> HostIndex | None:
     """The HostIndex of a recorded build's manifest, or None: not a host build's (a ported
-    build's Manifest), or gone or damaged."""
+    build's Manifest). A host build's whose index is gone or damaged is a UsageError: the
+    ported path must not read its manifest (it would set it aside as damage)."""
     host = read_record(store, manifest, HostManifest)
-    return read_record(store, host.index, HostIndex) if host is not None else None
+    if host is None:
+        return None
+    index = read_record(store, host.index, HostIndex)
+    if index is None:
+        raise UsageError("the cache's record of the spec's last build (on the host path) is "
+                         "incomplete: its index is gone or damaged",
+                         "build again, then ask `affected` (or compare with --against DIR "
+                         "or --since REV)")
+    return index
 
 
 def host_side(location: SpecLocation, session: OpenCache, out: str,
