@@ -54,8 +54,8 @@ from gradshard.service.files.placement import Placement, index_names, placed_fil
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import (HOST_STAMP, STRICT, UNCHECKED_STAMP,
                                                GeneratorCheck, GeneratorVerdict, ServedTexts,
-                                               failed_verdict,
-                                               host_net, host_verdict, recorded_verdict,
+                                               failed_verdict, host_net, host_verdict,
+                                               recorded_verdict,
                                                served_files, settle, spec_hash, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest

@@ -59,7 +59,9 @@ class CapturedFiles:
             key = ArgumentKeys().key("substitute", (template.pattern, env), kwargs)
         except KeyRefused:
             return substitute(template, env, **kwargs)
-        text = self.substituted.get(key) or self._earlier.get(key)
+        text = self.substituted.get(key)
+        if text is None:
+            text = self._earlier.get(key)
         if text is None:
             text = substitute(template, env, **kwargs)
             self.substitutions["runs"] += 1

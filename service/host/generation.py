@@ -35,8 +35,8 @@ from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
-__all__ = ["HostRun", "generate_on_host", "last_host_index", "own_rule_findings",
-           "read_record"]
+__all__ = ["HostRun", "generate_on_host", "host_records", "last_host_index",
+           "own_rule_findings"]
 
 
 @dataclass
@@ -186,14 +186,20 @@ def last_host_index(store: Store, request: BuildRequest) -> HostIndex | None:
                  store.latest_manifest(spec=request.spec_key)):
         if last is None:
             continue
-        manifest = read_record(store, last.manifest, HostManifest)
-        index = read_record(store, manifest.index, HostIndex) if manifest is not None else None
+        _, index = host_records(store, last.manifest)
         if index is not None and index.generator == request.identity.hash:
             return index
     return None
 
 
-def read_record(store: Store, name: str, kind: type) -> object | None:
+def host_records(store: Store, manifest: str) -> tuple[HostManifest | None, HostIndex | None]:
+    """A recorded build's HostManifest and its HostIndex, each None when it is not one (a
+    ported build's manifest), or gone or damaged."""
+    host = _read(store, manifest, HostManifest)
+    return host, _read(store, host.index, HostIndex) if host is not None else None
+
+
+def _read(store: Store, name: str, kind: type) -> object | None:
     """The record `name` as `kind`, or None: gone, damaged, or another kind of record (a
     ported build's manifest)."""
     blob = store.blobs([name]).get(name)

@@ -168,12 +168,7 @@ def _read(keys: ArgumentKeys, container: Any, read: Any) -> str:
 
 def _replay(recorded: _Recorded, arguments: dict[str, Any]) -> Any:
     for name, put, removed in recorded.writes:
-        container = arguments[name]
-        if isinstance(container, set):
-            container.difference_update(removed)
-            container.update(put)
-        else:
-            _put(container, fresh_copy(put), removed)
+        _write(arguments[name], fresh_copy(put), removed)
     for name, state in recorded.after:
         _restore(arguments[name], fresh_copy(state))
     return fresh_copy(recorded.value)
@@ -289,16 +284,17 @@ class _Observed:
 
     def apply(self) -> None:
         """The call returned: its writes reach the real container."""
-        if self._is_set:
-            self._real.difference_update(self.removed)
-            self._real.update(self.put)
-            return
-        _put(self._real, self.put, self.removed)
+        _write(self._real, self.put, self.removed)
 
 
-def _put(mapping: Any, put: dict, removed: Any) -> None:
-    """Writes into a mapping, one key at a time (a Counter's `update` adds, not sets)."""
+def _write(container: Any, put: Any, removed: Any) -> None:
+    """Writes into an observed container: a set's members, else a mapping's keys one at a
+    time (a Counter's `update` adds, not sets)."""
+    if isinstance(container, set):
+        container.difference_update(removed)
+        container.update(put)
+        return
     for key in removed:
-        mapping.pop(key, None)
+        container.pop(key, None)
     for key, value in put.items():
-        mapping[key] = value
+        container[key] = value

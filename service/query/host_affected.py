@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.errors import UsageError
-from gradshard.cache.graph.manifest import HostIndex, HostManifest
+from gradshard.cache.graph.manifest import HostIndex
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import HOST, GeneratorCheck
-from gradshard.service.host.generation import generate_on_host, read_record
+from gradshard.service.host.generation import generate_on_host, host_records
 from gradshard.service.outcome import BuildRequest
 
 if TYPE_CHECKING:
@@ -42,10 +42,9 @@ def host_index_of(store: Store, manifest: str) -> HostIndex | None:
     """The HostIndex of a recorded build's manifest, or None: not a host build's (a ported
     build's Manifest). A host build's whose index is gone or damaged is a UsageError: the
     ported path must not read its manifest (it would set it aside as damage)."""
-    host = read_record(store, manifest, HostManifest)
+    host, index = host_records(store, manifest)
     if host is None:
         return None
-    index = read_record(store, host.index, HostIndex)
     if index is None:
         raise UsageError("the cache's record of the spec's last build (on the host path) is "
                          "incomplete: its index is gone or damaged",
