@@ -60,13 +60,13 @@ class Manifest(Record):
 class HostIndex(Record):
     """What a host-path generation made: its generator (hash), every file (name → text
     hash), every item value it used (item key → value hash, blob_hash "text") and what those
-    items are of (key, qualified function, subject: a node or an op), which `affected`
-    compares."""
+    items are of (key, qualified function, subject: a node or an op, part: which of its
+    parts, JSON), which `affected` compares and `try` patches."""
 
     generator: str
     files: tuple[tuple[str, str], ...]
     items: tuple[tuple[str, str], ...]
-    subjects: tuple[tuple[str, str, str], ...] = ()
+    subjects: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

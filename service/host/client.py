@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.database import blob_hash
@@ -64,8 +64,9 @@ class HostOutput:
     used: dict[str, str]  # item key → the hash of its value (blob_hash "text")
     stats: dict[str, Any]
     seconds: float
-    # item key → (its function, its subject: items.py `subject`), of the used keys known
-    subjects: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # item key → (its function, its subject, its part: items.py `subject`, `item_part`), of
+    # the used keys known
+    subjects: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 class HostWorker:
@@ -77,9 +78,9 @@ class HostWorker:
         self.timeout = timeout
         self.generations = 0
         self.value_hashes: dict[str, str] = {}  # what the worker's memo holds, by key
-        # key → (function, subject) of those values: the items' own, and the store's (the
-        # caller's, with `remember`)
-        self.value_subjects: dict[str, tuple[str, str]] = {}
+        # key → (function, subject, part) of those values: the items' own, and the store's
+        # (the caller's, with `remember`)
+        self.value_subjects: dict[str, tuple[str, str, str]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix="gradshard-worker-")).absolute()
         self._errors = open(self._scratch / "stderr", "w+b")
         self._process = self._start()
@@ -142,7 +143,8 @@ class HostWorker:
         items = tuple(NewItem(*item) for item in answer["items"])
         self.value_hashes.update((item.key, blob_hash("text", item.value.encode("utf-8")))
                                  for item in items)
-        self.value_subjects.update((item.key, (item.function, item.subject)) for item in items)
+        self.value_subjects.update((item.key, (item.function, item.subject, item.part))
+                                   for item in items)
         used = {key: self.value_hashes[key] for key in answer["used"]}
         subjects = {key: self.value_subjects[key] for key in used if key in self.value_subjects}
         changed = answer["files"]
@@ -151,6 +153,17 @@ class HostWorker:
         self._delivered = files  # what the worker's next answer leaves out when unchanged
         return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]),
                           subjects)
+
+    def values(self, keys: Sequence[str]) -> dict[str, str]:
+        """The JSON texts of the item values the worker's memo holds among `keys` (a
+        generation's used keys: all of them)."""
+        self._send({"request": "values", "keys": list(keys)})
+        answer = self._answer("reading item values")
+        values = answer.get("values")
+        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+            raise self._failed(f"answered what gradshard cannot read "
+                               f"({str(answer.get('failure', answer))[:200]})")
+        return values
 
     @property
     def running(self) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 from gradshard.cache.engine.codec import decode, encode
 from gradshard.cache.graph.build_graph import spec_sides
@@ -30,13 +31,15 @@ from gradshard.cache.store.database import Store, blob_hash
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import InternalError, Problem, SpecError
 from gradshard.pipeline.releases import RELEASES, Release
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.service.graph_run import new_engine
 from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
-__all__ = ["HostRun", "generate_on_host", "host_records", "last_host_index",
-           "own_rule_findings"]
+__all__ = ["HostRun", "generate_on_host", "host_generation", "host_records", "last_host_index",
+           "own_rule_findings", "remembered_values"]
 
 
 @dataclass
@@ -89,31 +92,45 @@ class HostRun:
 
 
 def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
-    """The spec's files, as its own generator writes them."""
-    began = time.perf_counter()
-    worker = session.host_worker(request.identity, request.check.timeout)
-    store = session.open()
-    started = time.perf_counter()
-    remember = {}
-    if worker.generations == 0 and store is not None:
-        index = last_host_index(store, request)
-        if index is not None:
-            remember = _remembered(store, index)
-            worker.value_subjects.update((key, (function, subject))
-                                         for key, function, subject in index.subjects)
-    primed = time.perf_counter()
+    """The spec's files, as its own generator writes them; gradshard's rules check the spec
+    meanwhile."""
     findings: list[Problem] = []
     checked: list[float] = []
 
     def check_rules() -> None:
+        began = time.perf_counter()
         findings.extend(own_rule_findings(request, session))
-        checked.append(time.perf_counter())
+        checked.append(time.perf_counter() - began)
 
-    output = worker.generate(request.location, remember, meanwhile=check_rules)
+    run = host_generation(session, request.identity, request.location, request.check.timeout,
+                          (request.spec_key, request.out_key), check_rules)
+    run.seconds["rules"] = checked[0]
+    run.findings = tuple(findings)
+    return run
+
+
+def host_generation(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
+                    timeout: float, keys: tuple[str, str],
+                    meanwhile: Callable[[], None] | None = None) -> HostRun:
+    """One generation by the session's worker for `identity`, its memo primed from the last
+    host build of this spec (`keys`: the spec's and --out's keys in the store; --out's "" for
+    none) when the worker is fresh."""
+    began = time.perf_counter()
+    worker = session.host_worker(identity, timeout)
+    store = session.open()
+    started = time.perf_counter()
+    remember = {}
+    if worker.generations == 0 and store is not None:
+        index = last_host_index(store, keys, identity.hash)
+        if index is not None:
+            remember = remembered_values(store, index)
+            worker.value_subjects.update((key, (function, subject, part))
+                                         for key, function, subject, part in index.subjects)
+    primed = time.perf_counter()
+    output = worker.generate(location, remember, meanwhile=meanwhile)
     seconds = {"worker start": started - began, "prime": primed - started,
-               "rules": checked[0] - primed, "generate": time.perf_counter() - primed}
-    return HostRun(request.identity.hash, request.location.layout, output, seconds,
-                   tuple(findings))
+               "generate": time.perf_counter() - primed}
+    return HostRun(identity.hash, location.layout, output, seconds)
 
 
 def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Problem, ...]:
@@ -164,7 +181,7 @@ def _where(problem: Problem) -> tuple:
     return (problem.file, problem.entry, problem.rule, problem.line)
 
 
-def _remembered(store: Store, index: HostIndex) -> dict[str, tuple[str, str]]:
+def remembered_values(store: Store, index: HostIndex) -> dict[str, tuple[str, str]]:
     """The item values of a host build's index (key → (value hash, JSON text)); a value whose
     blob is gone or damaged is left out (the item runs)."""
     found = store.blobs(sorted({digest for _, digest in index.items}))
@@ -179,15 +196,16 @@ def _remembered(store: Store, index: HostIndex) -> dict[str, tuple[str, str]]:
     return remembered
 
 
-def last_host_index(store: Store, request: BuildRequest) -> HostIndex | None:
-    """The index of the last host build of this spec by this generator: into this --out if
-    there was one, else into any."""
-    for last in (store.last_build(request.spec_key, request.out_key),
-                 store.latest_manifest(spec=request.spec_key)):
+def last_host_index(store: Store, keys: tuple[str, str], generator: str) -> HostIndex | None:
+    """The index of the last host build of this spec (`keys`: the spec's and --out's) by
+    this generator: into this --out if there was one, else into any."""
+    spec_key, out_key = keys
+    for last in (store.last_build(spec_key, out_key) if out_key else None,
+                 store.latest_manifest(spec=spec_key)):
         if last is None:
             continue
         _, index = host_records(store, last.manifest)
-        if index is not None and index.generator == request.identity.hash:
+        if index is not None and index.generator == generator:
             return index
     return None
 

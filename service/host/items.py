@@ -30,7 +30,8 @@ from typing import Any, Callable
 from gradshard.service.host.keys import ArgumentKeys, KeyRefused
 from gradshard.service.host.objects import OBJECT_ITEMS, ObjectItem, ObjectMemo, fresh_copy
 
-__all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value", "subject"]
+__all__ = ["ITEM_FUNCTIONS", "ItemMemo", "ItemStats", "NewItem", "encode_value", "item_part",
+           "subject"]
 
 # module of the spec's autograd generators → its item functions
 ITEM_FUNCTIONS: dict[str, tuple[str, ...]] = {
@@ -56,6 +57,7 @@ class NewItem:
     key: str
     value: str  # JSON text
     subject: str = ""  # what it is of: a node ("SinBackward0") or an op ("sin"): `subject`
+    part: str = ""  # which part of its subject it makes, as JSON: `item_part`
 
 
 def subject(args: tuple) -> str:
@@ -77,6 +79,32 @@ def subject(args: tuple) -> str:
         if value is None:
             return ""
     return ""
+
+
+def item_part(args: tuple, templates: dict[int, str]) -> str:
+    """Which part of its subject an item call makes, for a `try` patch (service/live/
+    host_patch.py), as JSON text ("" when nothing says): the module's template among its
+    arguments, by its constant's name (process_function(info, FUNCTION_DEFINITION) is a
+    node's definition, with PY_FUNCTION_DEFINITION its Python class); for an op with autograd
+    infos per dispatch key (gen_variable_type_func's argument), each key's node and the
+    derivatives entry it came from (the info's schema name: load_derivatives looks the entry's
+    `name:` up among the schemas)."""
+    for value in args:
+        name = templates.get(id(value))
+        if name is not None:
+            return json.dumps({"template": name})
+    infos = getattr(args[0], "info", None) if args else None
+    if isinstance(infos, dict):
+        nodes = {key: [info.op or "", str(info.func.func.name)] for key, info in infos.items()
+                 if isinstance(getattr(info, "op", None), (str, type(None)))}
+        return json.dumps({"nodes": nodes}, sort_keys=True)
+    return ""
+
+
+def module_templates(module: Any) -> dict[int, str]:
+    """The module's templates (CodeTemplate constants), by identity: `item_part`."""
+    return {id(value): name for name, value in vars(module).items()
+            if type(value).__name__ == "CodeTemplate" and name.isupper()}
 
 
 @dataclass
@@ -160,8 +188,10 @@ class ItemMemo:
                 missing.append(f"{module_name}.{name}")
                 continue
             qualified = f"{module_name}.{name}"
-            wrapper = self._wrap(qualified, original) if item is None else \
-                self._wrap_object(qualified, item, original)
+            if item is None:
+                wrapper = self._wrap(qualified, original, module_templates(module))
+            else:
+                wrapper = self._wrap_object(qualified, item, original)
             self._replace(package, original, wrapper)
         self.stats.missing = tuple(missing)
 
@@ -172,10 +202,10 @@ class ItemMemo:
                     if value is original:
                         setattr(module, attribute, wrapper)
 
-    def _wrap(self, qualified: str, function: Callable) -> Callable:
+    def _wrap(self, qualified: str, function: Callable, templates: dict[int, str]) -> Callable:
         @functools.wraps(function)
         def item(*args: Any, **kwargs: Any) -> Any:
-            return self.call(qualified, function, args, kwargs)
+            return self.call(qualified, function, args, kwargs, templates)
 
         return item
 
@@ -205,7 +235,8 @@ class ItemMemo:
             value = self._decoded_values[key] = json.loads(self.values[key])
         return fresh_copy(value)
 
-    def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+    def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict,
+             templates: dict[int, str] | None = None) -> Any:
         began = time.perf_counter()
         try:
             key = self._keys.key(qualified, args, kwargs)
@@ -226,6 +257,7 @@ class ItemMemo:
         self.stats.runs[qualified] += 1
         self.used.add(key)
         self.values[key] = text
-        self.new.append(NewItem(qualified, key, text, subject(args)))
+        self.new.append(NewItem(qualified, key, text, subject(args),
+                                item_part(args, templates or {})))
         return value
 

@@ -94,7 +94,7 @@ class Worker:
                    if self.delivered.get(name) != text}
         self.delivered = dict(files)
         return {"names": list(files), "files": changed,
-                "items": [[item.function, item.key, item.value, item.subject]
+                "items": [[item.function, item.key, item.value, item.subject, item.part]
                           for item in self.memo.new],
                 "used": sorted(self.memo.used),
                 "stats": {**self.memo.stats.to_json(),
@@ -102,6 +102,8 @@ class Worker:
                 "seconds": round(time.perf_counter() - began, 3)}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("request") == "values":
+            return self.values(request)
         if request.get("request") != "generate":
             return {"failure": {"message": f"unknown request {request.get('request')!r}",
                                 "traceback": "", "kind": WORKER}}
@@ -116,6 +118,16 @@ class Worker:
             return _failure(error, WORKER)
         except BaseException as error:  # noqa: BLE001 -- SystemExit too: the generator's
             return _failure(error, GENERATOR)
+
+
+    def values(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The memo's values (JSON text) of the keys asked for that it holds."""
+        keys = request.get("keys")
+        if not isinstance(keys, list):
+            return {"failure": {"message": "a values request names no keys", "traceback": "",
+                                "kind": WORKER}}
+        held = self.memo.values
+        return {"values": {key: held[key] for key in keys if isinstance(key, str) and key in held}}
 
 
 class ParseCaches:

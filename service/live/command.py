@@ -23,6 +23,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.pipeline.releases import release_series
 from gradshard.service.exit_codes import EXIT_OK, EXIT_TRY_FAILED, EXIT_TRY_NOTHING
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import HOST
 from gradshard.service.generator.identity import identify_generator, installed_generator
 from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
 from gradshard.service.live.plan import PatchOp, PatchPlan
@@ -209,7 +210,7 @@ def try_json(outcome: TryOutcome) -> dict:
     ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
     compiler = outcome.compiler.json() if outcome.compiler is not None else None
     return {"ok": outcome.exit_code() == EXIT_OK, "against": plan.baseline,
-            "compiler": compiler, "warnings": [outcome.note] if outcome.note else [], "ops": ops,
+            "generator_path": plan.path, "compiler": compiler, "warnings": [outcome.note] if outcome.note else [], "ops": ops,
             "seconds": round(outcome.seconds, 3)}
 
 
@@ -225,6 +226,9 @@ def _head_lines(outcome: TryOutcome) -> list[str]:
     its reason)."""
     plan = outcome.plan
     lines = [f"gradshard try: compared with {plan.baseline}" + compiler_text(outcome.compiler)]
+    if plan.path == HOST:
+        lines.append("  the nodes and kernels are the spec's own generator's (the host path: "
+                     "gradshard does not reproduce that generator)")
     if outcome.note:
         lines.append(f"  warning: {outcome.note}")
     if not plan.ops:

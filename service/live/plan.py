@@ -25,9 +25,13 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import gradshard_template_bytes, read_inputs, template_sources
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
-from gradshard.service.generator.check import spec_hash
-from gradshard.service.generator.identity import identify_generator
+from gradshard.service.generator.check import HOST, PORTED
+from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 from gradshard.service.graph_run import GraphResult, new_engine
+from gradshard.service.live.host_patch import (HostItems, changed_bindings, changed_functions,
+                                               entry_lines, generation_key, host_items,
+                                               host_parts, node_entries, op_code, op_functions,
+                                               op_nodes, recorded_index, schema_changed)
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
 from gradshard.service.query.affected import build_side, run_side
@@ -36,14 +40,15 @@ from gradshard.service.query.check import spec_templates
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["GeneratorRefusal", "PYTHON_ONLY", "PatchOp", "PatchPlan", "generator_refusal",
-           "patch_templates", "plan_patch"]
+__all__ = ["PYTHON_ONLY", "PatchOp", "PatchPlan", "patch_templates", "plan_patch"]
 
 # where a checkout keeps the helpers formulas call (torch's own FunctionsManual)
 MANUAL_HEADER = "torch/csrc/autograd/FunctionsManual.h"
 MANUAL_SOURCE = "torch/csrc/autograd/FunctionsManual.cpp"
 
 
+NO_KERNEL = ("no autograd kernel of its own in VariableType (a CompositeImplicitAutograd "
+             "function, one with only a fallback registration, or not an op of this spec)")
 PYTHON_ONLY = ("only its Python binding differs from the installed torch's: try patches "
                "autograd kernels and nodes, not torch._C's bindings (rebuild PyTorch for these)")
 
@@ -75,6 +80,7 @@ class PatchPlan:
     derivatives_text: str = ""  # as the build read it: compile errors are placed in it
     node_entries: tuple[tuple[str, str], ...] = ()  # node or kernel wrapper → its entry
     manual: str = ""  # a checkout's FunctionsManual.cpp, compiled into the patch
+    path: str = PORTED  # whose code the patch is: gradshard's renderers', or the generator's
 
     @property
     def patched(self) -> tuple[PatchOp, ...]:
@@ -110,6 +116,9 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
     torch's spec. `run`: the graph run of a build in progress on the session, which the plan
     reads instead of running the graph again (the daemon's check: its rows stay staged until
     that build commits them, after the check)."""
+    identity = identify_generator(location)
+    if not identity.known:  # the spec's own generator's code: the host path's items
+        return _plan_on_host(location, session, names, identity)
     current = _read_build(location, session, run)
     if names:
         ops, baseline = _named_ops(current, names), "the ops named"
@@ -120,50 +129,8 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
         else:
             ops = _changed_ops(current, _read_build(installed, session, commit=run is None))
             baseline = f"the installed torch's own spec ({installed.root})"
-    refusal = generator_refusal(location, session)
-    ops = tuple(refusal.of(_placed(op, current)) for op in ops)
+    ops = tuple(_placed(op, current) for op in ops)
     return _with_sources(location, current, ops, baseline)
-
-
-@dataclass(frozen=True)
-class GeneratorRefusal:
-    """Which ops a patch may not touch because the spec's generator writes their code
-    differently from gradshard: every op while that generator is unchecked here, else those
-    whose nodes (Functions) or kernels (VariableType) live in a differing family."""
-
-    reason: str = ""  # every op's, when the generator was never checked on this machine
-    nodes: str = ""  # the reason for ops with nodes ("" when Functions is the same)
-    kernels: str = ""  # the reason for ops with kernels
-
-    def of(self, op: PatchOp) -> PatchOp:
-        reason = self.reason or (self.nodes if op.nodes else "") or (
-            self.kernels if op.functions else "")
-        return replace(op, reason=reason) if reason and not op.reason else op
-
-
-def generator_refusal(location: SpecLocation, session: OpenCache) -> GeneratorRefusal:
-    """What the spec's generator leaves a patch (service/generator/check.py's verdicts)."""
-    identity = identify_generator(location)
-    if identity.known:
-        return GeneratorRefusal()
-    name = identity.label
-    record = session.verdicts.check_record(
-        identity.hash, spec_hash(read_inputs(location).fingerprint()))
-    if record is None:
-        return GeneratorRefusal(f"the spec's generator, {name}, is not one gradshard reproduces "
-                                f"and this spec was not checked against it on this machine: "
-                                f"run `gradshard build` on it first")
-    return GeneratorRefusal("", _family_reason(record.differing, "Functions", "nodes", name),
-                            _family_reason(record.differing, "VariableType", "kernels", name))
-
-
-def _family_reason(differing: Sequence[str], family: str, what: str, name: str) -> str:
-    files = [f for f in differing if f.startswith(family)]
-    if not files:
-        return ""
-    return (f"its {what} live in {family}, which {name} writes differently from gradshard "
-            f"({', '.join(files[:3])}{', …' if len(files) > 3 else ''}): a patch would be "
-            f"gradshard's {what}, not the spec's")
 
 
 def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | None = None,
@@ -225,8 +192,7 @@ def _op(current: _Built, op: str, reason: str) -> PatchOp:
     kernels = [current.kernels[u] for u in units]
     nodes = tuple(dict.fromkeys(k.node for k in kernels if k.node in current.nodes))
     if not units and not reason:
-        reason = ("no autograd kernel of its own in VariableType (a CompositeImplicitAutograd "
-                  "function, one with only a fallback registration, or not an op of this spec)")
+        reason = NO_KERNEL
     code = content_hash(canonical_json([[(u, current.kernel_hashes[u]) for u in units],
                                         [(n, current.nodes[n]) for n in nodes]]))
     return PatchOp(op, tuple(dict.fromkeys(_function(u) for u in units)), nodes, reason=reason,
@@ -266,7 +232,7 @@ def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp
     entries = dict(zip((n for n, _ in index.nodes), index.node_keys))
     entries.update((k.wrapper, k.entry) for k in kernels if k.entry)
     return PatchPlan(location, baseline, tuple(ops), sources, includes + header, derivatives,
-                     current.derivatives, tuple(entries.items()), manual)
+                     current.derivatives, tuple(entries.items()), manual, HOST)
 
 
 def checkout_manual(location: SpecLocation) -> tuple[tuple[tuple[str, str], ...], str]:
@@ -312,3 +278,78 @@ def _templates(location: SpecLocation) -> tuple[TemplateSet, TemplateSet]:
         "VariableType.cpp", "VariableType.h"))
 
 
+
+
+def _plan_on_host(location: SpecLocation, session: OpenCache, names: Sequence[str],
+                  identity: GeneratorIdentity) -> PatchPlan:
+    """The plan from the spec's own generator's items (service/live/host_patch.py): ops
+    named, else those whose items differ from its generation of the installed torch's spec."""
+    installed = locate_spec(None)
+    same_generator = identify_generator(installed).hash == identity.hash
+    # the installed spec's generation, recorded by an earlier `try`: the baseline, and what
+    # a fresh worker starts from (most of the spec's items are the same)
+    recorded = recorded_index(session.open(), generation_key(identity, installed)) \
+        if same_generator else None
+    current = host_items(session, identity, location, prime=recorded)
+    if names:
+        wanted, baseline, python_only = _host_named(current, names), "the ops named", []
+    else:
+        baseline = f"the installed torch's own spec ({installed.root})"
+        if installed.root.resolve() == location.root.resolve():
+            wanted, python_only = {}, []
+        else:
+            before = host_items(session, identity, installed, recorded)
+            functions = changed_functions(current, before)
+            moved = schema_changed(current, before, functions)
+            wanted = {op: "the op's schema differs from the installed torch's"
+                      if op in moved else "" for op in sorted({function_op(f) for f in functions})}
+            python_only = [b for b in changed_bindings(current, before)
+                           if function_op(b) not in wanted]
+    functions = {op: op_functions(current, op) for op in wanted}
+    every = [f for found in functions.values() for f in found]
+    parts = host_parts(current, every, op_nodes(current, every))
+    defined = {f for f in every if any(k.definition for k in parts.kernels_of(f))}
+    lines = entry_lines(current.derivatives)
+    placed = node_entries(current, lines)
+    ops = []
+    for op, reason in wanted.items():
+        mine = tuple(f for f in functions[op] if f in defined)
+        nodes = op_nodes(current, mine)
+        if not mine and not reason:
+            reason = NO_KERNEL
+        entry = next((placed[n] for n in nodes if n in placed), "")
+        ops.append(PatchOp(op, mine, nodes, entry, lines.get(entry, 0), reason,
+                           op_code(current, mine, nodes)))
+    ops += [PatchOp(b, (), (), reason=PYTHON_ONLY) for b in python_only]
+    patched = [op for op in ops if not op.reason]
+    derivatives = location.path_of(SpecFile.DERIVATIVES)
+    if not patched:
+        return PatchPlan(location, baseline, tuple(ops), None, (), derivatives, path=HOST)
+    chosen = {f for op in patched for f in op.functions}
+    node_names = list(dict.fromkeys(n for op in patched for n in op.nodes))
+    nodes = [n for n in parts.nodes if n.name in node_names]
+    kernels = [k for f in every if f in chosen for k in parts.kernels_of(f)]
+    templates, spec = _templates(location)
+    sources = patch_sources(nodes, kernels, parts.keys, spec, templates, location.layout)
+    files = current.files
+    includes = patch_includes(spec, location.layout,
+                              *(_generated(files, name) for name in ("VariableType.h",
+                                                                     "python_functions.h")))
+    header, manual = checkout_manual(location)
+    entries = {**placed, **{k.wrapper: placed[k.node] for k in kernels if k.node in placed}}
+    return PatchPlan(location, baseline, tuple(ops), sources, includes + header, derivatives,
+                     current.derivatives, tuple(entries.items()), manual, HOST)
+
+
+def _host_named(current: HostItems, names: Sequence[str]) -> dict[str, str]:
+    """The ops named: by a node's name (the op whose kernel creates it) or a function's."""
+    by_node = {node: function_op(f) for f, keys in current.kernel_nodes.items()
+               for node, _ in keys.values() if node}
+    return {by_node.get(name) or function_op(name.split("(", 1)[0].strip()): ""
+            for name in names}
+
+
+def _generated(files: dict[str, bytes], name: str) -> str:
+    """A generated file's text by its base name, wherever the generation placed it."""
+    found = [data for path, data in files.items() if path.rsplit("/", 1)[-1] == name]
+    return found[0].decode("utf-8") if found else ""

@@ -60,8 +60,8 @@ def host_side(location: SpecLocation, session: OpenCache, out: str,
     request = BuildRequest.of(location, Path(out), Placement(), False, GeneratorCheck(path=HOST))
     run = generate_on_host(request, session)
     now = _subjects(run.output.used.items(), run.output.subjects.items())
-    before = _subjects(index.items, ((key, (function, subject))
-                                     for key, function, subject in index.subjects))
+    before = _subjects(index.items, ((key, (function, subject, part))
+                                     for key, function, subject, part in index.subjects))
     return ({"files": index.files, **before},
             {"files": tuple(sorted(run.files.items())), **now})
 
@@ -71,7 +71,7 @@ def _subjects(items, subjects) -> Side:
     hashes = dict(items)
     grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     heading_of = {function: heading for heading, function in HOST_SUBJECTS.items()}
-    for key, (function, subject) in subjects:
+    for key, (function, subject, _) in subjects:
         heading = heading_of.get(function)
         if heading is not None and subject and key in hashes:
             grouped[heading][subject].append(hashes[key])

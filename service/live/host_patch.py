@@ -1,0 +1,355 @@
+"""A `gradshard try` patch on the host path: for a generator gradshard does not reproduce,
+the nodes and kernels are the spec's own generator's, its item values (service/host/items.py)
+found by their subject and part:
+
+- a node's four pieces: gen_autograd_functions.process_function's values with the templates
+  FUNCTION_DECLARATION, FUNCTION_DEFINITION, PY_FUNCTION_DEFINITION and
+  PY_FUNCTION_PROPS_AND_GETTERS (the last two only for the nodes python_functions binds);
+- an op's kernels: gen_variable_type_func's value, per dispatch key its definition and
+  registration (`type_derived_method_definitions_<key>`, `wrapper_registrations_<key>`), with
+  the node and derivatives entry of that key's info.
+
+The patch is then assembled as on the ported path (patch_sources.py): the same units, the
+spec's own templates for their frames. Ops are those named, else those whose items' values
+differ from a generation of the installed torch's spec by the same generator (one worker
+generates both: the second is mostly served from its memo).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from gradshard.cache.engine.codec import decode, encode
+from gradshard.cache.errors import GeneratorFailed
+from gradshard.cache.graph.manifest import HostIndex
+from gradshard.cache.store.database import Store, blob_hash
+from gradshard.cache.version import code_version
+from gradshard.pipeline.layout.compile_layout import function_op
+from gradshard.pipeline.parse.source import split_entries
+from gradshard.pipeline.parse.spec import entry_label
+from gradshard.pipeline.problems import SpecError, SpecFile
+from gradshard.pipeline.records import canonical_json, content_hash
+from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import DEFAULT_TIMEOUT
+from gradshard.service.generator.identity import GeneratorIdentity
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.generator.check import spec_hash
+from gradshard.service.host.client import HostWorker
+from gradshard.service.host.generation import remembered_values
+from gradshard.service.host.items import NewItem
+from gradshard.service.live.patch_sources import PatchNode
+
+if TYPE_CHECKING:
+    from gradshard.service.open_cache import OpenCache
+
+__all__ = ["HostItems", "HostPatchParts", "changed_bindings", "changed_functions", "entry_lines",
+           "generation_key", "host_items", "host_parts", "kernel_signature", "node_entries", "op_code", "op_functions",
+           "op_nodes", "recorded_index", "schema_changed"]
+
+GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
+KERNELS = "gen_variable_type.gen_variable_type_func"
+NODES = "gen_autograd_functions.process_function"
+BINDINGS = "gen_python_functions.method_impl"
+# process_function's templates (gen_autograd_functions' constants) → PatchNode's field
+NODE_PIECES = {"FUNCTION_DECLARATION": "declaration", "FUNCTION_DEFINITION": "definition",
+               "PY_FUNCTION_DEFINITION": "python_class",
+               "PY_FUNCTION_PROPS_AND_GETTERS": "python_properties"}
+FOREACH = "Foreach"  # gen_foreach_derivativeinfo's node names: Foreach<node><overload>
+DEFINITIONS = "type_derived_method_definitions_"  # gen_variable_type_func's keys, + dispatch key
+REGISTRATIONS = "wrapper_registrations_"
+
+
+@dataclass(frozen=True)
+class HostItems:
+    """One host generation, as a patch reads it: item keys and value hashes by what they are
+    of, the generated files (none for a generation read back from the store) and where the
+    values are (the worker's memo, else the store's blobs)."""
+
+    files: dict[str, bytes]
+    kernels: dict[str, tuple[str, str]]  # function (sin.out) → (item key, value hash)
+    kernel_nodes: dict[str, dict[str, tuple[str, str]]]  # function → key → (node, entry)
+    nodes: dict[str, dict[str, tuple[str, str]]]  # node → piece → (item key, value hash)
+    bindings: dict[str, str]  # a Python binding's op name → its values' hashes
+    derivatives: str  # derivatives.yaml as it was generated from
+    source: ValueSource
+
+    def values(self, keys: Sequence[str]) -> dict[str, str]:
+        return self.source.values(keys, self.hashes)
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        found = {key: digest for key, digest in self.kernels.values()}
+        found.update((key, digest) for pieces in self.nodes.values()
+                     for key, digest in pieces.values())
+        return found
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """Where a generation's item values are read: its worker's memo (when it made them),
+    then the store's blobs, each checked against its hash (Store.blobs)."""
+
+    worker: HostWorker | None
+    store: Store | None
+
+    def values(self, keys: Sequence[str], hashes: dict[str, str]) -> dict[str, str]:
+        found = self.worker.values(keys) if self.worker is not None else {}
+        missing = [hashes[key] for key in keys if key not in found and key in hashes]
+        blobs = self.store.blobs(missing) if self.store is not None and missing else {}
+        for key in keys:
+            blob = blobs.get(hashes.get(key, ""))
+            if key not in found and blob is not None and blob.codec == "text":
+                found[key] = blob.data.decode("utf-8", errors="replace")
+        return found
+
+
+def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
+               recorded: HostIndex | None = None, prime: HostIndex | None = None) -> HostItems:
+    """The spec's generation by the session's worker for its generator, recorded in the
+    store under the spec's inputs (a task row: `generation_key`), or `recorded`, the one
+    read back from there (the installed spec's, which does not change). `prime`: another
+    generation's index, whose values a fresh worker starts from when this spec has none."""
+    store = session.open()
+    derivatives = location.path_of(SpecFile.DERIVATIVES).read_bytes().decode(errors="replace")
+    if recorded is not None and recorded.generator == identity.hash:
+        subjects = {k: (f, s, p) for k, f, s, p in recorded.subjects}
+        return _items({}, dict(recorded.items), subjects, derivatives, ValueSource(None, store))
+    key = generation_key(identity, location)
+    worker = session.host_worker(identity, DEFAULT_TIMEOUT)
+    own = recorded_index(store, key) if worker.generations == 0 else None
+    prime = own or prime
+    remember = {}
+    if prime is not None and worker.generations == 0 and store is not None:
+        worker.value_subjects.update((k, (f, s, p)) for k, f, s, p in prime.subjects)
+        remember = remembered_values(store, prime)
+    output = worker.generate(location, remember)
+    index = HostIndex(identity.hash, (), tuple(sorted(output.used.items())),
+                      tuple(sorted((k, *of) for k, of in output.subjects.items())))
+    if store is not None and index != own:
+        record_generation(store, key, index, output.items)
+    return _items(output.files, output.used, output.subjects, derivatives,
+                  ValueSource(worker, store))
+
+
+def generation_key(identity: GeneratorIdentity, location: SpecLocation) -> str:
+    """A generation's task key: the generator and every input of the spec it reads."""
+    return content_hash(canonical_json(["host generation", identity.hash,
+                                        spec_hash(read_inputs(location).fingerprint())]))
+
+
+def recorded_index(store: Store | None, key: str) -> HostIndex | None:
+    output = store.memo([key]).get(key) if store is not None else None
+    if output is None:
+        return None
+    blob = store.blobs([output]).get(output)
+    if blob is None or blob.codec != "json:HostIndex":
+        return None
+    try:
+        return decode(blob, HostIndex)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def record_generation(store: Store, key: str, index: HostIndex,
+                      new: Sequence[NewItem]) -> None:
+    """The generation's new values and its index, under `key` (gc may sweep them: a later
+    `try` generates again)."""
+    for item in new:
+        store.put_blob(blob_hash("text", item.value.encode("utf-8")), "text",
+                       item.value.encode("utf-8"))
+    codec, data = encode(index)
+    name = blob_hash(codec, data)
+    store.put_blob(name, codec, data)
+    store.put_refs(name, sorted({digest for _, digest in index.items}))
+    store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
+    store.flush(0)
+
+
+def _items(files: dict[str, bytes], used: dict[str, str],
+           subjects: dict[str, tuple[str, str, str]], derivatives: str,
+           source: ValueSource) -> HostItems:
+    kernels: dict[str, tuple[str, str]] = {}
+    kernel_nodes: dict[str, dict[str, tuple[str, str]]] = {}
+    nodes: dict[str, dict[str, tuple[str, str]]] = {}
+    bindings: dict[str, list[str]] = {}
+    for key, (function, subject, part) in subjects.items():
+        digest = used.get(key)
+        if digest is None or not subject:
+            continue
+        described = _part(part)
+        if function == KERNELS:
+            kernels[subject] = (key, digest)
+            kernel_nodes[subject] = {k: (v[0], v[1]) for k, v in
+                                     described.get("nodes", {}).items()}
+        elif function == NODES and described.get("template") in NODE_PIECES:
+            nodes.setdefault(subject, {})[NODE_PIECES[described["template"]]] = (key, digest)
+        elif function == BINDINGS:
+            bindings.setdefault(subject, []).append(digest)
+    return HostItems(files, kernels, kernel_nodes, nodes,
+                     {op: "+".join(sorted(v)) for op, v in bindings.items()}, derivatives,
+                     source)
+
+
+def _part(part: str) -> dict:
+    try:
+        described = json.loads(part) if part else {}
+    except ValueError:
+        return {}
+    return described if isinstance(described, dict) else {}
+
+
+@dataclass(frozen=True)
+class HostPatchParts:
+    """What the patch of some ops is made of: their kernels and nodes as PatchSources takes
+    them, the dispatch keys, and which entry each node and kernel came from."""
+
+    kernels: tuple[tuple[str, RenderedKernel], ...]  # (function, one of its kernels)
+    nodes: tuple[PatchNode, ...]
+    keys: DispatchKeys
+
+    def kernels_of(self, function: str) -> list[RenderedKernel]:
+        return [kernel for name, kernel in self.kernels if name == function]
+
+
+def op_nodes(items: HostItems, functions: Sequence[str]) -> tuple[str, ...]:
+    """The nodes the functions' kernels create, that the generation defines."""
+    found = (node for f in functions for node, _ in items.kernel_nodes.get(f, {}).values())
+    return tuple(dict.fromkeys(n for n in found if n in items.nodes))
+
+
+def op_functions(items: HostItems, op: str) -> tuple[str, ...]:
+    return tuple(f for f in items.kernels if function_op(f) == op)
+
+
+def op_code(items: HostItems, functions: Sequence[str], nodes: Sequence[str]) -> str:
+    """The hash of the op's kernels' and nodes' values: what a warm checker compares."""
+    return content_hash(canonical_json([[(f, items.kernels[f][1]) for f in functions],
+                                        [(n, sorted(v for _, v in items.nodes[n].values()))
+                                         for n in nodes]]))
+
+
+def changed_functions(current: HostItems, baseline: HostItems) -> set[str]:
+    """The functions whose kernels, or a node they create, differ from the baseline's."""
+    changed_nodes = {n for n, pieces in current.nodes.items()
+                     if pieces_hashes(pieces) != pieces_hashes(baseline.nodes.get(n, {}))}
+    return {f for f, (_, digest) in current.kernels.items()
+            if baseline.kernels.get(f, ("", ""))[1] != digest
+            or any(node in changed_nodes for node, _ in current.kernel_nodes[f].values())}
+
+
+def pieces_hashes(pieces: dict[str, tuple[str, str]]) -> dict[str, str]:
+    return {piece: digest for piece, (_, digest) in pieces.items()}
+
+
+def schema_changed(current: HostItems, baseline: HostItems, functions: set[str]) -> set[str]:
+    """The ops of `functions` some kernel of which has another signature than the
+    baseline's: a patch registers kernels over torch's, which keep their schemas."""
+    both = sorted(f for f in functions if f in baseline.kernels)
+    keys = [items.kernels[f][0] for f in both for items in (current, baseline)]
+    values = {**current.values(keys), **baseline.values(keys)}
+    moved = set()
+    for f in both:
+        mine, theirs = (sorted(kernel_signature(k.definition)
+                               for k in _kernels(_value(values, items.kernels[f][0]), {}))
+                        for items in (current, baseline))
+        if mine != theirs:
+            moved.add(function_op(f))
+    return moved
+
+
+def changed_bindings(current: HostItems, baseline: HostItems) -> list[str]:
+    names = set(current.bindings) | set(baseline.bindings)
+    return sorted(n for n in names if current.bindings.get(n) != baseline.bindings.get(n))
+
+
+def host_parts(items: HostItems, functions: Sequence[str],
+               node_names: Sequence[str]) -> HostPatchParts:
+    """The kernels of `functions` and the nodes named, from the worker's values."""
+    keys = [items.kernels[f][0] for f in functions]
+    keys += [key for n in node_names for key, _ in items.nodes[n].values()]
+    values = items.values(keys)
+    kernels = [(f, k) for f in functions
+               for k in _kernels(_value(values, items.kernels[f][0]), items.kernel_nodes[f])]
+    nodes = [_node(n, items.nodes[n], values) for n in node_names]
+    used = sorted({k.key for _, k in kernels})
+    return HostPatchParts(tuple(kernels), tuple(nodes), DispatchKeys(tuple(used)))
+
+
+def _value(values: dict[str, str], key: str):
+    text = values.get(key)
+    if text is None:
+        raise GeneratorFailed(f"the generator's worker no longer holds item {key}",
+                              hint="run `gradshard try` again")
+    return json.loads(text)
+
+
+def _kernels(value: dict, nodes: dict[str, tuple[str, str]]) -> list[RenderedKernel]:
+    """gen_variable_type_func's value as one RenderedKernel per dispatch key."""
+    found = []
+    for name, registrations in value.items():
+        if not name.startswith(REGISTRATIONS):
+            continue
+        key = name[len(REGISTRATIONS):]
+        definition = "".join(value.get(DEFINITIONS + key, []))
+        node, entry = nodes.get(key, ("", ""))
+        signature = kernel_signature(definition)
+        found.append(RenderedKernel(signature[0], key, definition, "".join(registrations),
+                                    node, entry, (), signature[1]))
+    return found
+
+
+def _node(name: str, pieces: dict[str, tuple[str, str]], values: dict[str, str]) -> PatchNode:
+    texts = {piece: _value(values, key) for piece, (key, _) in pieces.items()}
+    return PatchNode(name, texts.get("declaration", ""), texts.get("definition", ""),
+                     texts.get("python_class", ""), texts.get("python_properties", ""),
+                     python="python_class" in texts)
+
+
+def kernel_signature(definition: str) -> tuple[str, str]:
+    """A function definition's name and its declaration: the text before its body's brace
+    (the first `{` outside parentheses), with a semicolon; ("", "") for no definition (a
+    fallback registration)."""
+    depth = 0
+    for position, character in enumerate(definition):
+        if character == "(":
+            depth += 1
+        elif character == ")":
+            depth -= 1
+        elif character == "{" and depth == 0:
+            head = definition[:position].strip()
+            name = head.split("(", 1)[0].split()[-1] if "(" in head else ""
+            return name.rsplit("::", 1)[-1], head + ";"
+    return "", ""
+
+
+def entry_lines(derivatives: str) -> dict[str, int]:
+    """Each derivatives entry's label and first line (empty when the text does not split:
+    the generator read it, so only the placing is lost)."""
+    try:
+        entries = split_entries(SpecFile.DERIVATIVES, derivatives)
+    except SpecError:
+        return {}
+    lines: dict[str, int] = {}
+    for entry in entries:
+        lines.setdefault(entry_label(entry), entry.line)
+    return lines
+
+
+def node_entries(items: HostItems, lines: dict[str, int]) -> dict[str, str]:
+    """Each node's derivatives entry (`lines`: the entries there are): its info's schema name
+    where derivatives.yaml has that entry; else, for a node torchgen made for a foreach op
+    from another op's entry (api/autograd.py: gen_foreach_derivativeinfo names it "Foreach",
+    the reference op's node and the overload), the entry of the longest node its name goes
+    on with."""
+    direct = {node: entry for keys in items.kernel_nodes.values()
+              for node, entry in keys.values() if node}
+    placed = {node: entry for node, entry in direct.items() if entry in lines}
+    for node in direct:
+        rest = node[len(FOREACH):] if node.startswith(FOREACH) else ""
+        reference = max((n for n in placed if rest.startswith(n)), key=len, default="")
+        if node not in placed and reference:
+            placed[node] = placed[reference]
+    return placed
