@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from support.specs import edited_derivatives as edited
@@ -159,18 +160,25 @@ def test_a_formula_edit_compiles_only_the_units_holding_its_code(try_workspace, 
     place: an object is named by its unit's text."""
     spec, cache = try_workspace
     where = ("sin", "--spec", str(spec), "--cache", str(cache), "--dtype", "float64")
-    root = try_directory()
-    with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 7\n")):
-        code, report, _ = run_try(capsys, *where)
-    assert code == 5, report
-    before = {path: path.stat().st_mtime_ns for path in root.glob("obj/*.o")}
-    with edited(spec, SIN, SIN.replace("conj()\n", "conj() * 8\n")):
-        code, report, _ = run_try(capsys, *where)
-    assert code == 5, report
-    after = {path: path.stat().st_mtime_ns for path in root.glob("obj/*.o")}
-    compiled = [unit_parts(path) for path in set(after) - set(before)]
+    compiled, before, after = recompiled_parts(spec, lambda: run_try(capsys, *where)[:2], 7, 8)
     assert compiled and set().union(*compiled) == {"nodes", "kernels"}, compiled
     assert all(after[path] == when for path, when in before.items() if path in after)
+
+
+def recompiled_parts(spec: Path, run: Callable[[], tuple[int, dict]], first: int, second: int
+                     ) -> tuple[list[set[str]], dict[Path, int], dict[Path, int]]:
+    """`try` run on sin's formula times `first`, then times `second`: the parts of each object
+    the second compiled, and every object's time before and after it."""
+    root = try_directory()
+    with edited(spec, SIN, SIN.replace("conj()\n", f"conj() * {first}\n")):
+        code, report = run()
+    assert code == 5, report
+    before = {path: path.stat().st_mtime_ns for path in root.glob("obj/*.o")}
+    with edited(spec, SIN, SIN.replace("conj()\n", f"conj() * {second}\n")):
+        code, report = run()
+    assert code == 5, report
+    after = {path: path.stat().st_mtime_ns for path in root.glob("obj/*.o")}
+    return [unit_parts(path) for path in set(after) - set(before)], before, after
 
 
 # the first line of each part (templates/live/patch.j2) and the part it names

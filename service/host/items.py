@@ -155,7 +155,9 @@ class ItemMemo:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}  # key → JSON text
         self.new: list[NewItem] = []
-        self.used: set[str] = set()  # the keys this generation looked up and found or made
+        # the keys this generation looked up and found or made, in the order of their first
+        # call (the generator's: native_functions.yaml's for an op's kernels)
+        self.used: dict[str, None] = {}
         self.stats = ItemStats()
         self.objects = ObjectMemo()
         self._decoded_values: dict[str, Any] = {}
@@ -170,7 +172,7 @@ class ItemMemo:
             self._keys = ArgumentKeys()
             self.objects.forget()
         self.new = []
-        self.used = set()
+        self.used = {}
         self.stats = ItemStats(missing=self.stats.missing)
 
     def install(self, package: str) -> None:
@@ -245,7 +247,7 @@ class ItemMemo:
         keyed = time.perf_counter()
         self.stats.seconds_keying += keyed - began
         if key is not None and key in self.values:
-            self.used.add(key)
+            self.used[key] = None
             self.stats.hits[qualified] += 1
             return self._decoded(key)
         value = function(*args, **kwargs)
@@ -255,7 +257,7 @@ class ItemMemo:
             self.stats.unkept[qualified] += 1
             return value
         self.stats.runs[qualified] += 1
-        self.used.add(key)
+        self.used[key] = None
         self.values[key] = text
         self.new.append(NewItem(qualified, key, text, subject(args),
                                 item_part(args, templates or {})))

@@ -96,7 +96,7 @@ class Worker:
         return {"names": list(files), "files": changed,
                 "items": [[item.function, item.key, item.value, item.subject, item.part]
                           for item in self.memo.new],
-                "used": sorted(self.memo.used),
+                "used": list(self.memo.used),
                 "stats": {**self.memo.stats.to_json(),
                           "substitutions": self.captured.substitutions},
                 "seconds": round(time.perf_counter() - began, 3)}

@@ -232,7 +232,7 @@ def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp
     entries = dict(zip((n for n, _ in index.nodes), index.node_keys))
     entries.update((k.wrapper, k.entry) for k in kernels if k.entry)
     return PatchPlan(location, baseline, tuple(ops), sources, includes + header, derivatives,
-                     current.derivatives, tuple(entries.items()), manual, HOST)
+                     current.derivatives, tuple(entries.items()), manual)
 
 
 def checkout_manual(location: SpecLocation) -> tuple[tuple[tuple[str, str], ...], str]:

@@ -29,7 +29,8 @@ class TwiceMemo(ItemMemo):
         self.checked: Counter = Counter()
         self.differences: list[str] = []
 
-    def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+    def call(self, qualified: str, function: Callable, args: tuple, kwargs: dict,
+             templates: dict[int, str] | None = None) -> Any:
         before = ArgumentKeys().key(qualified, args, kwargs)
         first = function(*args, **kwargs)
         second = function(*args, **kwargs)
