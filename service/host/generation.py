@@ -38,8 +38,9 @@ from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
-__all__ = ["HostRun", "generate_on_host", "host_generation", "host_records", "last_host_index",
-           "own_rule_findings", "remembered_values"]
+__all__ = ["HostRun", "generate_on_host", "host_generation", "host_index", "host_records",
+           "last_host_index", "own_rule_findings", "put_host_index", "read_record",
+           "remembered_values"]
 
 
 @dataclass
@@ -76,13 +77,8 @@ class HostRun:
                fingerprint: dict[str, str], files: dict[str, str]) -> None:
         """Keep the new item values, the index and the manifest; gc keeps what the manifest
         reaches (the index, and through it every value the generation used)."""
-        for item in self.output.items:
-            store.put_blob(self.output.used[item.key], "text", item.value.encode("utf-8"))
-        index = HostIndex(self.generator, tuple(sorted(self.files.items())),
-                          tuple(sorted(self.output.used.items())),
-                          tuple(sorted((key, *of) for key, of in self.output.subjects.items())))
-        index_name = _put(store, index)
-        store.put_refs(index_name, sorted(set(self.output.used.values())))
+        index_name = put_host_index(store, host_index(self.generator, self.output, self.files),
+                                    self.output)
         manifest = HostManifest(spec, self.layout, tuple(sorted(fingerprint.items())),
                                 index_name)
         manifest_name = _put(store, manifest)
@@ -103,25 +99,25 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
         checked.append(time.perf_counter() - began)
 
     run = host_generation(session, request.identity, request.location, request.check.timeout,
-                          (request.spec_key, request.out_key), check_rules)
+                          lambda store: last_host_index(store, request), check_rules)
     run.seconds["rules"] = checked[0]
     run.findings = tuple(findings)
     return run
 
 
 def host_generation(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
-                    timeout: float, keys: tuple[str, str],
+                    timeout: float, prime: Callable[[Store], HostIndex | None],
                     meanwhile: Callable[[], None] | None = None) -> HostRun:
-    """One generation by the session's worker for `identity`, its memo primed from the last
-    host build of this spec (`keys`: the spec's and --out's keys in the store; --out's "" for
-    none) when the worker is fresh."""
+    """One generation by the session's worker for `identity`; a fresh worker's memo starts
+    from the values of the index `prime` finds in the store (a build's: the last host build of
+    this spec; `try`'s: its recorded generation)."""
     began = time.perf_counter()
     worker = session.host_worker(identity, timeout)
     store = session.open()
     started = time.perf_counter()
     remember = {}
     if worker.generations == 0 and store is not None:
-        index = last_host_index(store, keys, identity.hash)
+        index = prime(store)
         if index is not None:
             remember = remembered_values(store, index)
             worker.value_subjects.update((key, (function, subject, part))
@@ -196,28 +192,44 @@ def remembered_values(store: Store, index: HostIndex) -> dict[str, tuple[str, st
     return remembered
 
 
-def last_host_index(store: Store, keys: tuple[str, str], generator: str) -> HostIndex | None:
-    """The index of the last host build of this spec (`keys`: the spec's and --out's) by
-    this generator: into this --out if there was one, else into any."""
-    spec_key, out_key = keys
-    for last in (store.last_build(spec_key, out_key) if out_key else None,
-                 store.latest_manifest(spec=spec_key)):
+def last_host_index(store: Store, request: BuildRequest) -> HostIndex | None:
+    """The index of the last host build of this spec by this generator: into this --out if
+    there was one, else into any."""
+    for last in (store.last_build(request.spec_key, request.out_key),
+                 store.latest_manifest(spec=request.spec_key)):
         if last is None:
             continue
         _, index = host_records(store, last.manifest)
-        if index is not None and index.generator == generator:
+        if index is not None and index.generator == request.identity.hash:
             return index
     return None
+
+
+def host_index(generator: str, output: HostOutput, files: dict[str, str]) -> HostIndex:
+    """A generation's HostIndex: its files' text hashes (none for `try`'s, which writes no
+    file), the values it used and what their items are of."""
+    return HostIndex(generator, tuple(sorted(files.items())), tuple(sorted(output.used.items())),
+                     tuple(sorted((key, *of) for key, of in output.subjects.items())))
+
+
+def put_host_index(store: Store, index: HostIndex, output: HostOutput) -> str:
+    """Stage the values the generation computed and its index, which refs every value it
+    used (gc keeps them while something reaches the index); the index's name."""
+    for item in output.items:
+        store.put_blob(output.used[item.key], "text", item.value.encode("utf-8"))
+    name = _put(store, index)
+    store.put_refs(name, sorted(set(output.used.values())))
+    return name
 
 
 def host_records(store: Store, manifest: str) -> tuple[HostManifest | None, HostIndex | None]:
     """A recorded build's HostManifest and its HostIndex, each None when it is not one (a
     ported build's manifest), or gone or damaged."""
-    host = _read(store, manifest, HostManifest)
-    return host, _read(store, host.index, HostIndex) if host is not None else None
+    host = read_record(store, manifest, HostManifest)
+    return host, read_record(store, host.index, HostIndex) if host is not None else None
 
 
-def _read(store: Store, name: str, kind: type) -> object | None:
+def read_record(store: Store, name: str, kind: type) -> object | None:
     """The record `name` as `kind`, or None: gone, damaged, or another kind of record (a
     ported build's manifest)."""
     blob = store.blobs([name]).get(name)

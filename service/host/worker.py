@@ -119,7 +119,6 @@ class Worker:
         except BaseException as error:  # noqa: BLE001 -- SystemExit too: the generator's
             return _failure(error, GENERATOR)
 
-
     def values(self, request: dict[str, Any]) -> dict[str, Any]:
         """The memo's values (JSON text) of the keys asked for that it holds."""
         keys = request.get("keys")

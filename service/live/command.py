@@ -210,7 +210,8 @@ def try_json(outcome: TryOutcome) -> dict:
     ops = [op_json(plan, op, outcome.answers.get(op.name, {})) for op in plan.ops]
     compiler = outcome.compiler.json() if outcome.compiler is not None else None
     return {"ok": outcome.exit_code() == EXIT_OK, "against": plan.baseline,
-            "generator_path": plan.path, "compiler": compiler, "warnings": [outcome.note] if outcome.note else [], "ops": ops,
+            "generator_path": plan.path, "compiler": compiler,
+            "warnings": [outcome.note] if outcome.note else [], "ops": ops,
             "seconds": round(outcome.seconds, 3)}
 
 

@@ -21,10 +21,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from gradshard.cache.engine.codec import decode, encode
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.graph.manifest import HostIndex
-from gradshard.cache.store.database import Store, blob_hash
+from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.parse.source import split_entries
@@ -32,22 +31,22 @@ from gradshard.pipeline.parse.spec import entry_label
 from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
-from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.generator.check import DEFAULT_TIMEOUT
-from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.service.files.inputs import read_inputs
-from gradshard.service.generator.check import spec_hash
+from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.check import DEFAULT_TIMEOUT, spec_hash
+from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.service.host.client import HostWorker
-from gradshard.service.host.generation import remembered_values
-from gradshard.service.host.items import NewItem
+from gradshard.service.host.generation import (host_generation, host_index, put_host_index,
+                                               read_record)
 from gradshard.service.live.patch_sources import PatchNode
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["HostItems", "HostPatchParts", "changed_bindings", "changed_functions", "entry_lines",
-           "generation_key", "host_items", "host_parts", "kernel_signature", "node_entries", "op_code", "op_functions",
-           "op_nodes", "recorded_index", "schema_changed"]
+__all__ = ["HostItems", "HostPatchParts", "ValueSource", "changed_bindings", "changed_functions",
+           "entry_lines", "generation_key", "host_items", "host_parts", "kernel_signature",
+           "node_entries", "op_code", "op_functions", "op_nodes", "recorded_index",
+           "schema_changed"]
 
 GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
 KERNELS = "gen_variable_type.gen_variable_type_func"
@@ -73,7 +72,6 @@ class HostItems:
     kernel_nodes: dict[str, dict[str, tuple[str, str]]]  # function → key → (node, entry)
     nodes: dict[str, dict[str, tuple[str, str]]]  # node → piece → (item key, value hash)
     bindings: dict[str, str]  # a Python binding's op name → its values' hashes
-    derivatives: str  # derivatives.yaml as it was generated from
     source: ValueSource
 
     def values(self, keys: Sequence[str]) -> dict[str, str]:
@@ -110,67 +108,39 @@ def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLo
                recorded: HostIndex | None = None, prime: HostIndex | None = None) -> HostItems:
     """The spec's generation by the session's worker for its generator, recorded in the
     store under the spec's inputs (a task row: `generation_key`), or `recorded`, the one
-    read back from there (the installed spec's, which does not change). `prime`: another
-    generation's index, whose values a fresh worker starts from when this spec has none."""
+    read back from there (the installed spec's, which does not change). A fresh worker starts
+    from this spec's recorded generation, else from `prime`'s values."""
     store = session.open()
-    derivatives = location.path_of(SpecFile.DERIVATIVES).read_bytes().decode(errors="replace")
     if recorded is not None and recorded.generator == identity.hash:
         subjects = {k: (f, s, p) for k, f, s, p in recorded.subjects}
-        return _items({}, dict(recorded.items), subjects, derivatives, ValueSource(None, store))
+        return _items({}, dict(recorded.items), subjects, ValueSource(None, store))
     key = generation_key(identity, location)
-    worker = session.host_worker(identity, DEFAULT_TIMEOUT)
-    own = recorded_index(store, key) if worker.generations == 0 else None
-    prime = own or prime
-    remember = {}
-    if prime is not None and worker.generations == 0 and store is not None:
-        worker.value_subjects.update((k, (f, s, p)) for k, f, s, p in prime.subjects)
-        remember = remembered_values(store, prime)
-    output = worker.generate(location, remember)
-    index = HostIndex(identity.hash, (), tuple(sorted(output.used.items())),
-                      tuple(sorted((k, *of) for k, of in output.subjects.items())))
+    own = recorded_index(store, key)
+    run = host_generation(session, identity, location, DEFAULT_TIMEOUT,
+                          lambda _: own or prime)
+    index = host_index(identity.hash, run.output, {})
     if store is not None and index != own:
-        record_generation(store, key, index, output.items)
-    return _items(output.files, output.used, output.subjects, derivatives,
-                  ValueSource(worker, store))
+        name = put_host_index(store, index, run.output)
+        store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
+        store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
+    return _items(run.output.files, run.output.used, run.output.subjects,
+                  ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
 
 
 def generation_key(identity: GeneratorIdentity, location: SpecLocation) -> str:
     """A generation's task key: the generator and every input of the spec it reads."""
-    return content_hash(canonical_json(["host generation", identity.hash,
+    return content_hash(canonical_json([GENERATION_TASK, identity.hash,
                                         spec_hash(read_inputs(location).fingerprint())]))
 
 
 def recorded_index(store: Store | None, key: str) -> HostIndex | None:
+    """The HostIndex of the generation recorded under `key`, if the store still holds it."""
     output = store.memo([key]).get(key) if store is not None else None
-    if output is None:
-        return None
-    blob = store.blobs([output]).get(output)
-    if blob is None or blob.codec != "json:HostIndex":
-        return None
-    try:
-        return decode(blob, HostIndex)
-    except (TypeError, ValueError, KeyError):
-        return None
-
-
-def record_generation(store: Store, key: str, index: HostIndex,
-                      new: Sequence[NewItem]) -> None:
-    """The generation's new values and its index, under `key` (gc may sweep them: a later
-    `try` generates again)."""
-    for item in new:
-        store.put_blob(blob_hash("text", item.value.encode("utf-8")), "text",
-                       item.value.encode("utf-8"))
-    codec, data = encode(index)
-    name = blob_hash(codec, data)
-    store.put_blob(name, codec, data)
-    store.put_refs(name, sorted({digest for _, digest in index.items}))
-    store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
-    store.flush(0)
+    return read_record(store, output, HostIndex) if output is not None else None
 
 
 def _items(files: dict[str, bytes], used: dict[str, str],
-           subjects: dict[str, tuple[str, str, str]], derivatives: str,
-           source: ValueSource) -> HostItems:
+           subjects: dict[str, tuple[str, str, str]], source: ValueSource) -> HostItems:
     kernels: dict[str, tuple[str, str]] = {}
     kernel_nodes: dict[str, dict[str, tuple[str, str]]] = {}
     nodes: dict[str, dict[str, tuple[str, str]]] = {}
@@ -189,8 +159,7 @@ def _items(files: dict[str, bytes], used: dict[str, str],
         elif function == BINDINGS:
             bindings.setdefault(subject, []).append(digest)
     return HostItems(files, kernels, kernel_nodes, nodes,
-                     {op: "+".join(sorted(v)) for op, v in bindings.items()}, derivatives,
-                     source)
+                     {op: "+".join(sorted(v)) for op, v in bindings.items()}, source)
 
 
 def _part(part: str) -> dict:
@@ -348,8 +317,10 @@ def node_entries(items: HostItems, lines: dict[str, int]) -> dict[str, str]:
               for node, entry in keys.values() if node}
     placed = {node: entry for node, entry in direct.items() if entry in lines}
     for node in direct:
-        rest = node[len(FOREACH):] if node.startswith(FOREACH) else ""
+        if node in placed or not node.startswith(FOREACH):
+            continue
+        rest = node[len(FOREACH):]
         reference = max((n for n in placed if rest.startswith(n)), key=len, default="")
-        if node not in placed and reference:
+        if reference:
             placed[node] = placed[reference]
     return placed

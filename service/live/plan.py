@@ -278,8 +278,6 @@ def _templates(location: SpecLocation) -> tuple[TemplateSet, TemplateSet]:
         "VariableType.cpp", "VariableType.h"))
 
 
-
-
 def _plan_on_host(location: SpecLocation, session: OpenCache, names: Sequence[str],
                   identity: GeneratorIdentity) -> PatchPlan:
     """The plan from the spec's own generator's items (service/live/host_patch.py): ops
@@ -309,7 +307,9 @@ def _plan_on_host(location: SpecLocation, session: OpenCache, names: Sequence[st
     every = [f for found in functions.values() for f in found]
     parts = host_parts(current, every, op_nodes(current, every))
     defined = {f for f in every if any(k.definition for k in parts.kernels_of(f))}
-    lines = entry_lines(current.derivatives)
+    derivatives_text = read_spec_file(location.path_of(SpecFile.DERIVATIVES)).decode(
+        errors="replace")
+    lines = entry_lines(derivatives_text)
     placed = node_entries(current, lines)
     ops = []
     for op, reason in wanted.items():
@@ -338,7 +338,7 @@ def _plan_on_host(location: SpecLocation, session: OpenCache, names: Sequence[st
     header, manual = checkout_manual(location)
     entries = {**placed, **{k.wrapper: placed[k.node] for k in kernels if k.node in placed}}
     return PatchPlan(location, baseline, tuple(ops), sources, includes + header, derivatives,
-                     current.derivatives, tuple(entries.items()), manual, HOST)
+                     derivatives_text, tuple(entries.items()), manual, HOST)
 
 
 def _host_named(current: HostItems, names: Sequence[str]) -> dict[str, str]:
