@@ -310,7 +310,8 @@ def test_the_cli_prints_each_verdict_as_it_comes(try_workspace, tmp_path, capsys
 
     report = json.loads(capsys.readouterr().out)  # one document: nothing printed before it
     assert json_code == 5
-    assert set(report) == {"ok", "against", "compiler", "warnings", "ops", "seconds"}
+    assert set(report) == {"ok", "against", "generator_path", "compiler", "warnings", "ops",
+                           "seconds"} and report["generator_path"] == "ported"
     assert {op["op"] for op in report["ops"]} == {"sin", "_foreach_sin"}
     for op in report["ops"]:
         assert set(op) == {"op", "functions", "nodes", "entry", "file", "line", "reason",
