@@ -43,14 +43,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
+from gradshard.cache.errors import CompileError, GeneratorFailed
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError, Problem
 from gradshard.service.files.inputs import InputBytes, data_file_hashes, read_inputs
 from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
                                              files_left, outputs_match, sync_outputs)
-from gradshard.service.files.placement import Placement, index_names, placed_files
+from gradshard.service.files.placement import (Placement, generated_dir, index_names,
+                                              placed_files)
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import (HOST_STAMP, STRICT, UNCHECKED_STAMP,
                                                GeneratorCheck, GeneratorVerdict, ServedTexts,
@@ -92,8 +93,7 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
-    request = BuildRequest.of(location, out, placement, verify, check,
-                              files_only=options is None)
+    request = BuildRequest.of(location, out, placement, verify, check)
     return session.retrying(partial(_build, request, session, options, progress,
                                     after_graph))
 
@@ -121,10 +121,6 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     """One attempt at the build, in order: inputs, up-to-date check, lease, graph run,
     generator check, outputs and record, compile, end."""
     started = time.perf_counter()
-    if request.on_host and options is not None:
-        raise UsageError("--generator-path host writes the files only, for now",
-                         "add --codegen-only, or compile on the ported path "
-                         "(--generator-path ported)")
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
     spec = spec_hash(fingerprint)
@@ -191,7 +187,7 @@ def _decode(inputs: InputBytes) -> DecodedInputs:
 def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | None,
            last: LastBuild | None, build_id: int, fingerprint: dict[str, str], spec: str,
            started: float, after_graph: Callable[[GraphResult | None], None] | None
-           ) -> tuple[GraphResult | None, FilesOutcome]:
+           ) -> tuple[GraphResult | HostRun | None, FilesOutcome]:
     """The build's files: up to date (`last`: no graph runs), else the graph's run, its
     generator check, `after_graph`, its files written and the build recorded. What the run
     computed stays staged until its files are written (the files of a save appear sooner)."""
@@ -201,8 +197,8 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
             after_graph(None)
         return None, done
     if request.on_host:  # the generator's own files (service/host/); nothing was decoded
-        return None, _host_files(request, session, build_id, fingerprint, spec, started,
-                                 after_graph)
+        return _host_files(request, session, build_id, fingerprint, spec, started,
+                           after_graph)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
     try:
         verdict, failure = _settle(request, session, run, spec)
@@ -220,7 +216,8 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
 
 def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
                 fingerprint: dict[str, str], spec: str, started: float,
-                after_graph: Callable[[GraphResult | None], None] | None) -> FilesOutcome:
+                after_graph: Callable[[GraphResult | None], None] | None
+                ) -> tuple[HostRun, FilesOutcome]:
     """The files of the spec's own generator, run by the session's worker, written and
     recorded as the graph run's are."""
     from gradshard.service.host.generation import generate_on_host
@@ -234,7 +231,7 @@ def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
     checked = host_net(request.identity, request.check, request.location, spec, run.files,
                        run.load, session.verdicts)
     seconds = {**done.seconds, "check": checked.seconds} if checked.checked else done.seconds
-    return replace(done, verdict=checked, findings=run.findings, seconds=seconds)
+    return run, replace(done, verdict=checked, findings=run.findings, seconds=seconds)
 
 
 def _settle(request: BuildRequest, session: OpenCache, run: GraphResult,
@@ -300,16 +297,24 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
     return FilesOutcome("built", writes, seconds, verdict, run.stats, len(files), run.nodes)
 
 
-def _compile(request: BuildRequest, build_id: int, run: GraphResult | None,
+def _compile(request: BuildRequest, build_id: int, run: GraphResult | HostRun | None,
              verdict: GeneratorVerdict, inputs: InputBytes, session: OpenCache,
              options: CompileOptions, progress: Callable[[str], None]) -> CompileReport:
     """The compile, from the layout of the build's graph run; the files the real generator
     wrote compile as they are (the verdict the files were written by). An up-to-date build
     ran none: one run, answered by the cache's indexes (no task runs when nothing changed),
     gives it, and the verdicts its files were written by, settled again (a generator that
-    fails now fails the build: --out holds its files)."""
+    fails now fails the build: --out holds its files). On the host path the units are cut
+    from the generation's items (service/host/compile_input.py): the build's own, or the
+    last one recorded for an up-to-date build."""
     from gradshard.service.compile.driver import compile_generated  # only to compile
 
+    if request.on_host:
+        from gradshard.service.host.compile_input import host_compile_input
+
+        source = host_compile_input(request, session, run, inputs,
+                                    generated_dir(request.out, request.placement.tree))
+        return compile_generated(request, build_id, source, session, options, progress)
     if run is None:
         run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
         verdict = settle(request.identity, replace(request.check, later=False),

@@ -28,6 +28,7 @@ from gradshard.pipeline.problems import YAML_FILES, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
 from gradshard.service.generator.identity import identify_generator
 
@@ -171,6 +172,15 @@ class GraphResult:
             engine.store.put_refs(self.index_hash, [value.hash])
         engine.finish()
         return layout
+
+    def placing(self) -> tuple[str, dict[str, str]]:
+        """The derivatives.yaml text the run read (not as it is now) and each node's entry and
+        each autograd kernel's (by wrapper name; read only when a compile failed)."""
+        index, engine = self.index, self.engine
+        entries = dict(zip((n for n, _ in index.nodes), index.node_keys))
+        kernels = engine.records([engine.ref(code, RenderedKernel) for _, code in index.kernels])
+        entries.update((k.wrapper, k.entry) for k in kernels if k.entry)
+        return self.decoded.texts.derivatives, entries
 
     def manifest(self, spec: str, fingerprint: dict[str, str]) -> Manifest:
         """The manifest of this run; the entry stamps are tasks too (a file that did not

@@ -288,9 +288,9 @@ OPTIONS: tuple[Option, ...] = (
            group="generator", forward=TEXT, match=True),
     Option(("--generator-path",), "generator_path", "which code writes the files: host (the "
            "spec's own generator, run by gradshard's worker with its item functions memoized: "
-           "exact on any generator; --codegen-only for now), ported (gradshard's renderers, for "
-           "the generators they reproduce) or auto (the default: ported for the generators it "
-           "reproduces, host for any other with --codegen-only)", metavar="PATH",
+           "exact on any generator), ported (gradshard's renderers, for the generators they "
+           "reproduce) or auto (the default: ported for the generators it reproduces, host for "
+           "any other)", metavar="PATH",
            parse=_one_of(GENERATOR_PATHS), default="auto", group="generator", forward=TEXT,
            match=True),
     Option(("--generator-timeout",), "generator_timeout", "the spec's generator's time limit "

@@ -41,25 +41,22 @@ class BuildRequest:
     out_key: str
     check: GeneratorCheck
     identity: GeneratorIdentity
-    files_only: bool = False  # --codegen-only: no compile
 
     @classmethod
     def of(cls, location: SpecLocation, out: Path, placement: Placement, verify: bool,
-           check: GeneratorCheck = GeneratorCheck(), files_only: bool = False
-           ) -> BuildRequest:
+           check: GeneratorCheck = GeneratorCheck()) -> BuildRequest:
         return cls(location, out, placement, verify, str(location.root.resolve()),
-                   str(out.resolve()), check, identify_generator(location), files_only)
+                   str(out.resolve()), check, identify_generator(location))
 
     @property
     def on_host(self) -> bool:
         """Whether the spec's own generator writes the files (service/host/): `host`, or
         `auto` on a generator gradshard does not reproduce (any release it was not ported to,
-        a checkout at main, an edited torchgen) in a build that writes the files only (the
-        host path does not compile yet: issue 48, point 4). `auto` on a reproduced generator
-        takes the ported path, which is faster on the same work."""
+        a checkout at main, an edited torchgen). `auto` on a reproduced generator takes the
+        ported path, which is faster on the same work."""
         if self.check.path == HOST:
             return True
-        return self.check.path == AUTO and self.files_only and not self.identity.known
+        return self.check.path == AUTO and not self.identity.known
 
     def generator_words(self, stamp: str) -> dict[str, str]:
         """What the build's fingerprint adds of its generator: which one, how it is checked,

@@ -43,7 +43,9 @@ from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 
-__all__ = ["COMPILE_LAYOUT"]
+__all__ = ["COMPILE_LAYOUT", "COPIED_HEADERS", "FACTORIES_UNIT", "INVERSES_PATH", "NODE_HEADER",
+           "NodeList", "PCH_HEADER", "PRELUDE", "PYTHON_SHARD", "binding_file_units",
+           "op_kernel_units", "shard_units"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +197,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     units += kernel_units
     merged += merged_kernels
     units += _python_units(engine, names, built, templates, files)
-    units += _binding_units(engine, out_files, templates, shards.binding_unit_bytes, files)
+    units += binding_file_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     units += _codegen_units(engine, built, sources, templates, layout, shards, files)
     return CompileLayout(tuple(sorted((path, v.hash) for path, v in files.items())),
                          tuple(units), tuple(merged))
@@ -209,7 +211,7 @@ def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
     made = engine.map(FORMULA_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
           engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions_formulas_", names, shards, made, files,
+    return shard_units(engine, "Functions_formulas_", names, shards, made, files,
                         with_headers=False)
 
 
@@ -250,10 +252,10 @@ def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], t
     made = engine.map(METHODS_SHARD, [
         ((engine.collection([nodes[i] for i in members], BackwardNode), template, templates,
           layout, engine.text(str(k))), f"methods {k}") for k, members in enumerate(shards)])
-    return _shard_units(engine, "Functions_", names, shards, made, files)
+    return shard_units(engine, "Functions_", names, shards, made, files)
 
 
-def _shard_units(engine: Engine, prefix: str, names: list[str], shards: list[list[int]],
+def shard_units(engine: Engine, prefix: str, names: list[str], shards: list[list[int]],
                  made: list[Value], files: dict[str, Value],
                  with_headers: bool = True) -> list[CompileUnit]:
     """The units of shard sources, written as src/<prefix>NN.cpp, numbered among the
@@ -284,9 +286,17 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     for unit, code in built.kernels:
         of_op.setdefault(kernel_op(kernel_unit_fields(unit)[1]), []).append(
             engine.ref(code, RenderedKernel))
-    ops = sorted(of_op)
     autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
     keys = engine.ref(autograd.dispatch_keys, DispatchKeys)
+    return op_kernel_units(engine, of_op, keys, template, templates, settings, files)
+
+
+def op_kernel_units(engine: Engine, of_op: dict[str, list[Value]], keys: Value, template: Value,
+                    templates: Value, settings: ShardSettings, files: dict[str, Value]
+                    ) -> tuple[list[CompileUnit], list[CompileUnit]]:
+    """The kernel, forward and merged units of each op's kernels (`of_op`: RenderedKernel
+    values), VariableType.cpp's head (`template`) their prelude."""
+    ops = sorted(of_op)
     files[KERNEL_PRELUDE_PATH] = engine.run(KERNEL_PRELUDE, [template, templates],
                                             "VariableType head")
     merging = settings.merged_kernel_base >= 1
@@ -419,7 +429,7 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
     return units
 
 
-def _binding_units(engine: Engine, out_files: dict[str, str], templates: Value, limit: int,
+def binding_file_units(engine: Engine, out_files: dict[str, str], templates: Value, limit: int,
                    files: dict[str, Value]) -> list[CompileUnit]:
     """A binding file too large to share compiles from --out as it is; smaller ones share
     src/python_bindings_K.cpp, which includes their copies in src/bindings/."""

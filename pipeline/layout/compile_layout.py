@@ -41,8 +41,9 @@ from gradshard.pipeline.render.variable_type_files import (DispatchKeys, Rendere
 __all__ = ["AUTOGRAD_PCH", "CompileLayout", "CompileUnit", "GENERATED_DIR", "KERNEL_PRELUDE_PATH",
            "MERGED_KERNEL_PREFIX", "PCH_KINDS", "PRELUDE_PATH", "PYTHON_PCH", "SOURCE_DIR",
            "ShardSettings", "ShardSource", "VARIABLE_TYPE_PCH", "binding_unit_source",
-           "binding_units", "codegen_unit_name", "estimated_seconds", "formula_shard_source",
-           "forward_shard_source", "forward_unit_name", "function_op", "functions_prelude",
+           "binding_units", "codegen_unit_name", "definitions_shard_source",
+           "estimated_seconds", "formula_shard_source", "forward_shard_source",
+           "forward_unit_name", "function_op", "functions_prelude",
            "functions_shards", "kernel_op", "kernel_prelude", "kernel_shard_source",
            "kernel_unit_name", "merged_formula_source", "merged_groups", "merged_kernel_source",
            "methods_shard_source", "node_header", "node_header_path", "pch_header", "piece_lines",
@@ -317,6 +318,17 @@ def methods_shard_source(nodes: Sequence[BackwardNode], spec_templates: Template
     prefix = _unit_prefix(templates, f"Functions.cpp, unit {index}", [n.op for n in nodes])
     text = prefix + functions_file("Functions.cpp", methods, spec_templates, layout)
     return ShardSource(text, piece_lines(text, methods, skip=prefix.count("\n")))
+
+
+def definitions_shard_source(nodes: Sequence[str], definitions: Sequence[str],
+                             spec_templates: TemplateSet, templates: TemplateSet, layout: str,
+                             index: int) -> ShardSource:
+    """Functions.cpp with only these nodes' definitions, whole, after their headers: the host
+    path's unit of nodes (the spec's generator writes a node's definition in one piece, so its
+    formulas are not compiled apart from its methods)."""
+    prefix = _unit_prefix(templates, f"Functions.cpp, unit {index}", nodes)
+    text = prefix + functions_file("Functions.cpp", definitions, spec_templates, layout)
+    return ShardSource(text, piece_lines(text, definitions, skip=prefix.count("\n")))
 
 
 def python_shard_source(nodes: Sequence[str], file_text: str, file_name: str,

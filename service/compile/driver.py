@@ -46,21 +46,18 @@ import fnmatch
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 import xxhash
 
-from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.fork import processors
 from gradshard.cache.errors import CompileError, EnvironmentFailure, UsageError
-from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.store.database import blob_hash
 from gradshard.cache.store.directory import HEADER_MEMO
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.layout.as_is import AsIsLayout, as_is_layout
 from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, ShardSettings
 from gradshard.pipeline.problems import SpecFile
-from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.compile.build_files import write_build_files, write_compile_commands
 from gradshard.service.compile.diagnostics import diagnose
 from gradshard.service.compile.layout_check import check_layout
@@ -79,10 +76,29 @@ from gradshard.service.outcome import BuildRequest
 
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
-    from gradshard.service.graph_run import GraphResult
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["CompileOptions", "compile_generated"]
+__all__ = ["CompileOptions", "CompileSource", "compile_generated", "out_text"]
+
+
+class CompileSource(Protocol):
+    """What a compile is cut from: a build's graph run (service/graph_run.py: GraphResult) or
+    its host generation (service/host/compile_input.py: HostCompileInput)."""
+
+    @property
+    def files(self) -> dict[str, str]:
+        """The files --out holds: index name → text hash."""
+
+    def layout(self, settings: ShardSettings) -> CompileLayout:
+        """The compile layout over those files."""
+
+    def texts(self, hashes: dict[str, str]) -> dict[str, str]:
+        """The texts of the layout's files, by path (path → text hash)."""
+
+    def placing(self) -> tuple[str, dict[str, str]]:
+        """The derivatives.yaml text the files were made from, and the entry of each node
+        and kernel (by wrapper name): where compile errors are placed."""
+
 
 @dataclass(frozen=True)
 class CompileOptions:
@@ -152,7 +168,7 @@ def compile_edges(plan: CompilePlan, layout: CompileLayout, units: list[Prepared
     return edges, report
 
 
-def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
+def compile_generated(request: BuildRequest, build_id: int, run: CompileSource,
                       session: OpenCache, options: CompileOptions,
                       progress: Callable[[str], None],
                       real_files: Mapping[str, str] | None = None) -> CompileReport:
@@ -174,7 +190,7 @@ def compile_generated(request: BuildRequest, build_id: int, run: GraphResult,
         raise failure from None
 
 
-def _compile_generated(request: BuildRequest, build_id: int, graph: GraphResult,
+def _compile_generated(request: BuildRequest, build_id: int, graph: CompileSource,
                        session: OpenCache, options: CompileOptions,
                        progress: Callable[[str], None],
                        real_files: Mapping[str, str]) -> CompileReport:
@@ -230,7 +246,7 @@ def real_layout(whole: CompileLayout, files: dict[str, str],
     return as_is, out_files
 
 
-def compile_dir_texts(graph: GraphResult, hashes: dict[str, str], copies: dict[str, str],
+def compile_dir_texts(graph: CompileSource, hashes: dict[str, str], copies: dict[str, str],
                       real_files: Mapping[str, str], out_dir: Path,
                       names: list[str]) -> dict[str, str]:
     """The texts of these compile-directory files: the real generator's from --out (the
@@ -276,20 +292,9 @@ class FailureSource:
     path: str
 
     @classmethod
-    def of(cls, directory: Path, graph: GraphResult, location: SpecLocation) -> FailureSource:
-        index = graph.index
-        names = dict(zip((n for n, _ in index.nodes), index.node_keys))
-        names.update(kernel_entries(graph.engine, index))
-        # the derivatives.yaml text as the build read it, not as it is now
-        return cls(directory, graph.decoded.texts.derivatives, names,
-                   str(location.path_of(SpecFile.DERIVATIVES)))
-
-
-def kernel_entries(engine: Engine, index: BuildIndex) -> dict[str, str]:
-    """Each autograd kernel (by wrapper name) and the derivatives entry its formulas come
-    from (read only when a compile failed)."""
-    kernels = engine.records([engine.ref(code, RenderedKernel) for _, code in index.kernels])
-    return {k.wrapper: k.entry for k in kernels if k.entry}
+    def of(cls, directory: Path, source: CompileSource, location: SpecLocation) -> FailureSource:
+        derivatives, entries = source.placing()
+        return cls(directory, derivatives, entries, str(location.path_of(SpecFile.DERIVATIVES)))
 
 
 def compile_failure(report: CompileReport, edges: list[CompileUnit],

@@ -165,6 +165,23 @@ class HostWorker:
                                f"({str(answer.get('failure', answer))[:200]})")
         return values
 
+    def aten_header(self, name: str, location: SpecLocation) -> str:
+        """An ATen header the spec's autograd files include (worker.py: aten_header)."""
+        self._send({"request": "aten_header", "name": name,
+                    "spec": os.fspath(location.root), "layout": location.layout})
+        answer = self._answer(f"writing {name}")
+        failure = answer.get("failure")
+        if failure is not None:
+            failure = failure if isinstance(failure, dict) else {"message": str(failure)}
+            if failure.get("kind") == "generator":
+                raise _refusal(failure, location)
+            raise self._failed(f"failed to write {name}: {failure.get('message', '')}",
+                               str(failure.get("traceback", "")))
+        text = answer.get("text")
+        if not isinstance(text, str):
+            raise self._failed(f"answered what gradshard cannot read ({str(answer)[:200]})")
+        return text
+
     @property
     def running(self) -> bool:
         return getattr(self, "_process", None) is not None

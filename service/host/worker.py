@@ -15,6 +15,9 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
            "items": [[FUNCTION, KEY, VALUE, SUBJECT], ...],
            "used": [KEY, ...], "stats": {...}, "seconds": S}
         | {"failure": {"message": ..., "traceback": ..., "kind": "generator"|"worker"}}
+    {"request": "values", "keys": [KEY, ...]} → {"values": {KEY: VALUE}} (those it holds)
+    {"request": "aten_header", "name": "FunctionalInverses.h", "spec": ROOT, "layout": ...}
+        → {"text": TEXT} | {"failure": ...}   (aten_headers.py)
 
 `names` are every file the generation wrote, in order; `files` the texts of those not
 delivered with the same text by the worker's last answer (a formula's edit changes a few of
@@ -46,6 +49,7 @@ import xxhash
 from gradshard.service.generator.driver import (PACKAGE, check_torchgen,
                                                 load_generator_modules, name_generate_code,
                                                 run_generators, spec_paths)
+from gradshard.service.host.aten_headers import ATEN_HEADERS, aten_header
 from gradshard.service.host.capture import CapturedFiles, OutsideOutput
 from gradshard.service.host.items import ItemMemo
 
@@ -104,6 +108,8 @@ class Worker:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("request") == "values":
             return self.values(request)
+        if request.get("request") == "aten_header":
+            return self.aten_header(request)
         if request.get("request") != "generate":
             return {"failure": {"message": f"unknown request {request.get('request')!r}",
                                 "traceback": "", "kind": WORKER}}
@@ -127,6 +133,29 @@ class Worker:
                                 "kind": WORKER}}
         held = self.memo.values
         return {"values": {key: held[key] for key in keys if isinstance(key, str) and key in held}}
+
+
+    def aten_header(self, request: dict[str, Any]) -> dict[str, Any]:
+        """An ATen header the autograd files include (aten_headers.py), for the spec the
+        request names; a failure of the generator's is of its kind, as a generation's."""
+        try:
+            name, root, layout = request["name"], Path(request["spec"]), request["layout"]
+            if name not in ATEN_HEADERS:
+                raise ValueError(f"no ATen header {name!r} is written here")
+            native, tags, _ = spec_paths(root, layout)
+        except (KeyError, TypeError, ValueError) as error:
+            return _failure(error, WORKER)
+        if not self.caches.current(root, layout):
+            # parsed fresh; the next generation then takes every spec file as changed (its
+            # memo's argument keys are not kept across what it did not see)
+            self.caches.refresh(root, layout)
+            self.caches.spec = None
+        try:
+            return {"text": aten_header(name, native, tags)}
+        except MemoryError as error:
+            return _failure(error, WORKER)
+        except BaseException as error:  # noqa: BLE001 -- the generator's
+            return _failure(error, GENERATOR)
 
 
 class ParseCaches:
@@ -163,6 +192,11 @@ class ParseCaches:
             if name == "torchgen" or name.startswith(("torchgen.", PACKAGE + ".")):
                 _refresh_module(name, module, changed)
         return changed
+
+    def current(self, root: Path, layout: str) -> bool:
+        """Whether the kept caches hold the spec at root as its files are now."""
+        return (self.spec == (os.fspath(root), layout)
+                and _spec_digests(root, layout) == self.digests)
 
     def confirm(self, root: Path, layout: str) -> None:
         """After a generation: a spec file saved while it ran (its parse may hold either

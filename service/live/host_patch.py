@@ -1,5 +1,5 @@
 """A `gradshard try` patch on the host path: for a generator gradshard does not reproduce,
-the nodes and kernels are the spec's own generator's, its item values (service/host/items.py)
+the nodes and kernels are the spec's own generator's, its item values (service/host/item_values.py)
 found by their subject and part:
 
 - a node's four pieces: gen_autograd_functions.process_function's values with the templates
@@ -17,91 +17,34 @@ generates both: the second is mostly served from its memo).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import function_op
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import entry_label
-from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import DEFAULT_TIMEOUT, spec_hash
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.host.client import HostWorker
 from gradshard.service.host.generation import (host_generation, host_index, put_host_index,
                                                read_record)
+from gradshard.pipeline.layout.host_values import kernel_signature
+from gradshard.service.host.item_values import (HostItems, ValueSource, function_kernels,
+                                                item_value, items_of)
 from gradshard.service.live.patch_sources import PatchNode
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["HostItems", "HostPatchParts", "ValueSource", "changed_bindings", "changed_functions",
-           "entry_lines", "generation_key", "host_items", "host_parts", "kernel_signature",
-           "node_entries", "op_code", "op_functions", "op_nodes", "recorded_index",
+__all__ = ["HostPatchParts", "changed_bindings", "changed_functions", "generation_key",
+           "host_items", "host_parts", "op_code", "op_functions", "op_nodes", "recorded_index",
            "schema_changed"]
 
 GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
-KERNELS = "gen_variable_type.gen_variable_type_func"
-NODES = "gen_autograd_functions.process_function"
-BINDINGS = "gen_python_functions.method_impl"
-# process_function's templates (gen_autograd_functions' constants) → PatchNode's field
-NODE_PIECES = {"FUNCTION_DECLARATION": "declaration", "FUNCTION_DEFINITION": "definition",
-               "PY_FUNCTION_DEFINITION": "python_class",
-               "PY_FUNCTION_PROPS_AND_GETTERS": "python_properties"}
-FOREACH = "Foreach"  # gen_foreach_derivativeinfo's node names: Foreach<node><overload>
-DEFINITIONS = "type_derived_method_definitions_"  # gen_variable_type_func's keys, + dispatch key
-REGISTRATIONS = "wrapper_registrations_"
-
-
-@dataclass(frozen=True)
-class HostItems:
-    """One host generation, as a patch reads it: item keys and value hashes by what they are
-    of, the generated files (none for a generation read back from the store) and where the
-    values are (the worker's memo, else the store's blobs)."""
-
-    files: dict[str, bytes]
-    kernels: dict[str, tuple[str, str]]  # function (sin.out) → (item key, value hash)
-    kernel_nodes: dict[str, dict[str, tuple[str, str]]]  # function → key → (node, entry)
-    nodes: dict[str, dict[str, tuple[str, str]]]  # node → piece → (item key, value hash)
-    bindings: dict[str, str]  # a Python binding's op name → its values' hashes
-    source: ValueSource
-
-    def values(self, keys: Sequence[str]) -> dict[str, str]:
-        return self.source.values(keys, self.hashes)
-
-    @property
-    def hashes(self) -> dict[str, str]:
-        found = {key: digest for key, digest in self.kernels.values()}
-        found.update((key, digest) for pieces in self.nodes.values()
-                     for key, digest in pieces.values())
-        return found
-
-
-@dataclass(frozen=True)
-class ValueSource:
-    """Where a generation's item values are read: its worker's memo (when it made them),
-    then the store's blobs, each checked against its hash (Store.blobs)."""
-
-    worker: HostWorker | None
-    store: Store | None
-
-    def values(self, keys: Sequence[str], hashes: dict[str, str]) -> dict[str, str]:
-        found = self.worker.values(keys) if self.worker is not None else {}
-        missing = [hashes[key] for key in keys if key not in found and key in hashes]
-        blobs = self.store.blobs(missing) if self.store is not None and missing else {}
-        for key in keys:
-            blob = blobs.get(hashes.get(key, ""))
-            if key not in found and blob is not None and blob.codec == "text":
-                found[key] = blob.data.decode("utf-8", errors="replace")
-        return found
 
 
 def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
@@ -113,7 +56,7 @@ def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLo
     store = session.open()
     if recorded is not None and recorded.generator == identity.hash:
         subjects = {k: (f, s, p) for k, f, s, p in recorded.subjects}
-        return _items({}, dict(recorded.items), subjects, ValueSource(None, store))
+        return items_of({}, dict(recorded.items), subjects, ValueSource(None, store))
     key = generation_key(identity, location)
     own = recorded_index(store, key)
     run = host_generation(session, identity, location, DEFAULT_TIMEOUT,
@@ -123,7 +66,7 @@ def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLo
         name = put_host_index(store, index, run.output)
         store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
         store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
-    return _items(run.output.files, run.output.used, run.output.subjects,
+    return items_of(run.output.files, run.output.used, run.output.subjects,
                   ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
 
 
@@ -138,36 +81,6 @@ def recorded_index(store: Store | None, key: str) -> HostIndex | None:
     output = store.memo([key]).get(key) if store is not None else None
     return read_record(store, output, HostIndex) if output is not None else None
 
-
-def _items(files: dict[str, bytes], used: dict[str, str],
-           subjects: dict[str, tuple[str, str, str]], source: ValueSource) -> HostItems:
-    kernels: dict[str, tuple[str, str]] = {}
-    kernel_nodes: dict[str, dict[str, tuple[str, str]]] = {}
-    nodes: dict[str, dict[str, tuple[str, str]]] = {}
-    bindings: dict[str, list[str]] = {}
-    for key, (function, subject, part) in subjects.items():
-        digest = used.get(key)
-        if digest is None or not subject:
-            continue
-        described = _part(part)
-        if function == KERNELS:
-            kernels[subject] = (key, digest)
-            kernel_nodes[subject] = {k: (v[0], v[1]) for k, v in
-                                     described.get("nodes", {}).items()}
-        elif function == NODES and described.get("template") in NODE_PIECES:
-            nodes.setdefault(subject, {})[NODE_PIECES[described["template"]]] = (key, digest)
-        elif function == BINDINGS:
-            bindings.setdefault(subject, []).append(digest)
-    return HostItems(files, kernels, kernel_nodes, nodes,
-                     {op: "+".join(sorted(v)) for op, v in bindings.items()}, source)
-
-
-def _part(part: str) -> dict:
-    try:
-        described = json.loads(part) if part else {}
-    except ValueError:
-        return {}
-    return described if isinstance(described, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -222,7 +135,7 @@ def schema_changed(current: HostItems, baseline: HostItems, functions: set[str])
     moved = set()
     for f in both:
         mine, theirs = (sorted(kernel_signature(k.definition)
-                               for k in _kernels(_value(values, items.kernels[f][0]), {}))
+                               for k in function_kernels(items, f, values))
                         for items in (current, baseline))
         if mine != theirs:
             moved.add(function_op(f))
@@ -240,87 +153,16 @@ def host_parts(items: HostItems, functions: Sequence[str],
     keys = [items.kernels[f][0] for f in functions]
     keys += [key for n in node_names for key, _ in items.nodes[n].values()]
     values = items.values(keys)
-    kernels = [(f, k) for f in functions
-               for k in _kernels(_value(values, items.kernels[f][0]), items.kernel_nodes[f])]
+    kernels = [(f, k) for f in functions for k in function_kernels(items, f, values)]
     nodes = [_node(n, items.nodes[n], values) for n in node_names]
     used = sorted({k.key for _, k in kernels})
     return HostPatchParts(tuple(kernels), tuple(nodes), DispatchKeys(tuple(used)))
 
 
-def _value(values: dict[str, str], key: str):
-    text = values.get(key)
-    if text is None:
-        raise GeneratorFailed(f"the generator's worker no longer holds item {key}",
-                              hint="run `gradshard try` again")
-    return json.loads(text)
-
-
-def _kernels(value: dict, nodes: dict[str, tuple[str, str]]) -> list[RenderedKernel]:
-    """gen_variable_type_func's value as one RenderedKernel per dispatch key."""
-    found = []
-    for name, registrations in value.items():
-        if not name.startswith(REGISTRATIONS):
-            continue
-        key = name[len(REGISTRATIONS):]
-        definition = "".join(value.get(DEFINITIONS + key, []))
-        node, entry = nodes.get(key, ("", ""))
-        signature = kernel_signature(definition)
-        found.append(RenderedKernel(signature[0], key, definition, "".join(registrations),
-                                    node, entry, (), signature[1]))
-    return found
-
 
 def _node(name: str, pieces: dict[str, tuple[str, str]], values: dict[str, str]) -> PatchNode:
-    texts = {piece: _value(values, key) for piece, (key, _) in pieces.items()}
+    texts = {piece: item_value(values, key) for piece, (key, _) in pieces.items()}
     return PatchNode(name, texts.get("declaration", ""), texts.get("definition", ""),
                      texts.get("python_class", ""), texts.get("python_properties", ""),
                      python="python_class" in texts)
 
-
-def kernel_signature(definition: str) -> tuple[str, str]:
-    """A function definition's name and its declaration: the text before its body's brace
-    (the first `{` outside parentheses), with a semicolon; ("", "") for no definition (a
-    fallback registration)."""
-    depth = 0
-    for position, character in enumerate(definition):
-        if character == "(":
-            depth += 1
-        elif character == ")":
-            depth -= 1
-        elif character == "{" and depth == 0:
-            head = definition[:position].strip()
-            name = head.split("(", 1)[0].split()[-1] if "(" in head else ""
-            return name.rsplit("::", 1)[-1], head + ";"
-    return "", ""
-
-
-def entry_lines(derivatives: str) -> dict[str, int]:
-    """Each derivatives entry's label and first line (empty when the text does not split:
-    the generator read it, so only the placing is lost)."""
-    try:
-        entries = split_entries(SpecFile.DERIVATIVES, derivatives)
-    except SpecError:
-        return {}
-    lines: dict[str, int] = {}
-    for entry in entries:
-        lines.setdefault(entry_label(entry), entry.line)
-    return lines
-
-
-def node_entries(items: HostItems, lines: dict[str, int]) -> dict[str, str]:
-    """Each node's derivatives entry (`lines`: the entries there are): its info's schema name
-    where derivatives.yaml has that entry; else, for a node torchgen made for a foreach op
-    from another op's entry (api/autograd.py: gen_foreach_derivativeinfo names it "Foreach",
-    the reference op's node and the overload), the entry of the longest node its name goes
-    on with."""
-    direct = {node: entry for keys in items.kernel_nodes.values()
-              for node, entry in keys.values() if node}
-    placed = {node: entry for node, entry in direct.items() if entry in lines}
-    for node in direct:
-        if node in placed or not node.startswith(FOREACH):
-            continue
-        rest = node[len(FOREACH):]
-        reference = max((n for n in placed if rest.startswith(n)), key=len, default="")
-        if reference:
-            placed[node] = placed[reference]
-    return placed

@@ -28,10 +28,11 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec, rea
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 from gradshard.service.graph_run import GraphResult, new_engine
-from gradshard.service.live.host_patch import (HostItems, changed_bindings, changed_functions,
-                                               entry_lines, generation_key, host_items,
-                                               host_parts, node_entries, op_code, op_functions,
-                                               op_nodes, recorded_index, schema_changed)
+from gradshard.service.host.item_values import HostItems, entry_lines, node_entries
+from gradshard.service.live.host_patch import (changed_bindings, changed_functions,
+                                               generation_key, host_items, host_parts, op_code,
+                                               op_functions, op_nodes, recorded_index,
+                                               schema_changed)
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
 from gradshard.service.query.affected import build_side, run_side
