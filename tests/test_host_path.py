@@ -136,12 +136,6 @@ def test_a_data_file_of_the_generator_is_an_input(capsys, tmp_path):
     assert _host_build(capsys, spec, out, cache)["status"] == "built"
 
 
-def test_the_host_path_needs_codegen_only_for_now(capsys, tmp_path):
-    code, _, err = run_build(capsys, installed_torchgen() / "packaged", tmp_path / "out",
-                             tmp_path / "cache", "--generator-path", "host")
-    assert code == 2 and "--codegen-only" in err
-
-
 
 @pytest.mark.slow
 def test_the_daemon_keeps_its_worker_warm_and_rebuilds_a_save(tmp_path):
