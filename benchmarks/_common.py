@@ -10,7 +10,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
@@ -157,6 +159,32 @@ def until_rewritten(before: dict[Path, int | None], started: float, what: str) -
             raise SystemExit(f"the daemon rewrote no {what} within 300 s")
         time.sleep(0.005)
     return time.perf_counter() - started
+
+
+# where the suite keeps each release's torchgen (tests/support/releases.py: generator-only
+# wheels), so a benchmark after the suite downloads nothing
+RELEASES = Path(os.environ.get("GRADSHARD_TEST_RELEASES")
+                or Path.home() / ".cache" / "gradshard-tests" / "releases") / "generators"
+
+
+def release_generator(version: str) -> Path:
+    """The torchgen package of torch==version, from its smallest wheel (macOS arm64's, ~80 MB:
+    torchgen/ only is unpacked), downloaded the first time."""
+    target = RELEASES / version
+    if (target / "torchgen" / "packaged" / "autograd" / "derivatives.yaml").is_file():
+        return target / "torchgen"
+    with tempfile.TemporaryDirectory() as scratch:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-input",
+                        "--only-binary=:all:", "--platform", "macosx_15_0_arm64",
+                        "--python-version", "3.11", f"torch=={version}", "-d", scratch],
+                       check=True, capture_output=True)
+        wheel = next(Path(scratch).glob("torch-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(Path(scratch) / "unpacked",
+                               [n for n in archive.namelist() if n.startswith("torchgen/")])
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.move(Path(scratch) / "unpacked" / "torchgen", target / "torchgen")
+    return target / "torchgen"
 
 
 FORMULA = "  self: grad * self.cosh().conj()\n"
