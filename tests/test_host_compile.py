@@ -19,9 +19,13 @@ from gradshard.cache.graph.host_layout_group import HostLayoutIndex
 from gradshard.pipeline.layout.compile_layout import ShardSettings
 from gradshard.service.build import build_and_compile
 from gradshard.service.compile.driver import CompileOptions
+from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.check import HOST, SKIP, GeneratorCheck
-from gradshard.service.host.compile_input import layout_index
+from gradshard.service.outcome import BuildRequest
+from gradshard.service.host.compile_input import host_compile_input, layout_index
+from gradshard.service.host.generation import generate_on_host
 from gradshard.service.host.item_values import HostItems, ValueSource
 from gradshard.service.session import Session
 
@@ -134,3 +138,40 @@ def test_the_layout_index_keeps_what_the_layout_can_hold():
     assert dict(index.python_nodes) == {"python_functions_0.cpp": ("SinBackward0",),
                                         "python_functions_1.cpp": ()}
 
+
+
+def _units_of(layout) -> dict[str, object]:
+    return {unit.name: unit for unit in layout.units}
+
+
+@pytest.mark.slow
+def test_the_layout_without_a_store_and_after_the_store_lost_the_generation(tmp_path):
+    """--no-cache: the item values are the worker's, held in the engine's memory. An up-to-date
+    build whose recorded generation the store no longer holds generates again. Both cut the
+    same layout as the build's own generation (no compile: the layout is what differs)."""
+    _, spec = stage_packaged_spec(tmp_path / "spec")
+    location = locate_spec(str(spec))
+    request = BuildRequest.of(location, tmp_path / "out", Placement(), False, HOST_CHECK)
+    inputs = read_inputs(location)
+    layouts = []
+    for directory in (None, tmp_path / "cache"):
+        session = Session(directory)
+        run = generate_on_host(request, session)
+        layout = host_compile_input(request, session, run, inputs, tmp_path / "out")
+        layouts.append(layout.layout(SHARDS))
+        texts = layout.texts(dict(layouts[-1].files))
+        node_unit = next(text for path, text in texts.items()
+                         if path.startswith("src/Functions_") and " SinBackward0::apply(" in text)
+        assert "grad * self.cos().conj()" in node_unit
+        session.close()
+    assert layouts[0] == layouts[1]
+
+    # a build recorded, then its manifest gone from the store: generated again
+    session = Session(tmp_path / "cache2")
+    build_and_compile(location, tmp_path / "out", session, check=HOST_CHECK)
+    store = session.open()
+    last = store.last_build(request.spec_key, request.out_key)
+    store.forget([last.manifest])
+    again = host_compile_input(request, session, None, inputs, tmp_path / "out")
+    assert again.layout(SHARDS) == layouts[0]
+    session.close()

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradshard.cache.errors import UsageError
+from gradshard.cache.engine.core import StaleCache
+from gradshard.cache.store.database import blob_hash
 from gradshard.cache.graph.host_layout_group import (HOST_COMPILE_LAYOUT, HostLayoutIndex,
                                                      python_files)
 from gradshard.cache.version import code_version
@@ -34,7 +35,8 @@ from gradshard.service.files.placement import index_names
 from gradshard.service.files.spec_location import read_spec_file
 from gradshard.service.generator.check import DEFAULT_TIMEOUT
 from gradshard.service.graph_run import new_engine
-from gradshard.service.host.generation import HostRun, host_index, last_host_index
+from gradshard.service.host.generation import (HostRun, generate_on_host, host_index,
+                                               last_host_index, put_host_index)
 from gradshard.service.host.item_values import (HostItems, ValueSource, entry_lines,
                                                 function_kernels, items_of, node_entries)
 
@@ -53,20 +55,31 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 @dataclass
 class HostCompileInput:
     """A host build's generation, as the compile driver reads a graph run: the files --out
-    holds, the layout over them, texts by hash, and where a compile error is placed."""
+    holds, the layout over them, texts by hash, and where a compile error is placed. The
+    engine holds --out's texts (and, without a store, the item values) in its memory."""
 
-    engine: Engine
+    session: OpenCache
     request: BuildRequest
     index: HostLayoutIndex
     items: HostItems
     inputs: InputBytes
+    held: tuple[str, ...]  # the texts the engine is given besides the store's
+    engine: Engine | None = None
 
     @property
     def files(self) -> dict[str, str]:
         return dict(self.index.files)
 
     def layout(self, settings: ShardSettings) -> CompileLayout:
-        engine, inputs = self.engine, self.inputs
+        """The layout group on the session's engine; a value its index names that the store
+        lost is made again, every group entered (as a graph run recovers)."""
+        try:
+            return self._layout(settings, self._engine())
+        except StaleCache:
+            return self._layout(settings, self._engine(force_groups=True))
+
+    def _layout(self, settings: ShardSettings, engine: Engine) -> CompileLayout:
+        inputs = self.inputs
         value = engine.group(HOST_COMPILE_LAYOUT, [
             engine.literal(self.index),
             engine.literal(TemplateSet(spec_template_sources(inputs.spec_templates))),
@@ -76,8 +89,16 @@ class HostCompileInput:
         engine.finish()
         return layout
 
+    def _engine(self, force_groups: bool = False) -> Engine:
+        self.engine = new_engine(self.session.open(), self.session.memory,
+                                 force_groups=force_groups)
+        for text in self.held:
+            self.engine.literal(Text(text))
+        return self.engine
+
     def texts(self, hashes: dict[str, str]) -> dict[str, str]:
-        records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
+        engine = self.engine or self._engine()
+        records = engine.records([engine.ref(h, Text) for h in hashes.values()])
         return {path: r.text for path, r in zip(hashes, records)}
 
     def placing(self) -> tuple[str, dict[str, str]]:
@@ -96,16 +117,17 @@ class HostCompileInput:
 def host_compile_input(request: BuildRequest, session: OpenCache, run: HostRun | None,
                        inputs: InputBytes, out_dir: Path) -> HostCompileInput:
     """The compile input of the build's generation `run`, or (None: the build was up to date)
-    of the last one recorded for this spec and --out."""
+    of the last one recorded for this spec and --out; when the store no longer holds that
+    one, the spec is generated again (the worker's memo, primed from the store, serves it)."""
     store = session.open()
-    if run is not None:
+    index = last_host_index(store, request) if run is None and store is not None else None
+    if run is None and index is None:
+        run = generate_on_host(request, session)
+        if store is not None:  # the values the layout's tasks read, staged with the index
+            put_host_index(store, host_index(run.generator, run.output, run.files),
+                           run.output)
+    if index is None:
         index = host_index(run.generator, run.output, run.files)
-    else:
-        index = last_host_index(store, request) if store is not None else None
-        if index is None:
-            raise UsageError("the files in --out were written by no host build gradshard "
-                             "still holds", "run the build again with --verify")
-    engine = new_engine(store, session.memory)
     # what --out holds (not the first stage, templates/VariableType.cpp, nor another
     # subset's files)
     written = index_names(dict(index.files), request.placement).values()
@@ -113,16 +135,21 @@ def host_compile_input(request: BuildRequest, session: OpenCache, run: HostRun |
     names = [n for n in files if n.endswith((".cpp", ".h"))]
     texts = (run.load(names) if run is not None
              else {n: out_text(out_dir / n, files[n]) for n in names})
-    for text in texts.values():
-        engine.literal(Text(text))  # the layout's tasks read --out's texts by hash
     worker = session.host_workers.get(request.identity.hash)
     items = items_of({}, dict(index.items), {k: (f, s, p) for k, f, s, p in index.subjects},
                      ValueSource(worker if worker is not None and worker.running else None,
                                  store))
+    held = list(texts.values())
+    if store is None:  # no store to read the item values from: the worker's, in memory
+        held += items.values(sorted(items.hashes)).values()
+    elif run is not None:  # what the generation made (the store has the rest)
+        held += [item.value for item in run.output.items]
     python = {name: texts[name] for name in python_files(list(files))}
-    inverses = _inverses(request, session, engine, inputs)
-    return HostCompileInput(engine, request, layout_index(items, files, python, inverses),
-                            items, inputs)
+    inverses = _inverses(request, session, inputs)
+    held.append(inverses)
+    return HostCompileInput(session, request,
+                            layout_index(items, files, python, text_hash(inverses)), items,
+                            inputs, tuple(held))
 
 
 def layout_index(items: HostItems, files: dict[str, str], python: dict[str, str],
@@ -142,21 +169,27 @@ def layout_index(items: HostItems, files: dict[str, str], python: dict[str, str]
     return HostLayoutIndex(nodes, kernels, tuple(sorted(files.items())), named, inverses)
 
 
-def _inverses(request: BuildRequest, session: OpenCache, engine: Engine,
-              inputs: InputBytes) -> str:
-    """FunctionalInverses.h's text hash: the store's for this generator and native spec, else
-    the worker's (then kept)."""
+def _inverses(request: BuildRequest, session: OpenCache, inputs: InputBytes) -> str:
+    """FunctionalInverses.h: the store's for this generator and native spec, else the
+    worker's (then kept there)."""
     fingerprint = inputs.fingerprint()
     key = content_hash(canonical_json([
         INVERSES_TASK, INVERSES, request.identity.hash,
         fingerprint[f"spec/{SpecFile.NATIVE_FUNCTIONS.value}"],
         fingerprint[f"spec/{SpecFile.TAGS.value}"]]))
-    store = engine.store
+    store = session.open()
     found = store.memo([key]).get(key) if store is not None else None
-    if found is not None and found in store.blobs([found]):
-        return found
-    worker = session.host_worker(request.identity, DEFAULT_TIMEOUT)
-    value = engine.literal(Text(worker.aten_header(INVERSES, request.location)), persist=True)
+    blob = store.blobs([found]).get(found) if found is not None else None
+    if blob is not None and blob.codec == "text":
+        return blob.data.decode("utf-8")
+    text = session.host_worker(request.identity, DEFAULT_TIMEOUT).aten_header(INVERSES,
+                                                                               request.location)
     if store is not None:
-        store.put_task(key, INVERSES_TASK, value.hash, 0.0, code_version())
-    return value.hash
+        digest = text_hash(text)
+        store.put_blob(digest, "text", text.encode("utf-8"))
+        store.put_task(key, INVERSES_TASK, digest, 0.0, code_version())
+    return text
+
+
+def text_hash(text: str) -> str:
+    return blob_hash("text", text.encode("utf-8"))
