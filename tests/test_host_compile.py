@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from support.compile import suite_flags
@@ -23,7 +24,7 @@ from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.check import HOST, SKIP, GeneratorCheck
-from gradshard.service.outcome import BuildRequest
+from gradshard.service.outcome import BuildOutcome, BuildRequest
 from gradshard.service.host.compile_input import host_compile_input, layout_index
 from gradshard.service.host.generation import generate_on_host
 from gradshard.service.host.item_values import HostItems, ValueSource
@@ -54,17 +55,24 @@ def _node_unit(out: Path, node: str) -> str:
     return found[0]
 
 
-@pytest.mark.compiler
-@pytest.mark.slow
-def test_a_formula_edit_recompiles_its_node_unit_and_its_kernel_unit(tmp_path):
+def _builder(tmp_path: Path) -> tuple[Path, Path, Session, Callable[..., BuildOutcome]]:
+    """A staged copy of the installed spec, its --out, a session, and its host build
+    compiling the units named."""
     _, spec = stage_packaged_spec(tmp_path / "spec")
     out, session = tmp_path / "out", Session(tmp_path / "cache")
     location = locate_spec(str(spec))
 
-    def build(*units: str):
+    def build(*units: str) -> BuildOutcome:
         options = CompileOptions(units=units, flags=suite_flags(), shards=SHARDS)
         return build_and_compile(location, out, session, options, check=HOST_CHECK)
 
+    return spec, out, session, build
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_a_formula_edit_recompiles_its_node_unit_and_its_kernel_unit(tmp_path):
+    spec, out, session, build = _builder(tmp_path)
     first = build("VariableType_sin")
     assert "run on the host path" in first.generator.summary()
     assert first.compiled.compiled == ["VariableType_sin"]
@@ -97,16 +105,12 @@ def test_a_formula_edit_recompiles_its_node_unit_and_its_kernel_unit(tmp_path):
 @pytest.mark.compiler
 @pytest.mark.slow
 def test_a_compile_error_is_placed_at_its_formula(tmp_path):
-    _, spec = stage_packaged_spec(tmp_path / "spec")
-    out, session = tmp_path / "out", Session(tmp_path / "cache")
-    location = locate_spec(str(spec))
-    options = CompileOptions(units=("VariableType_sin",), flags=suite_flags(), shards=SHARDS)
-    build_and_compile(location, out, session, options, check=HOST_CHECK)
+    spec, out, session, build = _builder(tmp_path)
+    build("VariableType_sin")
     unit = _node_unit(out, "SinBackward0")
     _edit(spec, SIN_BACKWARD, BROKEN)
-    options = CompileOptions(units=(unit,), flags=suite_flags(), shards=SHARDS)
     with pytest.raises(CompileError) as raised:
-        build_and_compile(location, out, session, options, check=HOST_CHECK)
+        build(unit)
     (found,) = [d for d in raised.value.diagnostics if "undefined_name" in d.message]
     line = next(n for n, text in enumerate((spec / DERIVATIVES).read_text().splitlines(), 1)
                 if "undefined_name" in text)

@@ -127,13 +127,7 @@ class HostWorker:
             raise
         answer = self._answer("generating")
         self.generations += 1
-        failure = answer.get("failure")
-        if failure is not None:
-            failure = failure if isinstance(failure, dict) else {"message": str(failure)}
-            if failure.get("kind") == "generator":
-                raise _refusal(failure, location)
-            raise self._failed(f"failed: {failure.get('message', '')}",
-                               str(failure.get("traceback", "")))
+        self._raise_failure(answer, location, "failed")
         try:
             return self._output(answer)
         except (AttributeError, KeyError, TypeError, ValueError) as error:
@@ -170,17 +164,23 @@ class HostWorker:
         self._send({"request": "aten_header", "name": name,
                     "spec": os.fspath(location.root), "layout": location.layout})
         answer = self._answer(f"writing {name}")
-        failure = answer.get("failure")
-        if failure is not None:
-            failure = failure if isinstance(failure, dict) else {"message": str(failure)}
-            if failure.get("kind") == "generator":
-                raise _refusal(failure, location)
-            raise self._failed(f"failed to write {name}: {failure.get('message', '')}",
-                               str(failure.get("traceback", "")))
+        self._raise_failure(answer, location, f"failed to write {name}")
         text = answer.get("text")
         if not isinstance(text, str):
             raise self._failed(f"answered what gradshard cannot read ({str(answer)[:200]})")
         return text
+
+    def _raise_failure(self, answer: dict[str, Any], location: SpecLocation, what: str) -> None:
+        """An answer's failure: the generator's refusal of the spec (exit 1), else the
+        worker's own (exit 8)."""
+        failure = answer.get("failure")
+        if failure is None:
+            return
+        failure = failure if isinstance(failure, dict) else {"message": str(failure)}
+        if failure.get("kind") == "generator":
+            raise _refusal(failure, location)
+        raise self._failed(f"{what}: {failure.get('message', '')}",
+                           str(failure.get("traceback", "")))
 
     @property
     def running(self) -> bool:
