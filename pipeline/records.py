@@ -98,22 +98,40 @@ class _OptionalCodec:
 
 
 class _TupleCodec:
-    """tuple[X, ...] (one item codec) or tuple[X, Y] (one codec per position)."""
+    """tuple[X, ...] (one item codec) or tuple[X, Y] (one codec per position). A fixed tuple
+    of plain values, and a list of those (a HostIndex holds ~70,000 pairs), go through JSON
+    without a call per item."""
 
     def __init__(self, items: list[Any], variadic: bool) -> None:
         self.items = items
         self.variadic = variadic
 
+    @property
+    def plain(self) -> bool:
+        """A fixed tuple of plain values (resolved lazily, as recursive types are)."""
+        return not self.variadic and all(c is _PLAIN for c in self.items)
+
     def encode(self, value: tuple) -> list:
         if self.variadic:
             item = self.items[0]
-            return list(value) if item is _PLAIN else [item.encode(v) for v in value]
+            if item is _PLAIN:
+                return list(value)
+            if isinstance(item, _TupleCodec) and item.plain:
+                return list(map(list, value))
+            return [item.encode(v) for v in value]
         return [c.encode(v) for c, v in zip(self.items, value)]
 
     def decode(self, value: list) -> tuple:
         if self.variadic:
             item = self.items[0]
-            return tuple(value) if item is _PLAIN else tuple([item.decode(v) for v in value])
+            if item is _PLAIN:
+                return tuple(value)
+            if isinstance(item, _TupleCodec) and item.plain:
+                found = tuple(map(tuple, value))
+                if any(len(v) != len(item.items) for v in found):
+                    raise ValueError(f"expected items of {len(item.items)}")
+                return found
+            return tuple([item.decode(v) for v in value])
         if len(value) != len(self.items):
             raise ValueError(f"expected {len(self.items)} items, got {len(value)}")
         return tuple([c.decode(v) for c, v in zip(self.items, value)])

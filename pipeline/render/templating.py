@@ -23,7 +23,8 @@ from gradshard.pipeline.render.nodes import BackwardNode
 __all__ = ["TemplateSet", "expand_spec_template", "functions_file", "functions_files",
            "generated_comment", "jinja_module", "python_function_shards",
            "python_functions_header", "python_functions_shard", "render_node",
-           "render_node_formula", "render_node_methods", "shard_of", "sharded_positions"]
+           "render_node_formula", "render_node_methods", "shard_of", "sharded_positions",
+           "warm_templates"]
 
 NUM_PYTHON_FUNCTION_SHARDS = 5  # gen_autograd_functions.py: gen_autograd_functions_python
 
@@ -96,6 +97,12 @@ def c_string(text: str) -> str:
 def jinja_module(templates: TemplateSet, name: str):
     """The macros of one of gradshard's templates."""
     return _environment(templates).get_template(name).module
+
+
+def warm_templates(templates: TemplateSet, names: Sequence[str]) -> None:
+    """Compile these templates now (memoized for the process): while another waits."""
+    for name in names:
+        jinja_module(templates, name)
 
 
 def render_node(node: BackwardNode, templates: TemplateSet) -> RenderedNode:

@@ -86,7 +86,10 @@ class HostWorker:
         self._process = self._start()
         self._pending = b""
         self._delivered: dict[str, bytes] = {}  # the files of its last answer
-        self._answer("starting")
+        self._deliver: frozenset[str] | None = None  # the files the last request wanted
+        # its `ready` is read with the first answer: the worker loads its generator while
+        # the caller prepares that request (a fresh `try` reads the store's values meanwhile)
+        self._starting = True
 
     def _start(self) -> subprocess.Popen:
         environment = generator_environment(self.identity)
@@ -105,16 +108,21 @@ class HostWorker:
 
     def generate(self, location: SpecLocation,
                  remember: Mapping[str, tuple[str, str]] | None = None,
-                 meanwhile: Callable[[], None] | None = None) -> HostOutput:
+                 meanwhile: Callable[[], None] | None = None,
+                 deliver: Sequence[str] | None = None) -> HostOutput:
         """Every file the generator writes for the spec at `location`; `remember` adds
         values to the worker's memo first (key → (its hash, its JSON text): the store's, for
         a fresh worker). `meanwhile` runs in this process while the worker generates (its
         answer waits in the pipe; the time limit counts from its end); if it raises, the
-        worker is closed unread."""
+        worker is closed unread. `deliver`: the only files whose texts are wanted (`try`
+        reads two headers; the others are tens of megabytes to encode and read)."""
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
                    "layout": location.layout,
                    "remember": [[key, text] for key, (_, text) in remember.items()]}
+        self._deliver = None if deliver is None else frozenset(deliver)
+        if deliver is not None:
+            request["deliver"] = sorted(self._deliver)
         self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
         try:
@@ -142,8 +150,9 @@ class HostWorker:
         used = {key: self.value_hashes[key] for key in answer["used"]}
         subjects = {key: self.value_subjects[key] for key in used if key in self.value_subjects}
         changed = answer["files"]
+        names = [n for n in answer["names"] if self._deliver is None or n in self._deliver]
         files = {name: changed[name].encode("utf-8") if name in changed else self._delivered[name]
-                 for name in answer["names"]}
+                 for name in names}
         self._delivered = files  # what the worker's next answer leaves out when unchanged
         return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]),
                           subjects)
@@ -212,9 +221,15 @@ class HostWorker:
             while data:  # an unbuffered pipe may take part of tens of megabytes at a time
                 data = data[os.write(self._process.stdin.fileno(), data):]
         except OSError:
-            raise self._failed(f"ended before it was asked to generate ({self._ending()})") from None
+            if self._starting:  # what it said before it ended (it could not load)
+                self._answer("receiving its first request")
+            raise self._failed(f"ended before it was asked to generate "
+                               f"({self._ending()})") from None
 
     def _answer(self, doing: str) -> dict[str, Any]:
+        if self._starting:
+            self._starting = False
+            self._answer("starting")
         line = self._read_line(doing)
         try:
             answer = json.loads(line)

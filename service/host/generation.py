@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 from gradshard.cache.engine.codec import decode, encode
 from gradshard.cache.graph.build_graph import spec_sides
@@ -107,10 +107,12 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
 
 def host_generation(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
                     timeout: float, prime: Callable[[Store], HostIndex | None],
-                    meanwhile: Callable[[], None] | None = None) -> HostRun:
+                    meanwhile: Callable[[], None] | None = None,
+                    deliver: Sequence[str] | None = None) -> HostRun:
     """One generation by the session's worker for `identity`; a fresh worker's memo starts
     from the values of the index `prime` finds in the store (a build's: the last host build of
-    this spec; `try`'s: its recorded generation)."""
+    this spec; `try`'s: its recorded generation). `deliver`: the files whose texts are wanted
+    (default: all; `try` reads two headers)."""
     began = time.perf_counter()
     worker = session.host_worker(identity, timeout)
     store = session.open()
@@ -123,7 +125,7 @@ def host_generation(session: OpenCache, identity: GeneratorIdentity, location: S
             worker.value_subjects.update((key, (function, subject, part))
                                          for key, function, subject, part in index.subjects)
     primed = time.perf_counter()
-    output = worker.generate(location, remember, meanwhile=meanwhile)
+    output = worker.generate(location, remember, meanwhile=meanwhile, deliver=deliver)
     seconds = {"worker start": started - began, "prime": primed - started,
                "generate": time.perf_counter() - primed}
     return HostRun(identity.hash, location.layout, output, seconds)

@@ -18,7 +18,7 @@ generates both: the second is mostly served from its memo).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
@@ -40,31 +40,37 @@ from gradshard.service.live.patch_sources import PatchNode
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["HostPatchParts", "changed_bindings", "changed_functions", "generation_key",
-           "host_items", "host_parts", "op_code", "op_functions", "op_nodes", "recorded_index",
-           "schema_changed"]
+__all__ = ["HostPatchParts", "PATCH_HEADERS", "changed_bindings", "changed_functions", "generation_key",
+           "host_items", "host_parts", "latest_key", "op_code", "op_functions", "op_nodes",
+           "recorded_index", "schema_changed"]
 
 GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
+PATCH_HEADERS = ("VariableType.h", "python_functions.h")  # the generated files a patch reads
 
 
 def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
-               recorded: HostIndex | None = None, prime: HostIndex | None = None) -> HostItems:
+               recorded: HostIndex | None = None, prime: HostIndex | None = None,
+               meanwhile: Callable[[], None] | None = None) -> HostItems:
     """The spec's generation by the session's worker for its generator, recorded in the
     store under the spec's inputs (a task row: `generation_key`), or `recorded`, the one
     read back from there (the installed spec's, which does not change). A fresh worker starts
-    from this spec's recorded generation, else from `prime`'s values."""
+    from this spec's recorded generation, else from the last one of the spec in this place
+    (before the edit being tried: most items are the same), else from `prime`'s values.
+    `meanwhile` runs here while the worker generates."""
     store = session.open()
     if recorded is not None and recorded.generator == identity.hash:
         subjects = {k: (f, s, p) for k, f, s, p in recorded.subjects}
         return items_of({}, dict(recorded.items), subjects, ValueSource(None, store))
-    key = generation_key(identity, location)
+    key, latest = generation_key(identity, location), latest_key(identity, location)
     own = recorded_index(store, key)
     run = host_generation(session, identity, location, DEFAULT_TIMEOUT,
-                          lambda _: own or prime)
+                          lambda _: own or recorded_index(store, latest) or prime,
+                          meanwhile, PATCH_HEADERS)
     index = host_index(identity.hash, run.output, {})
     if store is not None and index != own:
         name = put_host_index(store, index, run.output)
         store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
+        store.put_task(latest, GENERATION_TASK, name, 0.0, code_version())
         store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
     return items_of(run.output.files, run.output.used, run.output.subjects,
                   ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
@@ -74,6 +80,13 @@ def generation_key(identity: GeneratorIdentity, location: SpecLocation) -> str:
     """A generation's task key: the generator and every input of the spec it reads."""
     return content_hash(canonical_json([GENERATION_TASK, identity.hash,
                                         spec_hash(read_inputs(location).fingerprint())]))
+
+
+def latest_key(identity: GeneratorIdentity, location: SpecLocation) -> str:
+    """The task key naming the last generation of the spec at this place by this generator,
+    whatever its inputs were (rewritten by each generation)."""
+    return content_hash(canonical_json([GENERATION_TASK, identity.hash, "latest",
+                                        str(location.root.resolve()), location.layout]))
 
 
 def recorded_index(store: Store | None, key: str) -> HostIndex | None:
