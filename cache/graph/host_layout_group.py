@@ -69,7 +69,8 @@ from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 
-__all__ = ["AS_IS_FILES", "HOST_COMPILE_LAYOUT", "HostLayoutIndex", "kernels_of_value"]
+__all__ = ["AS_IS_FILES", "HOST_COMPILE_LAYOUT", "HostLayoutIndex", "kernels_of_value",
+           "python_files"]
 
 # the generator's files compiled as it wrote them (besides the binding files)
 AS_IS_FILES = re.compile(r"(TraceType|ADInplaceOrViewType)_\d+\.cpp|ViewFuncs\.cpp")
