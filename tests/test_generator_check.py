@@ -483,11 +483,12 @@ def test_the_daemon_checks_in_the_background_rechecks_an_edit_and_a_saved_genera
 @pytest.mark.slow
 @pytest.mark.compiler
 def test_the_compile_compiles_the_real_files_as_they_are(unknown_spec, tmp_path, capsys):
-    """One of the real VariableType files, compiled as it is from --out (compiling them all
-    takes minutes: pipeline/layout/as_is.py's tests check the whole layout)."""
+    """On the ported path, one of the real VariableType files, compiled as it is from --out
+    (compiling them all takes minutes: pipeline/layout/as_is.py's tests check the whole
+    layout; the host path cuts units of its own: tests/test_host_compile.py)."""
     out = tmp_path / "out"
     code = main(["build", "--spec", str(unknown_spec), "--out", str(out), "--json",
-                 "--units", "VariableType_0"])
+                 "--units", "VariableType_0", *PORTED])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, report
     assert report["compile"]["units"] >= 1
