@@ -5,8 +5,9 @@
 The generation is the build's own (`HostRun`, the worker's answer), or for a build that was up
 to date the last one recorded for this spec and --out (its HostIndex: item hashes and what
 they are of). The item values are read by the layout's tasks from the store, where the build
-recorded them; --out's files are read back from --out, each checked against the hash the build
-wrote. FunctionalInverses.h (service/host/aten_headers.py) is kept in the store under the
+recorded them (those the generation made, and without a store all of them, are handed to the
+engine's memory); --out's files are the generation's texts, or read back from --out, each
+checked against the hash the build wrote. FunctionalInverses.h (service/host/aten_headers.py) is kept in the store under the
 generator and the spec's native_functions.yaml and tags.yaml, so a formula's edit does not ask
 the worker for it again.
 """
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import StaleCache
-from gradshard.cache.store.database import blob_hash
 from gradshard.cache.graph.host_layout_group import (HOST_COMPILE_LAYOUT, HostLayoutIndex,
                                                      python_files)
+from gradshard.cache.store.database import blob_hash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSettings
 from gradshard.pipeline.problems import SpecFile
