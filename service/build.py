@@ -43,7 +43,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from gradshard.cache.errors import CompileError, GeneratorFailed
+from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
 from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError, Problem
@@ -121,6 +121,12 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     """One attempt at the build, in order: inputs, up-to-date check, lease, graph run,
     generator check, outputs and record, compile, end."""
     started = time.perf_counter()
+    placement = request.placement
+    if request.on_host and options is not None and (placement.subset or not placement.autograd):
+        # its units are cut from every file the generator writes, which --out then lacks
+        raise UsageError("a host-path build compiles the whole set of files: not with "
+                         "--subset or --disable-autograd",
+                         "add --codegen-only, or drop the subset")
     inputs = read_inputs(request.location)
     fingerprint = inputs.fingerprint()
     spec = spec_hash(fingerprint)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from support.compile import suite_flags
-from support.specs import DERIVATIVES, stage_packaged_spec
+from support.compile import run_build, suite_flags
+from support.specs import DERIVATIVES, installed_torchgen, stage_packaged_spec
 
 from gradshard.cache.errors import CompileError
 from gradshard.cache.graph.host_layout_group import HostLayoutIndex
@@ -179,3 +179,13 @@ def test_the_layout_without_a_store_and_after_the_store_lost_the_generation(tmp_
     again = host_compile_input(request, session, None, inputs, tmp_path / "out")
     assert again.layout(SHARDS) == layouts[0]
     session.close()
+
+
+def test_a_subset_is_not_compiled_on_the_host_path(tmp_path, capsys):
+    """The host path's units are cut from every file the generator writes: a subset, which
+    --out would then lack, is refused before anything is generated or written."""
+    code, _, err = run_build(capsys, installed_torchgen() / "packaged", tmp_path / "out",
+                             tmp_path / "cache", "--generator-path", "host", "--subset",
+                             "libtorch")
+    assert code == 2 and "--subset" in err and "--codegen-only" in err
+    assert not (tmp_path / "out").exists()
