@@ -59,5 +59,8 @@ def test_host_benchmark_runs():
     assert done.returncode == 0, done.stderr
     for label in ("cold", "no-op", "one formula", "daemon edit"):
         assert label in done.stdout
-    # the host path's four figures, and the ported path's three beside (the installed spec)
-    assert done.stdout.count("x") >= 7 and "ported" in done.stdout
+    # the host path's four figures per generator (2.14.1, an edited 2.14.1, the installed
+    # 2.13), the ported path's beside the last, and try on both paths
+    assert done.stdout.count("x") >= 16 and "ported" in done.stdout
+    assert "2.14.1 edited" in done.stdout
+    assert "try sin" in done.stdout and "host" in done.stdout.split("try sin")[1]
