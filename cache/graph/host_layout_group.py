@@ -79,7 +79,7 @@ PYTHON_FUNCTIONS_FILE = re.compile(r"python_functions_\d+\.cpp")
 
 @dataclass(frozen=True, slots=True)
 class HostLayoutIndex(Record):
-    """What a host build's layout is cut from: each node (generation order) with the hashes of
+    """What a host build's layout is cut from: each node (by name) with the hashes of
     its declaration's and definition's item values; each function with its kernels' item value
     and the node and entry of each dispatch key (JSON: item_values.py's kernel_nodes); the
     files --out holds (name → text hash); the nodes each python_functions file names; and the
@@ -144,13 +144,13 @@ def host_compile_layout(engine: Engine, index: Value, spec_templates: Value, tem
     files[INVERSES_PATH] = engine.ref(built.inverses, Text)
     for kind in PCH_KINDS:
         files[f"pch/{kind}.h"] = engine.run(PCH_HEADER, [engine.text(kind), templates], kind)
-    units = _node_units(engine, built, engine.text(sources.text("Functions.cpp")), templates,
-                        layout, shards, files)
+    units = _node_units(engine, built, names, engine.text(sources.text("Functions.cpp")),
+                        templates, layout, shards, files)
     kernel_units, merged = _kernel_units(engine, built,
                                          engine.text(sources.text("VariableType.cpp")),
                                          templates, shards, files)
     units += kernel_units
-    units += _python_units(engine, built, templates, files)
+    units += _python_units(engine, built, out_files, templates, files)
     units += binding_file_units(engine, out_files, templates, shards.binding_unit_bytes, files)
     units += _as_is_units(engine, out_files, files)
     source = f"{SOURCE_DIR}/variable_factories.cpp"
@@ -162,11 +162,10 @@ def host_compile_layout(engine: Engine, index: Value, spec_templates: Value, tem
                          tuple(units), tuple(merged))
 
 
-def _node_units(engine: Engine, built: HostLayoutIndex, template: Value, templates: Value,
-                layout: Value, shards: ShardSettings,
+def _node_units(engine: Engine, built: HostLayoutIndex, names: list[str], template: Value,
+                templates: Value, layout: Value, shards: ShardSettings,
                 files: dict[str, Value]) -> list[CompileUnit]:
-    """src/Functions_NN.cpp: the nodes hashed into unit NN, whole."""
-    names = [name for name, _, _ in built.nodes]
+    """src/Functions_NN.cpp: the nodes (`names`: built.nodes') hashed into unit NN, whole."""
     groups = [members for _, members in functions_shards(names, shards.formula_nodes,
                                                          shards.formula_base)]
     made = engine.map(NODE_DEFINITIONS, [
@@ -191,10 +190,9 @@ def _kernel_units(engine: Engine, built: HostLayoutIndex, template: Value, templ
     return op_kernel_units(engine, of_op, keys, template, templates, shards, files)
 
 
-def _python_units(engine: Engine, built: HostLayoutIndex, templates: Value,
-                  files: dict[str, Value]) -> list[CompileUnit]:
+def _python_units(engine: Engine, built: HostLayoutIndex, out_files: dict[str, str],
+                  templates: Value, files: dict[str, Value]) -> list[CompileUnit]:
     """Each python_functions file as the generator wrote it, after the headers of its nodes."""
-    out_files = dict(built.files)
     units = []
     for file_name, nodes in built.python_nodes:
         source = f"{SOURCE_DIR}/{file_name}"

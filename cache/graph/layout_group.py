@@ -212,7 +212,7 @@ def _formula_units(engine: Engine, names: list[str], nodes: tuple[Value, ...],
         ((engine.collection([nodes[i] for i in members], BackwardNode), templates,
           engine.text(str(k))), f"formulas {k}") for k, members in enumerate(shards)])
     return shard_units(engine, "Functions_formulas_", names, shards, made, files,
-                        with_headers=False)
+                       with_headers=False)
 
 
 def _merged_formula_units(engine: Engine, formula_units: list[CompileUnit], templates: Value,
@@ -256,8 +256,8 @@ def _methods_units(engine: Engine, names: list[str], nodes: tuple[Value, ...], t
 
 
 def shard_units(engine: Engine, prefix: str, names: list[str], shards: list[list[int]],
-                 made: list[Value], files: dict[str, Value],
-                 with_headers: bool = True) -> list[CompileUnit]:
+                made: list[Value], files: dict[str, Value],
+                with_headers: bool = True) -> list[CompileUnit]:
     """The units of shard sources, written as src/<prefix>NN.cpp, numbered among the
     non-empty shards (including the headers of their nodes, unless formulas)."""
     units = []
@@ -430,7 +430,7 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
 
 
 def binding_file_units(engine: Engine, out_files: dict[str, str], templates: Value, limit: int,
-                   files: dict[str, Value]) -> list[CompileUnit]:
+                       files: dict[str, Value]) -> list[CompileUnit]:
     """A binding file too large to share compiles from --out as it is; smaller ones share
     src/python_bindings_K.cpp, which includes their copies in src/bindings/."""
     names = sorted(n for n in out_files if is_binding_file(n))

@@ -7,9 +7,9 @@ to date the last one recorded for this spec and --out (its HostIndex: item hashe
 they are of). The item values are read by the layout's tasks from the store, where the build
 recorded them (those the generation made, and without a store all of them, are handed to the
 engine's memory); --out's files are the generation's texts, or read back from --out, each
-checked against the hash the build wrote. FunctionalInverses.h (service/host/aten_headers.py) is kept in the store under the
-generator and the spec's native_functions.yaml and tags.yaml, so a formula's edit does not ask
-the worker for it again.
+checked against the hash the build wrote. FunctionalInverses.h (service/host/aten_headers.py)
+is kept in the store under the generator and the spec's native_functions.yaml and tags.yaml,
+so a formula's edit does not ask the worker for it again.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from gradshard.service.graph_run import new_engine
 from gradshard.service.host.generation import (HostRun, generate_on_host, host_index,
                                                last_host_index, put_host_index)
 from gradshard.service.host.item_values import (HostItems, ValueSource, entry_lines,
-                                                function_kernels, items_of, node_entries)
+                                                function_kernels, node_entries,
+                                                recorded_items)
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.core import Engine
@@ -137,9 +138,8 @@ def host_compile_input(request: BuildRequest, session: OpenCache, run: HostRun |
     texts = (run.load(names) if run is not None
              else {n: out_text(out_dir / n, files[n]) for n in names})
     worker = session.host_workers.get(request.identity.hash)
-    items = items_of({}, dict(index.items), {k: (f, s, p) for k, f, s, p in index.subjects},
-                     ValueSource(worker if worker is not None and worker.running else None,
-                                 store))
+    items = recorded_items(index, ValueSource(
+        worker if worker is not None and worker.running else None, store))
     held = list(texts.values())
     if store is None:  # no store to read the item values from: the worker's, in memory
         held += items.values(sorted(items.hashes)).values()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.cache.errors import GeneratorFailed
+from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import entry_label
@@ -22,7 +23,8 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.host.client import HostWorker
 
 __all__ = ["BINDINGS", "HostItems", "KERNELS", "NODES", "NODE_PIECES", "ValueSource",
-           "entry_lines", "function_kernels", "item_value", "items_of", "node_entries"]
+           "entry_lines", "function_kernels", "item_value", "items_of", "node_entries",
+           "recorded_items"]
 
 KERNELS = "gen_variable_type.gen_variable_type_func"
 NODES = "gen_autograd_functions.process_function"
@@ -75,6 +77,12 @@ class ValueSource:
             if key not in found and blob is not None and blob.codec == "text":
                 found[key] = blob.data.decode("utf-8", errors="replace")
         return found
+
+
+def recorded_items(index: HostIndex, source: ValueSource) -> HostItems:
+    """A recorded generation's items (its HostIndex: no files), values read from `source`."""
+    return items_of({}, dict(index.items), {k: (f, s, p) for k, f, s, p in index.subjects},
+                    source)
 
 
 def items_of(files: dict[str, bytes], used: dict[str, str],

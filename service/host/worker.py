@@ -141,7 +141,6 @@ class Worker:
         held = self.memo.values
         return {"values": {key: held[key] for key in keys if isinstance(key, str) and key in held}}
 
-
     def aten_header(self, request: dict[str, Any]) -> dict[str, Any]:
         """An ATen header the autograd files include (aten_headers.py), for the spec the
         request names; a failure of the generator's is of its kind, as a generation's."""
@@ -156,7 +155,7 @@ class Worker:
             # parsed fresh; the next generation then takes every spec file as changed (its
             # memo's argument keys are not kept across what it did not see)
             self.caches.refresh(root, layout)
-            self.caches.spec = None
+            self.caches.forget()
         try:
             return {"text": aten_header(name, native, tags)}
         except MemoryError as error:
@@ -209,7 +208,11 @@ class ParseCaches:
         """After a generation: a spec file saved while it ran (its parse may hold either
         text) makes the next generation empty every cache."""
         if _spec_digests(root, layout) != self.digests:
-            self.spec, self.digests = None, {}
+            self.forget()
+
+    def forget(self) -> None:
+        """The next generation empties every cache, whatever spec it is of."""
+        self.spec, self.digests = None, {}
 
 
 def _refresh_module(name: str, module: Any, changed: set[str]) -> None:

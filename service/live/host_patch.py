@@ -1,6 +1,6 @@
 """A `gradshard try` patch on the host path: for a generator gradshard does not reproduce,
-the nodes and kernels are the spec's own generator's, its item values (service/host/item_values.py)
-found by their subject and part:
+the nodes and kernels are the spec's own generator's, its item values
+(service/host/item_values.py) found by their subject and part:
 
 - a node's four pieces: gen_autograd_functions.process_function's values with the templates
   FUNCTION_DECLARATION, FUNCTION_DEFINITION, PY_FUNCTION_DEFINITION and
@@ -24,6 +24,7 @@ from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
 from gradshard.pipeline.layout.compile_layout import function_op
+from gradshard.pipeline.layout.host_values import kernel_signature
 from gradshard.pipeline.records import canonical_json, content_hash
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import read_inputs
@@ -32,16 +33,15 @@ from gradshard.service.generator.check import DEFAULT_TIMEOUT, spec_hash
 from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.service.host.generation import (host_generation, host_index, put_host_index,
                                                read_record)
-from gradshard.pipeline.layout.host_values import kernel_signature
 from gradshard.service.host.item_values import (HostItems, ValueSource, function_kernels,
-                                                item_value, items_of)
+                                                item_value, items_of, recorded_items)
 from gradshard.service.live.patch_sources import PatchNode
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["HostPatchParts", "PATCH_HEADERS", "changed_bindings", "changed_functions", "generation_key",
-           "host_items", "host_parts", "latest_key", "op_code", "op_functions", "op_nodes",
+__all__ = ["HostPatchParts", "PATCH_HEADERS", "changed_bindings", "changed_functions",
+           "generation_key", "host_items", "host_parts", "latest_key", "op_code", "op_functions", "op_nodes",
            "recorded_index", "schema_changed"]
 
 GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
@@ -59,8 +59,7 @@ def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLo
     `meanwhile` runs here while the worker generates."""
     store = session.open()
     if recorded is not None and recorded.generator == identity.hash:
-        subjects = {k: (f, s, p) for k, f, s, p in recorded.subjects}
-        return items_of({}, dict(recorded.items), subjects, ValueSource(None, store))
+        return recorded_items(recorded, ValueSource(None, store))
     key, latest = generation_key(identity, location), latest_key(identity, location)
     own = recorded_index(store, key)
     run = host_generation(session, identity, location, DEFAULT_TIMEOUT,
