@@ -1,1 +1,2 @@
-__all__ = ["layout", "match", "parse", "problems", "records", "releases", "render", "schema"]
+__all__ = ["formulas", "layout", "match", "parse", "problems", "records", "releases", "render",
+           "schema"]

@@ -16,7 +16,8 @@ from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import (Argument, FunctionSchema, Return, SchemaKind, SchemaType,
                                        TensorOptionsGroup, TypeForm)
 
-__all__ = ["BOOL", "CForm", "CType", "CppBinding", "CppFlags", "INT64", "LAYOUT", "SCALAR_TYPE",
+__all__ = ["BOOL", "CForm", "CType", "CppBinding", "CppFlags", "INT64", "LAYOUT",
+           "REDUNDANT_MEMORY_FORMAT", "SCALAR_TYPE",
            "STRING_VIEW", "SYMINT", "SYMINT_ARRAY_REF", "TENSOR", "TENSOR_GEOMETRY", "TENSOR_LIST",
            "TENSOR_OPTIONS", "TYPE_AND_SIZE", "argument_ctype", "base", "check_list_default",
            "cpp_arguments", "default_expr", "return_ctype", "return_names", "return_value_form",

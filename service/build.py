@@ -112,7 +112,8 @@ class FilesOutcome:
     files: int = 0
     nodes: int = 0
     failure: GeneratorFailed | None = None  # the generator's, raised once the build ended
-    findings: tuple[Problem, ...] = ()  # gradshard's own rules' warnings (the host path)
+    findings: tuple[Problem, ...] = ()  # gradshard's own rules' warnings: the formula check's,
+    #                                     and on the host path every rule's
 
 
 def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | None,
@@ -217,7 +218,7 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
     stamp = verdict_stamp(request.identity, request.check, spec, session.verdicts)
     fingerprint = {**fingerprint, **request.generator_words(stamp)}
     done = _write_and_record(request, session, run, verdict, build_id, fingerprint, started)
-    return run, replace(done, failure=failure)
+    return run, replace(done, failure=failure, findings=run.findings())
 
 
 def _host_files(request: BuildRequest, session: OpenCache, build_id: int,

@@ -36,7 +36,7 @@ from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENER
                                        add_options, compile_options, generator_check_of, jobs_of,
                                        placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
-from gradshard.service.report.findings import generator_findings
+from gradshard.service.report.findings import build_findings
 from gradshard.service.report.formats import (BUG_HINT, emit_findings, error_findings,
                                               gathered_stdout, human_stream, installed_version,
                                               machine_format, reported_by_linter, settle_format,
@@ -48,9 +48,7 @@ from gradshard.service.report.problems import (generator_failure_text, problem_j
 from gradshard.service.session import Session
 
 if TYPE_CHECKING:
-    from gradshard.cache.graph.spec_records import SpecRecords
     from gradshard.pipeline.parse.spec import SpecTexts
-    from gradshard.pipeline.problems import SpecError
 
 __all__ = ["DESCRIPTIONS", "Loaded", "build_parser", "collector_for",
            "main"]
@@ -64,24 +62,33 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def spec_records_of(args: argparse.Namespace, loaded: Loaded) -> SpecRecords:
-    """Locate and read the spec, then run the build graph on it in memory (nothing is
-    written): what it knows of the spec."""
-    from gradshard.service.query.check import analyze, prepare
+def _on_spec_cache(args: argparse.Namespace, loaded: Loaded, command):
+    """command(location, session) on the spec the arguments name (lintrunner names its files)
+    and the command's cache; --no-cache: a session without one (every task runs)."""
+    from gradshard.service.defaults import default_cache_dir
 
     loaded.location = locate_spec(spec_of_paths(getattr(args, "paths", ()), args.spec))
-    decoded = prepare(loaded.location)
-    loaded.texts = decoded.texts
-    return analyze(decoded)
+    session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
+    try:
+        return command(loaded.location, session)
+    finally:
+        session.close()
+        for warning in session.warnings:
+            print(f"gradshard: warning: {warning}", file=sys.stderr)
 
 
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.generator.identity import identify_generator
+    from gradshard.service.query.check import check_spec
 
     started = time.perf_counter()
-    result = spec_records_of(args, loaded)
+    result = _on_spec_cache(args, loaded, check_spec)
+    if result.findings:  # the formula check's: errors here (a build warns and writes)
+        from gradshard.pipeline.problems import SpecError
+
+        raise SpecError(result.findings)
     seconds = time.perf_counter() - started
-    counts = _counts(result)
+    counts = result.counts
     identity = identify_generator(loaded.location)
     if args.json:
         print(json.dumps({"ok": True, "spec": str(loaded.location.root),
@@ -110,27 +117,12 @@ def _check_text(location: SpecLocation, identity, counts: dict[str, int], second
             f"  {seconds:.2f} s")
 
 
-def _counts(spec: SpecRecords) -> dict[str, int]:
-    infos = [k.info for e in spec.infos for k in e.infos]
-    return {
-        "native_functions": len(spec.native_functions),
-        "generated_functions": sum(1 for f in spec.native_functions if f.generated_from),
-        "tags": len(spec.tags),
-        "deprecated_signatures": len(spec.deprecated),
-        "derivatives_entries": len(spec.derivative_entries),
-        "info_schemas": len(spec.infos),
-        "infos": len(infos),
-        "infos_with_derivatives": sum(1 for i in infos if i.has_derivatives),
-        "matched_functions": sum(1 for m in spec.matches if m.infos is not None),
-        "foreach_synthesized": len(spec.foreach),
-        "backward_nodes": len(spec.nodes),
-    }
-
-
 def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
+    from gradshard.service.query.check import analyze, prepare
     from gradshard.service.query.show import show_json, show_text
 
-    result = spec_records_of(args, loaded)
+    result = _on_spec_cache(args, loaded, lambda location, session: session.retrying(
+        lambda: analyze(prepare(location), session)))
     if args.json:
         print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
     else:
@@ -165,7 +157,7 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
         print(build_text(outcome), file=human_stream(args))
     if outcome.verified and outcome.stats.disagreements:  # its findings: _run_command's
         raise VerifyMismatch(d.describe() for d in outcome.stats.disagreements)
-    emit_findings(args, generator_findings(outcome), outcome.location)
+    emit_findings(args, build_findings(outcome), outcome.location)
     return EXIT_OK
 
 
@@ -192,25 +184,36 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.defaults import default_cache_dir
-    from gradshard.service.live.gradient_tests import gradient_tests, tests_json, tests_text
+    from gradshard.service.live.gradient_tests import (gradient_tests, tests_json, tests_text,
+                                                       write_tests_file)
     from gradshard.service.query.affected import affected, affected_json, affected_text
 
     if args.against and args.since:
         raise UsageError("--against and --since both name a baseline", "pass one of them")
-    if args.tests:  # before the build side: a missing torch is said at once
+    tests_file = Path(args.tests_file) if args.tests_file else None
+    with_tests = args.tests or tests_file is not None
+    if with_tests:  # before the build side: a missing torch is said at once
         from gradshard.service.live.command import check_extra
 
         check_extra("gradshard affected --tests")
-    result = _in_session(args, loaded, default_cache_dir,
-                         lambda location, session: affected(location, session, args.against,
-                                                            args.since, args.tests))
-    tests = gradient_tests(result.ops) if args.tests else None
+
+    def command(location, session):
+        result = affected(location, session, args.against, args.since, with_tests)
+        # the index of what the tests reach lives in the cache directory, its warnings with
+        # the session's
+        return result, (gradient_tests(result.ops, session.directory, session.warnings)
+                        if with_tests else None)
+
+    result, tests = _in_session(args, loaded, default_cache_dir, command)
+    if tests_file is not None:
+        write_tests_file(tests, tests_file)
     if args.json:
         report = affected_json(result, loaded.location)
-        print(json.dumps(report | ({"tests": tests_json(tests)} if tests else {}), indent=2))
+        print(json.dumps(report | ({"tests": tests_json(tests, tests_file)} if tests else {}),
+                         indent=2))
     else:
         print(affected_text(result, loaded.location)
-              + ("\n" + tests_text(tests) if tests else ""))
+              + ("\n" + tests_text(tests, tests_file) if tests else ""))
     return EXIT_OK
 
 
@@ -540,7 +543,7 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         return EXIT_OK if reported_by_linter(args, ending.error) else ending.code
 
 
-def _report_spec_error(args: argparse.Namespace, error: SpecError, loaded: Loaded) -> None:
+def _report_spec_error(args: argparse.Namespace, error, loaded: Loaded) -> None:
     from gradshard.service.generator.identity import identify_generator
 
     identity = identify_generator(loaded.location) if loaded.location else None

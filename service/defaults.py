@@ -12,7 +12,8 @@ import os
 import tomllib
 from pathlib import Path
 
-__all__ = ["CONFIG_FILE", "PYPROJECT", "config_file", "default_cache_dir", "installed_torchgen"]
+__all__ = ["CONFIG_FILE", "PYPROJECT", "config_file", "default_cache_dir", "installed_torch",
+           "installed_torchgen"]
 
 CONFIG_FILE, PYPROJECT = "gradshard.toml", "pyproject.toml"
 
@@ -29,6 +30,17 @@ def installed_torchgen() -> Path | None:
     """The installed torchgen's directory, found without importing torch or torchgen."""
     try:
         found = importlib.util.find_spec("torchgen")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(list(found.submodule_search_locations)[0])
+
+
+def installed_torch() -> Path | None:
+    """The installed torch's directory, found without importing it."""
+    try:
+        found = importlib.util.find_spec("torch")
     except (ImportError, ValueError):
         return None
     if found is None or not found.submodule_search_locations:

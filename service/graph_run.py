@@ -16,15 +16,16 @@ from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.engine.memory import Memory
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.build_graph import build
-from gradshard.cache.graph.group_records import BuildIndex, BuildInputs
+from gradshard.cache.graph.build_graph import build, located_findings
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, BuildInputs, NativeSide
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
 from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store.database import Store, blob_hash
 from gradshard.cache.version import code_version
+from gradshard.pipeline.formulas.names import SCOPE_TEMPLATES, FormulaSources
 from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSettings
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-from gradshard.pipeline.problems import YAML_FILES, SpecError
+from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
@@ -32,7 +33,7 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
 from gradshard.service.generator.identity import identify_generator
 
-__all__ = ["DecodedInputs", "GraphResult", "new_engine", "run_graph"]
+__all__ = ["DecodedInputs", "GraphResult", "formula_sources", "new_engine", "run_graph"]
 
 
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
@@ -70,10 +71,20 @@ class DecodedInputs:
         texts = decode_spec(raw.yaml)
         rules = (release_named(raw.release) if raw.release is not None
                  else identify_generator(raw.location).rules)
-        inputs = BuildInputs(texts, TemplateSet(spec_template_sources(raw.spec_templates)),
-                             TemplateSet(template_sources(raw.templates)), raw.location.layout,
-                             rules)
+        spec_templates = TemplateSet(spec_template_sources(raw.spec_templates))
+        inputs = BuildInputs(texts, spec_templates, TemplateSet(template_sources(raw.templates)),
+                             raw.location.layout, rules, formula_sources(raw, spec_templates))
         return cls(texts, inputs)
+
+
+def formula_sources(raw: InputBytes, spec_templates: TemplateSet) -> FormulaSources:
+    """What the formula check reads besides the spec: the helper header (a header that is
+    not UTF-8 is read with its odd bytes replaced: only its names matter) and the templates
+    that bring names into the formulas' scope."""
+    header, data = raw.helpers if raw.helpers is not None else ("", b"")
+    texts = dict(spec_templates.sources)
+    return FormulaSources(header, data.decode("utf-8", errors="replace"),
+                          tuple(texts[name] for name in SCOPE_TEMPLATES if name in texts))
 
 
 def run_graph(decoded: DecodedInputs, store: Store | None, memory: Memory | None = None,
@@ -172,6 +183,23 @@ class GraphResult:
             engine.store.put_refs(self.index_hash, [value.hash])
         engine.finish()
         return layout
+
+    def findings(self) -> tuple[Problem, ...]:
+        """The formula check's findings of the run's spec, each at its line (warnings: the
+        spec's generator accepts the formulas)."""
+        try:
+            return self._findings()
+        except StaleCache:
+            self.rerun_entering_groups()
+            return self._findings()
+
+    def _findings(self) -> tuple[Problem, ...]:
+        engine, index = self.engine, self.index
+        if not index.autograd:
+            return ()
+        native, autograd = engine.records([engine.ref(index.native, NativeSide),
+                                           engine.ref(index.autograd, AutogradSide)])
+        return located_findings(engine, self.decoded.texts, native, autograd)
 
     def placing(self) -> tuple[str, dict[str, str]]:
         """The derivatives.yaml text the run read (not as it is now) and each node's entry and

@@ -187,7 +187,8 @@ SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch 
               metavar="DIR", forward=PATH, match=True)
 CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_CACHE, else "
                "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)",
-               _commands(BUILDING, AFFECTED, GENERATOR, TRY, STATS, GC, STOP, STATUS, LOGS),
+               _commands(BUILDING, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STOP,
+                         STATUS, LOGS),
                metavar="DIR",
                parse=_default_if_empty, forward=PATH, match=True)
 JSON = Option(("--json",), "json", "machine-readable output",
@@ -275,7 +276,7 @@ OPTIONS: tuple[Option, ...] = (
     CACHE,
     # --no-cache and --verify never go through a daemon (the client builds by itself)
     Option(("--no-cache",), "no_cache", "run every task and keep nothing (the cache is not "
-           "opened)", _commands(BUILD), action="store_true"),
+           "opened)", _commands(BUILD, CHECK, SHOW), action="store_true"),
     Option(("--verify",), "verify", "run every task and compare with what the cache holds: "
            "each disagreement is listed and rewritten, and the exit code is 6",
            _commands(BUILD), action="store_true"),
@@ -302,10 +303,12 @@ OPTIONS: tuple[Option, ...] = (
            exclusive="baseline"),
     Option(("--since",), "since", "compare with the spec files at a git revision of the "
            "checkout", _commands(AFFECTED), metavar="GITREV", exclusive="baseline"),
-    Option(("--tests",), "tests", "also list PyTorch's gradient tests of the changed ops "
-           "(test_ops_gradients.py, and test_ops_fwd_gradients.py where forward code changed), "
-           "as pytest ids and one -k expression; needs the try extra", _commands(AFFECTED),
-           action="store_true"),
+    Option(("--tests",), "tests", "also list PyTorch's gradient tests whose samples reach "
+           "the changed nodes and kernels (test_ops_gradients.py, test_ops_fwd_gradients.py), "
+           "as pytest ids; needs the try extra", _commands(AFFECTED), action="store_true"),
+    Option(("--tests-file",), "tests_file", "with --tests (implied): write the ids to FILE, "
+           "one per line, to run as `python -m pytest @FILE`", _commands(AFFECTED),
+           metavar="FILE"),
     Option(("--samples",), "samples", "a Python file giving samples for ops without an OpInfo: "
            "SAMPLES = {op: function(dtype) -> [tuple of tensors, ...]}", _commands(TRY),
            metavar="FILE"),

@@ -131,7 +131,7 @@ CASES = [
          "\n- name: mul.Tensor(Tensor self, Tensor other) -> Tensor  # again\n  self: grad * other\n",
          "derivatives.duplicate", "mul.Tensor", "-> Tensor  # again"),
     Case("derivatives-unknown-name", DERIVATIVES, "  self: mul_tensor_backward(grad, other, self.scalar_type())",
-         "  slef: mul_tensor_backward(grad, other, self.scalar_type())", "derivatives.forward-output",
+         "  slef: mul_tensor_backward(grad, other, self.scalar_type())", "derivatives.unknown-formula-key",
          "mul.Tensor", "  slef:"),
     Case("derivatives-sizes", DERIVATIVES, "  self: at::sum_to(grad, self.sym_sizes())",
          "  self: at::sum_to(grad, self.sizes())", "derivatives.sizes", "expand", "self.sizes()"),

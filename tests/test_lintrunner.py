@@ -72,7 +72,7 @@ def test_lintrunner_reports_the_spec_problem_at_its_line(repository):
     messages = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     assert len(messages) == 1, done.stdout + done.stderr
     (message,) = messages
-    assert message["code"] == "GRADSHARD" and message["name"] == "derivatives.forward-output"
+    assert message["code"] == "GRADSHARD" and message["name"] == "derivatives.unknown-formula-key"
     assert message["severity"] == "error" and message["line"] == line
     assert message["path"] == "tools/autograd/derivatives.yaml"  # relative to the root
     assert "nosuch" in message["description"]

@@ -499,7 +499,7 @@ EXPECTED: dict[str, list[tuple]] = {
          'merge the two entries into one'),
     ],
     'derivatives-unknown-output': [
-        ('DERIVATIVES', 9, None, 'mul.Tensor', 'derivatives.forward-output', 1,
+        ('DERIVATIVES', 9, None, 'mul.Tensor', 'derivatives.unknown-formula-key', 1,
          "'slef' is neither an argument nor an output of mul.Tensor",
          "did you mean 'self'?"),
     ],

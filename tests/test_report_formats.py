@@ -183,7 +183,7 @@ def test_lintrunner_lines_are_lint_messages(checkout):
 @pytest.fixture
 def work_tree(tmp_path) -> Path:
     """A git work tree (its .git only) holding a copy of the mini spec at spec/, its mul
-    formula keyed by a name mul has not (derivatives.forward-output)."""
+    formula keyed by a name mul has not (derivatives.unknown-formula-key)."""
     (tmp_path / ".git").mkdir()
     shutil.copytree(MINI_SPEC, tmp_path / "spec")
     return tmp_path
@@ -205,7 +205,7 @@ def test_check_sarif_puts_the_problem_at_its_line_and_keeps_the_exit_code(work_t
     captured = capsys.readouterr()
     assert code == 1 and f"derivatives.yaml:{line}: error:" in captured.err  # text: stderr
     (result,) = validated_sarif(json.loads(captured.out))["runs"][0]["results"]
-    assert result["ruleId"] == "derivatives.forward-output"
+    assert result["ruleId"] == "derivatives.unknown-formula-key"
     assert result["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "spec/autograd/derivatives.yaml", "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": line}}
@@ -217,7 +217,7 @@ def test_check_lintrunner_exits_0_when_it_reports(work_tree, capsys):
     (message,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert code == 0
     assert (message["path"], message["line"], message["name"]) == (
-        "spec/autograd/derivatives.yaml", line, "derivatives.forward-output")
+        "spec/autograd/derivatives.yaml", line, "derivatives.unknown-formula-key")
 
 
 def test_a_clean_spec_is_an_empty_log_and_no_lint_line(work_tree, capsys):
@@ -333,10 +333,10 @@ def test_a_bad_configuration_file_is_a_result_at_each_bad_key(project, capsys):
 
 
 def test_an_internal_error_is_at_the_specs_derivatives(work_tree, monkeypatch, capsys):
-    def failing(decoded):
+    def failing(location, session):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("gradshard.service.query.check.analyze", failing)
+    monkeypatch.setattr("gradshard.service.query.check.check_spec", failing)
     code, log, lint_code, (message,) = sarif_and_lint(
         ["check", "--spec", str(work_tree / "spec")], capsys)
     assert code == lint_code == 4

@@ -47,6 +47,7 @@ from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAIL
                                                  Outputs, Positions, entry_values, parsed, pick,
                                                  split_failed)
 from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
+from gradshard.pipeline.formulas.names import FormulaFindings, FormulaSources
 from gradshard.pipeline.match.match_infos import FOREACH as FOREACH_STEP
 from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
                                                   merge_formula_faults)
@@ -64,7 +65,7 @@ from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.render.variable_type_files import DispatchKeys
 
-__all__ = ["binding_outputs", "build", "spec_sides"]
+__all__ = ["binding_outputs", "build", "located_findings", "spec_findings", "spec_sides"]
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
 Derived = tuple[Value, Value, EntryValue]  # an entry's infos, their summary, the entry
@@ -77,7 +78,8 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
     values = [engine.text(texts.native_functions), engine.text(texts.tags),
               engine.text(texts.derivatives), engine.text(texts.deprecated),
               engine.literal(inputs.spec_templates), engine.literal(inputs.templates),
-              engine.text(inputs.layout), engine.literal(inputs.release)]
+              engine.text(inputs.layout), engine.literal(inputs.release),
+              engine.literal(inputs.formulas)]
     index = engine.group(BUILD, values, "build")
     record = engine.records([index])[0]
     if record.failures:
@@ -91,7 +93,7 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
 
 def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                 deprecated: Value, spec_templates: Value, templates: Value,
-                layout: Value, release: Value) -> BuildIndex:
+                layout: Value, release: Value, formulas: Value) -> BuildIndex:
     texts = (natives, tags, derivatives, deprecated)
     native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags, release],
                                     "native side")
@@ -103,7 +105,7 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
         *_binding_inputs(engine, native, deprecated, templates, spec_templates, layout, release),
         engine.ref_collection(native.summaries, FunctionSummary)], "native outputs")
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
-                                        _autograd_inputs(engine, native, derivatives),
+                                        _autograd_inputs(engine, native, derivatives, formulas),
                                         "autograd side")
     autograd_out = kernels_out = views_out = None
     if not _failed_at(autograd, SPLIT):
@@ -145,11 +147,15 @@ def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str
     return value, engine.records([value])[0]
 
 
-def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value) -> list[Value]:
-    return [derivatives, engine.ref_collection(native.functions, NativeFunction),
-            engine.ref(native.names, FunctionNames),
+def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value,
+                     formulas: Value) -> list[Value]:
+    """The autograd side reads the native side and, for the formula check, the names every
+    formula may use (the helper header's, the templates', the native functions')."""
+    names = engine.ref(native.names, FunctionNames)
+    return [derivatives, engine.ref_collection(native.functions, NativeFunction), names,
             engine.ref_collection(native.summaries, FunctionSummary),
-            engine.ref(native.failed, Labels)]
+            engine.ref(native.failed, Labels),
+            engine.run(t.FORMULA_NAMES, [formulas, names], "formula names")]
 
 
 def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
@@ -192,19 +198,46 @@ def native_outputs(engine: Engine, functions: Value, names: Value, deprecated: V
     return NativeOutputs(bindings.hash, codegen.hash)
 
 
-def spec_sides(engine: Engine, texts: SpecTexts, release: Release
+def spec_sides(engine: Engine, texts: SpecTexts, release: Release,
+               formulas: FormulaSources = FormulaSources()
                ) -> tuple[NativeSide, AutogradSide]:
     """The native and autograd sides of a spec alone (parse and match: no bindings, no
-    templates), as the build runs them; SpecError with their problems, as the build gives
-    them. What the parse benchmark times and the parse tests read."""
+    templates but those the formula check reads), as the build runs them; SpecError with
+    their problems, as the build gives them. What the parse benchmark times and the parse
+    tests read."""
     native = _native_side_of(engine, texts, release)
     if _failed_at(native, SPLIT):
         raise SpecError(first_problems(engine, texts, [native], native))
     autograd = _indexed(engine, AUTOGRAD_SIDE, _autograd_inputs(
-        engine, native, engine.text(texts.derivatives)), "autograd side")[1]
+        engine, native, engine.text(texts.derivatives), engine.literal(formulas)),
+        "autograd side")[1]
     if native.failures or autograd.failures:
         raise SpecError(first_problems(engine, texts, [native, autograd], native))
     return native, autograd
+
+
+def spec_findings(engine: Engine, texts: SpecTexts, release: Release,
+                  formulas: FormulaSources) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+    """What gradshard's own rules find in a spec alone: its problems (spec_sides') and the
+    formula check's findings of every entry that got that far, each at its line."""
+    native = _native_side_of(engine, texts, release)
+    if _failed_at(native, SPLIT):
+        return first_problems(engine, texts, [native], native), ()
+    autograd = _indexed(engine, AUTOGRAD_SIDE, _autograd_inputs(
+        engine, native, engine.text(texts.derivatives), engine.literal(formulas)),
+        "autograd side")[1]
+    problems = (first_problems(engine, texts, [native, autograd], native)
+                if native.failures or autograd.failures else ())
+    return problems, located_findings(engine, texts, native, autograd)
+
+
+def located_findings(engine: Engine, texts: SpecTexts, native: NativeSide,
+                     autograd: AutogradSide) -> tuple[Problem, ...]:
+    """The formula check's findings of a run's autograd side, each at its line."""
+    if not autograd.findings:
+        return ()
+    found = engine.records([engine.ref(autograd.findings, FormulaFindings)])[0].problems
+    return SpecError.located(found, _entry_lines(engine, texts, native)).problems if found else ()
 
 
 def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
@@ -248,10 +281,15 @@ def first_problems(engine: Engine, spec: SpecTexts, indexes: Sequence[Record],
             return error.problems
     found = engine.problems([engine.ref(i.failures[phase], Failure) for i in indexes
                              if _failed_at(i, phase)])
+    return SpecError.located(found, _entry_lines(engine, spec, native)).problems
+
+
+def _entry_lines(engine: Engine, spec: SpecTexts, native: NativeSide
+                 ) -> dict[tuple[SpecFile, str], int]:
+    """Where each entry starts (a generated function's: where its source entry does)."""
     summaries = engine.records(list(engine.items(
         engine.ref_collection(native.summaries, FunctionSummary))))
-    lines = entry_lines(split_spec(spec), [(s.name, s.origin) for s in summaries if s.origin])
-    return SpecError.located(found, lines).problems
+    return entry_lines(split_spec(spec), [(s.name, s.origin) for s in summaries if s.origin])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,7 +362,7 @@ def _with_generated(engine: Engine, good: list[Parsed], log: FailureLog
 
 
 def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: Value,
-                  summaries: Value, failed: Value) -> AutogradSide:
+                  summaries: Value, failed: Value, formula_names: Value) -> AutogradSide:
     log = FailureLog(engine)
     order = engine.run(t.VIEW_ORDER, [functions], "native functions")
     buckets = engine.run(t.BUCKETS, [functions, order], "native functions")
@@ -344,6 +382,7 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     op_names = engine.items(engine.run(t.OP_NAMES, [summary_list], "derivatives"))
     numbered = engine.map(t.NUMBERED_INFOS, [((i, ops), e.label)
                                              for (i, _, e), ops in zip(kept, op_names)])
+    findings = _formula_findings(engine, good, kept, numbered, formula_names)
     copied = engine.map(t.VIEW_COPY, [((numbered[at], function_items[copy]), function_names[copy])
                                       for at, copy in copies])
     copy_summaries = engine.map(t.INFO_SUMMARY, [((c,), function_names[copy])
@@ -358,6 +397,8 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     view_matches = engine.map(VIEW_SIDE_MATCH, [
         ((function_items[s.function], match), function_names[s.function])
         for match, s in zip(matches, step_records)])
+    counts = _info_counts(engine.records(info_summaries + copy_summaries), step_records,
+                          synthesized)
     return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
                         engine.collection([v for v in synthesized.values() if not v.failed],
                                           EntryInfos, persist=True).hash,
@@ -366,7 +407,31 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
                         order.hash, buckets.hash, engine.literal(matched, persist=True).hash,
                         engine.literal(engine.records([keys])[0], persist=True).hash,
                         engine.collection(view_matches, FunctionMatch, persist=True).hash,
-                        log.index())
+                        log.index(), findings, *counts)
+
+
+def _info_counts(summaries: list[InfoSummary], steps: list[MatchStep],
+                 synthesized: dict[int, Value]) -> tuple[int, int, int]:
+    """What `check` counts of the infos, from their summaries: the keyed infos, those with a
+    backward node, and the functions that use infos (a synthesized foreach info has them
+    when its synthesis did not fail)."""
+    keyed = sum(len(s.op_prefixes) for s in summaries)
+    with_nodes = sum(p is not None for s in summaries for p in s.op_prefixes)
+    matched = sum((not synthesized[k].failed) if s.how == FOREACH_STEP
+                  else summaries[s.entry].has_infos for k, s in enumerate(steps))
+    return keyed, with_nodes, matched
+
+
+def _formula_findings(engine: Engine, good: list[Parsed], kept: list[Derived],
+                      numbered: list[Value], names: Value) -> str:
+    """The formula check of every entry kept (pipeline/formulas/names.py), in file order: a
+    finding is no failure (torchgen accepts the formula), so it stops nothing."""
+    parsed_of = {e.entry.line: d for d, e in good}
+    checked = engine.map(t.CHECK_FORMULAS, [((e.value, parsed_of[e.entry.line], i, names), e.label)
+                                            for (_, _, e), i in zip(kept, numbered)])
+    problems = tuple(p for r in engine.records([v for v in checked if not v.failed])
+                     for p in r.problems)
+    return engine.literal(FormulaFindings(problems), persist=True).hash
 
 
 def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],
@@ -565,7 +630,8 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
 NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
                     ("native_functions.yaml", "tags.yaml", "release"))
 AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
-                      ("derivatives.yaml", "functions", "names", "summaries", "failed natives"))
+                      ("derivatives.yaml", "functions", "names", "summaries", "failed natives",
+                       "formula names"))
 NATIVE_OUTPUTS = Group("group.native_outputs", "render", native_outputs, NativeOutputs,
                        ("functions", "names", "deprecated.yaml", "tag names", "templates",
                         "spec templates", "layout", "release", "summaries"))
@@ -574,4 +640,4 @@ AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs
                         "layout", "release"))
 BUILD = Group("group.build", "parse", whole_build, BuildIndex,
               ("native_functions.yaml", "tags.yaml", "derivatives.yaml", "deprecated.yaml",
-               "spec templates", "templates", "layout", "release"))
+               "spec templates", "templates", "layout", "release", "formula sources"))

@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple, Sequence
 from gradshard.cache.engine.codec import encode_hash
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.values import Value
+from gradshard.pipeline.formulas.names import FormulaSources
 from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import SpecTexts, entry_label
 from gradshard.pipeline.problems import Failure, Problem, SpecFile
@@ -51,6 +52,7 @@ class BuildInputs:
     templates: TemplateSet
     layout: str
     release: Release  # the rules of the spec's torchgen release (pipeline/releases.py)
+    formulas: FormulaSources = FormulaSources()  # what the formula check's names come from
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,10 @@ class AutogradSide(Record):
     dispatch_keys: str = ""  # DispatchKeys: the keys derivatives.yaml uses
     view_matches: str = ""  # collection of FunctionMatch: what the view group reads of each
     failures: tuple[str, ...] = ()
+    findings: str = ""  # FormulaFindings: the formula check's, of every entry (not failures)
+    keyed_infos: int = 0  # what `check` counts: every entry's infos, one per dispatch key,
+    infos_with_nodes: int = 0  # those with a backward node,
+    matched_functions: int = 0  # and the functions that use infos
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from gradshard.pipeline.parse.views import ViewGrouping, ViewOrder, view_groupin
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.nodes import BackwardNode
 
-__all__ = ["SpecRecords", "side_records", "spec_records"]
+__all__ = ["SpecRecords", "side_records", "spec_counts", "spec_records"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,33 @@ def side_records(engine: Engine, native: NativeSide, autograd: AutogradSide, tex
         _listed(engine, autograd.entries, DerivativeEntry),
         _listed(engine, autograd.loaded, EntryInfos), _listed(engine, autograd.foreach, EntryInfos),
         matches, nodes)
+
+
+def spec_counts(engine: Engine, index: BuildIndex) -> dict[str, int]:
+    """What `check` says of a built spec, read from the indexes: collections are counted by
+    their members' hashes (no record of theirs is read but the functions' summaries, small),
+    the infos by the autograd side's own counts."""
+    native, autograd, python = engine.records([engine.ref(index.native, NativeSide),
+                                               engine.ref(index.autograd, AutogradSide),
+                                               engine.ref(index.python, Outputs)])
+    summaries = _listed(engine, native.summaries, FunctionSummary)
+
+    def size(name: str, kind: type) -> int:
+        return len(engine.items(engine.ref_collection(name, kind))) if name else 0
+
+    return {
+        "native_functions": len(summaries),
+        "generated_functions": sum(1 for s in summaries if s.origin),
+        "tags": size(native.tags, Tag),
+        "deprecated_signatures": size(python.records, DeprecatedSignature),
+        "derivatives_entries": size(autograd.entries, DerivativeEntry),
+        "info_schemas": size(autograd.loaded, EntryInfos),
+        "infos": autograd.keyed_infos,
+        "infos_with_derivatives": autograd.infos_with_nodes,
+        "matched_functions": autograd.matched_functions,
+        "foreach_synthesized": size(autograd.foreach, EntryInfos),
+        "backward_nodes": len(index.nodes),
+    }
 
 
 def _listed(engine: Engine, name: str, kind: type) -> tuple:

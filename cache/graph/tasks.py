@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.cache.engine.jobs import Task
-from gradshard.cache.graph.group_records import Labels
+from gradshard.cache.graph.group_records import FunctionNames, Labels
+from gradshard.pipeline.formulas.names import (FormulaFindings, FormulaNames, FormulaSources,
+                                               check_formulas, formula_names)
 from gradshard.pipeline.match.foreach import synthesized_infos
 from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
                                                   match_function, match_plan, summarize_function)
@@ -44,7 +46,7 @@ from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch_keys
 from gradshard.pipeline.schema import FunctionSchema
 
-__all__ = ["BUCKETS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS", "FOREACH", "FUNCTIONS_FILE",
+__all__ = ["BUCKETS", "CHECK_FORMULAS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS", "FOREACH", "FORMULA_NAMES", "FUNCTIONS_FILE",
            "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",
            "NATIVE", "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES",
            "PARSE_DERIVATIVE", "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER",
@@ -131,6 +133,15 @@ FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, F
 VIEW_ORDER = Task("parse.view_order", "parse", view_order, ViewOrder, ("functions",))
 BUCKETS = Task("parse.buckets", "parse", view_ordered_buckets, DerivativeBuckets,
                ("functions", "view order"))
+def spec_formula_names(sources: FormulaSources, functions: FunctionNames) -> FormulaNames:
+    return formula_names(sources, functions.names)
+
+
+def check_entry_formulas(entry: Text, parsed: DerivativeEntry, infos: EntryInfos,
+                         names: FormulaNames) -> FormulaFindings:
+    return check_formulas(Entry(DERIVATIVES, 1, entry.text), parsed, infos, names)
+
+
 PARSE_DERIVATIVE = Task("parse.derivative", "parse", parse_derivative, DerivativeEntry,
                         ("entry",), blames=DERIVATIVES)
 ENTRY_INFOS = Task("parse.entry_infos", "parse", bucket_infos, EntryInfos,
@@ -141,6 +152,10 @@ INFO_SUMMARY = Task("parse.info_summary", "parse", summarize_infos, InfoSummary,
 OP_NAMES = Task("parse.op_names", "parse", number_ops, OpNames, ("summaries",), fan_out=True)
 NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
                       ("infos", "op names"))
+FORMULA_NAMES = Task("parse.formula_names", "parse", spec_formula_names, FormulaNames,
+                     ("sources", "functions"))
+CHECK_FORMULAS = Task("parse.check_formulas", "parse", check_entry_formulas, FormulaFindings,
+                      ("entry", "parsed entry", "infos", "names"))
 VIEW_COPIES = Task("parse.view_copies", "parse", plan_view_copies, ViewCopies,
                    ("summaries", "functions", "view order"))
 VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view infos", "copy"))

@@ -34,7 +34,7 @@ from gradshard.pipeline.schema import FunctionSchema, SchemaKind, SchemaType, cp
 
 __all__ = ["Derivative", "DerivativeBuckets", "DifferentiabilityInfo", "EntryInfos",
            "ForwardDerivative", "IDENT_REGEX", "InfoSummary", "KeyedInfo", "OpNames",
-           "SavedAttribute", "UNKNOWN_SCHEMA", "ViewCopies", "assign_op_names", "bucket_infos",
+           "REPLACEMENT_CALLEES", "SAVED_SUFFIXES", "SavedAttribute", "UNKNOWN_SCHEMA", "ViewCopies", "assign_op_names", "bucket_infos",
            "copy_entry", "derivative_buckets", "duplicate_entry", "formula_violation", "op_names",
            "op_prefix", "saved_variables", "summarize_infos", "unknown_schema", "uses_ident",
            "view_copies", "view_copy_infos", "view_ordered_buckets", "with_op_names"]
@@ -425,10 +425,13 @@ class _KeyInfoBuilder:
         elif not types:
             types = self._numbered_result_types(formula, names)
         if not types:
-            raise self._forward_error(
-                formula, f"'{names[0]}' is neither an argument nor an output of "
-                f"{self.fn.func.name}", did_you_mean(names[0], self.arg_names) or
-                "backward formulas are keyed by argument names, forward ones by output names")
+            outputs = [r.name for r in self.fn.func.returns if r.name]
+            raise RuleViolation(
+                "derivatives.unknown-formula-key", f"'{names[0]}' is neither an argument nor "
+                f"an output of {self.fn.func.name}",
+                did_you_mean(names[0], [*self.arg_names, *outputs, "result"]) or
+                "backward formulas are keyed by argument names, forward ones by output names",
+                line_in_entry=formula.line_in_entry)
         return ForwardDerivative(formula.formula, names, tuple(types),
                                  line_in_entry=formula.line_in_entry)
 
@@ -501,6 +504,12 @@ _REPLACEMENTS = (
     _Replacement(r"{}.is_conj\(\)", "is_conj()", "_conjugate", BOOL),
 )
 _OPTIONAL_STRING_VIEW = wrap(CForm.OPTIONAL, STRING_VIEW)
+# What the replacements make of an argument `x`: the saved values' names (`x_sym_sizes`; a
+# suffix ending in `_` takes the dimension after it) and the functions their patterns call
+# with it (`zeros_like(x)`): names a formula may use (pipeline/formulas/names.py)
+SAVED_SUFFIXES = tuple(dict.fromkeys(r.suffix for r in _REPLACEMENTS))
+REPLACEMENT_CALLEES = tuple(dict.fromkeys(
+    name for r in _REPLACEMENTS for name in re.findall(r"([A-Za-z_]\w*)\\\(\{\}", r.pattern)))
 
 
 class _SavedCollector:

@@ -18,7 +18,8 @@ from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
-__all__ = ["InputBytes", "data_file_hashes", "gradshard_template_bytes", "read_inputs",
+__all__ = ["InputBytes", "data_file_hashes", "gradshard_template_bytes", "read_helpers",
+           "read_inputs",
            "read_spec_templates", "spec_template_sources", "template_sources"]
 
 
@@ -31,6 +32,8 @@ class InputBytes:
     # The release whose rules read the spec (pipeline/releases.py) when its generator is not
     # the one beside its location (a git revision's); None: the location's generator's.
     release: str | None = None
+    # the formulas' helper header (SpecLocation.helpers_header): its path and bytes
+    helpers: tuple[str, bytes] | None = None
 
     def fingerprint(self) -> dict[str, str]:
         """A hash of every input, gradshard's code, the layout and the spec's place: equal means
@@ -46,6 +49,8 @@ class InputBytes:
         hashes["root"] = str(self.location.root)
         if self.release is not None:
             hashes["release"] = self.release
+        if self.helpers is not None:
+            hashes[f"helpers/{self.helpers[0]}"] = _hash(self.helpers[1])
         return hashes
 
 
@@ -72,7 +77,14 @@ def data_file_hashes(roots: list[Path]) -> dict[str, str]:
 
 def read_inputs(location: SpecLocation) -> InputBytes:
     return InputBytes(location, location.read_all(), read_spec_templates(location, ALL_TEMPLATES),
-                      gradshard_template_bytes())
+                      gradshard_template_bytes(), helpers=read_helpers(location))
+
+
+def read_helpers(location: SpecLocation) -> tuple[str, bytes] | None:
+    """The formulas' helper header, when there is one (read as a spec file is)."""
+    path = location.helpers_header()
+    data = read_spec_file(path, missing_ok=True) if path is not None else None
+    return (str(path), data) if data is not None else None
 
 
 def read_spec_templates(location: SpecLocation, names: tuple[str, ...]) -> dict[str, bytes | None]:

@@ -20,9 +20,9 @@ from typing import Sequence
 from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.service.defaults import installed_torchgen
+from gradshard.service.defaults import installed_torch, installed_torchgen
 
-__all__ = ["SpecLocation", "check_spec_size", "locate_spec", "read_spec_file", "spec_of_paths"]
+__all__ = ["HELPERS_HEADER", "SpecLocation", "check_spec_size", "locate_spec", "read_spec_file", "spec_of_paths"]
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -40,6 +40,11 @@ _LAYOUTS = {
     },
 }
 _TEMPLATES = {"packaged": "autograd/templates", "checkout": "tools/autograd/templates"}
+# The formulas' helpers (torch/csrc/autograd/FunctionsManual.h): a checkout's own; beside a
+# packaged spec, the headers of the torch installed with its torchgen (site-packages/torch/
+# include beside site-packages/torchgen/packaged)
+HELPERS_HEADER = "torch/csrc/autograd/FunctionsManual.h"
+_HELPERS = {"packaged": f"../../torch/include/{HELPERS_HEADER}", "checkout": HELPERS_HEADER}
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,16 @@ class SpecLocation:
     @property
     def templates(self) -> Path:
         return self.root / _TEMPLATES[self.layout]
+
+    def helpers_header(self) -> Path | None:
+        """The FunctionsManual.h the spec's formulas call into: the spec's own, else the
+        installed torch's; None when there is neither."""
+        own = (self.root / _HELPERS[self.layout]).resolve()
+        if own.is_file():
+            return own
+        torch = installed_torch()
+        installed = torch / "include" / HELPERS_HEADER if torch is not None else None
+        return installed if installed is not None and installed.is_file() else None
 
     def read_all(self) -> dict[SpecFile, bytes]:
         return {file: read_spec_file(self.path_of(file)) for file in YAML_FILES}

@@ -24,16 +24,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from gradshard.cache.engine.codec import decode, encode
-from gradshard.cache.graph.build_graph import spec_sides
+from gradshard.cache.graph.build_graph import spec_findings
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.graph.manifest import HostIndex, HostManifest
 from gradshard.cache.store.database import Store, blob_hash
+from gradshard.pipeline.formulas.names import FormulaSources
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import InternalError, Problem, SpecError
 from gradshard.pipeline.releases import RELEASES, Release
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.graph_run import new_engine
+from gradshard.pipeline.render.templating import TemplateSet
+from gradshard.service.files.inputs import read_inputs, spec_template_sources
+from gradshard.service.graph_run import formula_sources, new_engine
 from gradshard.service.host.client import HostOutput
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
@@ -134,25 +137,33 @@ def host_generation(session: OpenCache, identity: GeneratorIdentity, location: S
 def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Problem, ...]:
     """What gradshard's own rules find in the spec, each at its line; none when they accept
     it. A generator gradshard reproduces is checked by its release's rules. Any other's
-    release is not known: a finding is kept only when the rules of every release gradshard
+    release is not known: a problem is kept only when the rules of every release gradshard
     knows find it (2.11's spec has `Dimname` arguments, which 2.12's rules accept and 2.13's
     refuse: no finding), checked first by the default release's (on a spec they accept, the
-    only check)."""
+    only check). The formula check's findings are those of the release whose rules leave
+    the fewest entries out."""
     identity = request.identity
     releases = [identity.rules] if identity.reproduced else \
         [identity.rules, *(r for r in RELEASES.values() if r != identity.rules)]
     try:
-        texts = decode_spec(request.location.read_all())
+        inputs = read_inputs(request.location)
+        texts = decode_spec(inputs.yaml)
+        formulas = formula_sources(inputs, TemplateSet(spec_template_sources(
+            inputs.spec_templates)))
     except SpecError as error:
         return tuple(error.problems)
     found: tuple[Problem, ...] | None = None
+    findings: tuple[Problem, ...] = ()
+    fewest = -1
     for release in releases:
         try:
-            mine = _rule_problems(session, texts, release)
+            mine, checked = _rule_problems(session, texts, release, formulas)
         except InternalError as error:  # gradshard's fault: the generator's build goes on
             session.warnings.append(f"gradshard's own rules could not check the spec "
                                     f"({error}); the generator accepted it")
             return ()
+        if fewest < 0 or len(mine) < fewest:  # the rules that check the most entries
+            fewest, findings = len(mine), checked
         if found is None:
             found = mine
         else:
@@ -160,19 +171,16 @@ def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Proble
             found = tuple(problem for problem in found if _where(problem) in same)
         if not found:
             break
-    return found or ()
+    return (*(found or ()), *findings)
 
 
-def _rule_problems(session: OpenCache, texts: SpecTexts, release: Release
-                   ) -> tuple[Problem, ...]:
+def _rule_problems(session: OpenCache, texts: SpecTexts, release: Release,
+                   formulas: FormulaSources) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
     engine = new_engine(session.open(), session.memory)
     try:
-        spec_sides(engine, texts, release)
-    except SpecError as error:
-        return tuple(error.problems)
+        return spec_findings(engine, texts, release, formulas)
     finally:
         engine.finish()  # the problems are values too: the next build reads them cached
-    return ()
 
 
 def _where(problem: Problem) -> tuple:

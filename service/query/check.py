@@ -1,14 +1,20 @@
-"""`check` and `show`: the build graph run (service/graph_run.py) on a located spec in memory
-(no store: every task runs, nothing is written), and the records it knows of the spec
-(cache/graph/spec_records.py).
+"""`check` and `show`: the build graph run (service/graph_run.py) on a located spec, on the
+session's cache (a spec the cache has seen is answered by its indexes; an edited entry reruns
+what it reaches, as a build would) or in memory (--no-cache: every task runs); no file is
+written. `check` reads the counts and the formula check's findings from the indexes
+(cache/graph/spec_records.py: spec_counts); `show` every record of the spec.
 
 A spec with problems raises SpecError from the graph, every problem at its line, as `build`
-reports it."""
+reports it; the formula check's findings are `check`'s errors too (CheckResult)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
 from gradshard.cache.engine.core import StaleCache
-from gradshard.cache.graph.spec_records import SpecRecords, spec_records
+from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_records
+from gradshard.pipeline.problems import Problem
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_inputs,
@@ -18,8 +24,10 @@ from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
 from gradshard.service.open_cache import OpenCache
 
-__all__ = ["analyze", "gradshard_templates", "load_texts", "prepare", "records_of",
-           "spec_templates"]
+__all__ = ["CheckResult", "analyze", "check_spec", "gradshard_templates", "load_texts", "prepare",
+           "records_of", "spec_templates"]
+
+T = TypeVar("T")
 
 
 def gradshard_templates() -> TemplateSet:
@@ -43,13 +51,37 @@ def prepare(location: SpecLocation) -> DecodedInputs:
 
 def analyze(decoded: DecodedInputs, session: OpenCache | None = None) -> SpecRecords:
     """Every stage on the spec, on the session's cache (none: all in memory)."""
-    session = session or OpenCache(None)
+    return _read(decoded, session or OpenCache(None), records_of)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What `check` says of a spec that its stages accept: its counts, and the formula
+    check's findings (each at its line)."""
+
+    counts: dict[str, int]
+    findings: tuple[Problem, ...]
+
+
+def check_spec(location: SpecLocation, session: OpenCache) -> CheckResult:
+    """The spec's counts and findings from a graph run on the session's cache; a damaged
+    cache is set aside and the check runs again, once."""
+    return session.retrying(lambda: _read(prepare(location), session, _check_result))
+
+
+def _check_result(run: GraphResult) -> CheckResult:
+    return CheckResult(spec_counts(run.engine, run.index), run.findings())
+
+
+def _read(decoded: DecodedInputs, session: OpenCache, read: Callable[[GraphResult], T]) -> T:
+    """What `read` finds of the graph's run (commited first); a value an index names that
+    is gone makes the run enter every group again."""
     run = run_graph(decoded, session.open(), session.memory)
     try:
-        return records_of(run)
+        return read(run)
     except StaleCache:
         run.rerun_entering_groups()
-        return records_of(run)
+        return read(run)
 
 
 def records_of(run: GraphResult) -> SpecRecords:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from gradshard.pipeline.problems import SpecError
+from gradshard.pipeline.problems import Problem, SpecError
 from gradshard.service.report.rules import COMPILE_RULE, GENERATOR_RULE
 
 if TYPE_CHECKING:
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
     from gradshard.service.outcome import BuildOutcome
 
-__all__ = ["ERROR", "Finding", "Place", "WARNING", "compile_findings", "failure_finding",
-           "generated_file", "generator_findings", "placed_at", "spec_findings"]
+__all__ = ["ERROR", "Finding", "Place", "WARNING", "build_findings", "compile_findings",
+           "failure_finding", "generated_file", "generator_findings", "placed_at",
+           "problem_findings", "spec_findings"]
 
 ERROR, WARNING = "error", "warning"
 # a compiler's place in generated code: path:line[:column]
@@ -56,11 +57,24 @@ class Finding:
 def spec_findings(error: SpecError, location: SpecLocation | None) -> list[Finding]:
     """Each of the spec's problems at its file and line (service/report/problems.py places
     them the same way)."""
+    return problem_findings(error.problems, location, ERROR)
+
+
+def problem_findings(problems: Iterable[Problem], location: SpecLocation | None,
+                     level: str) -> list[Finding]:
     from gradshard.service.report.problems import problem_path
 
-    return [Finding(p.rule, ERROR, p.message,
+    return [Finding(p.rule, level, p.message,
                     Place(_absolute(problem_path(p, location)), p.line, p.column),
-                    p.hint, p.entry) for p in error.problems]
+                    p.hint, p.entry) for p in problems]
+
+
+def build_findings(outcome: BuildOutcome) -> list[Finding]:
+    """What a build that wrote its files warns of: the problems gradshard's own rules found
+    that the spec's generator accepts (the formula check's), then the files the generator
+    writes differently."""
+    return (problem_findings(outcome.findings, outcome.location, WARNING)
+            + generator_findings(outcome))
 
 
 def compile_findings(error: CompileError) -> list[Finding]:

@@ -304,6 +304,10 @@ _DERIVATIVES = _section(
          ("derivatives.grads-out-of-bounds", "`grads[k]` past the function's outputs")),
     _row("`grad` mixed with `grads`, only `grads[0]` used, or `grad_<output>` mixed with either",
          ("derivatives.grads-usage", "`grad`, `grads` and `grad_<output>` mixed in one entry")),
+    _row("a formula key that names neither an argument nor an output (`slef:`), with the "
+         "closest name",
+         ("derivatives.unknown-formula-key", "a formula key that names neither an argument nor "
+                                             "an output")),
     _row("a forward formula whose names match no output",
          ("derivatives.forward-output", "a forward formula whose names match no output")),
     _row("a forward formula using an input's bare name instead of `_p`/`_t`",
@@ -318,6 +322,15 @@ _DERIVATIVES = _section(
          "(*gradshard*: torchgen pastes it into Functions.cpp, where it breaks the compile of "
          "unrelated code)",
          ("derivatives.preprocessor", "a formula line that starts with `#`")),
+    _row("a name in a formula that it cannot use: none of its op's arguments, outputs and the "
+         "forms torchgen derives from them, FunctionsManual.h's helpers, at:: functions, the "
+         "templates' `using` names or C++'s own words; at its line and column, with the closest "
+         "name (*gradshard*: `check` fails, `build` warns and writes what torchgen writes)",
+         ("derivatives.formula-name", "a name in a formula that it cannot use")),
+    _row("a formula whose brackets or quotes do not balance, at the first one left open or "
+         "closed wrongly (*gradshard*: `check` fails, `build` warns and writes what torchgen "
+         "writes)",
+         ("derivatives.formula-brackets", "a formula whose brackets or quotes do not balance")),
     _row("a differentiable function with an argument type that has no C++ binding",
          ("cpp.unsupported-type", "a differentiable function with an argument type that has no "
                                   "C++ binding")),

@@ -55,9 +55,11 @@ WITH_HEADERS = ReleaseKind("", (), ("torchgen/", HEADERS + "/"),
                            (*GENERATOR_FILES, f"{HEADERS}/ATen/ATen.h"))
 # the platform and Python pip asks for: the smallest wheel, whatever this machine is (macOS
 # 15 takes every macOS arm64 tag up to its own: 2.9.1's wheel is macosx_11_0, 2.12.0's 14_0)
+# with the formulas' helper header, which the formula check of the release's spec reads
+HELPERS_HEADER = f"{HEADERS}/torch/csrc/autograd/FunctionsManual.h"
 GENERATOR_ONLY = ReleaseKind("generators", ("--only-binary=:all:", "--platform",
                                             "macosx_15_0_arm64", "--python-version", "3.11"),
-                             ("torchgen/",), GENERATOR_FILES)
+                             ("torchgen/", HELPERS_HEADER), (*GENERATOR_FILES, HELPERS_HEADER))
 
 
 def release_torchgen(version: str) -> Path:
@@ -69,7 +71,7 @@ def release_torchgen(version: str) -> Path:
 
 def release_generator(version: str) -> Path:
     """The unpacked torchgen/ package of torch==version, from its smallest wheel, without
-    headers (what a test that only generates needs)."""
+    headers but FunctionsManual.h (what a test that only generates or checks needs)."""
     return _release(version, GENERATOR_ONLY) / "torchgen"
 
 
