@@ -28,6 +28,18 @@ def test_codegen_benchmark_runs():
 
 
 @pytest.mark.slow
+def test_check_benchmark_runs():
+    """It fails itself when a cached check finds otherwise than a cold one."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_check.py"), "--repeat", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    for label in ("cold", "first", "warm", "one formula"):
+        assert f"  {label} " in done.stdout
+    assert done.stdout.count("goal <= 0.1x") == 2
+    assert "findings: 1 (the same cold, warm and after each edit)" in done.stdout
+
+
+@pytest.mark.slow
 def test_build_benchmark_runs():
     done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_build.py"), "--repeat", "1"],
                           capture_output=True, text=True, timeout=600)

@@ -145,6 +145,31 @@ def test_a_cached_check_finds_what_a_cold_one_finds(tmp_path, capsys):
         "seconds": fixed["seconds"]}
 
 
+def test_checks_counts_from_the_indexes_are_the_records(tmp_path):
+    """spec_counts reads the indexes (a collection's size, the autograd side's own counts):
+    the same numbers as the records themselves give, on the real spec."""
+    from gradshard.cache.graph.spec_records import spec_counts
+    from gradshard.service.graph_run import DecodedInputs, run_graph
+    from gradshard.service.query.check import records_of
+
+    run = run_graph(DecodedInputs.decode(read_inputs(locate_spec(None))), None)
+    spec = records_of(run)
+    infos = [k.info for e in spec.infos for k in e.infos]
+    assert spec_counts(run.engine, run.index) == {
+        "native_functions": len(spec.native_functions),
+        "generated_functions": sum(1 for f in spec.native_functions if f.generated_from),
+        "tags": len(spec.tags),
+        "deprecated_signatures": len(spec.deprecated),
+        "derivatives_entries": len(spec.derivative_entries),
+        "info_schemas": len(spec.infos),
+        "infos": len(infos),
+        "infos_with_derivatives": sum(1 for i in infos if i.has_derivatives),
+        "matched_functions": sum(1 for m in spec.matches if m.infos is not None),
+        "foreach_synthesized": len(spec.foreach),
+        "backward_nodes": len(spec.nodes),
+    }
+
+
 def test_the_issues_three_mistakes_in_the_real_spec(tmp_path, capsys):
     spec = tmp_path / "packaged"
     shutil.copytree(installed_torchgen() / "packaged", spec,
