@@ -219,3 +219,12 @@ def test_no_finding_on_a_releases_packaged_spec(version):
         new_engine(None, Memory()), decode_spec(raw.yaml), release_named(RELEASE_RULES[version]),
         formula_sources(raw, TemplateSet(spec_template_sources(raw.spec_templates))))
     assert problems == () and findings == (), [p.message for p in (*problems, *findings)][:5]
+
+
+def test_a_daemons_rebuild_line_counts_the_warnings():
+    from gradshard.service.daemon.server import rebuild_line
+
+    result = {"ok": True, "files": {"written": ["Functions.cpp"]}, "seconds": 0.2,
+              "changed": [], "findings": [{"rule": "derivatives.formula-name"}]}
+    line = rebuild_line(result, locate_spec(str(MINI_SPEC)))
+    assert "1 file(s) written, 1 warning (gradshard's own rules)" in line

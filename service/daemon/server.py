@@ -55,6 +55,7 @@ from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
 from gradshard.service.report.problems import (generator_failure_text, problem_json,
+                                               problem_lines,
                                                spec_error_lines, spec_error_text,
                                                spec_texts_of, unread_spec_note,
                                                verify_mismatch_text)
@@ -362,7 +363,8 @@ class Daemon:
             self.builds += 1
             self.result = result
             self.finished.notify_all()
-        self.announce("\n".join([result["line"], *result.get("errors", [])]))
+        self.announce("\n".join([result["line"], *result.get("errors", []),
+                                  *result.get("finding_lines", [])]))
 
     def _run_jobs(self) -> None:
         for job, done in self.changes.take_jobs():
@@ -413,7 +415,7 @@ class Daemon:
         result["finished"] = time.time()
         result["line"] = rebuild_line(result, self.config.location)
         self.log.info("%s", result["line"])
-        for error in result.get("errors", []):
+        for error in [*result.get("errors", []), *result.get("finding_lines", [])]:
             self.log.info("%s", error)
         return result
 
@@ -455,8 +457,10 @@ class Daemon:
                                     placement=self.config.placement,
                                     check=self.config.generator)
         self._verdict = outcome.generator  # offered once the build is published
+        # the formula check's findings, printed under the rebuild's line as errors are
+        found = problem_lines(outcome.findings, outcome.location, None, "warning")
         return {**build_json(outcome), "warnings": list(outcome.warnings),
-                "text": build_text(outcome)}
+                "text": build_text(outcome), "finding_lines": found}
 
     def _failure(self, ending: Ending) -> dict:
         """A failed build's answer: its exit code, its errors as `check` and `build` print
@@ -714,6 +718,9 @@ def rebuild_line(result: dict, location: SpecLocation) -> str:
         words.append(f"{len(compiled['compiled'])} unit(s) compiled")
         if compiled.get("spliced"):
             words.append(f"{len(compiled['spliced'])} spliced")
+    if result.get("findings"):
+        count = len(result["findings"])
+        words.append(f"{count} warning{'s' if count != 1 else ''} (gradshard's own rules)")
     generator = result.get("generator", {})
     if generator.get("state") == State.DIFFERS:
         words.append(f"{len(generator['differing'])} from the spec's generator")
