@@ -228,3 +228,19 @@ def test_a_daemons_rebuild_line_counts_the_warnings():
               "changed": [], "findings": [{"rule": "derivatives.formula-name"}]}
     line = rebuild_line(result, locate_spec(str(MINI_SPEC)))
     assert "1 file(s) written, 1 warning (gradshard's own rules)" in line
+
+
+def test_one_formulas_compile_errors_collapse_to_one():
+    """A formula pasted into several units (its node's, each kernel's) fails alike in each:
+    one diagnostic per formula and message; errors at no formula are all kept."""
+    from gradshard.cache.errors import CompileDiagnostic
+    from gradshard.service.compile.diagnostics import collapsed
+
+    def at(unit: str, line: int | None, message: str) -> CompileDiagnostic:
+        return CompileDiagnostic("sin", "SinBackward0", "self", "grad * slef.cos()", line,
+                                 f"{unit}.cpp:10:5", message)
+
+    same = [at(f"unit{k}", 1557, "'slef' was not declared in this scope") for k in range(8)]
+    other = at("unit9", 1557, "no match for 'operator*'")
+    loose = [at("a", None, "boom"), at("b", None, "boom")]
+    assert collapsed([*same, other, *loose]) == [same[0], other, *loose]

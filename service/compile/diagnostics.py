@@ -27,7 +27,7 @@ from gradshard.pipeline.parse.source import Entry, split_entries
 from gradshard.pipeline.parse.spec import entry_label
 from gradshard.pipeline.problems import SpecFile
 
-__all__ = ["diagnose"]
+__all__ = ["collapsed", "diagnose"]
 
 _ERROR = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<column>\d+): "
                     r"(?:fatal )?error: (?P<message>.*)$")
@@ -71,7 +71,21 @@ def diagnose(units: Iterable[CompileUnit], all_units: Iterable[CompileUnit], log
         sources = [unit, *(by_name[name] for name in unit.parts if name in by_name)]
         for match in _errors(logs.get(unit.name, "")):
             found.append(_place(sources, match, generated, index, node_entries))
-    return found
+    return collapsed(found)
+
+
+def collapsed(diagnostics: list[CompileDiagnostic]) -> list[CompileDiagnostic]:
+    """One diagnostic per formula and compiler message: a formula pasted into several units
+    (its node's, each kernel's) fails alike in each, and the user has one mistake to fix
+    (the first unit's is kept); errors placed at no formula are all kept."""
+    seen: set[tuple] = set()
+    kept = []
+    for diagnostic in diagnostics:
+        key = (diagnostic.entry, diagnostic.line, diagnostic.variables, diagnostic.message)
+        if diagnostic.line is None or key not in seen:
+            kept.append(diagnostic)
+        seen.add(key)
+    return kept
 
 
 class _GeneratedLines:
