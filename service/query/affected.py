@@ -68,6 +68,10 @@ class OpChange:
     op: str
     nodes: bool
     kernels: bool
+    # which: the changed nodes it creates (MulBackward0) and its changed kernels by function
+    # (mul.Tensor, mul_.Tensor): what `affected --tests` looks for in what tests reach
+    node_names: tuple[str, ...] = ()
+    kernel_functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,14 +217,20 @@ def changed_ops(baseline: Side, current: Side, engine: Engine) -> tuple[OpChange
     old_kernels = dict(baseline.index.kernels)
     units = list(current.index.kernels)
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
-    nodes_of: dict[str, bool] = {}
-    kernels_of: dict[str, bool] = {}
+    nodes_of: dict[str, dict[str, None]] = {}  # op → its changed nodes, in order
+    kernels_of: dict[str, dict[str, None]] = {}  # op → its changed kernels' functions
     for (unit, code), record in zip(units, records):
-        op = function_op(kernel_unit_fields(unit)[1])
-        nodes_of[op] = nodes_of.get(op, False) or record.node in changed_nodes
-        kernels_of[op] = kernels_of.get(op, False) or old_kernels.get(unit) != code
-    return tuple(OpChange(op, nodes_of[op], kernels_of[op]) for op in sorted(nodes_of)
-                 if nodes_of[op] or kernels_of[op])
+        function = kernel_unit_fields(unit)[1]
+        op = function_op(function)
+        nodes = nodes_of.setdefault(op, {})
+        kernels = kernels_of.setdefault(op, {})
+        if record.node in changed_nodes:
+            nodes[record.node] = None
+        if old_kernels.get(unit) != code:
+            kernels[function] = None
+    return tuple(OpChange(op, bool(nodes_of[op]), bool(kernels_of[op]), tuple(nodes_of[op]),
+                          tuple(kernels_of[op]))
+                 for op in sorted(nodes_of) if nodes_of[op] or kernels_of[op])
 
 
 def _kernel_changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...],
