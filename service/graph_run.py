@@ -30,7 +30,7 @@ from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel
-from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_sources
+from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
 from gradshard.service.generator.identity import identify_generator
 
 __all__ = ["DecodedInputs", "GraphResult", "formula_sources", "new_engine", "run_graph"]
@@ -72,7 +72,7 @@ class DecodedInputs:
         rules = (release_named(raw.release) if raw.release is not None
                  else identify_generator(raw.location).rules)
         spec_templates = TemplateSet(spec_template_sources(raw.spec_templates))
-        inputs = BuildInputs(texts, spec_templates, TemplateSet(template_sources(raw.templates)),
+        inputs = BuildInputs(texts, spec_templates, template_set(raw.templates, raw.compiled),
                              raw.location.layout, rules, formula_sources(raw, spec_templates))
         return cls(texts, inputs)
 

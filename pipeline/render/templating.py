@@ -16,11 +16,11 @@ from typing import Mapping, Sequence
 import jinja2
 
 from gradshard.pipeline.problems import RuleViolation, SpecError, SpecFile
-from gradshard.pipeline.records import Record
+from gradshard.pipeline.records import Record, content_hash
 from gradshard.pipeline.render.code_template import Value, block, expand_template, inline
 from gradshard.pipeline.render.nodes import BackwardNode
 
-__all__ = ["TemplateSet", "expand_spec_template", "functions_file", "functions_files",
+__all__ = ["TemplateSet", "compiled_template", "expand_spec_template", "functions_file", "functions_files",
            "generated_comment", "jinja_module", "python_function_shards",
            "python_functions_header", "python_functions_shard", "render_node",
            "render_node_formula", "render_node_methods", "shard_of", "sharded_positions",
@@ -34,6 +34,9 @@ class TemplateSet(Record):
     """Template texts by file name: gradshard's Jinja2 ones, or the spec's own."""
 
     sources: tuple[tuple[str, str], ...]
+    # gradshard's templates as Jinja2 compiled them ahead (templates/*/NAME.compiled): each
+    # used only where its first line names this template text's hash and the running Jinja2
+    compiled: tuple[tuple[str, str], ...] = ()
 
     def text(self, name: str) -> str:
         return dict(self.sources)[name]
@@ -73,10 +76,45 @@ def _block_filter(value: Value, indent: int) -> str:
 
 # Compiled templates live in this process only (memoized per template set): a stored compiled
 # template is code, and a cache directory is input (Jinja's bytecode cache unpickles and runs
-# what it reads), so none is configured anywhere. Compiling ours costs ~0.1 s per process.
+# what it reads), so none is configured anywhere. Compiling ours costs ~0.1 s a template per
+# process, so gradshard's package ships them compiled ahead (`compiled_template`; a fresh
+# process that renders a node and a kernel saves ~0.4 s): package code, never the cache's.
+class _Loader(jinja2.DictLoader):
+    """The template set's texts; a template compiled ahead for this very text and this
+    Jinja2 is loaded from its code, any other is compiled (jinja2.BaseLoader.load)."""
+
+    def __init__(self, templates: TemplateSet) -> None:
+        sources = dict(templates.sources)
+        super().__init__(sources)
+        self.codes = {}
+        for name, compiled in templates.compiled:
+            header, _, code = compiled.partition("\n")
+            if name in sources and header == _code_header(sources[name]):
+                self.codes[name] = code
+
+    def load(self, environment: jinja2.Environment, name: str, globals=None) -> jinja2.Template:
+        code = self.codes.get(name)
+        if code is None:
+            return super().load(environment, name, globals)
+        return environment.template_class.from_code(
+            environment, compile(code, "<template>", "exec"), globals or {}, lambda: True)
+
+
+def _code_header(source: str) -> str:
+    return f"# jinja2 {jinja2.__version__} template {content_hash(source)}"
+
+
+def compiled_template(templates: TemplateSet, name: str) -> str:
+    """The Python code Jinja2 compiles one of gradshard's templates into (what
+    `Environment.compile` runs), headed by the Jinja2 and the template text it is valid for."""
+    env = _environment(TemplateSet(templates.sources))
+    code = env.compile(templates.text(name), name, raw=True)
+    return f"{_code_header(templates.text(name))}\n{code}"
+
+
 @functools.lru_cache(maxsize=4)
 def _environment(templates: TemplateSet) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.DictLoader(dict(templates.sources)),
+    env = jinja2.Environment(loader=_Loader(templates),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, autoescape=False)
     env.filters.update(block=_block_filter, comma_list=_comma_list, lines=_lines, c_string=c_string,

@@ -8,8 +8,9 @@ before it loads the pipeline. Decoding into the records the pipeline reads is se
 from __future__ import annotations
 
 import importlib.resources
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import xxhash
 
@@ -18,8 +19,11 @@ from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
-__all__ = ["InputBytes", "data_file_hashes", "gradshard_template_bytes", "read_helpers",
-           "read_inputs",
+if TYPE_CHECKING:
+    from gradshard.pipeline.render.templating import TemplateSet
+
+__all__ = ["CODEGEN_TEMPLATES", "COMPILED", "InputBytes", "compiled_template_bytes", "data_file_hashes",
+           "gradshard_template_bytes", "read_helpers", "read_inputs", "template_set",
            "read_spec_templates", "spec_template_sources", "template_sources"]
 
 
@@ -34,6 +38,8 @@ class InputBytes:
     release: str | None = None
     # the formulas' helper header (SpecLocation.helpers_header): its path and bytes
     helpers: tuple[str, bytes] | None = None
+    # gradshard's templates compiled ahead (pipeline/render/templating.py: compiled_template)
+    compiled: dict[str, bytes] = field(default_factory=dict)
 
     def fingerprint(self) -> dict[str, str]:
         """A hash of every input, gradshard's code, the layout and the spec's place: equal means
@@ -77,7 +83,8 @@ def data_file_hashes(roots: list[Path]) -> dict[str, str]:
 
 def read_inputs(location: SpecLocation) -> InputBytes:
     return InputBytes(location, location.read_all(), read_spec_templates(location, ALL_TEMPLATES),
-                      gradshard_template_bytes(), helpers=read_helpers(location))
+                      gradshard_template_bytes(), helpers=read_helpers(location),
+                      compiled=compiled_template_bytes())
 
 
 def read_helpers(location: SpecLocation) -> tuple[str, bytes] | None:
@@ -101,6 +108,27 @@ def gradshard_template_bytes(package: str = CODEGEN_TEMPLATES) -> dict[str, byte
     root = importlib.resources.files(package)
     return {p.name: p.read_bytes() for p in sorted(root.iterdir(), key=lambda p: p.name)
             if p.name.endswith(".j2")}
+
+
+COMPILED = ".compiled"  # a template compiled ahead: NAME.j2.compiled beside NAME.j2
+
+
+def compiled_template_bytes(package: str = CODEGEN_TEMPLATES) -> dict[str, bytes]:
+    """gradshard's templates compiled ahead, by template name (python -m
+    gradshard.service.files.template_code writes them)."""
+    root = importlib.resources.files(package)
+    return {p.name.removesuffix(COMPILED): p.read_bytes() for p in root.iterdir()
+            if p.name.endswith(".j2" + COMPILED)}
+
+
+def template_set(templates: dict[str, bytes], compiled: dict[str, bytes]) -> TemplateSet:
+    """gradshard's templates with those compiled ahead (each used only if it is of the same
+    text and Jinja2: pipeline/render/templating.py)."""
+    from gradshard.pipeline.render.templating import TemplateSet  # the pipeline: on decoding
+
+    return TemplateSet(template_sources(templates),
+                       tuple((name, data.decode("utf-8")) for name, data in sorted(compiled.items())
+                             if name in templates))
 
 
 def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str, str], ...]:

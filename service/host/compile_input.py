@@ -30,8 +30,7 @@ from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text, canonical_json, content_hash
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.compile.driver import out_text
-from gradshard.service.files.inputs import (InputBytes, spec_template_sources,
-                                            template_sources)
+from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
 from gradshard.service.files.placement import index_names
 from gradshard.service.files.spec_location import read_spec_file
 from gradshard.service.generator.check import DEFAULT_TIMEOUT
@@ -85,7 +84,7 @@ class HostCompileInput:
         value = engine.group(HOST_COMPILE_LAYOUT, [
             engine.literal(self.index),
             engine.literal(TemplateSet(spec_template_sources(inputs.spec_templates))),
-            engine.literal(TemplateSet(template_sources(inputs.templates))),
+            engine.literal(template_set(inputs.templates, inputs.compiled)),
             engine.text(inputs.location.layout), engine.literal(settings)], "compile layout")
         layout = engine.records([value])[0]
         engine.finish()

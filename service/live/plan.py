@@ -23,7 +23,8 @@ from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text, canonical_json, content_hash
 from gradshard.pipeline.render.templating import TemplateSet, warm_templates
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
-from gradshard.service.files.inputs import gradshard_template_bytes, read_inputs, template_sources
+from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
+                                            read_inputs, template_set)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
@@ -271,7 +272,8 @@ def patch_templates() -> TemplateSet:
     """The build's templates (a patch renders nodes and kernels as the build does) and the
     patch's own (templates/live), which no build task reads."""
     sources = {**gradshard_template_bytes(), **gradshard_template_bytes(LIVE_TEMPLATES)}
-    return TemplateSet(template_sources(sources))
+    return template_set(sources, {**compiled_template_bytes(),
+                                  **compiled_template_bytes(LIVE_TEMPLATES)})
 
 
 def _templates(location: SpecLocation) -> tuple[TemplateSet, TemplateSet]:

@@ -17,9 +17,9 @@ from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_re
 from gradshard.pipeline.problems import Problem
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.service.files.inputs import (gradshard_template_bytes, read_inputs,
-                                            read_spec_templates, spec_template_sources,
-                                            template_sources)
+from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
+                                            read_inputs, read_spec_templates,
+                                            spec_template_sources, template_set)
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
 from gradshard.service.open_cache import OpenCache
@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 def gradshard_templates() -> TemplateSet:
     """gradshard's own Jinja2 templates that the build's tasks read (templates/codegen)."""
-    return TemplateSet(template_sources(gradshard_template_bytes()))
+    return template_set(gradshard_template_bytes(), compiled_template_bytes())
 
 
 def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
