@@ -44,7 +44,7 @@ __all__ = ["BACKWARD_FILE", "FORWARD_FILE", "GradientTests", "METHOD_REACH", "Op
 
 BACKWARD_FILE = "test/test_ops_gradients.py::TestBwdGradientsCPU"
 FORWARD_FILE = "test/test_ops_fwd_gradients.py::TestFwdGradientsCPU"
-FOREACH = ("a foreach op: test/test_foreach.py tests its autograd (ids of its own); the "
+FOREACH = ("a foreach op: test/test_foreach.py tests its autograd, with ids of its own; the "
            "gradient test files run no foreach OpInfo")
 UNREACHED = "no OpInfo's gradient samples reach it"
 NO_BACKWARD_DTYPE = "the OpInfos whose samples reach it run no gradient test (no backward dtype)"
@@ -176,6 +176,8 @@ def tests_json(tests: GradientTests, tests_file: Path | None = None) -> dict:
 
 def tests_text(tests: GradientTests, tests_file: Path | None = None) -> str:
     lines = [f"  gradient tests ({len(tests.ids)}){_index_words(tests.index)}"]
+    if not tests.ops:
+        lines.append("    no op's autograd code changed: no gradient test needs to run")
     for op in tests.ops:
         if op.tests:
             shown = ", ".join(op.opinfos[:4]) + (f" and {len(op.opinfos) - 4} more"
@@ -186,7 +188,11 @@ def tests_text(tests: GradientTests, tests_file: Path | None = None) -> str:
             line = f"    {op.op}: {op.reason}"
         lines.append(line)
         if op.tests:
-            lines.extend(f"      not reached: {name}: {why}" for name, why in op.unreached.items())
+            grouped: dict[str, list[str]] = {}
+            for name, why in op.unreached.items():
+                grouped.setdefault(why, []).append(name)
+            lines.extend(f"      not reached: {', '.join(names)} ({why})"
+                         for why, names in grouped.items())
         if op.by_name:
             lines.append(f"      by name (not observed: lost from the index): "
                          f"{', '.join(op.by_name)}")
@@ -248,6 +254,8 @@ def _op_tests(change: OpChange, infos: list, index: GradientIndex) -> OpTests:
         if found:
             tests += found
             opinfos.append(name)
+    named = [name for name in opinfos if change.op in _named_ops(_by_name(infos, name))]
+    opinfos = named + [name for name in opinfos if name not in named]  # the op's own first
     items = [*change.node_names, *change.kernel_functions]
     unreached = {item: _why_unreached(change, item) for item in items if item not in reached}
     reason = ""
@@ -268,6 +276,10 @@ def _hits(observed, method: str, nodes: set[str], kernels: set[str]) -> set[str]
         return set()
     hit = {n for phase in node_phases for n in getattr(reach, phase) & nodes}
     return hit | {k for phase in kernel_phases for k in getattr(reach, phase) & kernels}
+
+
+def _by_name(infos: list, name: str):
+    return next(info for info in infos if info.formatted_name == name)
 
 
 def _why_unreached(change: OpChange, item: str) -> str:

@@ -38,7 +38,12 @@ gradgradcheck and the forward-mode formulas of the backward's kernels, which
 test_fn_fwgrad_bwgrad reaches, are not observed), the samples are drawn with a fixed seed
 (an op that takes data-dependent paths may reach other ops on other values), a sample that
 raises is skipped and counted (what it reached before raising is kept: its test reaches that
-too), and OpInfos' DecorateInfo skips are not read (a selected test may be skipped). An
+too), OpInfos' DecorateInfo skips are not read (a selected test may be skipped), and only
+op_db is indexed (test_ops_gradients.py also runs hop_db's and custom_op_db's OpInfos, whose
+autograd is not derivatives.yaml's). A kernel counts as reached whenever a call passes
+through it, also where its autograd part is idle (no input requires grad or has a tangent),
+so a changed kernel can select a test that cannot tell the change (polar's forward-mode
+formula calls sin on primals: sin's kernel edit selects polar's forward-mode tests). An
 OpInfo whose run hangs past OPINFO_TIMEOUT or kills its worker is recorded as lost (the
 worker is replaced): `affected --tests` finds such an OpInfo's tests by name, as before.
 
