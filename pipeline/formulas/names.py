@@ -24,17 +24,18 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Iterable
 
+from gradshard.pipeline.cpp import REDUNDANT_MEMORY_FORMAT, return_names
 from gradshard.pipeline.formulas.lexer import Token, bracket_fault, identifier_uses, tokens
 from gradshard.pipeline.parse.derivatives import DerivativeEntry, Formula
 from gradshard.pipeline.parse.differentiability import (REPLACEMENT_CALLEES, SAVED_SUFFIXES,
                                                         DifferentiabilityInfo, EntryInfos)
 from gradshard.pipeline.parse.source import Entry
-from gradshard.pipeline.problems import Problem, SpecFile
+from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
-from gradshard.pipeline.schema import cpp_name
-from gradshard.pipeline.cpp import REDUNDANT_MEMORY_FORMAT, return_names
+from gradshard.pipeline.schema import FunctionSchema, cpp_name
 
 __all__ = ["BRACKETS_RULE", "FormulaFindings", "FormulaNames", "FormulaSources", "NAME_RULE",
            "SCOPE_TEMPLATES", "check_formulas", "formula_names", "helper_names"]
@@ -185,7 +186,7 @@ def _formula_problem(formula: Formula, info: DifferentiabilityInfo, known: froze
     return Problem(SpecFile.DERIVATIVES, op, NAME_RULE,
                    f"'{first.text}' in the formula for '{formula.names}' names nothing the "
                    f"formula can use{also}; {where} would not compile",
-                   _name_hint(first.text, scope, known, names),
+                   _name_hint(first.text, scope, known, names, info, backward),
                    line_in_entry=line, column=column)
 
 
@@ -200,7 +201,16 @@ def _outputs(info: DifferentiabilityInfo) -> set[str]:
     func = info.func.func
     named = {r.name for r in func.returns if r.name}
     numbered = {f"result{i}" for i in range(len(func.returns))}
-    return {"result", *named, *numbered, *return_names(func)}
+    return {"result", *named, *numbered, *_return_names(func)}
+
+
+def _return_names(func: FunctionSchema) -> tuple[str, ...]:
+    """The C++ names of the returns (api/cpp.py: return_names); an in-place function with
+    several returns has none there (the entry's other rules say so)."""
+    try:
+        return return_names(func)
+    except RuleViolation:
+        return ()
 
 
 def _scope(info: DifferentiabilityInfo, backward: bool, op: str) -> set[str]:
@@ -241,14 +251,20 @@ def _breaks(info: DifferentiabilityInfo, backward: bool) -> str:
     return f"the autograd kernel of {cpp_name(info.func.func)} (its forward-mode code)"
 
 
-def _name_hint(name: str, scope: set[str], known: frozenset[str], names: FormulaNames) -> str:
+def _name_hint(name: str, scope: set[str], known: frozenset[str], names: FormulaNames,
+               info: DifferentiabilityInfo, backward: bool) -> str:
     close = (difflib.get_close_matches(name, sorted(scope), n=1, cutoff=0.6)
              or difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75))
     mean = f"did you mean '{close[0]}'? " if close else ""
-    own = ", ".join(sorted(n for n in scope if not n.endswith(("_t", "_p"))))
-    header = f"the helpers of {names.header}" if names.header else "a helper"
-    return (f"{mean}A formula may name its op's {own}; {header}, an at:: function, a Tensor "
-            "method after '.', or C++'s own words")
+    func = info.func.func
+    arguments = ", ".join(a.name for a in func.arguments.all)
+    outputs = ", ".join(_return_names(func)) or "none"
+    derived = ("grad, grads, grad_<output>, grad_input_mask, retain_variables, saved values "
+               "such as self_sym_sizes" if backward else "<name>_t, <name>_p, original_self")
+    helpers = f"a helper of {PurePath(names.header).name}" if names.header else "a helper"
+    return (f"{mean}A {'backward' if backward else 'forward'} formula may name its op's "
+            f"arguments ({arguments}) and outputs ({outputs}), {derived}; {helpers}, an at:: "
+            "function, a Tensor method after '.', or a C++ word")
 
 
 def _source_place(lines: list[str], formula: Formula, start: int, text: str,
