@@ -27,6 +27,7 @@ from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live import observed_tests
 from gradshard.service.live.gradient_tests import (BACKWARD_FILE, FORWARD_FILE, gradient_tests,
                                                    opinfo_test_ids, write_tests_file)
+from gradshard.service.live.gradient_tests import tests_text as text_of
 from gradshard.service.live.observed_tests import (INDEX_DIRECTORY, PHASES, build_index,
                                                    gradient_index, index_path, read_index,
                                                    torch_identity)
@@ -348,6 +349,13 @@ def damage_foreign_torch(path: Path) -> None:
     crafted(path, body)
 
 
+def damage_deeply_nested(path: Path) -> None:
+    body = b"[" * 200_000 + b"]" * 200_000
+    header = json.loads(path.read_bytes().partition(b"\n")[0])
+    header["hash"] = blob_hash(observed_tests.CODEC, body)
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)
+
+
 def damage_fifo(path: Path) -> None:
     path.unlink()
     os.mkfifo(path)
@@ -361,8 +369,9 @@ def damage_link(path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [damage_flipped, damage_truncated, damage_not_json,
-                                    damage_crafted_layout, damage_foreign_torch, damage_fifo,
-                                    damage_link], ids=lambda d: d.__name__)
+                                    damage_crafted_layout, damage_foreign_torch,
+                                    damage_deeply_nested, damage_fifo, damage_link],
+                         ids=lambda d: d.__name__)
 def test_a_damaged_or_foreign_index_is_refused(tmp_path, stand_in, damage):
     cache, path = kept_index(tmp_path, stand_in)
     key = path.stem
@@ -393,11 +402,18 @@ def test_a_crafted_index_adds_no_test(tmp_path, small_index):
     reach = {phase: ["MulBackward0"] for phase in PHASES}
     body["opinfos"]["x\n--rootdir=/"] = {"float64": {"samples": 1, "skipped": 0,
                                                      "function": reach}}
+    # a lost OpInfo's reason is printed: no line of its own (a CI log's command), no escape
+    del body["opinfos"]["log_softmax"]
+    body["lost"] = {"log_softmax": "hung\n::error::forged\x1b[31m", "x\n::error::": "forged"}
     crafted(path, body)
     change = OpChange("mul", True, False, ("MulBackward0",))
     tests = gradient_tests([change], cache, [], opinfos=SMALL)
     assert not tests.index.built and tests.ids
     assert all("rootdir" not in test and "\n" not in test for test in tests.ids)
+    assert list(tests.index.lost) == ["log_softmax"]  # names only looked up
+    text = text_of(tests)
+    assert "hung?::error::forged?[31m" in text and "\x1b" not in text
+    assert not any(line.startswith("::") for line in text.splitlines())
 
 
 def test_the_index_stays_inside_the_cache_directory(tmp_path, stand_in):

@@ -110,6 +110,7 @@ WORKER_MODULE = "gradshard.service.live.observed_tests"
 SEED = 0
 _KEY = re.compile(r"[0-9a-f]{32}")
 _INDEX_FILE = re.compile(r"[0-9a-f]{32}\.json")
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,9 @@ def gradient_index(cache: Path | None, names: Sequence[str], warnings: list[str]
                         "gradient test index was built and not kept")
     if path is not None:
         found = read_index(path, identity, key, warnings)
-        if found is not None:
+        if found is not None:  # of these OpInfos only, whatever else the file names
+            found.opinfos = {n: found.opinfos[n] for n in names if n in found.opinfos}
+            found.lost = {n: found.lost[n] for n in names if n in found.lost}
             return found
     index = build_index(names, workers, timeout, progress, command)
     index.torch, index.subset = identity, tuple(names) if subset else None
@@ -247,7 +250,7 @@ def read_index(path: Path, identity: Mapping, key: str,
         return None
     try:
         index = _decoded(data, identity, key)
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
         warnings.append(f"the gradient test index {path} is damaged or not this torch's "
                         f"({error}): it was built again")
         return None
@@ -331,7 +334,8 @@ def _decoded(data: bytes, identity: Mapping, key: str) -> GradientIndex:
     _expect(isinstance(opinfos, dict), "its OpInfos are not a mapping")
     return GradientIndex(dict(identity), {name: _dtypes_read(dtypes)
                                           for name, dtypes in opinfos.items()},
-                         dict(lost), float(value["seconds"]), int(value["workers"]),
+                         {name: _words(why) for name, why in lost.items()},
+                         float(value["seconds"]), int(value["workers"]),
                          tuple(subset) if subset is not None else None)
 
 
@@ -354,6 +358,13 @@ def _reach_read(value: object) -> Reach:
     _expect(isinstance(value, dict) and set(value) == set(PHASES)
             and all(_strings(v) for v in value.values()), "a variant's phases")
     return Reach(**{phase: frozenset(value[phase]) for phase in PHASES})
+
+
+def _words(text: str) -> str:
+    """A reason as printed: one line of printable ASCII, at most 300 characters (a crafted
+    index's reasons reach a terminal or a CI log, where control characters and a line of
+    its own would be commands)."""
+    return _UNPRINTABLE.sub("?", text)[:300]
 
 
 def _expect(condition: bool, what: str) -> None:
@@ -566,7 +577,7 @@ class _Pool:
                 raise ValueError(str(message["error"])[:500])
             self.observed[name] = _dtypes_read(message.get("observed"))
         except (ValueError, TypeError, KeyError) as error:
-            self.lost[name] = f"its observation failed: {error}"
+            self.lost[name] = _words(f"its observation failed: {error}")
         worker.current, worker.deadline = None, float("inf")
         advance(name)
 
@@ -575,7 +586,7 @@ class _Pool:
         it had is lost (`why`), or, before it was ready, the start counted as failed."""
         how = worker.end()
         if worker.current is not None and why is not None:
-            self.lost[worker.current] = f"{why} ({how})"
+            self.lost[worker.current] = _words(f"{why} ({how})")
         elif not worker.ready:
             self.failed_starts += 1
             if self.failed_starts >= STARTS:
