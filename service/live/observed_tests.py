@@ -531,9 +531,12 @@ class _Pool:
             while self.queue or any(w.current is not None for w in self.workers):
                 self._hand_out()
                 self._wait(advance)
-        finally:
+        except BaseException:  # an interrupt, or no worker starts: none is waited for
             for worker in self.workers:
-                worker.stop()
+                worker.end()
+            raise
+        for worker in self.workers:
+            worker.stop()
 
     def _hand_out(self) -> None:
         for index, worker in enumerate(self.workers):
