@@ -17,7 +17,7 @@ from gradshard.cache.engine.memory import Memory
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.build_graph import build, located_findings
-from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, BuildInputs, NativeSide
+from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, BuildInputs
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
 from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
 from gradshard.cache.store.database import Store, blob_hash
@@ -197,9 +197,8 @@ class GraphResult:
         engine, index = self.engine, self.index
         if not index.autograd:
             return ()
-        native, autograd = engine.records([engine.ref(index.native, NativeSide),
-                                           engine.ref(index.autograd, AutogradSide)])
-        return located_findings(engine, self.decoded.texts, native, autograd)
+        autograd = engine.records([engine.ref(index.autograd, AutogradSide)])[0]
+        return located_findings(engine, self.decoded.texts, autograd)
 
     def placing(self) -> tuple[str, dict[str, str]]:
         """The derivatives.yaml text the run read (not as it is now) and each node's entry and

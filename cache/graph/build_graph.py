@@ -228,16 +228,20 @@ def spec_findings(engine: Engine, texts: SpecTexts, release: Release,
         "autograd side")[1]
     problems = (first_problems(engine, texts, [native, autograd], native)
                 if native.failures or autograd.failures else ())
-    return problems, located_findings(engine, texts, native, autograd)
+    return problems, located_findings(engine, texts, autograd)
 
 
-def located_findings(engine: Engine, texts: SpecTexts, native: NativeSide,
-                     autograd: AutogradSide) -> tuple[Problem, ...]:
-    """The formula check's findings of a run's autograd side, each at its line."""
+def located_findings(engine: Engine, texts: SpecTexts, autograd: AutogradSide
+                     ) -> tuple[Problem, ...]:
+    """The formula check's findings of a run's autograd side, each at its line (they are all
+    derivatives.yaml's: that file alone is split to place them)."""
     if not autograd.findings:
         return ()
     found = engine.records([engine.ref(autograd.findings, FormulaFindings)])[0].problems
-    return SpecError.located(found, _entry_lines(engine, texts, native)).problems if found else ()
+    if not found:
+        return ()
+    lines = entry_lines(split_spec(texts, (SpecFile.DERIVATIVES,)), ())
+    return SpecError.located(found, lines).problems
 
 
 def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
@@ -317,7 +321,7 @@ def native_side(engine: Engine, natives: Value, tags: Value, release: Value) -> 
     return NativeSide(function_list.hash, engine.literal(names, persist=True).hash,
                       engine.collection(summaries, FunctionSummary, persist=True).hash,
                       tag_names.hash, engine.literal(failed, persist=True).hash, tags.hash,
-                      log.index())
+                      log.index(), generated=len(functions) - len(good))
 
 
 def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[Value, Value]:

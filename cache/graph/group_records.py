@@ -90,6 +90,7 @@ class NativeSide(Record):
     failed: str  # Labels of the native entries that failed to parse
     tags: str  # collection of Tag: the tags that parsed
     failures: tuple[str, ...] = ()  # per phase: a Failure, or "" (see FailureLog)
+    generated: int = 0  # how many of the functions torchgen's rules generate (`check` counts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,19 +79,18 @@ def side_records(engine: Engine, native: NativeSide, autograd: AutogradSide, tex
 
 def spec_counts(engine: Engine, index: BuildIndex) -> dict[str, int]:
     """What `check` says of a built spec, read from the indexes: collections are counted by
-    their members' hashes (no record of theirs is read but the functions' summaries, small),
-    the infos by the autograd side's own counts."""
+    their members' hashes (none of their records is read), the generated functions and the
+    infos by the sides' own counts."""
     native, autograd, python = engine.records([engine.ref(index.native, NativeSide),
                                                engine.ref(index.autograd, AutogradSide),
                                                engine.ref(index.python, Outputs)])
-    summaries = _listed(engine, native.summaries, FunctionSummary)
 
     def size(name: str, kind: type) -> int:
         return len(engine.items(engine.ref_collection(name, kind))) if name else 0
 
     return {
-        "native_functions": len(summaries),
-        "generated_functions": sum(1 for s in summaries if s.origin),
+        "native_functions": size(native.functions, NativeFunction),
+        "generated_functions": native.generated,
         "tags": size(native.tags, Tag),
         "deprecated_signatures": size(python.records, DeprecatedSignature),
         "derivatives_entries": size(autograd.entries, DerivativeEntry),
