@@ -28,19 +28,17 @@ def default_cache_dir() -> Path:
 
 def installed_torchgen() -> Path | None:
     """The installed torchgen's directory, found without importing torch or torchgen."""
-    try:
-        found = importlib.util.find_spec("torchgen")
-    except (ImportError, ValueError):
-        return None
-    if found is None or not found.submodule_search_locations:
-        return None
-    return Path(list(found.submodule_search_locations)[0])
+    return _installed_package("torchgen")
 
 
 def installed_torch() -> Path | None:
     """The installed torch's directory, found without importing it."""
+    return _installed_package("torch")
+
+
+def _installed_package(name: str) -> Path | None:
     try:
-        found = importlib.util.find_spec("torch")
+        found = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return None
     if found is None or not found.submodule_search_locations:
