@@ -265,7 +265,7 @@ for line in sys.stdin:
     name = json.loads(line)["opinfo"]
     if name == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
-    if name == "hang":
+    if name in HANG:
         time.sleep(600)
     phases = {phase: [] for phase in PHASES}
     phases["nodes"] = [name.capitalize() + "Backward0"]
@@ -274,11 +274,15 @@ for line in sys.stdin:
 '''
 
 
+def stand_in_worker(directory: Path, hang: set[str]) -> tuple[str, ...]:
+    script = directory / "stand_in.py"
+    script.write_text(f"PHASES = {list(PHASES)!r}\nHANG = {hang!r}\n" + STAND_IN)
+    return (sys.executable, str(script))
+
+
 @pytest.fixture
 def stand_in(tmp_path) -> tuple[str, ...]:
-    script = tmp_path / "stand_in.py"
-    script.write_text(f"PHASES = {list(PHASES)!r}\n" + STAND_IN)
-    return (sys.executable, str(script))
+    return stand_in_worker(tmp_path, {"hang"})
 
 
 def test_a_sample_that_hangs_or_crashes_loses_only_its_opinfo(stand_in):
@@ -287,6 +291,23 @@ def test_a_sample_that_hangs_or_crashes_loses_only_its_opinfo(stand_in):
     assert set(index.opinfos) == {"a", "b", "c", "d"}
     assert "signal" in index.lost["crash"] and "ran past 3 s" in index.lost["hang"]
     assert index.reached("b")[0] == {"BBackward0"}
+
+
+def test_a_lost_opinfo_is_matched_by_name_and_said_so(tmp_path):
+    """sin's samples hang: its index entry is lost, and sin's edit finds sin's tests by name
+    (the rule before observation: no forward-mode test for a node's edit)."""
+    command = stand_in_worker(tmp_path, {"sin"})
+    tests = gradient_tests([OpChange("sin", True, False, ("SinBackward0",))],
+                           tmp_path / "cache", [], opinfos=["sin", "mul"], command=command,
+                           timeout=2, progress=False)
+    (sin,) = tests.ops
+    assert "ran past 2 s" in tests.index.lost["sin"] and sin.by_name == ("sin",)
+    assert {"test_fn_grad_sin_cpu_float64", "test_fn_fwgrad_bwgrad_sin_cpu_complex128"} \
+        <= names_of(sin.tests)
+    assert not {n for n in names_of(sin.tests) if "forward_mode_AD" in n}
+    text = text_of(tests)
+    assert "by name (not observed: lost from the index): sin" in text
+    assert "1 OpInfo could not be observed (matched by name instead): sin: it ran past" in text
 
 
 def test_a_worker_that_cannot_start_is_an_environment_failure(tmp_path):

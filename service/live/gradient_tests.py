@@ -197,8 +197,9 @@ def tests_text(tests: GradientTests, tests_file: Path | None = None) -> str:
             lines.append(f"      by name (not observed: lost from the index): "
                          f"{', '.join(op.by_name)}")
     if tests.index is not None and tests.index.lost:
-        lines.append(f"  {len(tests.index.lost)} OpInfos could not be observed (their tests "
-                     f"are matched by name): " + "; ".join(
+        lost = len(tests.index.lost)
+        lines.append(f"  {lost} OpInfo{'s' if lost != 1 else ''} could not be observed (matched "
+                     f"by name instead): " + "; ".join(
                          f"{name}: {why}" for name, why in sorted(tests.index.lost.items())[:5]))
     if tests.ids and tests_file is not None:
         lines.append(f"  run them, from the PyTorch checkout's root: python -m pytest "
