@@ -62,27 +62,12 @@ class Loaded:
     texts: SpecTexts | None = None
 
 
-def _on_spec_cache(args: argparse.Namespace, loaded: Loaded, command):
-    """command(location, session) on the spec the arguments name (lintrunner names its files)
-    and the command's cache; --no-cache: a session without one (every task runs)."""
-    from gradshard.service.defaults import default_cache_dir
-
-    loaded.location = locate_spec(spec_of_paths(getattr(args, "paths", ()), args.spec))
-    session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
-    try:
-        return command(loaded.location, session)
-    finally:
-        session.close()
-        for warning in session.warnings:
-            print(f"gradshard: warning: {warning}", file=sys.stderr)
-
-
 def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.generator.identity import identify_generator
     from gradshard.service.query.check import check_spec
 
     started = time.perf_counter()
-    result = _on_spec_cache(args, loaded, check_spec)
+    result = _in_session(args, loaded, check_spec)
     if result.findings:  # the formula check's: errors here (a build warns and writes)
         from gradshard.pipeline.problems import SpecError
 
@@ -121,7 +106,7 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.query.check import analyze, prepare
     from gradshard.service.query.show import show_json, show_text
 
-    result = _on_spec_cache(args, loaded, lambda location, session: session.retrying(
+    result = _in_session(args, loaded, lambda location, session: session.retrying(
         lambda: analyze(prepare(location), session)))
     if args.json:
         print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
@@ -183,7 +168,6 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.defaults import default_cache_dir
     from gradshard.service.live.gradient_tests import (gradient_tests, tests_json, tests_text,
                                                        write_tests_file)
     from gradshard.service.query.affected import affected, affected_json, affected_text
@@ -204,7 +188,7 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
         return result, (gradient_tests(result.ops, session.directory, session.warnings)
                         if with_tests else None)
 
-    result, tests = _in_session(args, loaded, default_cache_dir, command)
+    result, tests = _in_session(args, loaded, command)
     if tests_file is not None:
         write_tests_file(tests, tests_file)
     if args.json:
@@ -217,12 +201,16 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
-    """command(location, session): the spec located, in a session on the command's cache;
-    the damage the session found and set aside is reported after it."""
-    session = Session(_cache_dir(args, default))
+def _in_session(args: argparse.Namespace, loaded: Loaded, command):
+    """command(location, session): the spec located (the one holding the files the arguments
+    name, when lintrunner names them), in a session on the command's cache (--no-cache: none,
+    every task runs); the damage the session found and set aside is reported after it."""
+    from gradshard.service.defaults import default_cache_dir
+
+    no_cache = getattr(args, "no_cache", False)
+    session = Session(None if no_cache else _cache_dir(args, default_cache_dir))
     try:
-        loaded.location = locate_spec(args.spec)
+        loaded.location = locate_spec(spec_of_paths(getattr(args, "paths", ()), args.spec))
         return command(loaded.location, session)
     finally:
         session.close()
@@ -233,7 +221,6 @@ def _in_session(args: argparse.Namespace, loaded: Loaded, default, command):
 def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     from functools import partial
 
-    from gradshard.service.defaults import default_cache_dir
     from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions, try_json, try_patch
 
     if args.timeout <= 0:
@@ -244,7 +231,7 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     # the text line by line as each is known (each op's verdict as the worker finds it);
     # --json one document at the end
     show = None if args.json else partial(print, flush=True)
-    outcome = _in_session(args, loaded, default_cache_dir,
+    outcome = _in_session(args, loaded,
                           lambda location, session: try_patch(location, session, options, show))
     if args.json:
         print(json.dumps(try_json(outcome), indent=2))
@@ -252,14 +239,13 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
 
 
 def run_generator(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.defaults import default_cache_dir
     from gradshard.service.query.generator import (generator_json, generator_text,
                                                    run_generator_check)
 
     if not args.generator_timeout > 0:
         raise UsageError(f"--generator-timeout {args.generator_timeout}: not a positive number "
                          "of seconds", "e.g. --generator-timeout 900")
-    verdict = _in_session(args, loaded, default_cache_dir,
+    verdict = _in_session(args, loaded,
                           lambda location, session: run_generator_check(
                               location, session, args.generator_timeout))
     print(json.dumps(generator_json(verdict), indent=2) if args.json

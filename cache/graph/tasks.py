@@ -46,7 +46,8 @@ from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch_keys
 from gradshard.pipeline.schema import FunctionSchema
 
-__all__ = ["BUCKETS", "CHECK_FORMULAS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS", "FOREACH", "FORMULA_NAMES", "FUNCTIONS_FILE",
+__all__ = ["BUCKETS", "CHECK_FORMULAS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS",
+           "FOREACH", "FORMULA_NAMES", "FUNCTIONS_FILE",
            "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",
            "NATIVE", "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES",
            "PARSE_DERIVATIVE", "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER",

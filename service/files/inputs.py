@@ -22,9 +22,9 @@ from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 if TYPE_CHECKING:
     from gradshard.pipeline.render.templating import TemplateSet
 
-__all__ = ["CODEGEN_TEMPLATES", "COMPILED", "InputBytes", "compiled_template_bytes", "data_file_hashes",
-           "gradshard_template_bytes", "read_helpers", "read_inputs", "template_set",
-           "read_spec_templates", "spec_template_sources", "template_sources"]
+__all__ = ["CODEGEN_TEMPLATES", "COMPILED", "InputBytes", "compiled_template_bytes",
+           "data_file_hashes", "gradshard_template_bytes", "read_helpers", "read_inputs",
+           "read_spec_templates", "spec_template_sources", "template_set", "template_sources"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, re
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.service.defaults import installed_torch, installed_torchgen
 
-__all__ = ["HELPERS_HEADER", "SpecLocation", "check_spec_size", "locate_spec", "read_spec_file", "spec_of_paths"]
+__all__ = ["HELPERS_HEADER", "SpecLocation", "check_spec_size", "locate_spec", "read_spec_file",
+           "spec_of_paths"]
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
