@@ -47,7 +47,7 @@ from gradshard.cache.graph.group_records import (BIND, BLOCKED, MATCH, NONE_FAIL
                                                  Outputs, Positions, entry_values, parsed, pick,
                                                  split_failed)
 from gradshard.cache.graph.variable_type_group import VARIABLE_TYPE
-from gradshard.pipeline.formulas.names import FormulaFindings, FormulaSources
+from gradshard.pipeline.formulas.names import EntryFormulas, FormulaFindings, FormulaSources
 from gradshard.pipeline.match.match_infos import FOREACH as FOREACH_STEP
 from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
                                                   merge_formula_faults)
@@ -428,14 +428,14 @@ def _info_counts(summaries: list[InfoSummary], steps: list[MatchStep],
 
 def _formula_findings(engine: Engine, good: list[Parsed], kept: list[Derived],
                       numbered: list[Value], names: Value) -> str:
-    """The formula check of every entry kept (pipeline/formulas/names.py), in file order: a
-    finding is no failure (torchgen accepts the formula), so it stops nothing."""
+    """The formula check (pipeline/formulas/names.py): each entry kept read alone, then
+    every entry's open names against the spec-wide ones. A finding is no failure (torchgen
+    accepts the formula), so it stops nothing."""
     parsed_of = {e.entry.line: d for d, e in good}
-    checked = engine.map(t.CHECK_FORMULAS, [((e.value, parsed_of[e.entry.line], i, names), e.label)
-                                            for (_, _, e), i in zip(kept, numbered)])
-    problems = tuple(p for r in engine.records([v for v in checked if not v.failed])
-                     for p in r.problems)
-    return engine.literal(FormulaFindings(problems), persist=True).hash
+    read = engine.map(t.CHECK_FORMULAS, [((e.value, parsed_of[e.entry.line], i), e.label)
+                                         for (_, _, e), i in zip(kept, numbered)])
+    entries = engine.collection([v for v in read if not v.failed], EntryFormulas)
+    return engine.run(t.FORMULA_FINDINGS, [entries, names], "derivatives").hash
 
 
 def _derived(engine: Engine, entries: list[EntryValue], functions: tuple[Value, ...],

@@ -16,8 +16,9 @@ from typing import Sequence
 
 from gradshard.cache.engine.jobs import Task
 from gradshard.cache.graph.group_records import FunctionNames, Labels
-from gradshard.pipeline.formulas.names import (FormulaFindings, FormulaNames, FormulaSources,
-                                               check_formulas, formula_names)
+from gradshard.pipeline.formulas.names import (EntryFormulas, FormulaFindings, FormulaNames,
+                                               FormulaSources, entry_formulas, formula_findings,
+                                               formula_names)
 from gradshard.pipeline.match.foreach import synthesized_infos
 from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
                                                   match_function, match_plan, summarize_function)
@@ -47,7 +48,7 @@ from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch
 from gradshard.pipeline.schema import FunctionSchema
 
 __all__ = ["BUCKETS", "CHECK_FORMULAS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS",
-           "FOREACH", "FORMULA_NAMES", "FUNCTIONS_FILE",
+           "FOREACH", "FORMULA_FINDINGS", "FORMULA_NAMES", "FUNCTIONS_FILE",
            "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",
            "NATIVE", "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES",
            "PARSE_DERIVATIVE", "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER",
@@ -138,9 +139,9 @@ def spec_formula_names(sources: FormulaSources, functions: FunctionNames) -> For
     return formula_names(sources, functions.names)
 
 
-def check_entry_formulas(entry: Text, parsed: DerivativeEntry, infos: EntryInfos,
-                         names: FormulaNames) -> FormulaFindings:
-    return check_formulas(Entry(DERIVATIVES, 1, entry.text), parsed, infos, names)
+def check_entry_formulas(entry: Text, parsed: DerivativeEntry, infos: EntryInfos
+                         ) -> EntryFormulas:
+    return entry_formulas(Entry(DERIVATIVES, 1, entry.text), parsed, infos)
 
 
 PARSE_DERIVATIVE = Task("parse.derivative", "parse", parse_derivative, DerivativeEntry,
@@ -155,8 +156,10 @@ NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
                       ("infos", "op names"))
 FORMULA_NAMES = Task("parse.formula_names", "parse", spec_formula_names, FormulaNames,
                      ("sources", "functions"))
-CHECK_FORMULAS = Task("parse.check_formulas", "parse", check_entry_formulas, FormulaFindings,
-                      ("entry", "parsed entry", "infos", "names"))
+CHECK_FORMULAS = Task("parse.check_formulas", "parse", check_entry_formulas, EntryFormulas,
+                      ("entry", "parsed entry", "infos"))
+FORMULA_FINDINGS = Task("parse.formula_findings", "parse", formula_findings, FormulaFindings,
+                        ("entries' formulas", "names"))
 VIEW_COPIES = Task("parse.view_copies", "parse", plan_view_copies, ViewCopies,
                    ("summaries", "functions", "view order"))
 VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view infos", "copy"))

@@ -37,8 +37,9 @@ from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, cpp_name
 
-__all__ = ["BRACKETS_RULE", "FormulaFindings", "FormulaNames", "FormulaSources", "NAME_RULE",
-           "SCOPE_TEMPLATES", "check_formulas", "formula_names", "helper_names"]
+__all__ = ["BRACKETS_RULE", "EntryFormulas", "FormulaFindings", "FormulaNames", "FormulaSources",
+           "FormulaUse", "NAME_RULE", "OpenName", "SCOPE_TEMPLATES", "entry_formulas",
+           "formula_findings", "formula_names", "helper_names"]
 
 NAME_RULE = "derivatives.formula-name"
 BRACKETS_RULE = "derivatives.formula-brackets"
@@ -139,55 +140,114 @@ def helper_names(text: str) -> tuple[str, ...]:
     return tuple(sorted(names - _KEYWORDS))
 
 
-def check_formulas(entry: Entry, parsed: DerivativeEntry, infos: EntryInfos,
-                   names: FormulaNames) -> FormulaFindings:
-    """One finding per formula of the entry that names what it cannot, or leaves a bracket
-    or literal open: at its line and column in the entry, naming what it would break."""
-    known = names.known()
+@dataclass(frozen=True, slots=True)
+class OpenName(Record):
+    """A name a formula uses that its op's scope does not hold: where it is in the entry,
+    and whether it is called (a helper or an at:: function, when it is one)."""
+
+    name: str
+    line_in_entry: int
+    column: int | None
+    called: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FormulaUse(Record):
+    """One formula's names the spec-wide ones must hold (`open`, in order), with what its
+    finding would say: its key, what it breaks, and its op's own names (for the hint)."""
+
+    names: str
+    breaks: str
+    backward: bool
+    scope: tuple[str, ...]
+    arguments: str
+    outputs: str
+    open: tuple[OpenName, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFormulas(Record):
+    """What one entry's formulas leave to the spec-wide check (its `faults` are findings
+    already: brackets and quotes need no other name)."""
+
+    entry: str
+    faults: tuple[Problem, ...] = ()
+    uses: tuple[FormulaUse, ...] = ()
+
+
+def entry_formulas(entry: Entry, parsed: DerivativeEntry, infos: EntryInfos) -> EntryFormulas:
+    """Each formula of the entry read alone: a bracket or literal left open is a finding; the
+    names it uses outside its op's scope are left to `formula_findings` (the spec-wide names
+    change with the native functions: the entries need not run again for it)."""
     lines = entry.text.split("\n")
-    found = []
+    faults, uses = [], []
     for formulas in parsed.dispatch:
         info = infos.info_for(formulas.key)
         if info is None:
             continue
         for formula in formulas.formulas:
-            problem = _formula_problem(formula, info, known, names, lines, parsed.op_name)
-            if problem is not None:
-                found.append(problem)
+            if formula.formula.strip().lower() in _WORDS:
+                continue
+            fault, use = _formula_use(formula, info, lines, parsed.op_name)
+            faults.extend([fault] if fault is not None else [])
+            uses.extend([use] if use is not None and use.open else [])
+    return EntryFormulas(parsed.op_name, tuple(faults), tuple(uses))
+
+
+def formula_findings(entries: Iterable[EntryFormulas], names: FormulaNames) -> FormulaFindings:
+    """One finding per formula that leaves a bracket open or names what it cannot: at its
+    line and column in its entry, naming what it would break, with the closest name."""
+    known = names.known()
+    found = []
+    for entry in entries:
+        found.extend(entry.faults)
+        for use in entry.uses:
+            unknown = [n for n in use.open if n.name not in known
+                       and not (n.called and not names.header)]
+            if unknown:
+                found.append(_name_problem(entry.entry, use, unknown, known, names))
     return FormulaFindings(tuple(found))
 
 
-def _formula_problem(formula: Formula, info: DifferentiabilityInfo, known: frozenset[str],
-                     names: FormulaNames, lines: list[str], op: str) -> Problem | None:
-    if formula.formula.strip().lower() in _WORDS:
-        return None
+def _formula_use(formula: Formula, info: DifferentiabilityInfo, lines: list[str], op: str
+                 ) -> tuple[Problem | None, FormulaUse | None]:
     backward = formula.split_names()[0] in _arguments(info)
     found = tokens(formula.formula)
-    where = _breaks(info, backward)
+    breaks = _breaks(info, backward)
     fault = bracket_fault(formula.formula, found)
     if fault is not None:
         line, column = _source_place(lines, formula, fault.start, fault.text, word=False)
         return Problem(SpecFile.DERIVATIVES, op, BRACKETS_RULE,
                        f"the formula for '{formula.names}' is not balanced: {fault.message} "
-                       f"({where} would not compile)",
+                       f"({breaks} would not compile)",
                        "close every '(', '[', '{' and quote the formula opens, in order",
-                       line_in_entry=line, column=column)
+                       line_in_entry=line, column=column), None
     scope = _scope(info, backward, op)
     used, declared = identifier_uses(found)
-    unknown = [t for t in used if t.text not in scope and t.text not in declared
-               and t.text not in known and not _saved_form(t.text, info)
-               and not (not names.header and _called(t, found))]
-    if not unknown:
-        return None
+    open_names, seen = [], set()
+    for token in used:
+        name = token.text
+        if name in scope or name in declared or name in seen or _saved_form(name, info):
+            continue
+        seen.add(name)
+        line, column = _source_place(lines, formula, token.start, name, word=True)
+        open_names.append(OpenName(name, line, column, _called(token, found)))
+    func = info.func.func
+    return None, FormulaUse(formula.names, breaks, backward, tuple(sorted(scope)),
+                            ", ".join(a.name for a in func.arguments.all),
+                            ", ".join(_return_names(func)) or "none", tuple(open_names))
+
+
+def _name_problem(entry: str, use: FormulaUse, unknown: list[OpenName], known: frozenset[str],
+                  names: FormulaNames) -> Problem:
     first = unknown[0]
-    line, column = _source_place(lines, formula, first.start, first.text, word=True)
-    others = sorted({t.text for t in unknown[1:]} - {first.text})
+    others = [n.name for n in unknown[1:]]
     also = f" (also {', '.join(repr(o) for o in others)})" if others else ""
-    return Problem(SpecFile.DERIVATIVES, op, NAME_RULE,
-                   f"'{first.text}' in the formula for '{formula.names}' names nothing the "
-                   f"formula can use{also}; {where} would not compile",
-                   _name_hint(first.text, scope, known, names, info, backward),
-                   line_in_entry=line, column=column)
+    return Problem(SpecFile.DERIVATIVES, entry, NAME_RULE,
+                   f"'{first.name}' in the formula for '{use.names}' names nothing the "
+                   f"formula can use{also}; {use.breaks} would not compile",
+                   _name_hint(first.name, use, known, names),
+                   line_in_entry=first.line_in_entry, column=first.column)
 
 
 def _arguments(info: DifferentiabilityInfo) -> set[str]:
@@ -251,20 +311,16 @@ def _breaks(info: DifferentiabilityInfo, backward: bool) -> str:
     return f"the autograd kernel of {cpp_name(info.func.func)} (its forward-mode code)"
 
 
-def _name_hint(name: str, scope: set[str], known: frozenset[str], names: FormulaNames,
-               info: DifferentiabilityInfo, backward: bool) -> str:
-    close = (difflib.get_close_matches(name, sorted(scope), n=1, cutoff=0.6)
+def _name_hint(name: str, use: FormulaUse, known: frozenset[str], names: FormulaNames) -> str:
+    close = (difflib.get_close_matches(name, use.scope, n=1, cutoff=0.6)
              or difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75))
     mean = f"did you mean '{close[0]}'? " if close else ""
-    func = info.func.func
-    arguments = ", ".join(a.name for a in func.arguments.all)
-    outputs = ", ".join(_return_names(func)) or "none"
     derived = ("grad, grads, grad_<output>, grad_input_mask, retain_variables, saved values "
-               "such as self_sym_sizes" if backward else "<name>_t, <name>_p, original_self")
+               "such as self_sym_sizes" if use.backward else "<name>_t, <name>_p, original_self")
     helpers = f"a helper of {PurePath(names.header).name}" if names.header else "a helper"
-    return (f"{mean}A {'backward' if backward else 'forward'} formula may name its op's "
-            f"arguments ({arguments}) and outputs ({outputs}), {derived}; {helpers}, an at:: "
-            "function, a Tensor method after '.', or a C++ word")
+    return (f"{mean}A {'backward' if use.backward else 'forward'} formula may name its op's "
+            f"arguments ({use.arguments}) and outputs ({use.outputs}), {derived}; {helpers}, "
+            "an at:: function, a Tensor method after '.', or a C++ word")
 
 
 def _source_place(lines: list[str], formula: Formula, start: int, text: str,

@@ -641,9 +641,11 @@ RERUNS: dict[str, Reruns] = {
         match.function: bitwise_not, bitwise_not.out, bitwise_not_
         match.plan: functions
         match.view_side: bitwise_not, bitwise_not.out, bitwise_not_
+        parse.check_formulas: bitwise_not
         parse.derivative: bitwise_not
         parse.dispatch_keys: derivatives
         parse.entry_infos: bitwise_not
+        parse.formula_findings: derivatives
         parse.info_summary: bitwise_not
         parse.numbered_infos: bitwise_not
         parse.op_names: derivatives
@@ -669,6 +671,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: addbmm, addbmm.out, addbmm_
         match.plan: functions
         parse.dispatch_keys: derivatives
+        parse.formula_findings: derivatives
         parse.op_names: derivatives
         parse.view_copies: derivatives
         render.kernel: addbmm 0, addbmm.out 0, addbmm_ 0
@@ -699,7 +702,9 @@ RERUNS: dict[str, Reruns] = {
         match.view_side: _foreach_mul.Tensor, _foreach_mul_.List, _foreach_mul_.Scalar
         match.view_side: _foreach_mul_.ScalarList, _foreach_mul_.Tensor, mul.Scalar, mul.Tensor
         match.view_side: mul.out, mul_.Scalar, mul_.Tensor
+        parse.check_formulas: mul.Scalar, mul.Tensor
         parse.dispatch_keys: derivatives
+        parse.formula_findings: derivatives
         parse.numbered_infos: mul.Scalar, mul.Tensor
         parse.op_names: derivatives
         parse.view_copies: derivatives
@@ -737,6 +742,7 @@ RERUNS: dict[str, Reruns] = {
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.plan: functions
         match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.check_formulas: sinh
         parse.derivative: sinh
         parse.dispatch_keys: derivatives
         parse.entry_infos: sinh
@@ -766,6 +772,7 @@ RERUNS: dict[str, Reruns] = {
         match.function: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
         match.view_side: _foreach_mul.List, _foreach_mul.Tensor, _foreach_mul_.List
         match.view_side: _foreach_mul_.Tensor, mul.Tensor, mul.out, mul_.Tensor
+        parse.check_formulas: mul.Tensor
         parse.derivative: mul.Tensor
         parse.entry_infos: mul.Tensor
         parse.info_summary: mul.Tensor
@@ -793,6 +800,7 @@ RERUNS: dict[str, Reruns] = {
         match.function: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
         match.view_side: _foreach_add.List, _foreach_add.Tensor, _foreach_add_.List
         match.view_side: _foreach_add_.Tensor, add.Tensor, add.out, add_.Tensor
+        parse.check_formulas: add.Tensor
         parse.derivative: add.Tensor
         parse.entry_infos: add.Tensor
         parse.info_summary: add.Tensor
@@ -816,6 +824,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: expand
         match.function: expand, expand_copy
         match.view_side: expand, expand_copy
+        parse.check_formulas: expand
         parse.derivative: expand
         parse.entry_infos: expand
         parse.info_summary: expand, expand_copy
@@ -836,6 +845,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         group.native_outputs: native outputs
         group.python_bindings: python bindings
+        parse.formula_names: formula names
         """),
     "output-differentiability": Reruns("""
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_7.cpp
@@ -847,6 +857,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_7.cpp, VariableType_9.cpp
         match.function: asinh, asinh.out
         match.view_side: asinh, asinh.out
+        parse.check_formulas: asinh
         parse.derivative: asinh
         parse.entry_infos: asinh
         parse.info_summary: asinh
@@ -870,8 +881,10 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.check_formulas: sinh
         parse.derivative: sinh
         parse.entry_infos: sinh
+        parse.formula_findings: derivatives
         parse.info_summary: sinh
         parse.numbered_infos: sinh
         render.kernel: _foreach_sinh 0, _foreach_sinh_ 0, sinh 0, sinh.out 0, sinh_ 0
@@ -911,9 +924,12 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: my_scale
         parse.buckets: native functions
+        parse.check_formulas: my_scale
         parse.derivative: my_scale
         parse.dispatch_keys: derivatives
         parse.entry_infos: my_scale
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_scale
         parse.generate: my_scale
         parse.info_summary: my_scale
@@ -964,9 +980,12 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: my_split
         parse.buckets: native functions
+        parse.check_formulas: my_split
         parse.derivative: my_split
         parse.dispatch_keys: derivatives
         parse.entry_infos: my_split
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_split
         parse.generate: my_split
         parse.info_summary: my_split
@@ -1014,9 +1033,12 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: my_lerp
         parse.buckets: native functions
+        parse.check_formulas: my_lerp
         parse.derivative: my_lerp
         parse.dispatch_keys: derivatives
         parse.entry_infos: my_lerp
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_lerp
         parse.generate: my_lerp
         parse.info_summary: my_lerp
@@ -1062,6 +1084,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_blend, my_blend.out
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_blend, my_blend.out
         parse.generate: my_blend
         parse.native: my_blend, my_blend.out
@@ -1099,6 +1123,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: mul.Dim
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_names: formula names
         parse.function_summary: mul.Dim
         parse.generate: mul.Dim
         parse.native: mul.Dim
@@ -1204,6 +1229,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_tagged
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_tagged
         parse.generate: my_tagged
         parse.native: my_tagged
@@ -1246,6 +1273,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_minmax
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_minmax
         parse.generate: my_minmax
         parse.native: my_minmax
@@ -1283,6 +1312,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: my_ramp
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_ramp
         parse.generate: my_ramp
         parse.native: my_ramp
@@ -1326,9 +1357,12 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         parse.buckets: native functions
+        parse.check_formulas: bitwise_not
         parse.derivative: bitwise_not
         parse.dispatch_keys: derivatives
         parse.entry_infos: bitwise_not
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: _foreach_bitwise_not
         parse.generate: _foreach_bitwise_not
         parse.info_summary: bitwise_not
@@ -1355,6 +1389,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_6.cpp, VariableType_8.cpp
         match.function: mm, mm.out
         match.view_side: mm, mm.out
+        parse.check_formulas: mm
         parse.derivative: mm
         parse.entry_infos: mm
         parse.info_summary: mm
@@ -1377,6 +1412,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: diagonal
         match.function: diagonal, diagonal_copy
         match.view_side: diagonal, diagonal_copy
+        parse.check_formulas: diagonal
         parse.derivative: diagonal
         parse.entry_infos: diagonal
         parse.info_summary: diagonal, diagonal_copy
@@ -1399,8 +1435,10 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_7.cpp
         match.function: asinh_
         match.view_side: asinh_
+        parse.check_formulas: asinh_
         parse.derivative: asinh_
         parse.entry_infos: asinh_
+        parse.formula_findings: derivatives
         parse.info_summary: asinh_
         parse.numbered_infos: asinh_
         render.kernel: asinh_ 0
@@ -1441,9 +1479,12 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: my_neg, my_neg.out
         parse.buckets: native functions
+        parse.check_formulas: my_neg
         parse.derivative: my_neg
         parse.dispatch_keys: derivatives
         parse.entry_infos: my_neg
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: my_neg, my_neg.out
         parse.generate: my_neg
         parse.info_summary: my_neg
@@ -1477,9 +1518,11 @@ RERUNS: dict[str, Reruns] = {
         match.function: detach, detach_, detach_copy
         match.plan: functions
         match.view_side: detach, detach_, detach_copy
+        parse.check_formulas: detach
         parse.derivative: detach
         parse.dispatch_keys: derivatives
         parse.entry_infos: detach
+        parse.formula_findings: derivatives
         parse.info_summary: detach, detach_copy
         parse.numbered_infos: detach
         parse.op_names: derivatives
@@ -1522,6 +1565,8 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: _foreach_sinc
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: _foreach_sinc
         parse.generate: _foreach_sinc
         parse.native: _foreach_sinc
@@ -1578,6 +1623,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: zz_trace_
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out
         parse.function_summary: zz_trace_
         parse.generate: zz_pair, zz_range, zz_trace
@@ -1618,6 +1665,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_names: formula names
         parse.function_summary: _aminmax
         parse.generate: _aminmax
         parse.native: _aminmax
@@ -1677,6 +1725,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: zz_pair, zz_pair.out
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
         parse.function_summary: unfold_copy.gs (generated 0), zz_bump, zz_bump.out, zz_bump_
         parse.function_summary: zz_bump_all_, zz_pair, zz_pair.out
@@ -1717,6 +1767,7 @@ RERUNS: dict[str, Reruns] = {
         match.function: _values, _values_copy
         match.plan: functions
         match.view_side: _values, _values_copy
+        parse.check_formulas: _values
         parse.derivative: _values
         parse.dispatch_keys: derivatives
         parse.entry_infos: _values
@@ -1756,6 +1807,7 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: ccol_indices
         parse.buckets: native functions
+        parse.check_formulas: ccol_indices
         parse.entry_infos: ccol_indices
         parse.function_summary: ccol_indices
         parse.generate: ccol_indices
@@ -1808,6 +1860,8 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: zz_full_sym
         match.plan: functions
         parse.buckets: native functions
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
         parse.function_summary: zz_full_sym
         parse.generate: _sparse_coo_tensor_like, fft_fftfreq, new_zz, zz_full_sym
@@ -1860,7 +1914,10 @@ RERUNS: dict[str, Reruns] = {
         match.plan: functions
         match.view_side: diagonal
         parse.buckets: native functions
+        parse.check_formulas: diagonal
         parse.entry_infos: diagonal
+        parse.formula_findings: derivatives
+        parse.formula_names: formula names
         parse.function_summary: add.zz, diagonal, special_zz
         parse.generate: add.zz, diagonal, special_zz
         parse.info_summary: diagonal
@@ -1890,6 +1947,7 @@ RERUNS: dict[str, Reruns] = {
         group.build: build
         match.plan: functions
         parse.dispatch_keys: derivatives
+        parse.formula_findings: derivatives
         parse.op_names: derivatives
         parse.view_copies: derivatives
         """, more={'match.function': 627, 'foreach.synthesize': 8}),
@@ -1912,6 +1970,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_8.cpp
         match.function: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
         match.view_side: _foreach_sinh, _foreach_sinh_, sinh, sinh.out, sinh_
+        parse.check_formulas: sinh
         parse.derivative: sinh
         parse.entry_infos: sinh
         parse.info_summary: sinh
