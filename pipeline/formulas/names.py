@@ -28,7 +28,7 @@ from pathlib import PurePath
 from typing import Iterable
 
 from gradshard.pipeline.cpp import REDUNDANT_MEMORY_FORMAT, return_names
-from gradshard.pipeline.formulas.lexer import Token, bracket_fault, identifier_uses, tokens
+from gradshard.pipeline.formulas.lexer import bracket_fault, identifier_uses, tokens
 from gradshard.pipeline.parse.derivatives import DerivativeEntry, Formula
 from gradshard.pipeline.parse.differentiability import (REPLACEMENT_CALLEES, SAVED_SUFFIXES,
                                                         DifferentiabilityInfo, EntryInfos)
@@ -222,16 +222,18 @@ def _formula_use(formula: Formula, info: DifferentiabilityInfo, lines: list[str]
                        f"({breaks} would not compile)",
                        "close every '(', '[', '{' and quote the formula opens, in order",
                        line_in_entry=line, column=column), None
-    scope = _scope(info, backward, op)
+    values = _arguments(info) | _outputs(info)
+    scope = _scope(values, info, backward, op)
     used, declared = identifier_uses(found)
+    following = {token.start: after.text for token, after in zip(found, found[1:])}
     open_names, seen = [], set()
     for token in used:
         name = token.text
-        if name in scope or name in declared or name in seen or _saved_form(name, info):
+        if name in scope or name in declared or name in seen or _saved_form(name, values):
             continue
         seen.add(name)
         line, column = _source_place(lines, formula, token.start, name, word=True)
-        open_names.append(OpenName(name, line, column, _called(token, found)))
+        open_names.append(OpenName(name, line, column, following.get(token.start) == "("))
     func = info.func.func
     return None, FormulaUse(formula.names, breaks, backward, tuple(sorted(scope)),
                             ", ".join(a.name for a in func.arguments.all),
@@ -273,9 +275,9 @@ def _return_names(func: FunctionSchema) -> tuple[str, ...]:
         return ()
 
 
-def _scope(info: DifferentiabilityInfo, backward: bool, op: str) -> set[str]:
-    """The op's own names a formula of this kind may use."""
-    values = _arguments(info) | _outputs(info)
+def _scope(values: set[str], info: DifferentiabilityInfo, backward: bool, op: str) -> set[str]:
+    """The op's own names a formula of this kind may use (`values`: its arguments and
+    outputs)."""
     if backward:
         grads = {f"grad_{r.name}" for r in info.func.func.returns if r.name}
         scope = values | grads | {"grad", "grads", "grad_input_mask", "retain_variables"}
@@ -288,21 +290,15 @@ def _scope(info: DifferentiabilityInfo, backward: bool, op: str) -> set[str]:
     return scope
 
 
-def _saved_form(name: str, info: DifferentiabilityInfo) -> bool:
+def _saved_form(name: str, values: set[str]) -> bool:
     """A saved value's name the replacements make of an argument or output (`self_sym_sizes`,
     `self_sym_argsize_0`)."""
-    values = _arguments(info) | _outputs(info)
     for suffix in SAVED_SUFFIXES:
         at = name.find(suffix)
         if at > 0 and name[:at] in values and (
                 name[at:] == suffix or (suffix.endswith("_") and len(name) > at + len(suffix))):
             return True
     return False
-
-
-def _called(token: Token, found: list[Token]) -> bool:
-    at = found.index(token)
-    return at + 1 < len(found) and found[at + 1].text == "("
 
 
 def _breaks(info: DifferentiabilityInfo, backward: bool) -> str:
