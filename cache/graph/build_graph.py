@@ -118,10 +118,11 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                      engine.ref_collection(autograd.view_matches, FunctionMatch),
                      kernel_inputs[3]],
             templates, engine.records([spec_templates])[0], layout, release), "view codegen")
-        autograd_out = _indexed(engine, AUTOGRAD_FILES, [
+        autograd_files = engine.begin(AUTOGRAD_FILES, [
             *_infos(engine, autograd), templates, spec_templates, layout, release],
-            "autograd files")[1]
+            "autograd files")
         kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
+        autograd_out = engine.records([autograd_files.join()])[0]
         views_out = engine.records([view_files.join()])[0]
     outputs = engine.records([native_files.join()])[0]
     python_value = engine.ref(outputs.bindings, Outputs)
@@ -168,10 +169,11 @@ def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
                    ) -> list[Value]:
     """Its spec templates only: another template's edit does not enter the group."""
     sources = engine.records([spec_templates])[0]
+    matched = engine.ref(autograd.matched, Positions)
     return [engine.ref_collection(native.functions, NativeFunction),
-            engine.ref_collection(native.summaries, FunctionSummary),
-            engine.ref_collection(autograd.matches, FunctionMatch),
-            engine.ref(autograd.matched, Positions),
+            engine.run(t.KERNEL_PLAN, [engine.ref_collection(native.summaries, FunctionSummary),
+                                       matched], "functions"),
+            engine.ref_collection(autograd.matches, FunctionMatch), matched,
             engine.ref(autograd.dispatch_keys, DispatchKeys), templates,
             engine.text(sources.text("VariableType.cpp")),
             engine.text(sources.text("VariableType.h")), layout, release]

@@ -200,7 +200,7 @@ NATIVE_CODEGEN = Group("group.native_codegen", "render", native_codegen, Outputs
 # The view group
 
 
-def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matches: Value,
+def view_codegen(engine: Engine, functions: Value, plan: Value, view_matches: Value,
                  matched: Value, templates: Value, inplace_or_view_template: Value,
                  header_template: Value, source_template: Value, layout: Value,
                  release: Value) -> Outputs:
@@ -208,7 +208,7 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matche
     order (gen_inplace_or_view_type and gen_view_funcs iterate gen_autograd's sorted list);
     only those whose base name is a view's can have a ViewFunc. `view_matches`: each match
     as match.view_side projects it (what these files read of it)."""
-    kept = kernel_functions(engine, functions, summaries, view_matches, matched)
+    kept = kernel_functions(engine, functions, plan, view_matches, matched)
     members = [FamilyMember(k.function, k.match, k.name, k.root) for k in kept]
     log = FailureLog(engine)
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
@@ -229,7 +229,7 @@ def view_codegen(engine: Engine, functions: Value, summaries: Value, view_matche
 
 def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: Value,
                         sources: TemplateSet, layout: Value, release: Value) -> list[Value]:
-    """`kernel_inputs`: the functions, summaries, what the group reads of the matches
+    """`kernel_inputs`: the functions, the kernel plan, what the group reads of the matches
     (match.view_side) and the matched positions, as the VariableType group reads them."""
     return [*kernel_inputs, templates,
             *(engine.text(sources.text(n)) for n in (INPLACE_OR_VIEW_TEMPLATE,
@@ -237,6 +237,6 @@ def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: V
 
 
 VIEW_CODEGEN = Group("group.view_codegen", "render", view_codegen, Outputs,
-                     ("functions", "summaries", "view-side matches", "matched", "templates",
+                     ("functions", "kernel plan", "view-side matches", "matched", "templates",
                       "ADInplaceOrViewType.cpp template", "ViewFuncs.h template",
                       "ViewFuncs.cpp template", "layout", "release"))

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gradshard.cache.engine.jobs import Task
-from gradshard.cache.graph.group_records import FunctionNames, Labels
+from gradshard.cache.graph.group_records import FunctionNames, Labels, Positions
 from gradshard.pipeline.formulas.names import (EntryFormulas, FormulaFindings, FormulaNames,
                                                FormulaSources, entry_formulas, formula_findings,
                                                formula_names)
 from gradshard.pipeline.match.foreach import synthesized_infos
-from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, MatchStep,
-                                                  match_function, match_plan, summarize_function)
+from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, KernelPlan,
+                                                  MatchStep, kernel_plan, match_function,
+                                                  match_plan, summarize_function)
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
 from gradshard.pipeline.parse.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
                                                         OpNames, ViewCopies, bucket_infos,
@@ -48,12 +49,12 @@ from gradshard.pipeline.render.variable_type_files import DispatchKeys, dispatch
 from gradshard.pipeline.schema import FunctionSchema
 
 __all__ = ["BUCKETS", "CHECK_FORMULAS", "CHECK_NATIVES", "DISPATCH_KEYS", "ENTRY_INFOS",
-           "FOREACH", "FORMULA_FINDINGS", "FORMULA_NAMES", "FUNCTIONS_FILE",
-           "FUNCTION_SUMMARY", "GENERATE", "INFO_SUMMARY", "MATCH_FUNCTION", "MATCH_PLAN",
-           "NATIVE", "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES",
-           "PARSE_DERIVATIVE", "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER",
-           "PYTHON_FUNCTIONS_SHARD", "Passed", "RENDER_NODE", "SIGNATURE_GROUPS", "TAG_NAMES",
-           "VIEW_COPIES", "VIEW_COPY", "VIEW_ORDER", "single_template"]
+           "FOREACH", "FORMULA_FINDINGS", "FORMULA_NAMES", "FUNCTIONS_FILE", "FUNCTION_SUMMARY",
+           "GENERATE", "INFO_SUMMARY", "KERNEL_PLAN", "MATCH_FUNCTION", "MATCH_PLAN", "NATIVE",
+           "NODES", "NODE_NAMES", "NO_FUNCTION", "NUMBERED_INFOS", "OP_NAMES", "PARSE_DERIVATIVE",
+           "PARSE_NATIVE", "PARSE_TAG", "PYTHON_FUNCTIONS_HEADER", "PYTHON_FUNCTIONS_SHARD",
+           "Passed", "RENDER_NODE", "SIGNATURE_GROUPS", "TAG_NAMES", "VIEW_COPIES", "VIEW_COPY",
+           "VIEW_ORDER", "single_template"]
 
 NATIVE, TAGS, DERIVATIVES = SpecFile.NATIVE_FUNCTIONS, SpecFile.TAGS, SpecFile.DERIVATIVES
 
@@ -181,8 +182,16 @@ def synthesize(function: NativeFunction, reference: EntryInfos, step: MatchStep)
     return synthesized_infos(function, FunctionSchema.parse(step.reference_signature), reference)
 
 
+def plan_kernels(summaries: tuple[FunctionSummary, ...], matched: Positions) -> KernelPlan:
+    return kernel_plan(summaries, frozenset(matched.positions))
+
+
 MATCH_PLAN = Task("match.plan", "match", plan_matches, MatchStep, ("functions", "infos"),
                   fan_out=True)
+# One record of what the functions' summaries say of their kernels: the kernel groups read
+# it, not the ~2,600 summaries, and an edit that changes no summary and no matched position
+# finds it unchanged.
+KERNEL_PLAN = Task("match.kernels", "match", plan_kernels, KernelPlan, ("summaries", "matched"))
 MATCH_FUNCTION = Task("match.function", "match", match_function, FunctionMatch,
                       ("function", "step", "infos"), blames=NATIVE)
 FOREACH = Task("foreach.synthesize", "foreach", synthesize, EntryInfos,

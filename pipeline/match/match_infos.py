@@ -26,8 +26,9 @@ from gradshard.pipeline.problems import Problem, RuleViolation, SpecFile
 from gradshard.pipeline.records import Record
 from gradshard.pipeline.schema import FunctionSchema, OperatorName, SchemaKind, cpp_name
 
-__all__ = ["FOREACH", "FunctionMatch", "FunctionSummary", "MatchStep", "cpp_name_order",
-           "match_function", "match_plan", "merge_formula_faults", "summarize_function"]
+__all__ = ["FOREACH", "FunctionMatch", "FunctionSummary", "KernelPlan", "MatchStep",
+           "cpp_name_order", "kernel_plan", "match_function", "match_plan",
+           "merge_formula_faults", "summarize_function"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +198,26 @@ def match_plan(functions: Sequence[FunctionSummary], infos: Sequence[InfoSummary
 def cpp_name_order(functions: Sequence[FunctionSummary]) -> list[int]:
     """The functions' positions, stably sorted by C++ name: the order matching visits them."""
     return sorted(range(len(functions)), key=lambda i: functions[i].cpp_name)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPlan(Record):
+    """The functions that get autograd kernels, in C++-name order (the files' order): each
+    one's position in the function list, name, C++ name and root name. A function gets
+    kernels when the match plan gave it a match or it is abstract
+    (gen_inplace_or_view_type.py: use_derived's list, gen_variable_type's sorted one)."""
+
+    positions: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    cpp_names: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+
+
+def kernel_plan(functions: Sequence[FunctionSummary], matched: frozenset[int]) -> KernelPlan:
+    kept = [p for p in cpp_name_order(functions) if p in matched or functions[p].abstract]
+    return KernelPlan(tuple(kept), tuple(functions[p].name for p in kept),
+                      tuple(functions[p].cpp_name for p in kept),
+                      tuple(functions[p].root for p in kept))
 
 
 def merge_formula_faults(found: Sequence[tuple[Problem, str]]) -> list[Problem]:

@@ -627,6 +627,10 @@ RETURN_TYPES_FILES = runs("""
 RERUNS: dict[str, Reruns] = {
     "entry-added": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp bitwise_and.Tensor_out 0
+        assemble.kernel_section: VariableType_6.cpp _scaled_mm_v2 0
+        assemble.kernel_section: VariableType_8.cpp _sparse_broadcast_to 0
+        assemble.kernel_section: VariableType_9.cpp bitwise_not_ 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
         assemble.variable_type: VariableType_8.cpp, VariableType_9.cpp
@@ -639,6 +643,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: bitwise_not, bitwise_not.out, bitwise_not_
         match.function: bitwise_not, bitwise_not.out, bitwise_not_
+        match.kernels: functions
         match.plan: functions
         match.view_side: bitwise_not, bitwise_not.out, bitwise_not_
         parse.check_formulas: bitwise_not
@@ -658,6 +663,9 @@ RERUNS: dict[str, Reruns] = {
         """, excess=VIEW_COPY_MATCHES),
     "entry-removed": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _upsample_bilinear2d_aa.out 0
+        assemble.kernel_section: VariableType_6.cpp _scaled_mm_v2 0, VariableType_7.cpp _print 0
+        assemble.kernel_section: VariableType_8.cpp _sparse_broadcast_to 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
         assemble.variable_type: VariableType_7.cpp, VariableType_8.cpp
@@ -669,6 +677,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_6.cpp, VariableType_7.cpp, VariableType_8.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: addbmm, addbmm.out, addbmm_
+        match.kernels: functions
         match.plan: functions
         parse.dispatch_keys: derivatives
         parse.formula_findings: derivatives
@@ -679,6 +688,14 @@ RERUNS: dict[str, Reruns] = {
         """, more={'match.function': 1331, 'foreach.synthesize': 56}),
     "entries-reordered": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_floor.out 0
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_mul.Tensor 0
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_0.cpp hann_window.periodic_out 0
+        assemble.kernel_section: VariableType_3.cpp _foreach_lgamma_ 0
+        assemble.kernel_section: VariableType_3.cpp _foreach_mul.Tensor 0
+        assemble.kernel_section: VariableType_6.cpp median.out 0
+        assemble.kernel_section: VariableType_8.cpp __ilshift__.Scalar 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
         assemble.variable_type: VariableType_3.cpp, VariableType_6.cpp, VariableType_8.cpp
@@ -726,6 +743,9 @@ RERUNS: dict[str, Reruns] = {
         """),
     "new-dispatch-key": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp sigmoid_backward 0
+        assemble.kernel_section: VariableType_1.cpp polygamma_ 0
+        assemble.kernel_section: VariableType_8.cpp crow_indices 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         assemble.variable_type: VariableType_8.cpp
@@ -758,6 +778,11 @@ RERUNS: dict[str, Reruns] = {
         """),
     "saved-variable-changed": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_mul.Tensor 0
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_0.cpp hann_window.periodic_out 0
+        assemble.kernel_section: VariableType_6.cpp median.out 0
+        assemble.kernel_section: VariableType_8.cpp __ilshift__.Scalar 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
         assemble.variable_type: VariableType_6.cpp, VariableType_8.cpp
@@ -786,6 +811,11 @@ RERUNS: dict[str, Reruns] = {
         """),
     "foreach-reference-edited": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _conj_copy 0
+        assemble.kernel_section: VariableTypeEverything.cpp _upsample_bilinear2d_aa.out 0
+        assemble.kernel_section: VariableType_2.cpp _foreach_tanh_ 0
+        assemble.kernel_section: VariableType_4.cpp _batch_norm_with_update_functional 0
+        assemble.kernel_section: VariableType_8.cpp _sparse_broadcast_to 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_2.cpp
         assemble.variable_type: VariableType_4.cpp, VariableType_8.cpp
@@ -848,6 +878,8 @@ RERUNS: dict[str, Reruns] = {
         parse.formula_names: formula names
         """),
     "output-differentiability": Reruns("""
+        assemble.kernel_section: VariableTypeEverything.cpp asin 0, VariableType_7.cpp _print 0
+        assemble.kernel_section: VariableType_9.cpp _adaptive_avg_pool2d 0
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_7.cpp
         assemble.variable_type: VariableType_9.cpp
         group.autograd_files: autograd files
@@ -869,6 +901,12 @@ RERUNS: dict[str, Reruns] = {
         """),
     "not-implemented": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_sigmoid 0
+        assemble.kernel_section: VariableTypeEverything.cpp sigmoid_backward 0
+        assemble.kernel_section: VariableType_1.cpp polygamma_ 0
+        assemble.kernel_section: VariableType_4.cpp _batch_norm_with_update_functional 0
+        assemble.kernel_section: VariableType_7.cpp _coalesced 0
+        assemble.kernel_section: VariableType_8.cpp crow_indices 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_1.cpp
         assemble.variable_type: VariableType_4.cpp, VariableType_7.cpp, VariableType_8.cpp
@@ -898,6 +936,8 @@ RERUNS: dict[str, Reruns] = {
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_2.cpp lt.Tensor_out 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
@@ -921,6 +961,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_scale
         match.function: my_scale
+        match.kernels: functions
         match.plan: functions
         match.view_side: my_scale
         parse.buckets: native functions
@@ -951,6 +992,8 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: my_split
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_1.cpp linalg_pinv.atol_rtol_tensor_out 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
@@ -977,6 +1020,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_split
         match.function: my_split
+        match.kernels: functions
         match.plan: functions
         match.view_side: my_split
         parse.buckets: native functions
@@ -1007,6 +1051,8 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: my_lerp
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_8.cpp crow_indices 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_3.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
@@ -1030,6 +1076,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_lerp
         match.function: my_lerp
+        match.kernels: functions
         match.plan: functions
         match.view_side: my_lerp
         parse.buckets: native functions
@@ -1061,6 +1108,9 @@ RERUNS: dict[str, Reruns] = {
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_5.cpp max 0
+        assemble.kernel_section: VariableType_9.cpp fractional_max_pool3d.output 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_5.cpp
@@ -1082,6 +1132,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_5.cpp, VariableType_9.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_blend, my_blend.out
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1101,6 +1152,10 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: mul.Dim
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableTypeEverything.cpp mul_.Tensor 0
+        assemble.kernel_section: VariableType_0.cpp hann_window.periodic_out 0
+        assemble.kernel_section: VariableType_0.cpp multi_margin_loss_backward 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_0.cpp
@@ -1121,6 +1176,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_0.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: mul.Dim
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_names: formula names
@@ -1152,6 +1208,7 @@ RERUNS: dict[str, Reruns] = {
         group.python_bindings: python bindings
         group.variable_type: variable type
         group.view_codegen: view codegen
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.function_summary: pdist
@@ -1207,6 +1264,8 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: my_tagged
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.enum_tag: python_enum_tag.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_9.cpp fractional_max_pool3d.output 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_9.cpp
@@ -1227,6 +1286,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_9.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_tagged
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1248,6 +1308,8 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: my_minmax
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_variable_methods.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_9.cpp fractional_max_pool3d.output 0
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
@@ -1271,6 +1333,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_9.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_minmax
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1289,6 +1352,8 @@ RERUNS: dict[str, Reruns] = {
     "factory-with-tensor-options": Reruns("""
         annotated.render: my_ramp
         assemble.annotated_fn_args: annotated_fn_args.py
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_1.cpp linalg_pinv.atol_rtol_tensor_out 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_1.cpp
@@ -1310,6 +1375,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type_file: VariableType_1.cpp
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_ramp
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1329,6 +1395,12 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: _foreach_bitwise_not
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_addcdiv.ScalarList 0
+        assemble.kernel_section: VariableTypeEverything.cpp bitwise_and.Tensor_out 0
+        assemble.kernel_section: VariableType_6.cpp _scaled_mm_v2 0
+        assemble.kernel_section: VariableType_8.cpp _sparse_broadcast_to 0
+        assemble.kernel_section: VariableType_9.cpp _adaptive_avg_pool2d 0
+        assemble.kernel_section: VariableType_9.cpp bitwise_not_ 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
@@ -1354,6 +1426,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         match.function: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
+        match.kernels: functions
         match.plan: functions
         match.view_side: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         parse.buckets: native functions
@@ -1381,6 +1454,8 @@ RERUNS: dict[str, Reruns] = {
         variable_type.kernels: _foreach_bitwise_not, bitwise_not, bitwise_not.out, bitwise_not_
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "forward-formula-edited": Reruns("""
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_8.cpp crow_indices 0
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_8.cpp
         group.autograd_files: autograd files
         group.autograd_side: autograd side
@@ -1400,6 +1475,8 @@ RERUNS: dict[str, Reruns] = {
         variable_type.kernels: mm, mm.out
         """),
     "view-forward-edited": Reruns("""
+        assemble.kernel_section: VariableTypeEverything.cpp deg2rad_ 0
+        assemble.kernel_section: VariableType_3.cpp celu_ 0, VariableType_4.cpp deg2rad.out 0
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
         assemble.variable_type: VariableType_4.cpp
         group.autograd_files: autograd files
@@ -1426,6 +1503,7 @@ RERUNS: dict[str, Reruns] = {
         """),
     "inplace-entry-edited": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp asin 0, VariableType_7.cpp _print 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_2.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_7.cpp
         group.autograd_files: autograd files
@@ -1452,6 +1530,8 @@ RERUNS: dict[str, Reruns] = {
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp mkldnn_reorder_conv2d_weight 0
+        assemble.kernel_section: VariableType_4.cpp fmax.out 0, VariableType_6.cpp median.out 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_4.cpp
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_2.cpp
@@ -1476,6 +1556,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: my_neg, my_neg.out
         match.function: my_neg, my_neg.out
+        match.kernels: functions
         match.plan: functions
         match.view_side: my_neg, my_neg.out
         parse.buckets: native functions
@@ -1504,6 +1585,8 @@ RERUNS: dict[str, Reruns] = {
         """, excess=VIEW_COPY_MATCHES | GENERATED_MATCHES | RETURN_TYPES_FILES),
     "manual-kernel-entry-added": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp deg2rad_ 0
+        assemble.kernel_section: VariableType_6.cpp _scaled_mm_v2 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_1.cpp
         assemble.python_functions: python_functions_4.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_6.cpp
@@ -1516,6 +1599,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: detach, detach_, detach_copy
         match.function: detach, detach_, detach_copy
+        match.kernels: functions
         match.plan: functions
         match.view_side: detach, detach_, detach_copy
         parse.check_formulas: detach
@@ -1539,6 +1623,8 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: _foreach_sinc
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.functions: Functions.cpp, Functions.h
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_sigmoid 0
+        assemble.kernel_section: VariableType_3.cpp _foreach_mul.Tensor 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_1.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_3.cpp
@@ -1562,6 +1648,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: _foreach_sinc
         match.function: _foreach_sinc
+        match.kernels: functions
         match.plan: functions
         match.view_side: _foreach_sinc
         parse.buckets: native functions
@@ -1589,6 +1676,12 @@ RERUNS: dict[str, Reruns] = {
         assemble.binding_file: python_variable_methods.cpp
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
         assemble.inplace_or_view: ADInplaceOrViewType_1.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp unfold 0
+        assemble.kernel_section: VariableType_0.cpp special_i1e 0
+        assemble.kernel_section: VariableType_1.cpp special_modified_bessel_k1 0
+        assemble.kernel_section: VariableType_2.cpp std.correction_out 0
+        assemble.kernel_section: VariableType_5.cpp unique_dim.out 0
+        assemble.kernel_section: VariableType_8.cpp special_chebyshev_polynomial_t.x_scalar_out 0
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
@@ -1621,6 +1714,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: zz_pair, zz_range, zz_range.out, zz_trace, zz_trace.out
         inplace_or_view.kernel: zz_trace_
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1645,6 +1739,9 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: _aminmax
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp _adaptive_avg_pool3d 0
+        assemble.kernel_section: VariableType_0.cpp __rshift__.Scalar_out 0
+        assemble.kernel_section: VariableType_5.cpp _adaptive_avg_pool3d_backward.out 0
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_0.cpp, TraceType_6.cpp
         assemble.variable_factories: variable_factories.h
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_0.cpp
@@ -1663,6 +1760,7 @@ RERUNS: dict[str, Reruns] = {
         group.variable_type: variable type
         group.variable_type_file: VariableType_0.cpp, VariableType_5.cpp
         group.view_codegen: view codegen
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_names: formula names
@@ -1684,6 +1782,15 @@ RERUNS: dict[str, Reruns] = {
         assemble.binding_file: python_variable_methods.cpp
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_0.cpp
         assemble.inplace_or_view: ADInplaceOrViewType_1.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp special_xlog1py.self_scalar_out 0
+        assemble.kernel_section: VariableTypeEverything.cpp unfold 0
+        assemble.kernel_section: VariableType_0.cpp special_i1e 0
+        assemble.kernel_section: VariableType_2.cpp std.correction_out 0
+        assemble.kernel_section: VariableType_4.cpp softplus.out 0
+        assemble.kernel_section: VariableType_5.cpp unique_dim.out 0
+        assemble.kernel_section: VariableType_6.cpp median.out 0
+        assemble.kernel_section: VariableType_8.cpp special_chebyshev_polynomial_t.x_scalar_out 0
+        assemble.kernel_section: VariableType_9.cpp special_chebyshev_polynomial_v.out 0
         assemble.return_types: python_return_types.cpp
         assemble.return_types_h: python_return_types.h
         assemble.torch_functions: python_torch_functionsEverything.cpp
@@ -1723,6 +1830,7 @@ RERUNS: dict[str, Reruns] = {
         inplace_or_view.kernel: split.gs, split_copy.gs, unfold.gs, unfold_copy.gs
         inplace_or_view.kernel: unfold_copy.gs_out, zz_bump, zz_bump.out, zz_bump_, zz_bump_all_
         inplace_or_view.kernel: zz_pair, zz_pair.out
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1752,6 +1860,9 @@ RERUNS: dict[str, Reruns] = {
     "view-made-differentiable": Reruns("""
         assemble.functions: Functions.cpp, Functions.h
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp _upsample_bilinear2d_aa.out 0
+        assemble.kernel_section: VariableType_3.cpp _native_batch_norm_legit.no_stats_out 0
+        assemble.kernel_section: VariableType_7.cpp _print 0
         assemble.python_functions: python_functionsEverything.cpp, python_functions_0.cpp
         assemble.python_functions: python_functions_3.cpp
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_3.cpp
@@ -1786,6 +1897,8 @@ RERUNS: dict[str, Reruns] = {
     "view-made-composite": Reruns("""
         annotated.render: ccol_indices
         assemble.inplace_or_view: ADInplaceOrViewTypeEverything.cpp, ADInplaceOrViewType_1.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp cauchy.out 0
+        assemble.kernel_section: VariableType_9.cpp bitwise_not_ 0
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_9.cpp
         assemble.view_funcs: ViewFuncs.cpp, ViewFuncs.h
         bindings.bind: Tensor.ccol_indices
@@ -1804,6 +1917,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: ccol_indices
         match.function: ccol_indices
+        match.kernels: functions
         match.plan: functions
         match.view_side: ccol_indices
         parse.buckets: native functions
@@ -1831,6 +1945,13 @@ RERUNS: dict[str, Reruns] = {
         annotated.render: zz_full_sym
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_fft_functions.cpp, python_variable_methods.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp _slow_conv2d_backward.grad_input 0
+        assemble.kernel_section: VariableTypeEverything.cpp _upsample_bilinear2d_aa_backward.grad_input 0
+        assemble.kernel_section: VariableTypeEverything.cpp native_norm.ScalarOpt_dim_dtype_out 0
+        assemble.kernel_section: VariableTypeEverything.cpp unfold 0
+        assemble.kernel_section: VariableType_2.cpp std.correction_out 0
+        assemble.kernel_section: VariableType_4.cpp _linalg_slogdet 0
+        assemble.kernel_section: VariableType_7.cpp mode.values 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_2.cpp, TraceType_4.cpp
@@ -1858,6 +1979,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: _sparse_coo_tensor_like, fft_fftfreq, fft_fftfreq.out, new_zz
         inplace_or_view.kernel: zz_full_sym
+        match.kernels: functions
         match.plan: functions
         parse.buckets: native functions
         parse.formula_findings: derivatives
@@ -1883,6 +2005,10 @@ RERUNS: dict[str, Reruns] = {
         assemble.annotated_fn_args: annotated_fn_args.py
         assemble.binding_file: python_linalg_functions.cpp, python_special_functions.cpp
         assemble.binding_file: python_variable_methods.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp _upsample_bilinear2d_aa.out 0
+        assemble.kernel_section: VariableTypeEverything.cpp special_xlog1py.self_scalar_out 0
+        assemble.kernel_section: VariableType_2.cpp _foreach_tanh_ 0
+        assemble.kernel_section: VariableType_3.cpp special_xlog1py.self_scalar_out 0
         assemble.torch_functions: python_torch_functionsEverything.cpp
         assemble.torch_functions: python_torch_functions_0.cpp, python_torch_functions_2.cpp
         assemble.trace_type: TraceTypeEverything.cpp, TraceType_2.cpp, TraceType_3.cpp
@@ -1911,6 +2037,7 @@ RERUNS: dict[str, Reruns] = {
         group.view_codegen: view codegen
         inplace_or_view.kernel: add.zz, diagonal, special_zz
         match.function: diagonal
+        match.kernels: functions
         match.plan: functions
         match.view_side: diagonal
         parse.buckets: native functions
@@ -1959,6 +2086,11 @@ RERUNS: dict[str, Reruns] = {
         """),
     "formula-edited-twice": Reruns("""
         assemble.functions: Functions.cpp
+        assemble.kernel_section: VariableTypeEverything.cpp _foreach_sigmoid 0
+        assemble.kernel_section: VariableTypeEverything.cpp sigmoid_backward 0
+        assemble.kernel_section: VariableType_4.cpp _batch_norm_with_update_functional 0
+        assemble.kernel_section: VariableType_7.cpp _coalesced 0
+        assemble.kernel_section: VariableType_8.cpp crow_indices 0
         assemble.variable_type: VariableTypeEverything.cpp, VariableType_4.cpp
         assemble.variable_type: VariableType_7.cpp, VariableType_8.cpp
         foreach.synthesize: _foreach_sinh
