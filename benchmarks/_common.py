@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import compileall
-import importlib
 import json
 import os
 import shutil
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from gradshard.pipeline.problems import SpecFile
+from gradshard.service.files.bytecode import compile_bytecode
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 
 
@@ -96,21 +95,13 @@ def clear_torchgen_caches() -> None:
     utils._read_template.cache_clear()  # VariableType's first stage is read back by path
 
 
-def compile_gradshard_bytecode() -> None:
-    """Write gradshard's .pyc files, as `pip install` does (torch's wheel ships torchgen's), so
-    that fresh processes of both tools load bytecode, even under PYTHONDONTWRITEBYTECODE."""
-    for package in ("pipeline", "cache", "service"):
-        for directory in importlib.import_module(f"gradshard.{package}").__path__:
-            compileall.compile_dir(directory, quiet=1)
-
-
 def compiler_benchmark(description: str, flags: Sequence[tuple[str, str]] = ()):
     """A compiling benchmark's start: its arguments (spec, repeat, its switches), gradshard's
     bytecode, and the toolchain both sides compile with, printed."""
     from gradshard.service.compile.toolchain import find_toolchain
 
     location, repeat, given = benchmark_args(description, flags)
-    compile_gradshard_bytecode()
+    compile_bytecode()
     toolchain = find_toolchain(location, None, (), (), "")
     print(f"compiler: {toolchain.cxx} ({toolchain.version}); flags: {' '.join(toolchain.flags)}")
     return location, repeat, toolchain, given

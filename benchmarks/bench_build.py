@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import (GENERATE_CODE, benchmark_args, compile_gradshard_bytecode, copy_spec,
+from _common import (GENERATE_CODE, benchmark_args, compile_bytecode, copy_spec,
                      edit_formula, generate_code_arguments, through_daemon, timed,
                      torchgen_generate_code)
 
@@ -77,7 +77,7 @@ def report(label: str, goal: float, ours: list[float], theirs: float) -> None:
 
 def main() -> None:
     location, repeat, _ = benchmark_args(__doc__.split("\n")[0])
-    compile_gradshard_bytecode()
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         spec = copy_spec(location, root)

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import (benchmark_args, compile_gradshard_bytecode, copy_spec,
+from _common import (benchmark_args, compile_bytecode, copy_spec,
                      torchgen_generate_code)
 
 from gradshard.service.files.spec_location import locate_spec
@@ -71,7 +71,7 @@ def edit(spec: Path, count: int) -> None:
 
 def main() -> None:
     args = benchmark_args(__doc__.splitlines()[1])
-    compile_gradshard_bytecode()
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         spec = copy_spec(args.location, root)

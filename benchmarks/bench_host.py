@@ -27,7 +27,7 @@ backward formula edited anew before each run: on the installed spec's copy (the 
 and on the edited 2.13.0 generator's copy (the host path: its own nodes and kernels); goal:
 host <= 1.5x ported.
 
-    python benchmarks/bench_host.py [--repeat N] [--release VERSION]
+    python benchmarks/bench_host.py [--repeat N] [--release VERSION] [--skip-pristine]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import (GENERATE_CODE, compile_gradshard_bytecode, edit_formula,
+from _common import (GENERATE_CODE, compile_bytecode, edit_formula,
                      generate_code_arguments, release_generator, through_daemon, timed)
 
 from gradshard.service.files.spec_location import locate_spec
@@ -173,15 +173,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the median is printed")
     parser.add_argument("--release", default="2.14.1", help="the release whose generator is "
                         "measured, pristine and edited (default 2.14.1)")
+    parser.add_argument("--skip-pristine", action="store_true", help="leave out the pristine "
+                        "release's rows (the edited one runs the same host path)")
     args = parser.parse_args()
-    compile_gradshard_bytecode()
+    compile_bytecode()
     release = args.release
     import torchgen
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        generators = {
-            release: measured(release, release_generator(release), root, args.repeat),
+        generators = {} if args.skip_pristine else {
+            release: measured(release, release_generator(release), root, args.repeat)}
+        generators |= {
             f"{release} edited": measured(f"{release} edited", release_generator(release),
                                           root, args.repeat, edited=True),
             "2.13.0 (installed)": measured("2.13.0", Path(torchgen.__file__).parent, root,

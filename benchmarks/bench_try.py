@@ -71,7 +71,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import compile_gradshard_bytecode, copy_spec
+from _common import compile_bytecode, copy_spec
 from bench_build import torchgen
 from bench_compile import ninja, replace_line, write_torchgen_ninja
 
@@ -129,7 +129,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     location = locate_spec(args.spec)
-    compile_gradshard_bytecode()
+    compile_bytecode()
     # the default compiler is decided without this benchmark's own naming of one
     os.environ.pop(TRY_CXX_VARIABLE, None)
     compilers = installed(args.compilers.split(","), location)

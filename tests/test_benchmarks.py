@@ -64,11 +64,12 @@ def test_try_benchmark_names_its_rows():
 
 @pytest.mark.slow
 def test_host_benchmark_runs():
-    stdout = bench("bench_host.py", "--repeat", "1", timeout=900)
+    # the pristine 2.14.1's rows left out: the edited one runs the same host path
+    stdout = bench("bench_host.py", "--repeat", "1", "--skip-pristine", timeout=900)
     for label in ("cold", "no-op", "one formula", "daemon edit"):
         assert label in stdout
-    # the host path's four figures per generator (2.14.1, an edited 2.14.1, the installed
-    # 2.13), the ported path's beside the last, and try on both paths
-    assert stdout.count("x") >= 16 and "ported" in stdout
+    # the host path's four figures per generator (an edited 2.14.1, the installed 2.13), the
+    # ported path's beside the last, and try on both paths
+    assert stdout.count("x") >= 12 and "ported" in stdout
     assert "2.14.1 edited" in stdout
     assert "try sin" in stdout and "host" in stdout.split("try sin")[1]

@@ -70,7 +70,10 @@ def test_a_cold_build_counts_its_tasks_and_an_edit_names_what_reran(tmp_path, pa
     assert len(cold) <= 7, "\n".join(cold)
     assert cold[1].startswith("  generator: torchgen 2.13.0 (")  # every build names it
     looked, ran, reused = tasks_of(cold)
-    assert ran > 20_000 and looked == ran and reused == 0
+    # a cold build reuses nothing from before; a run whose key an earlier run of the same
+    # build made (a kernel section of a VariableType file holding the same kernels as one of
+    # Everything's) is made once
+    assert ran > 20_000 and looked == ran + reused and reused <= 10
     assert f"  why:   {ran:,} new" in cold
     assert not any(re.search(r"\b(parse|render|bindings)\.\w+ ", line) for line in cold), cold
 

@@ -17,6 +17,7 @@ leaves a half package that a later run would take for one; the wheel is deleted 
 
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -126,6 +127,8 @@ def _unpack(wheel: Path, directory: Path, kind: ReleaseKind) -> None:
     with zipfile.ZipFile(wheel) as archive:
         members = [name for name in archive.namelist() if name.startswith(kind.parts)]
         archive.extractall(directory, members)
+    # as an installed torch has them: each oracle run then loads its generator's bytecode
+    compileall.compile_dir(directory, quiet=1)
     if not is_unpacked(directory, kind):
         pytest.fail(f"{wheel.name} holds no complete {' and '.join(kind.parts)}", pytrace=False)
 

@@ -65,8 +65,8 @@ def stage_packaged_spec(root: Path, source: Path | None = None) -> tuple[Path, P
     for child in source.iterdir():
         if child.name not in ("packaged", "__pycache__"):
             (torchgen / child.name).symlink_to(child)
-    shutil.copytree(source / "packaged", torchgen / "packaged",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    # with its bytecode (copies keep the sources' times, so it stays valid until an edit)
+    shutil.copytree(source / "packaged", torchgen / "packaged")
     return root, torchgen / "packaged"
 
 
