@@ -60,10 +60,6 @@ def assemble_template(template: Text, keys: DispatchKeys) -> Text:
     return Text(variable_type_template(single_template("VariableType.cpp", template), keys))
 
 
-def join_section(kernels: tuple[RenderedKernel, ...]) -> KernelSection:
-    return kernel_section(kernels)
-
-
 def assemble_file(sections: tuple[KernelSection, ...], stage_one: Text, keys: DispatchKeys,
                   layout: Text, shard: Text) -> Text:
     return Text(variable_type_file(stage_one.text, shard.text, sections, keys, layout.text))
@@ -79,7 +75,7 @@ RENDER_KERNEL = Task("render.kernel", "render", render, RenderedKernel,
                      ("kernel", "templates"), forks=True)
 TEMPLATE = Task("assemble.variable_type_template", "assemble", assemble_template, Text,
                 ("template", "dispatch keys"))
-SECTION = Task("assemble.kernel_section", "assemble", join_section, KernelSection,
+SECTION = Task("assemble.kernel_section", "assemble", kernel_section, KernelSection,
                ("kernels",))
 FILE = Task("assemble.variable_type", "assemble", assemble_file, Text,
             ("sections", "first stage", "dispatch keys", "layout", "shard"))
