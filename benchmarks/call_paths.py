@@ -55,6 +55,7 @@ EDITED_GENERATOR = {"try → worker (host)"}
 STATEMENT = ("[[maybe_unused]] auto _any_requires_grad = compute_requires_grad(",
              "[[maybe_unused]] const bool _any_requires_grad = compute_requires_grad(")
 GOALS = {"first file": 9, "ninja": 14, "worker": 14}
+ROOMS = ("pipeline", "cache", "service", "templates")  # the package's code, not its tests
 
 
 class Reached(BaseException):
@@ -73,25 +74,20 @@ class Walk:
             return  # a module imported is not walked: its functions are, when called
         callee = _module(frame.f_code.co_filename)
         caller_frame = frame.f_back
-        if caller_frame is not None and caller_frame.f_code.co_name == "<module>":
+        if callee is None or caller_frame is None:
+            return
+        if caller_frame.f_code.co_name == "<module>":
             return  # work done while a module is imported (its tables, its decorators)
-        caller = _module(caller_frame.f_code.co_filename) if caller_frame else None
-        if callee is None:
-            return
-        if _in_service(callee):
+        caller = _module(caller_frame.f_code.co_filename)
+        from_service = caller is not None and _in_service(caller)
+        if from_service or _in_service(callee):
             self.files.setdefault(callee)
-        if caller is None or not _in_service(caller) or callee == caller:
-            return
-        self.files.setdefault(callee)
-        if callee in _beneath(caller_frame, caller):
+        if from_service and callee != caller and callee in _beneath(caller_frame, caller):
             self.back_calls.setdefault(f"{caller} → {callee}")
 
     def result(self, event: str, reached: bool) -> dict:
         return {"event": event, "reached": reached, "files": list(self.files),
                 "count": len(self.files), "back_calls": list(self.back_calls)}
-
-
-ROOMS = ("pipeline", "cache", "service", "templates")
 
 
 @functools.cache
