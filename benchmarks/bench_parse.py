@@ -4,8 +4,8 @@
 1. Full parse: torchgen's load_derivatives + parse_native_yaml (its module caches cleared
    before every run) against gradshard's decode + the build graph's native and autograd sides
    without a store (every task runs; the autograd side matches too). Goal: ratio <= 1.0x.
-2. Re-parse after editing one derivatives.yaml entry, the others unchanged: only the entries
-   the edit reaches are split again (resplit_entries), only the changed entry is parsed and
+2. Re-parse after editing one derivatives.yaml entry, the others unchanged: the file is split
+   again whole (as the build's split task does), only the changed entry is parsed and
    derived again (earlier results are kept by entry hash, as the cache engine will keep
    them), and op names are renumbered. Goal: <= 5 ms.
 
@@ -28,7 +28,7 @@ from gradshard.pipeline.parse.differentiability import (assign_op_names, bucket_
                                                         derivative_buckets, view_copy_infos,
                                                         with_op_names)
 from gradshard.pipeline.parse.native import NativeFunction
-from gradshard.pipeline.parse.source import resplit_entries, split_entries
+from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import decode_spec, parse_derivatives_entry
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
@@ -62,26 +62,15 @@ def time_gradshard(paths: dict[SpecFile, Path]) -> float:
 
 
 class EntryMemo:
-    """What the cache engine keeps between builds: the previous text and entries of the file,
-    and per-entry results by entry hash (and op names), so only a changed entry is split,
-    parsed and derived again."""
+    """What the cache engine keeps between builds: per-entry results by entry hash (and op
+    names), so only a changed entry is parsed and derived again."""
 
     def __init__(self, ordered: tuple[NativeFunction, ...]) -> None:
         lookup = derivative_buckets(ordered, range(len(ordered)))
         self.buckets = {schema: tuple(ordered[p] for p in lookup.buckets[bucket])
                         for schema, _, bucket in lookup.schemas}
-        self.text = ""
-        self.entries: tuple = ()
         self.infos_by_digest: dict[str, object] = {}
         self.numbered: dict[tuple, object] = {}
-
-    def split(self, text: str) -> tuple:
-        if self.entries:
-            self.entries = resplit_entries(SpecFile.DERIVATIVES, self.text, self.entries, text)
-        else:
-            self.entries = split_entries(SpecFile.DERIVATIVES, text)
-        self.text = text
-        return self.entries
 
     def infos(self, entry, digest):
         if digest not in self.infos_by_digest:
@@ -97,7 +86,7 @@ class EntryMemo:
 
 
 def reparse(text: str, memo: EntryMemo, groups) -> int:
-    entries = memo.split(text)
+    entries = split_entries(SpecFile.DERIVATIVES, text)
     digests = [e.digest for e in entries]
     infos = [memo.infos(e, d) for e, d in zip(entries, digests)]
     numbered = [memo.with_ops(d, i, ops) for d, i, ops in zip(digests, infos, assign_op_names([i.op_prefixes for i in infos]))]

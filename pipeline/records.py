@@ -58,9 +58,6 @@ class Record:
     def canonical_json(self) -> str:
         return canonical_json(self.to_json())
 
-    def content_hash(self) -> str:
-        return content_hash(self.canonical_json())
-
 
 class TextRecord(Record):
     """A record whose canonical form is its own spec text."""

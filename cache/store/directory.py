@@ -83,10 +83,6 @@ def pch_entry(key: str) -> str:
     return f"{PCHS}/{key}"
 
 
-def baseline_entry(identity: str) -> str:
-    return f"{BASELINES}/{identity}.json"
-
-
 def classify(path: str) -> tuple[str, str]:
     """The category of a file (a relative path) and the entry it belongs to."""
     found = _OBJECT_FILE.fullmatch(path)

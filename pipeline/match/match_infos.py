@@ -100,9 +100,6 @@ class MatchPlan(Record):
     order: tuple[int, ...]
     steps: tuple[MatchStep, ...]
 
-    def synthesizing(self) -> list[MatchStep]:
-        return [s for s in self.steps if s.how == FOREACH]
-
 
 class _PlanTables:
     """match_differentiability_info's lookups over the info summaries: by exact schema, and by

@@ -33,7 +33,7 @@ from gradshard.pipeline.problems import Problem, RuleViolation, SpecError, SpecF
 from gradshard.pipeline.records import Record, content_hash
 
 __all__ = ["Entry", "LoadedEntry", "MAX_NESTING", "check_nesting", "decode_spec_text",
-           "load_entry", "quote_value", "resplit_entries", "split_entries", "universal_newlines"]
+           "load_entry", "quote_value", "split_entries", "universal_newlines"]
 
 _DIRECTIVE = re.compile(r"(%|---|\.\.\.)")
 # Characters libyaml's reader refuses anywhere in a stream (reader.c: "control characters
@@ -153,67 +153,6 @@ def split_entries(file: SpecFile, text: str) -> tuple[Entry, ...]:
         entries.append(Entry(file=file, line=line, text=_without_trailing_gap(chunk, indent)))
         line += chunk.count("\n")
     return tuple(entries)
-
-
-def resplit_entries(file: SpecFile, old_text: str, old_entries: tuple[Entry, ...],
-                    new_text: str) -> tuple[Entry, ...]:
-    """split_entries(new_text), reusing the entries of old_text that an edit did not touch.
-
-    Only the entries overlapping the changed bytes are split again; those after them keep
-    their text and move by the number of lines the edit added or removed."""
-    if new_text == old_text:
-        return old_entries
-    prefix = _common_prefix(old_text, new_text)
-    suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
-    spans = _chunk_spans(old_text, old_entries)
-    indent = _list_indent(old_text)
-    # an entry is kept as a start only if its whole marker ('-' and what follows) is unchanged
-    marker = len(indent or "") + 2
-    if not spans or prefix < spans[0][0] + marker or _list_indent(new_text) != indent:
-        return split_entries(file, new_text)
-    first = max(i for i, (start, _) in enumerate(spans) if start + marker <= prefix)
-    old_end = len(old_text) - suffix
-    after = [i for i, (start, _) in enumerate(spans) if start - 1 >= old_end and start > spans[first][0]]
-    last = after[0] if after else len(spans)
-    shift = len(new_text) - len(old_text)
-    region_end = spans[last][0] + shift if after else len(new_text)
-    region = new_text[spans[first][0]:region_end]
-    middle = split_entries(file, region)
-    line_shift = new_text.count("\n", 0, region_end) - old_text.count("\n", 0, region_end - shift)
-    base = old_entries[first].line - 1
-    moved = tuple(Entry(file, e.line + base, e.text) for e in middle)
-    tail = old_entries[last:] if line_shift == 0 else tuple(
-        Entry(file, e.line + line_shift, e.text) for e in old_entries[last:])
-    return old_entries[:first] + moved + tail
-
-
-def _chunk_spans(text: str, entries: tuple[Entry, ...]) -> list[tuple[int, int]]:
-    """(start offset, first line) of each entry's chunk in the text it was split from."""
-    starts = _entry_starts(text, _list_indent(text) or "") if entries else []
-    return [(start, entry.line) for start, entry in zip(starts, entries)]
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix, by halving (each step compares in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    low, high = 0, limit
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def _content(text: str) -> str:

@@ -148,9 +148,6 @@ class BackwardNode(Record):
     # how a saved output names its node when unpacked: shared_from_this() (Release: 2.12)
     shared_from_this: bool = False
 
-    def input_index(self, name: str) -> int:
-        return next(i for i, slot in enumerate(self.inputs) if slot.name == name)
-
     @property
     def any_grad_defined(self) -> bool:
         return any(d.checks_any_grad_defined for d in self.derivatives)
