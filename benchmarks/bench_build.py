@@ -115,7 +115,7 @@ def warm_process(location: SpecLocation, spec: Path, root: Path, repeat: int) ->
         theirs, ours = [], []
         for i in range(repeat):
             theirs.append(torchgen_in_process(location, root / f"tg-warm{i}"))
-            session.settle()  # what the daemon does once it has published a build
+            session.freeze_survivors()  # what the daemon does once it has published a build
             edit_formula(spec, 100 + i)
             ours.append(gradshard_in_process(session, spec, out))
     finally:

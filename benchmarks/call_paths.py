@@ -8,8 +8,9 @@ its event, where it stops:
   build → first file   `build --codegen-only`, until the first file of the output
                        directory is written (os.replace into it, as every write ends)
   build → ninja        `build` (compiling), until ninja is started
-  try → worker         `try sin` after an edit of sin's formula, until the worker process
-                       that loads torch is started
+  try → worker         `try sin` after an edit of sin's formula, until its patch is handed
+                       to the worker (TryProcess.ask: the worker process, started first so
+                       that torch loads meanwhile, is given the library to load and check)
 
 What is counted, for each path, is what a reader of the service follows: every module of
 service/ that runs, and every gradshard module a service module calls into (the engine, the
@@ -121,8 +122,10 @@ def _beneath(frame, module: str) -> set[str]:
 
 
 def watch(event: str, out: Path) -> None:
-    """Stop the command at its event: a file replaced into `out`, ninja or the worker
-    started."""
+    """Stop the command at its event: a file replaced into `out`, ninja started, or the
+    patch handed to the try worker."""
+    from gradshard.service.live.process import TryProcess
+
     original_replace, original_popen = os.replace, subprocess.Popen.__init__
 
     def replace(source, target, *rest, **named):
@@ -134,12 +137,15 @@ def watch(event: str, out: Path) -> None:
         words = [str(w) for w in (command if isinstance(command, (list, tuple)) else [command])]
         if event == "ninja" and words and Path(words[0]).name.startswith("ninja"):
             raise Reached
-        if event == "worker" and "gradshard.service.live.worker" in words:
-            raise Reached
         original_popen(self, command, *rest, **named)
+
+    def ask(self, request, on_event=None):
+        raise Reached
 
     os.replace = replace
     subprocess.Popen.__init__ = popen
+    if event == "worker":
+        TryProcess.ask = ask
 
 
 def run_one(name: str, spec: Path, scratch: Path) -> dict:

@@ -236,12 +236,14 @@ def size_text(size: int) -> str:
     return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size} B"
 
 
-def apply_cache_limit(store: Store | None, warn: Callable[[str], None]) -> GcReport | None:
-    """GRADSHARD_CACHE_MAX (a size such as 2G), as ccache's max_size: after a build, a cache
-    directory over it is collected down to it (warnings through `warn`); None when the
-    variable is unset, there is no store, or the directory fits. A bad value is a
+def apply_cache_limit(store: Store | None, warn: Callable[[str], None],
+                      limit_text: str | None) -> GcReport | None:
+    """GRADSHARD_CACHE_MAX (a size such as 2G; `limit_text`, its value, which the service
+    reads and passes: cache/ reads no environment), as ccache's max_size: after a build, a
+    cache directory over it is collected down to it (warnings through `warn`); None when the
+    variable is unset or blank, there is no store, or the directory fits. A bad value is a
     UsageError."""
-    text = os.environ.get(CACHE_MAX_VARIABLE, "").strip()
+    text = (limit_text or "").strip()
     if not text:
         return None
     try:

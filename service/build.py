@@ -36,17 +36,15 @@ build with what its graph run did (`stats` counts its tasks).
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.errors import CompileError, GeneratorFailed, UsageError
 from gradshard.cache.store.database import LastBuild, Store, StoreDamaged
-from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
 from gradshard.pipeline.problems import GradshardError, Problem
+from gradshard.service.defaults import GRADSHARD_CACHE_MAX, value_of
 from gradshard.service.files.inputs import InputBytes, data_file_hashes, read_inputs
 from gradshard.service.files.outputs import (UnsafeOutputName, WriteReport, cache_damage,
                                              files_left, outputs_match, sync_outputs)
@@ -57,7 +55,7 @@ from gradshard.service.generator.check import (HOST_STAMP, STRICT, UNCHECKED_STA
                                                GeneratorCheck, GeneratorVerdict, ServedTexts,
                                                failed_verdict, host_net, host_verdict,
                                                recorded_verdict,
-                                               served_files, settle, spec_hash, verdict_stamp)
+                                               served_files, spec_hash, verdict_for, verdict_stamp)
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 
@@ -94,8 +92,10 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
     request = BuildRequest.of(location, out, placement, verify, check)
-    return session.retrying(partial(_build, request, session, options, progress,
-                                    after_graph))
+    for attempt in session.attempts():
+        with attempt:
+            return _build(request, session, options, progress, after_graph)
+    raise AssertionError("the last attempt returns or raises")
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
                            after_graph)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
     try:
-        verdict, failure = _settle(request, session, run, spec)
+        verdict, failure = _verdict_for(request, session, run, spec)
         if after_graph is not None and failure is None:
             after_graph(run)
     except BaseException:
@@ -241,13 +241,13 @@ def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
     return run, replace(done, verdict=checked, findings=run.findings, seconds=seconds)
 
 
-def _settle(request: BuildRequest, session: OpenCache, run: GraphResult,
+def _verdict_for(request: BuildRequest, session: OpenCache, run: GraphResult,
             spec: str) -> tuple[GeneratorVerdict, GeneratorFailed | None]:
     """The generator check of the run's files (service/generator/check.py): a generator
     that fails leaves gradshard's files served, unverified, and its failure to raise once
     the build has ended."""
     try:
-        return settle(request.identity, request.check, request.location, spec, run.files,
+        return verdict_for(request.identity, request.check, request.location, spec, run.files,
                       run.load, session.verdicts), None
     except GeneratorFailed as failure:
         return failed_verdict(request.identity, request.check, spec, failure), failure
@@ -285,9 +285,9 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
     names = index_names(served, placement)
     loader = ServedTexts(run, verdict, session.verdicts)
     try:
-        writes = sync_outputs(request.out, files,
-                              lambda placed: _load_placed(loader, names, placed), previous,
-                              session.known_hashes)
+        sync = sync_outputs(request.out, files, session.known_hashes)
+        writes = sync.write(_load_placed(loader, names, sync.stale) if sync.stale else {},
+                            previous)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
     except BaseException:
@@ -324,7 +324,7 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | HostRun | 
         return compile_generated(request, build_id, source, session, options, progress)
     if run is None:
         run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
-        verdict = settle(request.identity, replace(request.check, later=False),
+        verdict = verdict_for(request.identity, replace(request.check, later=False),
                          request.location, verdict.spec, run.files, run.load, session.verdicts)
     return compile_generated(request, build_id, run, session, options, progress, verdict.real)
 
@@ -392,10 +392,11 @@ def _unverified(failure: GeneratorFailed, request: BuildRequest) -> GeneratorFai
 def _bound_cache(session: OpenCache) -> None:
     """GRADSHARD_CACHE_MAX, after the build has ended (its lease given up, its record the
     last of its output directory, so gc keeps what it needs)."""
-    if os.environ.get(CACHE_MAX_VARIABLE, "").strip():
+    limit = value_of(GRADSHARD_CACHE_MAX)
+    if (limit or "").strip():
         from gradshard.cache.maintenance import apply_cache_limit  # sqlite-utils: only now
 
-        apply_cache_limit(session.store, session.warnings.append)
+        apply_cache_limit(session.store, session.warnings.append, limit)
 
 
 def summary_record(done: FilesOutcome, compiled: CompileReport | None) -> dict:

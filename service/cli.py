@@ -15,10 +15,8 @@ import argparse
 import contextlib
 import gc
 import json
-import os
 import sys
 import time
-import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -28,8 +26,9 @@ from gradshard.cache.store.database import set_aside
 from gradshard.service.config.effective import applied_config, effective_settings
 from gradshard.service.config.files import find_config
 from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.defaults import GRADSHARD_DEBUG, value_of
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
-                                          EXIT_USAGE, RUN_AGAIN, Report, damaged_text, ending_of)
+                                          EXIT_USAGE, Ending, Report, ending_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, spec_of_paths
 from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENERATOR, LOGS,
                                        OPTIONS, RUN, SHOW, START, STATS, STATUS, STOP, TRY, WATCH,
@@ -37,14 +36,12 @@ from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENER
                                        placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
 from gradshard.service.report.findings import build_findings
-from gradshard.service.report.formats import (BUG_HINT, emit_findings, error_findings,
+from gradshard.service.report.endings import Known, render_ending
+from gradshard.service.report.formats import (emit_findings, error_findings,
                                               gathered_stdout, human_stream, installed_version,
-                                              machine_format, reported_by_linter, settle_format,
+                                              machine_format, reported_by_linter, resolve_format,
                                               write_output)
-from gradshard.service.report.problems import (generator_failure_text, problem_json,
-                                               report_usage_error, spec_error_text,
-                                               spec_file_paths, spec_texts_of,
-                                               verify_mismatch_text)
+from gradshard.service.report.problems import report_usage_error, spec_file_paths
 from gradshard.service.session import Session
 
 if TYPE_CHECKING:
@@ -106,8 +103,13 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
     from gradshard.service.query.check import analyze, prepare
     from gradshard.service.query.show import show_json, show_text
 
-    result = _in_session(args, loaded, lambda location, session: session.retrying(
-        lambda: analyze(prepare(location), session)))
+    def command(location, session):
+        for attempt in session.attempts():
+            with attempt:
+                return analyze(prepare(location), session)
+        raise AssertionError("the last attempt returns or raises")
+
+    result = _in_session(args, loaded, command)
     if args.json:
         print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
     else:
@@ -168,8 +170,8 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
 
 
 def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.live.gradient_tests import (gradient_tests, tests_json, tests_text,
-                                                       write_tests_file)
+    from gradshard.service.gradient_tests.query import (gradient_tests, tests_json,
+                                                        tests_text, write_tests_file)
     from gradshard.service.query.affected import affected, affected_json, affected_text
 
     if args.against and args.since:
@@ -461,7 +463,7 @@ def command_name(args: argparse.Namespace) -> str:
 def run_config(args: argparse.Namespace, loaded: Loaded) -> int:
     """`gradshard config`: every setting in force and where it comes from."""
     config = find_config(Path.cwd())
-    settings = effective_settings(config, os.environ)
+    settings = effective_settings(config)
     if args.json:
         print(json.dumps({"file": str(config.path) if config else None,
                           "settings": [asdict(s) for s in settings]}, indent=2))
@@ -508,7 +510,7 @@ def _run(args: argparse.Namespace, words: list[str]) -> int:
 def _run_command(args: argparse.Namespace, words: list[str]) -> int:
     loaded = Loaded()
     try:
-        settle_format(args)
+        resolve_format(args)
         command = command_name(args)
         # `config` shows the file, the environment and the defaults as they are
         config = None if command == CONFIG else find_config(Path.cwd())
@@ -523,80 +525,24 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         return closed_pipe()
     except Exception as error:  # reported as service/exit_codes.py says, as the daemon does
         ending = ending_of(error)
-        _REPORTS[ending.report](args, ending.error, loaded)
+        _report_ending(args, ending, loaded)
         emit_findings(args, error_findings(ending.error, loaded.location, args),
                       loaded.location)
         return EXIT_OK if reported_by_linter(args, ending.error) else ending.code
 
 
-def _report_spec_error(args: argparse.Namespace, error, loaded: Loaded) -> None:
-    from gradshard.service.generator.identity import identify_generator
-
-    identity = identify_generator(loaded.location) if loaded.location else None
-    if getattr(args, "json", False):
-        print(json.dumps({"ok": False,
-                          "problems": [problem_json(p, loaded.location) for p in error.problems],
-                          "generator": identity.to_json() if identity else None}, indent=2))
-    sys.stderr.write(spec_error_text(error, loaded.location,
-                                     loaded.texts or spec_texts_of(loaded.location), identity))
-
-
-def _report_generator_failure(args: argparse.Namespace, error, loaded: Loaded) -> None:
-    """A generator that failed (its error's last lines) or, under strict, differs (the
-    report)."""
-    if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "error": str(error), "hint": error.hint,
-                          "detail": getattr(error, "detail", None),
-                          "report": getattr(error, "report", None),
-                          "files": list(getattr(error, "files", ()))}, indent=2))
-    print(generator_failure_text(error), file=sys.stderr)  # the daemon's answer says it too
-
-
-def _report_usage_error(args: argparse.Namespace, error: UsageError, loaded: Loaded) -> None:
-    if getattr(args, "json", False):
-        problems = [{"file": str(p.file), "line": p.line, "key": p.key, "message": p.message,
-                     "hint": p.hint} for p in getattr(error, "problems", ())]
-        print(json.dumps({"ok": False, "error": error.message, "hint": error.hint}
-                         | ({"problems": problems} if problems else {}), indent=2))
-    report_usage_error(error)
-
-
-def _report_compile_error(args: argparse.Namespace, error, loaded: Loaded) -> None:
-    from gradshard.service.compile.report import report_compile_error
-
-    report_compile_error(error, raw=getattr(args, "raw", False),
-                         as_json=getattr(args, "json", False))
-
-
-def _report_verify_mismatch(args: argparse.Namespace, error: VerifyMismatch,
-                            loaded: Loaded) -> None:
-    print(verify_mismatch_text(error), file=sys.stderr)  # the daemon's answer says it too
-
-
-def _report_error(args: argparse.Namespace, error: Exception, loaded: Loaded) -> None:
-    print(f"gradshard: error: {error}", file=sys.stderr)
-
-
-def _report_damage(args: argparse.Namespace, damage, loaded: Loaded) -> None:
-    set_aside(damage.path)
-    print(damaged_text(damage, RUN_AGAIN), file=sys.stderr)
-
-
-def _report_internal_error(args: argparse.Namespace, error: BaseException,
-                           loaded: Loaded) -> None:
-    """A bug in gradshard, never the user's input (called while `error` is handled, for its
-    traceback)."""
-    print(f"gradshard: internal error: {type(error).__name__}: {error}\n  {BUG_HINT}",
-          file=sys.stderr)
-    if os.environ.get("GRADSHARD_DEBUG"):
-        traceback.print_exc()
-
-
-# How the command line reports each kind of ending (service/exit_codes.py).
-_REPORTS = {Report.SPEC: _report_spec_error, Report.USAGE: _report_usage_error,
-            Report.COMPILE: _report_compile_error, Report.VERIFY: _report_verify_mismatch,
-            Report.ERROR: _report_error, Report.DAMAGED: _report_damage,
-            Report.INTERNAL: _report_internal_error, Report.GENERATOR: _report_generator_failure}
+def _report_ending(args: argparse.Namespace, ending: Ending, loaded: Loaded) -> None:
+    """The ending in the words the daemon's answers say it in too (service/report/endings.py),
+    on stdout (--json's document) and stderr. A damaged cache database is set aside first, so
+    that running the command again starts a new one."""
+    if ending.report is Report.DAMAGED:
+        set_aside(ending.error.path)
+    said = render_ending(ending, Known(loaded.location, loaded.texts,
+                                       json=getattr(args, "json", False),
+                                       raw=getattr(args, "raw", False),
+                                       traceback=bool(value_of(GRADSHARD_DEBUG))))
+    sys.stdout.write(said.stdout)
+    sys.stderr.write(said.stderr)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 (EXIT_CODES: the table usage.md's "Exit codes" shows, checked against it by
 tests/test_exit_codes.py), and every error's exit code and the way it is reported (ending_of),
 which the command line (service/cli.py) and the daemon's build answers
-(service/daemon/server.py) both read, so that `gradshard build` exits with the same code and
-words whether it built by itself or a daemon built for it.
+(service/daemon/server.py) both read, and service/report/endings.py puts in words for both,
+so that `gradshard build` exits with the same code and words whether it built by itself or
+a daemon built for it.
 
 `try`'s verdicts (service/live/command.py) and `daemon status|stop|logs`'s "no daemon"
 (service/daemon/commands.py, runtime.py) take their codes from here too. Until issue 47
@@ -19,16 +20,12 @@ it: service/daemon/runtime.py) reads its codes from the standard library alone.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from gradshard.cache.store.database import StoreDamaged
+from typing import NamedTuple
 
 __all__ = ["EXIT_CLOSED_PIPE", "EXIT_CODES", "EXIT_COMPILE", "EXIT_GENERATOR_FAILED",
            "EXIT_GENERATOR_MISMATCH", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_NO_DAEMON",
            "EXIT_OK", "EXIT_SPEC", "EXIT_TRY_FAILED", "EXIT_TRY_NOTHING", "EXIT_TRY_WORKER",
-           "EXIT_USAGE", "EXIT_VERIFY", "Ending", "ExitCode", "NEXT_BUILD", "RUN_AGAIN",
-           "Report", "damaged_message", "damaged_text", "ending_of"]
+           "EXIT_USAGE", "EXIT_VERIFY", "Ending", "ExitCode", "Report", "ending_of"]
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_COMPILE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_TRY_FAILED, EXIT_VERIFY, EXIT_GENERATOR_MISMATCH, EXIT_GENERATOR_FAILED = 5, 6, 7, 8
@@ -81,8 +78,8 @@ EXIT_CODES: tuple[ExitCode, ...] = (
 
 
 class Report(enum.Enum):
-    """How a failure is reported: each reporter (the command line, the daemon's answer) has
-    one way for each."""
+    """How a failure is reported: the command line and the daemon's answer say each in the
+    same words, service/report/endings.py's."""
 
     SPEC = "spec"  # every problem at its spec line
     USAGE = "usage"  # the message and its hint (--json: also as an object on stdout)
@@ -137,18 +134,3 @@ def ending_of(error: BaseException) -> Ending:
             return Ending(Report.USAGE, EXIT_USAGE, failure)
     return Ending(Report.INTERNAL, EXIT_INTERNAL, error)
 
-
-# What to do after a damaged database was set aside: the command line's user runs the
-# command again; the daemon's next build starts the new cache by itself.
-RUN_AGAIN = "run the command again (a new cache is started)"
-NEXT_BUILD = "the next build starts a new cache"
-
-
-def damaged_message(damage: StoreDamaged) -> str:
-    """What a damaged cache database is, once it is set aside (the text and SARIF's)."""
-    return f"the cache database {damage.path} {damage}; it was moved aside"
-
-
-def damaged_text(damage: StoreDamaged, next_step: str) -> str:
-    """A damaged cache database, once it is set aside."""
-    return f"gradshard: error: {damaged_message(damage)}\n  hint: {next_step}"

@@ -10,6 +10,7 @@ back into nothing above it. Imported only when there is work (it loads the whole
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
 
 from gradshard.cache.engine.codec import encode
 from gradshard.cache.engine.core import Engine, StaleCache
@@ -33,7 +34,10 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
 from gradshard.service.generator.identity import identify_generator
 
-__all__ = ["DecodedInputs", "GraphResult", "formula_sources", "new_engine", "run_graph"]
+__all__ = ["DecodedInputs", "GraphResult", "formula_sources", "new_engine", "read_fresh",
+           "run_graph"]
+
+T = TypeVar("T")
 
 
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
@@ -54,6 +58,17 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     finally:
         engine.finish()
     return engine, index_hash, index
+
+
+def read_fresh(read: Callable[[], T], enter_groups: Callable[[], None]) -> T:
+    """read(); when a value an index names is gone from the cache (StaleCache), the graph is
+    run again entering every group (`enter_groups`), and read() once more: the one recovery
+    from a stale cache, for every reader of a run."""
+    try:
+        return read()
+    except StaleCache:
+        enter_groups()
+        return read()
 
 
 @dataclass(frozen=True)
@@ -145,11 +160,7 @@ class GraphResult:
 
     def texts(self, hashes: dict[str, str]) -> dict[str, str]:
         """Texts by path, for paths → text hashes this run produced."""
-        try:
-            return self._read(hashes)
-        except StaleCache:
-            self.rerun_entering_groups()
-            return self._read(hashes)
+        return read_fresh(lambda: self._read(hashes), self.rerun_entering_groups)
 
     def _read(self, hashes: dict[str, str]) -> dict[str, str]:
         records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
@@ -164,11 +175,7 @@ class GraphResult:
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The compile layout of this run's files: the layout group over the run's index, on
         the run's own engine (a verifying run verifies the layout's tasks too)."""
-        try:
-            return self._layout(settings)
-        except StaleCache:
-            self.rerun_entering_groups()
-            return self._layout(settings)
+        return read_fresh(lambda: self._layout(settings), self.rerun_entering_groups)
 
     def _layout(self, settings: ShardSettings) -> CompileLayout:
         engine, inputs = self.engine, self.decoded.inputs
@@ -176,7 +183,7 @@ class GraphResult:
             engine.ref(self.index_hash, BuildIndex), engine.literal(inputs.spec_templates),
             engine.literal(inputs.templates), engine.text(inputs.layout),
             engine.literal(settings)], "compile layout")
-        layout = engine.records([value])[0]
+        layout = engine.record(value)
         if engine.store is not None:
             # gc keeps what the recorded builds' indexes reach: the layout compiled from one
             # too, so the next compile of a kept build runs no layout task
@@ -187,17 +194,13 @@ class GraphResult:
     def findings(self) -> tuple[Problem, ...]:
         """The formula check's findings of the run's spec, each at its line (warnings: the
         spec's generator accepts the formulas)."""
-        try:
-            return self._findings()
-        except StaleCache:
-            self.rerun_entering_groups()
-            return self._findings()
+        return read_fresh(lambda: self._findings(), self.rerun_entering_groups)
 
     def _findings(self) -> tuple[Problem, ...]:
         engine, index = self.engine, self.index
         if not index.autograd:
             return ()
-        autograd = engine.records([engine.ref(index.autograd, AutogradSide)])[0]
+        autograd = engine.record(engine.ref(index.autograd, AutogradSide))
         return located_findings(engine, self.decoded.texts, autograd)
 
     def placing(self) -> tuple[str, dict[str, str]]:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.store.database import Store, StoreDamaged, set_aside
 from gradshard.cache.store.verdicts import VerdictLedger
+from gradshard.service.defaults import state_directory
 from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
@@ -26,9 +27,7 @@ if TYPE_CHECKING:
     from gradshard.service.generator.identity import GeneratorIdentity
     from gradshard.service.host.client import HostWorker
 
-__all__ = ["OpenCache"]
-
-T = TypeVar("T")
+__all__ = ["Attempt", "OpenCache"]
 
 
 @dataclass
@@ -49,7 +48,7 @@ class OpenCache:
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
     # this machine's generator verdicts (cache/store/verdicts.py): never in the cache
     # directory, opened only when a spec's generator is not a known one
-    verdicts: VerdictLedger = field(default_factory=VerdictLedger)
+    verdicts: VerdictLedger = field(default_factory=lambda: VerdictLedger(state_directory()))
     # the host path's workers (service/host/client.py), by generator hash: warm for the
     # session's life (the daemon's), closed with it
     host_workers: dict[str, HostWorker] = field(default_factory=dict)
@@ -113,10 +112,32 @@ class OpenCache:
         self.warnings.append(f"the cache database {damage}; it was set aside and rebuilt")
         self.reset()
 
-    def retrying(self, work: Callable[[], T]) -> T:
-        """work(); a cache found damaged on the way is set aside and work runs again."""
-        try:
-            return work()
-        except StoreDamaged as damage:
-            self.recover(damage)
-            return work()
+    def attempts(self) -> Iterator[Attempt]:
+        """A command's two attempts at its work: a cache found damaged in the first is set
+        aside and the work runs again; in the second, the damage is the command's error. The
+        caller runs its work itself (no callback into it):
+
+            for attempt in session.attempts():
+                with attempt:
+                    return work()
+        """
+        yield Attempt(self, last=False)
+        yield Attempt(self, last=True)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt at a command's work (OpenCache.attempts): a StoreDamaged leaving it is
+    recovered from, but for the last."""
+
+    session: OpenCache
+    last: bool
+
+    def __enter__(self) -> Attempt:
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, trace: object) -> bool:
+        if isinstance(error, StoreDamaged) and not self.last:
+            self.session.recover(error)
+            return True
+        return False

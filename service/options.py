@@ -5,24 +5,33 @@ daemon-match check (may a running daemon serve a client's `gradshard build`?) al
 Each option is one `Option` record (the shape of pydoit's `cmd_options`): its flags (none for
 a positional argument), how its value is parsed, its default and help, which commands take it,
 how the daemon is handed it (`forward`), whether a daemon built with another value must not
-serve the build (`match`), and which CompileOptions field it sets. One meaning is one record,
-whatever commands take it (`-j` is the same option for `build` and `try`). Adding an option
-means adding one record here; tests/test_options.py compares every command's parser with the
-table and walks every building option through all its consumers.
+serve the build (`match`), which CompileOptions field it sets, and the settings that stand in
+for it when the command line does not give it (`settings`: its key in a configuration file,
+the environment variable behind it, each with its kind, its default and what `gradshard
+config` says of it). One meaning is one record, whatever commands take it (`-j` is the same
+option for `build` and `try`). Adding an option means adding one record here;
+tests/test_options.py compares every command's parser with the table and walks every
+building option through all its consumers.
 
-Imports only the standard library at start: `gradshard daemon status` reads --spec and
---cache through here and answers in milliseconds, and the pytest plugin loads it in every
-pytest run.
+The variables' records (and the settings no flag gives) are service/defaults.py's, which
+alone reads the environment: modules the functions here reach read them too.
+
+Imports only the standard library and service/defaults.py (itself standard library only) at
+start: `gradshard daemon status` reads --spec and --cache through here and answers in
+milliseconds, and the pytest plugin loads it in every pytest run.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+from gradshard.service.defaults import (BOOLEAN, CXX, CXX_LAUNCHER, CXXFLAGS, GRADSHARD_CACHE,
+                                        GRADSHARD_TRY_CXX, PATH, PATHS, TEXT, WHOLE,
+                                        XDG_CACHE_HOME, Setting, value_of)
 
 if TYPE_CHECKING:
     from gradshard.pipeline.layout.compile_layout import ShardSettings
@@ -37,8 +46,8 @@ __all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "CONFI
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
            "add_options", "argument_settings", "compile_options", "daemon_serves",
-           "forwarded_options", "generator_check_of", "jobs_of", "match_words", "option_of",
-           "options_of", "placement_of"]
+           "forwarded_options", "generator_check_of", "jobs_of", "match_words", "option_filled",
+           "option_of", "options_of", "placement_of"]
 
 DEFAULT_OUT = "gradshard-out"
 
@@ -57,8 +66,9 @@ PYTEST = "pytest"
 COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, GENERATOR, TRY,
             STATS, GC, CONFIG, PYTEST)
 
-# How `daemon start` writes a value for the daemon process (None: not forwarded)
-PATH, TEXT, NUMBER, COUNTS, FLAG = "path", "text", "number", "counts", "flag"
+# How `daemon start` writes a value for the daemon process (None: not forwarded): PATH (made
+# absolute) and TEXT (as it is) are also the kinds of a configuration file's values
+NUMBER, COUNTS, FLAG = "number", "counts", "flag"
 
 
 def _node_counts(value: str) -> tuple[int, ...]:
@@ -94,7 +104,7 @@ def _optional_path(value: str | None) -> Path | None:
 
 
 def _compiler_flags(value: str | None) -> tuple[str, ...]:
-    return tuple(shlex.split(value or os.environ.get("CXXFLAGS", "")))
+    return tuple(shlex.split(value or value_of(CXXFLAGS) or ""))
 
 
 # service/files/placement.py's (not imported: `daemon status` answers in milliseconds)
@@ -164,6 +174,9 @@ class Option(NamedTuple):
     choices: tuple[str, ...] | None = None  # argparse's choices=
     nargs: str | None = None  # argparse's nargs= (a positional's "*")
     exclusive: str | None = None  # options of one name here: at most one of them is given
+    # what sets it when the command line does not: a configuration file's key, a variable
+    # (service/config/effective.py: file < environment < flags)
+    settings: tuple[Setting, ...] = ()
 
     @property
     def name(self) -> str:
@@ -181,16 +194,19 @@ PYTEST_GROUP = "gradshard"
 PYTEST_GROUP_TITLE = "gradshard: run against edited autograd formulas"
 
 
+_INSTALLED_SPEC = "the installed torch's packaged spec"
 SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch checkout "
-              "(default: the installed torch's packaged spec)",
+              f"(default: {_INSTALLED_SPEC})",
               _commands(BUILDING, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STOP, STATUS, LOGS),
-              metavar="DIR", forward=PATH, match=True)
-CACHE = Option(("--cache",), "cache", "the cache directory (default: $GRADSHARD_CACHE, else "
-               "$XDG_CACHE_HOME/gradshard or ~/.cache/gradshard)",
+              metavar="DIR", forward=PATH, match=True,
+              settings=(Setting(None, "spec", PATH, "the spec directory (--spec)",
+                                shown=_INSTALLED_SPEC),))
+CACHE = Option(("--cache",), "cache", f"the cache directory (default: ${GRADSHARD_CACHE.variable}"
+               f", else ${XDG_CACHE_HOME.variable}/gradshard or ~/.cache/gradshard)",
                _commands(BUILDING, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STOP,
                          STATUS, LOGS),
                metavar="DIR",
-               parse=_default_if_empty, forward=PATH, match=True)
+               parse=_default_if_empty, forward=PATH, match=True, settings=(GRADSHARD_CACHE,))
 JSON = Option(("--json",), "json", "machine-readable output",
               _commands(BUILD, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STATUS, CONFIG),
               action="store_true")
@@ -216,12 +232,14 @@ OPTIONS: tuple[Option, ...] = (
            metavar="PATH", nargs="*"),
     SPEC,
     Option(("--out",), "out", f"where to write the generated files (default: ./{DEFAULT_OUT})",
-           metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True),
+           metavar="DIR", default=DEFAULT_OUT, forward=PATH, match=True,
+           settings=(Setting(None, "out", PATH, "where the generated files go (--out)"),)),
     Option(("--tree",), "tree", "how the files are laid out under --out: flat (the default), "
            "or pytorch: as tools/setup_helpers/generate_code.py writes them under a checkout's "
            "root (torch/csrc/autograd/generated/, torch/testing/_internal/generated/)",
            metavar="LAYOUT", parse=_one_of(TREES), default="flat", group="drop-in",
-           forward=TEXT, match=True),
+           forward=TEXT, match=True,
+           settings=(Setting(None, "tree", TEXT, "flat or pytorch (--tree)"),)),
     Option(("--subset",), "subset", "write only what one of generate_code's generators writes: "
            "pybindings (gen_autograd_python), libtorch (gen_autograd) or python "
            "(gen_annotated_fn_args)", metavar="SUBSET", parse=_one_of(SUBSETS),
@@ -234,25 +252,32 @@ OPTIONS: tuple[Option, ...] = (
            "every operator)", _commands(BUILD), metavar="PATH", parse=_selective_build,
            group="drop-in"),
     Option(("--codegen-only",), "codegen_only", "generate the files without compiling them",
-           action="store_true", forward=FLAG, match=True),
+           action="store_true", forward=FLAG, match=True,
+           settings=(Setting(None, "codegen-only", BOOLEAN, "generate the files without "
+                             "compiling them (--codegen-only)"),)),
     Option(("--compile-dir",), "compile_dir", "where shards, objects, build.ninja and "
            "compile_commands.json go (default: OUT/compile)", metavar="DIR", group="compiling",
            parse=_default_if_empty, forward=PATH, match=True, compile_field="directory",
            to_compile=_optional_path),
-    Option(("--cxx",), "cxx", "the C++ compiler (default: $CXX, else g++; try's: "
-           "$GRADSHARD_TRY_CXX, else the first clang++ >= 14, else g++)",
+    # builds fall back to $CXX (the `cxx` key), try to its own choice ($GRADSHARD_TRY_CXX,
+    # the `try-cxx` key; service/live/compiler.py): a developer's CXX is not try's
+    Option(("--cxx",), "cxx", f"the C++ compiler (default: ${CXX.variable}, else {CXX.default}; "
+           f"try's: ${GRADSHARD_TRY_CXX.variable}, else the first clang++ >= 14, else g++)",
            _commands(BUILDING, TRY), metavar="CXX", group="compiling", forward=TEXT,
-           match=True, compile_field="cxx"),
-    Option(("--cxxflags",), "cxxflags", "extra compiler flags (default: $CXXFLAGS)",
+           match=True, compile_field="cxx",
+           settings=(CXX._replace(commands=BUILDING),
+                     GRADSHARD_TRY_CXX._replace(commands=frozenset({TRY})))),
+    Option(("--cxxflags",), "cxxflags", f"extra compiler flags (default: ${CXXFLAGS.variable})",
            metavar="FLAGS", group="compiling", forward=TEXT, match=True,
-           compile_field="flags", to_compile=_compiler_flags),
+           compile_field="flags", to_compile=_compiler_flags, settings=(CXXFLAGS,)),
     Option(("--include",), "include", "include directory (repeatable; default: the torch "
            "headers beside the spec, or the installed torch's)", metavar="DIR",
            action="append", default=[], group="compiling", forward=PATH, match=True,
-           compile_field="includes", to_compile=tuple),
+           compile_field="includes", to_compile=tuple,
+           settings=(Setting(None, "include", PATHS, "include directories (--include)"),)),
     Option(("--launcher",), "launcher", "run compiles through ccache, sccache, distcc or CMD "
-           "(default: $CXX_LAUNCHER)", metavar="CMD", group="compiling", forward=TEXT,
-           match=True, compile_field="launcher"),
+           f"(default: ${CXX_LAUNCHER.variable})", metavar="CMD", group="compiling",
+           forward=TEXT, match=True, compile_field="launcher", settings=(CXX_LAUNCHER,)),
     # The number of compiles at once changes no output: a daemon with another -j serves.
     # One default for `build` and `try` (until issue 34 `try` had 2): the processors the
     # process may run on (jobs_of: its CPU affinity, as ninja's default), the build's, won.
@@ -261,7 +286,9 @@ OPTIONS: tuple[Option, ...] = (
     # compiled with the build's -j) use the processors the build uses.
     Option(("-j", "--jobs"), "jobs", "parallel compiles (default: the processors it may run on)",
            _commands(BUILDING, TRY), metavar="N", parse=int, default=0, group="compiling",
-           forward=NUMBER, compile_field="jobs"),
+           forward=NUMBER, compile_field="jobs",
+           settings=(Setting(None, "jobs", WHOLE, "parallel compiles (-j)",
+                             shown=lambda: f"{jobs_of(0)} (the machine's cores)"),)),
     Option(("--units",), "units", "compile only the units whose names match (repeatable; "
            "shell patterns such as 'Functions_*' or 'python_functions_*')", metavar="PATTERN",
            action="append", default=[], group="compiling", forward=TEXT, match=True,
@@ -353,6 +380,15 @@ OPTIONS: tuple[Option, ...] = (
 def option_of(dest: str) -> Option:
     """The option that sets `dest` (one meaning, one record)."""
     return next(o for o in OPTIONS if o.dest == dest)
+
+
+def option_filled(setting: Setting) -> Option | None:
+    """The option a setting stands in for (None: one no flag gives, such as the cache's size
+    limit). Found by its variable and key: an option may carry a variable's record narrowed
+    to some of its commands (--cxx: $CXX for builds)."""
+    named = (setting.variable, setting.key)
+    return next((o for o in OPTIONS if named in {(s.variable, s.key) for s in o.settings}),
+                None)
 
 
 def options_of(command: str) -> tuple[Option, ...]:

@@ -5,7 +5,7 @@
             ─ compile    the compile cache's state: PCHs and stored objects found sound, the
                          hashes of files written or read (service/open_cache.py)
             ─ warnings   what the cache said on the way (damage found and set aside)
-            ─ settle     a long-lived process's housekeeping between builds (garbage)
+            ─ freeze_survivors  a long-lived process's housekeeping between builds (garbage)
             ─ close
 
 Shake's RunState has this shape: opened once, run many times. The CLI opens one per command;
@@ -28,7 +28,7 @@ __all__ = ["Session"]
 class Session(OpenCache):
     """The cache, opened once, and its housekeeping (the CLI and the daemon hold one)."""
 
-    def settle(self) -> None:
+    def freeze_survivors(self) -> None:
         """Housekeeping of a long-lived process between builds (the daemon, once a build's
         result is published): collect garbage now and freeze what survives (gc.freeze), so
         that the collector's full passes during the next build walk that build's objects only,

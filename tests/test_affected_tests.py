@@ -1,6 +1,6 @@
 """`gradshard affected --tests`: PyTorch's gradient tests whose samples reach the nodes and
 kernels an edit changes, found through the index of what every OpInfo's gradient samples
-reach (service/live/observed_tests.py), as pytest ids that torch's own
+reach (service/gradient_tests/), as pytest ids that torch's own
 instantiate_device_type_tests produces, and a file of them pytest reads as its arguments.
 
 The fast tests index a few OpInfos (SMALL) or drive the index's supervisor with a stand-in
@@ -24,13 +24,14 @@ from gradshard.cache.errors import EnvironmentFailure
 from gradshard.cache.store.database import blob_hash
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.live import observed_tests
-from gradshard.service.live.gradient_tests import (BACKWARD_FILE, FORWARD_FILE, gradient_tests,
-                                                   opinfo_test_ids, write_tests_file)
-from gradshard.service.live.gradient_tests import tests_text as text_of
-from gradshard.service.live.observed_tests import (INDEX_DIRECTORY, PHASES, build_index,
-                                                   gradient_index, index_path, read_index,
-                                                   torch_identity)
+from gradshard.service.gradient_tests import index as observed_tests
+from gradshard.service.gradient_tests.index import (INDEX_DIRECTORY, gradient_index, index_path,
+                                                    read_index, torch_identity)
+from gradshard.service.gradient_tests.pool import build_index
+from gradshard.service.gradient_tests.query import (BACKWARD_FILE, FORWARD_FILE, gradient_tests,
+                                                    opinfo_test_ids, write_tests_file)
+from gradshard.service.gradient_tests.query import tests_text as text_of
+from gradshard.service.gradient_tests.reach import PHASES
 from gradshard.service.query.affected import OpChange, affected
 from gradshard.service.session import Session
 

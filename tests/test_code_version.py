@@ -97,9 +97,9 @@ def test_hashed_code_reaches_nothing_outside_the_hashed_packages():
 
 
 def test_every_module_that_defines_a_task_or_group_is_hashed():
-    """Every Task(...) and Group(...) definition lives in a hashed package."""
+    """Every task_of(...) and group_of(...) definition lives in a hashed package."""
     defining = [path.relative_to(ROOT).as_posix() for path in (ROOT / "cache").rglob("*.py")
-                if "= Task(" in path.read_text() or "= Group(" in path.read_text()]
+                if "= task_of(" in path.read_text() or "= group_of(" in path.read_text()]
     assert len(defining) > 3, "no module defines a task?"
     unhashed = [p for p in defining
                 if not is_hashed(PACKAGE + "." + p.removesuffix(".py").replace("/", "."))]

@@ -221,19 +221,31 @@ def wait_idle(cli, timeout: float = 120) -> dict:
 
 
 def test_a_setting_fills_its_option_as_the_option_reads_it():
-    """A key that fills an option names it by dest (the option is declared once, in
-    service/options.py) and has the option's kind of value: a flag's is true or false, a
-    repeatable path option's a list of paths, a count's a whole number; it fills it only in
-    commands that take it."""
-    from gradshard.service.config.settings import BOOLEAN, PATHS, SETTINGS, WHOLE
-    from gradshard.service.options import option_of
+    """A key that fills an option is carried by the option's record (service/options.py:
+    Option.settings: the option and its key declared once) and has the option's kind of
+    value: a flag's is true or false, a repeatable path option's a list of paths, a count's a
+    whole number; it fills it only in commands that take it. Every key has its place in
+    `gradshard config`'s order; every variable is one record of the environment's table, and
+    the names cache/ says in its messages (it cannot import the table) are the table's."""
+    from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
+    from gradshard.cache.store.verdicts import STATE_VARIABLE
+    from gradshard.service.config.files import KEYS, ORDER
+    from gradshard.service.defaults import (BOOLEAN, ENVIRONMENT, GRADSHARD_CACHE_MAX,
+                                            GRADSHARD_STATE, PATHS, WHOLE)
+    from gradshard.service.options import OPTIONS
 
-    for setting in (s for s in SETTINGS if s.dest):
-        option = option_of(setting.dest)
-        assert (setting.kind == BOOLEAN) == (option.action == "store_true"), setting.key
-        assert (setting.kind == PATHS) <= (option.action == "append"), setting.key
-        assert (setting.kind == WHOLE) == (option.parse is int), setting.key
-        assert setting.commands is None or setting.commands <= option.commands, setting.key
+    for option in OPTIONS:
+        for setting in option.settings:
+            assert (setting.kind == BOOLEAN) == (option.action == "store_true"), setting.key
+            assert (setting.kind == PATHS) <= (option.action == "append"), setting.key
+            assert (setting.kind == WHOLE) == (option.parse is int), setting.key
+            assert setting.commands is None or setting.commands <= option.commands, setting.key
+    assert [s.key for s in KEYS] == list(ORDER)
+    variables = [s.variable for s in ENVIRONMENT]
+    assert len(set(variables)) == len(variables)
+    assert {s.variable for o in OPTIONS for s in o.settings if s.variable} <= set(variables)
+    assert CACHE_MAX_VARIABLE == GRADSHARD_CACHE_MAX.variable
+    assert STATE_VARIABLE == GRADSHARD_STATE.variable
 
 
 def test_a_spec_reached_through_a_link_keeps_the_link(project, capsys):

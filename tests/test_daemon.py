@@ -299,7 +299,8 @@ def test_a_change_without_events_is_found(tmp_path):
 
     from gradshard.service.compile.driver import CompileOptions
     from gradshard.service.daemon.runtime import DaemonPaths
-    from gradshard.service.daemon.server import Daemon, DaemonConfig, _identity, spec_signature
+    from gradshard.service.daemon.server import Daemon, DaemonConfig
+    from gradshard.service.daemon.watcher import identity_of, spec_signature
     from gradshard.service.files.spec_location import locate_spec
 
     spec = tmp_path / "spec"
@@ -312,7 +313,7 @@ def test_a_change_without_events_is_found(tmp_path):
     deaf.start()
     try:
         daemon._observer = deaf
-        daemon._watched = {spec: _identity(spec)}
+        daemon._watched = {spec: identity_of(spec)}
         daemon._signature = spec_signature(location)
         daemon._check_watches()
         assert not daemon.changes.paths  # nothing changed: no rescan

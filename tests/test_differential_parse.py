@@ -72,7 +72,7 @@ def test_native_side_alone_equals_the_full_parse(packaged_spec):
     build gives them, and never look at derivatives.yaml."""
     run = run_graph(packaged_spec)
     engine = run.result.engine
-    full = engine.records([engine.ref(run.result.index.python, Outputs)])[0]
+    full = engine.record(engine.ref(run.result.index.python, Outputs))
     inputs = run.decoded.inputs
     broken = dataclasses.replace(inputs, texts=dataclasses.replace(
         inputs.texts, derivatives="- name: [unclosed\n"))

@@ -80,7 +80,7 @@ def build_parity(store: Store, text: str, build_id: int = 1) -> tuple[int, Engin
     engine = Engine(store, "v1", build_id=build_id)
     count = engine.run(COUNT, [engine.text(text)], "words")
     result = engine.run(PARITY, [count], "parity")
-    value = engine.records([result])[0].value
+    value = engine.record(result).value
     engine.finish()
     return value, engine
 
@@ -140,21 +140,21 @@ def test_equal_bytes_of_two_kinds_are_two_blobs(store):
     again = Engine(reopen(store), "v1")
     words = again.run(SPLIT, [again.text("")], "split")
     assert again.items(words) == ()
-    assert again.records([again.ref(empty_text.hash, Text)])[0] == Text("")
+    assert again.record(again.ref(empty_text.hash, Text)) == Text("")
     assert not store.warnings
 
 
 def test_group_hit_skips_its_inner_tasks(store):
     engine = Engine(store, "v1")
     texts = engine.collection([engine.text("a b"), engine.text("c")], Text)
-    index = engine.records([engine.group(SUMMED, [texts], "all")])[0]
-    assert engine.records([engine.ref(index.total, Number)])[0].value == 3
+    index = engine.record(engine.group(SUMMED, [texts], "all"))
+    assert engine.record(engine.ref(index.total, Number)).value == 3
     engine.finish()
     CALLS.clear()
     again = Engine(reopen(store), "v1")
     texts = again.collection([again.text("a b"), again.text("c")], Text)
-    index = again.records([again.group(SUMMED, [texts], "all")])[0]
-    assert again.records([again.ref(index.total, Number)])[0].value == 3
+    index = again.record(again.group(SUMMED, [texts], "all"))
+    assert again.record(again.ref(index.total, Number)).value == 3
     assert CALLS == [] and sum(again.stats.reused.values()) == 1
 
 
@@ -178,7 +178,7 @@ def test_damaged_blob_is_detected_and_recomputed(store):
     CALLS.clear()
     engine = Engine(store, "v1", build_id=2)
     count = engine.run(COUNT, [engine.text("a b c")], "words")
-    assert engine.records([count])[0].value == 3  # not the planted 0
+    assert engine.record(count).value == 3  # not the planted 0
     assert "count" in CALLS and any("damaged" in w for w in store.warnings)
     assert engine.stats.recovered == 1
 
@@ -194,18 +194,18 @@ def test_damaged_task_row_is_a_miss(store):
 def test_missing_value_behind_a_group_index_restarts(store):
     engine = Engine(store, "v1")
     texts = engine.collection([engine.text("a b"), engine.text("c")], Text)
-    index = engine.records([engine.group(SUMMED, [texts], "all")])[0]
+    index = engine.record(engine.group(SUMMED, [texts], "all"))
     engine.finish()
     store.connection.execute("DELETE FROM blobs WHERE hash = ?", (index.total,))
     again = Engine(store, "v1")
     texts = again.collection([again.text("a b"), again.text("c")], Text)
-    index = again.records([again.group(SUMMED, [texts], "all")])[0]
+    index = again.record(again.group(SUMMED, [texts], "all"))
     with pytest.raises(StaleCache):
         again.records([again.ref(index.total, Number)])
     forced = Engine(store, "v1", force_groups=True)
     texts = forced.collection([forced.text("a b"), forced.text("c")], Text)
-    index = forced.records([forced.group(SUMMED, [texts], "all")])[0]
-    assert forced.records([forced.ref(index.total, Number)])[0].value == 3
+    index = forced.record(forced.group(SUMMED, [texts], "all"))
+    assert forced.record(forced.ref(index.total, Number)).value == 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,12 +225,12 @@ def test_an_item_of_a_fanned_out_list_named_by_an_index_is_recovered(store):
     name their kernels): a damaged item is recomputed through its task once the group is
     entered again, not a stale cache for ever."""
     engine = Engine(store, "v1")
-    index = engine.records([engine.group(WORDS, [engine.text("p q r")], "words")])[0]
+    index = engine.record(engine.group(WORDS, [engine.text("p q r")], "words"))
     engine.finish()
     store.connection.execute("UPDATE blobs SET data = CAST('{\"text\":\"zz\"}' AS BLOB) "
                              "WHERE hash = ?", (index.words[1],))
     forced = Engine(reopen(store), "v1", force_groups=True)
-    index = forced.records([forced.group(WORDS, [forced.text("p q r")], "words")])[0]
+    index = forced.record(forced.group(WORDS, [forced.text("p q r")], "words"))
     CALLS.clear()
     words = forced.records([forced.ref(h, Text) for h in index.words])
     assert [w.text for w in words] == ["p", "q", "r"] and CALLS == ["split"]
@@ -241,7 +241,7 @@ def test_without_a_store_everything_runs():
     CALLS.clear()
     engine = Engine(None, "v1")
     count = engine.run(COUNT, [engine.text("a b")], "words")
-    assert engine.records([count])[0].value == 2 and CALLS == ["count"]
+    assert engine.record(count).value == 2 and CALLS == ["count"]
 
 
 def test_garbage_database_is_set_aside(tmp_path):
@@ -295,7 +295,7 @@ def test_a_stored_record_of_the_wrong_shape_is_recomputed(tmp_path):
     store.close()
     store = Store.open(tmp_path, warnings.append)
     again = Engine(store, "v1")
-    record = again.records([again.run(NUMBERS, [again.text("ab cde")], "t")])[0]
+    record = again.record(again.run(NUMBERS, [again.text("ab cde")], "t"))
     assert record == Numbers((Number(2), Number(3)))
     assert any("does not decode" in w for w in warnings), warnings
     store.close()

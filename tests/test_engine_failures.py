@@ -66,7 +66,7 @@ KEEP_GOING = Group("toy.keep_going", "parse", keep_going, Index, ("texts",))
 def run(store: Store | None, words: list[str]) -> tuple[Engine, Index]:
     engine = Engine(store, "v1")
     texts = engine.collection([engine.text(w) for w in words], Text)
-    index = engine.records([engine.group(KEEP_GOING, [texts], "all")])[0]
+    index = engine.record(engine.group(KEEP_GOING, [texts], "all"))
     engine.finish()
     return engine, index
 
@@ -82,7 +82,7 @@ def test_a_rule_violation_is_the_task_output_blamed_on_its_entry(tmp_path):
     assert [(p.file, p.entry, p.rule, p.line_in_entry) for p in problems] == [
         (SpecFile.DERIVATIVES, "item 1", "toy.not-a-number", 1),
         (SpecFile.DERIVATIVES, "item 3", "toy.not-a-number", 1)]
-    assert engine.records([engine.ref(index.total, Number)])[0] == Number(6)
+    assert engine.record(engine.ref(index.total, Number)) == Number(6)
     store.close()
 
 

@@ -84,7 +84,7 @@ def texts(engine: Engine, words: list[str]) -> Value:
 
 
 def results(engine: Engine, index: Value) -> list[Where]:
-    listing = engine.ref_collection(engine.records([index])[0].parts, Where)
+    listing = engine.ref_collection(engine.record(index).parts, Where)
     return engine.records(list(engine.items(listing)))
 
 
@@ -219,8 +219,8 @@ def begin_and_join(engine: Engine, texts: Value) -> Index:
     begun = engine.begin(SECOND, [texts], "second")
     mine = engine.run(COUNT, [engine.text("counted meanwhile")], "mine")
     theirs = begun.join()
-    assert engine.records([mine])[0].pid == PARENT
-    return Index(engine.records([theirs])[0].parts)
+    assert engine.record(mine).pid == PARENT
+    return Index(engine.record(theirs).parts)
 
 
 def test_a_group_begun_and_joined_inside_a_group(store):
@@ -279,7 +279,7 @@ def begin_two_then_inner(engine: Engine, first: Value, second: Value, words: Val
     assert waiting.child is None and waiting.waiting  # none was: it waits
     inner = engine.group(INNER, [words], "inner")  # forks the waiting one in its own scope
     assert waiting.child is not None
-    parts = [engine.records([v])[0].parts for v in (running.join(), waiting.join(), inner)]
+    parts = [engine.record(v).parts for v in (running.join(), waiting.join(), inner)]
     return Index(" ".join(parts))
 
 
@@ -295,7 +295,7 @@ def test_a_begun_group_waits_for_a_free_processor_and_forks_at_the_next_batch(st
                                  texts(engine, ["d e f"])], "outer")
     # the waiting group was forked from inside the inner group, a scope not its own
     assert len(FORK_SCOPES) == 2 and FORK_SCOPES[1] > FORK_SCOPES[0]
-    listings = engine.records([value])[0].parts.split()
+    listings = engine.record(value).parts.split()
     second, third, inner = (engine.records(list(engine.items(engine.ref_collection(h, Where))))
                             for h in listings)
     engine.finish()
@@ -316,7 +316,7 @@ def begin_two_join_the_waiting_one(engine: Engine, first: Value, second: Value) 
     assert waiting.child is None
     mine = waiting.join()  # no batch in between: no processor was looked for
     theirs = running.join()
-    return Index(" ".join(engine.records([v])[0].parts for v in (theirs, mine)))
+    return Index(" ".join(engine.record(v).parts for v in (theirs, mine)))
 
 
 def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
@@ -325,7 +325,7 @@ def test_a_begun_group_no_processor_freed_up_for_runs_at_its_join(store):
                   ("first", "second"))
     value = engine.group(outer, [texts(engine, ["a"]), texts(engine, ["b c"])], "outer")
     second, third = (engine.records(list(engine.items(engine.ref_collection(h, Where))))
-                     for h in engine.records([value])[0].parts.split())
+                     for h in engine.record(value).parts.split())
     engine.finish()
     assert second[0].pid != PARENT and second[0].words == 1
     assert third[0].pid == PARENT and third[0].words == 2
@@ -422,7 +422,7 @@ def test_a_failure_computed_in_the_child_is_the_parents_failure(store):
     assert [k for k, v in enumerate(values) if v.failed] == [MANY - 2]
     [problem] = engine.problems([values[MANY - 2]])
     assert problem.rule == "toy.refused" and problem.entry == f"w{MANY - 2}"
-    assert engine.records([values[-1]])[0].pid != PARENT
+    assert engine.record(values[-1]).pid != PARENT
 
 
 def test_a_map_forks_once_the_group_child_running_beside_it_is_done(store):

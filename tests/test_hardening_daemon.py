@@ -216,7 +216,7 @@ def test_an_oversized_request_line_is_refused_unread(daemon):
 
 
 def test_a_connection_that_never_finishes_its_line_is_closed(daemon):
-    from gradshard.service.daemon.server import REQUEST_TIMEOUT
+    from gradshard.service.daemon.protocol import REQUEST_TIMEOUT
 
     status = daemon.status()
     with connect(status["socket"], timeout=REQUEST_TIMEOUT + 10) as silent:
@@ -320,10 +320,10 @@ def _escape() -> dict:
 def test_a_failed_request_future_is_always_resolved():
     from concurrent.futures import Future
 
-    from gradshard.service.daemon.server import _resolve
+    from gradshard.service.daemon.protocol import resolve
 
     answer: Future = Future()
-    _resolve(answer, _escape)
+    resolve(answer, _escape)
     assert answer.done() and isinstance(answer.exception(), Escaping)
 
 
@@ -334,7 +334,8 @@ def test_a_request_whose_work_escapes_is_answered_with_an_error(tmp_path):
 
     from gradshard.service.compile.driver import CompileOptions
     from gradshard.service.daemon.runtime import DaemonPaths
-    from gradshard.service.daemon.server import Daemon, DaemonConfig, RequestHandler
+    from gradshard.service.daemon.protocol import RequestHandler
+    from gradshard.service.daemon.server import Daemon, DaemonConfig
     from gradshard.service.files.spec_location import locate_spec
 
     paths = DaemonPaths("k", tmp_path / "k.sock", tmp_path / "k.lock", tmp_path / "k.log")

@@ -132,11 +132,12 @@ def test_sync_outputs_never_acts_on_a_name_outside_its_directory(tmp_path):
     (out / "sub").symlink_to(elsewhere)  # a name through a symlinked directory leads out too
     text = "x\n"
     files = {"a.h": blob_hash("text", text.encode())}
-    report = sync_outputs(out, files, lambda names: {n: text for n in names},
-                          previous=["sub/kept.txt", "../elsewhere/kept.txt"])
+    sync = sync_outputs(out, files)
+    report = sync.write({n: text for n in sync.stale},
+                        previous=["sub/kept.txt", "../elsewhere/kept.txt"])
     assert (elsewhere / "kept.txt").exists() and report.removed == []
     with pytest.raises(UnsafeOutputName):
-        sync_outputs(out, {"../escaped.h": files["a.h"]}, lambda names: {n: text for n in names})
+        sync_outputs(out, {"../escaped.h": files["a.h"]})
     assert not (tmp_path / "escaped.h").exists()
 
 

@@ -39,11 +39,9 @@ def synced(out, texts: dict[str, str], known, loaded: list[str]):
     """sync_outputs of these texts, noting which names it had to load (write)."""
     files = {name: blob_hash("text", text.encode()) for name, text in texts.items()}
 
-    def load(names):
-        loaded.extend(names)
-        return {n: texts[n] for n in names}
-
-    return sync_outputs(out, files, load, previous=list(files), known=known)
+    sync = sync_outputs(out, files, known=known)
+    loaded.extend(sync.stale)
+    return sync.write({n: texts[n] for n in sync.stale}, previous=list(files))
 
 
 def test_known_hashes_spare_reading_files_the_session_wrote(tmp_path, monkeypatch):

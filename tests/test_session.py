@@ -233,19 +233,19 @@ class _Cycle:
         self.me = self
 
 
-def test_settle_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path):
+def test_freeze_survivors_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path):
     """The daemon's housekeeping between builds: survivors are frozen (a full collection
     pass skips them), and a frozen cycle dropped later is reclaimed by the next settle."""
     session = Session(tmp_path / "cache")
     cycle = _Cycle()
     dropped = weakref.ref(cycle)
     try:
-        session.settle()
+        session.freeze_survivors()
         assert gc.get_freeze_count() > 0
         del cycle
         gc.collect()
         assert dropped() is not None  # frozen: a full pass does not walk it
-        session.settle()
+        session.freeze_survivors()
         assert dropped() is None
     finally:
         gc.unfreeze()

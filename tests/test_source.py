@@ -117,7 +117,7 @@ def nested_entry(depth: int, closers_in: str) -> str:
 
 @pytest.mark.parametrize("closers_in", ["double", "single", "comment"])
 def test_nesting_hidden_behind_quoted_closers_is_found(closers_in):
-    from gradshard.pipeline.parse.source import MAX_NESTING, check_nesting
+    from gradshard.pipeline.parse.yaml_guards import MAX_NESTING, check_nesting
     check_nesting(nested_entry(MAX_NESTING - 2, closers_in))  # the list, the mapping, 98 flows
     with pytest.raises(RuleViolation) as caught:
         check_nesting(nested_entry(MAX_NESTING - 1, closers_in))
@@ -125,7 +125,7 @@ def test_nesting_hidden_behind_quoted_closers_is_found(closers_in):
 
 
 def test_block_nesting_and_block_scalars():
-    from gradshard.pipeline.parse.source import check_nesting
+    from gradshard.pipeline.parse.yaml_guards import check_nesting
     text = "".join("  " * (i + 2) + "k: [[[ {{{ - ? :\n" for i in range(150))
     check_nesting("- a: |\n" + text)  # all of it is the block scalar's text
     with pytest.raises(RuleViolation) as caught:
@@ -138,7 +138,7 @@ def test_nesting_scan_agrees_with_libyaml_on_the_real_spec(packaged_spec):
     """Every real entry is far below the limit, and the scan measures what libyaml builds."""
     import yaml
 
-    from gradshard.pipeline.parse.source import _NestingScan
+    from gradshard.pipeline.parse.yaml_guards import _NestingScan
     from gradshard.pipeline.problems import YAML_FILES
     from gradshard.service.files.spec_location import SpecLocation
     location = SpecLocation(packaged_spec, "packaged")

@@ -1,4 +1,4 @@
-"""Locating a failing sample's error (service/live/worker.py: largest_error): the Jacobians
+"""Locating a failing sample's error (service/live/checks.py: largest_error): the Jacobians
 computed at once under vmap, or element by element when the function cannot run batched,
 give the same largest difference at the same place. Plain torch, no patch: the formulas
 made wrong here are autograd Functions'."""
@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gradshard.service.live import worker  # noqa: E402  (after the skip: it needs torch)
+from gradshard.service.live import checks as worker  # noqa: E402  (after the skip: it needs torch)
 from gradshard.service.live.command import op_lines  # noqa: E402
 
 

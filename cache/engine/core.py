@@ -210,6 +210,10 @@ class Engine:
         self._load(values)
         return [v.record for v in values]
 
+    def record(self, value: Value) -> Any:
+        """The record of one single value (loading it if it is not in memory)."""
+        return self.records([value])[0]
+
     def items(self, value: Value) -> tuple[Value, ...]:
         """The item values of a collection (reading a fanned-out list if needed)."""
         return self.items_of([value])[0]

@@ -3,6 +3,8 @@ runs tasks), and the key of one run, known before anything runs."""
 
 from __future__ import annotations
 
+import inspect
+import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -11,7 +13,7 @@ import xxhash
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Record
 
-__all__ = ["Group", "Task", "task_key"]
+__all__ = ["Group", "Task", "group_of", "task_key", "task_of"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,50 @@ class Group:
     output: type
     inputs: tuple[str, ...]
 
+    def bind(self, **values: Any) -> list[Any]:
+        """The input values in the body's order, given by its parameters' names: a caller
+        names what it passes, and a name too many or missing is an error here, not a value
+        in the wrong place."""
+        names = [i.replace(" ", "_") for i in self.inputs]
+        if set(values) != set(names):
+            raise TypeError(f"{self.name}: inputs {sorted(values)}, expected {names}")
+        return [values[n] for n in names]
+
 
 def task_key(name: str, version: str, inputs: Sequence[str]) -> str:
     """xxh3-128 over the job's name, the code version and its inputs' content hashes."""
     return xxhash.xxh3_128_hexdigest("\x00".join((name, version, *inputs)).encode())
+
+
+def task_of(name: str, stage: str, compute: Callable[..., Any], *, blames: SpecFile | None = None,
+         forks: bool = False) -> Task:
+    """The task running `compute`, declared by its signature (as Salsa's tracked functions
+    are): its inputs are the parameters, named as written ("view_order" reads "view order" in
+    "why it ran"); its output the return annotation, of each item when that is
+    `tuple[X, ...]` (the task fans out)."""
+    output, fan_out = _output_of(compute)
+    return Task(name, stage, compute, output, _input_names(compute), fan_out, blames, forks)
+
+
+def group_of(name: str, stage: str, body: Callable[..., Record]) -> Group:
+    """The group whose body is `body(engine, *inputs)`, declared by its signature as
+    `task_of` declares a task (the engine parameter is not an input)."""
+    output, fan_out = _output_of(body)
+    if fan_out:
+        raise TypeError(f"{name}: a group returns one index record, not {output}")
+    return Group(name, stage, body, output, _input_names(body)[1:])
+
+
+def _input_names(function: Callable[..., Any]) -> tuple[str, ...]:
+    return tuple(p.replace("_", " ") for p in inspect.signature(function).parameters)
+
+
+def _output_of(function: Callable[..., Any]) -> tuple[type, bool]:
+    """The return annotation, and whether it is a tuple of items (`tuple[X, ...]`)."""
+    returned = function.__annotations__["return"]
+    if isinstance(returned, str):  # postponed (PEP 563): read in the function's module
+        returned = eval(returned, function.__globals__)  # noqa: S307 (our own source text)
+    arguments = typing.get_args(returned)
+    if typing.get_origin(returned) is tuple and len(arguments) == 2 and arguments[1] is ...:
+        return arguments[0], True
+    return returned, False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradshard.cache.engine.jobs import Task
+from gradshard.cache.engine.jobs import task_of
 from gradshard.cache.graph.tasks import Passed, single_template
 from gradshard.pipeline.parse.deprecated import DeprecatedSignature
 from gradshard.pipeline.parse.native import NativeFunction
@@ -12,8 +12,7 @@ from gradshard.pipeline.parse.tags import TagNames
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import Release
-from gradshard.pipeline.render.python.bindings import Binding
-from gradshard.pipeline.render.python.files import (BindingKey, BindingPlan, RenderedBinding,
+from gradshard.pipeline.render.python.files import (RenderedBinding,
                                                     StructseqTypes, bind, binding_file,
                                                     binding_key, binding_plan, check_deprecated,
                                                     enum_tag_file, render_binding,
@@ -30,8 +29,8 @@ def parse_deprecated(entry: Text, release: Release) -> DeprecatedSignature:
     return parse_deprecated_entry(Entry(SpecFile.DEPRECATED, 1, entry.text), release)
 
 
-PARSE_DEPRECATED = Task("parse.deprecated", "parse", parse_deprecated, DeprecatedSignature,
-                        ("entry", "release"), blames=SpecFile.DEPRECATED)
+PARSE_DEPRECATED = task_of("parse.deprecated", "parse", parse_deprecated,
+                           blames=SpecFile.DEPRECATED)
 
 
 def fits_a_function(signature: DeprecatedSignature, functions: tuple[NativeFunction, ...]
@@ -69,24 +68,15 @@ def assemble_enum_tag(tags: TagNames, templates: TemplateSet, template: Text,
                               single_template("python_enum_tag.cpp", template), layout.text))
 
 
-BINDING_KEY = Task("bindings.key", "bindings", binding_key, BindingKey, ("function",))
-BINDING_PLAN = Task("bindings.plan", "bindings", binding_plan, BindingPlan,
-                    ("keys", "deprecated"))
-CHECK_DEPRECATED = Task("bindings.deprecated_check", "bindings", fits_a_function, Passed,
-                        ("deprecated", "functions"))
-BIND = Task("bindings.bind", "bindings", bind, Binding,
-            ("target", "functions", "deprecated", "release"))
-RENDER_BINDING = Task("bindings.render", "bindings", render_binding, RenderedBinding,
-                      ("binding", "templates"))
-RETURN_TYPES = Task("bindings.return_types", "bindings", structseq_types, StructseqTypes,
-                    ("functions",), blames=SpecFile.NATIVE_FUNCTIONS)
-BINDING_FILE = Task("assemble.binding_file", "assemble", assemble_binding_file, Text,
-                    ("bindings", "template", "layout", "file"))
-TORCH_FILE = Task("assemble.torch_functions", "assemble", assemble_torch_file, Text,
-                  ("bindings", "template", "layout", "shard"))
-RETURN_TYPES_FILE = Task("assemble.return_types", "assemble", assemble_return_types, Text,
-                         ("types", "templates", "template", "layout"))
-RETURN_TYPES_HEADER = Task("assemble.return_types_h", "assemble", assemble_return_types_header,
-                           Text, ("types", "templates", "template", "layout"))
-ENUM_TAG_FILE = Task("assemble.enum_tag", "assemble", assemble_enum_tag, Text,
-                     ("tags", "templates", "template", "layout"))
+BINDING_KEY = task_of("bindings.key", "bindings", binding_key)
+BINDING_PLAN = task_of("bindings.plan", "bindings", binding_plan)
+CHECK_DEPRECATED = task_of("bindings.deprecated_check", "bindings", fits_a_function)
+BIND = task_of("bindings.bind", "bindings", bind)
+RENDER_BINDING = task_of("bindings.render", "bindings", render_binding)
+RETURN_TYPES = task_of("bindings.return_types", "bindings", structseq_types,
+                       blames=SpecFile.NATIVE_FUNCTIONS)
+BINDING_FILE = task_of("assemble.binding_file", "assemble", assemble_binding_file)
+TORCH_FILE = task_of("assemble.torch_functions", "assemble", assemble_torch_file)
+RETURN_TYPES_FILE = task_of("assemble.return_types", "assemble", assemble_return_types)
+RETURN_TYPES_HEADER = task_of("assemble.return_types_h", "assemble", assemble_return_types_header)
+ENUM_TAG_FILE = task_of("assemble.enum_tag", "assemble", assemble_enum_tag)

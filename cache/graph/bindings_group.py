@@ -4,7 +4,7 @@ file → rendered → files (gen_python_functions.py: gen)."""
 from __future__ import annotations
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.jobs import group_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph import binding_tasks as t
 from gradshard.cache.graph.group_records import (BIND, PARSE, RENDER, FailureLog, Outputs,
@@ -31,16 +31,16 @@ def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: 
         return Outputs((), (), failures=split_failed(engine, error.problems))
     log = FailureLog(engine)
     items = engine.items(functions)
-    function_names = engine.records([names])[0].names
+    function_names = engine.record(names).names
     signature_values = engine.map(t.PARSE_DEPRECATED, [((e.value, release), e.label)
                                                        for e in entries])
     log.place(PARSE, signature_values, entries)
     good = parsed(signature_values, entries)
     signatures = [v for v, _ in good]
     keys = engine.map(t.BINDING_KEY, [((f,), n) for f, n in zip(items, function_names)])
-    plan: BindingPlan = engine.records([engine.run(t.BINDING_PLAN, [
+    plan: BindingPlan = engine.record(engine.run(t.BINDING_PLAN, [
         engine.collection(keys, BindingKey), engine.collection(signatures, DeprecatedSignature)],
-        "bindings")])[0]
+        "bindings"))
     log.close(PARSE)
     engine.map(t.CHECK_DEPRECATED, [
         ((signatures[k], engine.collection(pick(items, calls), NativeFunction)), good[k][1].label)
@@ -53,7 +53,7 @@ def python_bindings(engine: Engine, functions: Value, names: Value, deprecated: 
     log.close(BIND, one_per_fault)
     rendered = engine.map(t.RENDER_BINDING, [((b, templates), p.target.python_name)
                                              for b, p in zip(made, plan.bindings)])
-    sources = engine.records([spec_templates])[0]
+    sources = engine.record(spec_templates)
     files = _binding_files(engine, plan, rendered, sources, layout)
     files.update(_return_type_files(engine, types, tag_names, templates, sources, layout))
     log.close(RENDER)
@@ -109,6 +109,4 @@ def _return_type_files(engine: Engine, types: Value, tag_names: Value, templates
     return files
 
 
-PYTHON_BINDINGS = Group("group.python_bindings", "bindings", python_bindings, Outputs,
-                        ("functions", "names", "deprecated.yaml", "tags", "templates",
-                         "spec templates", "layout", "release"))
+PYTHON_BINDINGS = group_of("group.python_bindings", "bindings", python_bindings)

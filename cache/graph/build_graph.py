@@ -34,7 +34,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group
+from gradshard.cache.engine.jobs import Group, group_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph import tasks as t
 from gradshard.cache.graph.bindings_group import PYTHON_BINDINGS
@@ -81,7 +81,7 @@ def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
               engine.text(inputs.layout), engine.literal(inputs.release),
               engine.literal(inputs.formulas)]
     index = engine.group(BUILD, values, "build")
-    record = engine.records([index])[0]
+    record = engine.record(index)
     if record.failures:
         raise SpecError(engine.problems([engine.ref(record.failures, Failure)]))
     return index.hash, record
@@ -101,30 +101,31 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
         return _rejected(engine, texts, [native], native)
     # the bindings and the native codegen read nothing of the autograd side: they may run
     # meanwhile, in a child
-    native_files = engine.begin(NATIVE_OUTPUTS, [
-        *_binding_inputs(engine, native, deprecated, templates, spec_templates, layout, release),
-        engine.ref_collection(native.summaries, FunctionSummary)], "native outputs")
+    native_files = engine.begin(NATIVE_OUTPUTS, NATIVE_OUTPUTS.bind(
+        **_binding_inputs(engine, native, deprecated, templates, spec_templates, layout, release),
+        summaries=engine.ref_collection(native.summaries, FunctionSummary)), "native outputs")
     autograd_value, autograd = _indexed(engine, AUTOGRAD_SIDE,
                                         _autograd_inputs(engine, native, derivatives, formulas),
                                         "autograd side")
     autograd_out = kernels_out = views_out = None
     if not _failed_at(autograd, SPLIT):
-        kernel_inputs = _kernel_inputs(engine, native, autograd, templates, spec_templates,
-                                       layout, release)
+        kernel = _kernel_inputs(engine, native, autograd, templates, spec_templates, layout,
+                                release)
         # the view group reads neither the autograd files nor VariableType: begun first, it
         # runs in a child once one of the two processors frees up
         view_files = engine.begin(VIEW_CODEGEN, view_codegen_inputs(
-            engine, [*kernel_inputs[:2],
-                     engine.ref_collection(autograd.view_matches, FunctionMatch),
-                     kernel_inputs[3]],
-            templates, engine.records([spec_templates])[0], layout, release), "view codegen")
-        autograd_files = engine.begin(AUTOGRAD_FILES, [
-            *_infos(engine, autograd), templates, spec_templates, layout, release],
-            "autograd files")
-        kernels_out = _indexed(engine, VARIABLE_TYPE, kernel_inputs, "variable type")[1]
-        autograd_out = engine.records([autograd_files.join()])[0]
-        views_out = engine.records([view_files.join()])[0]
-    outputs = engine.records([native_files.join()])[0]
+            engine, kernel["functions"], kernel["plan"],
+            engine.ref_collection(autograd.view_matches, FunctionMatch), kernel["matched"],
+            templates, engine.record(spec_templates), layout, release), "view codegen")
+        autograd_files = engine.begin(AUTOGRAD_FILES, AUTOGRAD_FILES.bind(
+            loaded=engine.ref_collection(autograd.loaded, EntryInfos),
+            foreach=engine.ref_collection(autograd.foreach, EntryInfos), templates=templates,
+            spec_templates=spec_templates, layout=layout, release=release), "autograd files")
+        kernels_out = _indexed(engine, VARIABLE_TYPE, VARIABLE_TYPE.bind(**kernel),
+                               "variable type")[1]
+        autograd_out = engine.record(autograd_files.join())
+        views_out = engine.record(view_files.join())
+    outputs = engine.record(native_files.join())
     python_value = engine.ref(outputs.bindings, Outputs)
     python_out, native_out = engine.records([python_value, engine.ref(outputs.codegen, Outputs)])
     indexes = [i for i in (native, autograd, autograd_out, kernels_out, views_out, python_out,
@@ -145,7 +146,7 @@ def _indexed(engine: Engine, group: Group, inputs: list[Value], ident: str
              ) -> tuple[Value, Any]:
     """A group's value and its index record."""
     value = engine.group(group, inputs, ident)
-    return value, engine.records([value])[0]
+    return value, engine.record(value)
 
 
 def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value,
@@ -159,31 +160,30 @@ def _autograd_inputs(engine: Engine, native: NativeSide, derivatives: Value,
             engine.run(t.FORMULA_NAMES, [formulas, names], "formula names")]
 
 
-def _infos(engine: Engine, autograd: AutogradSide) -> list[Value]:
-    """The infos as loaded and the foreach ones (the autograd files' inputs)."""
-    return [engine.ref_collection(h, EntryInfos) for h in (autograd.loaded, autograd.foreach)]
-
-
 def _kernel_inputs(engine: Engine, native: NativeSide, autograd: AutogradSide,
                    templates: Value, spec_templates: Value, layout: Value, release: Value
-                   ) -> list[Value]:
-    """Its spec templates only: another template's edit does not enter the group."""
-    sources = engine.records([spec_templates])[0]
+                   ) -> dict[str, Value]:
+    """The VariableType group's inputs by name. Its spec templates only: another template's
+    edit does not enter the group."""
+    sources = engine.record(spec_templates)
     matched = engine.ref(autograd.matched, Positions)
-    return [engine.ref_collection(native.functions, NativeFunction),
-            engine.run(t.KERNEL_PLAN, [engine.ref_collection(native.summaries, FunctionSummary),
-                                       matched], "functions"),
-            engine.ref_collection(autograd.matches, FunctionMatch), matched,
-            engine.ref(autograd.dispatch_keys, DispatchKeys), templates,
-            engine.text(sources.text("VariableType.cpp")),
-            engine.text(sources.text("VariableType.h")), layout, release]
+    summaries = engine.ref_collection(native.summaries, FunctionSummary)
+    return dict(functions=engine.ref_collection(native.functions, NativeFunction),
+                plan=engine.run(t.KERNEL_PLAN, [summaries, matched], "functions"),
+                matches=engine.ref_collection(autograd.matches, FunctionMatch), matched=matched,
+                keys=engine.ref(autograd.dispatch_keys, DispatchKeys), templates=templates,
+                source=engine.text(sources.text("VariableType.cpp")),
+                header=engine.text(sources.text("VariableType.h")), layout=layout,
+                release=release)
 
 
 def _binding_inputs(engine: Engine, native: NativeSide, deprecated: Value, templates: Value,
-                    spec_templates: Value, layout: Value, release: Value) -> list[Value]:
-    return [engine.ref_collection(native.functions, NativeFunction),
-            engine.ref(native.names, FunctionNames), deprecated,
-            engine.ref(native.tag_names, TagNames), templates, spec_templates, layout, release]
+                    spec_templates: Value, layout: Value, release: Value) -> dict[str, Value]:
+    """The Python bindings' inputs by name (the native outputs read them too)."""
+    return dict(functions=engine.ref_collection(native.functions, NativeFunction),
+                names=engine.ref(native.names, FunctionNames), deprecated=deprecated,
+                tag_names=engine.ref(native.tag_names, TagNames), templates=templates,
+                spec_templates=spec_templates, layout=layout, release=release)
 
 
 def native_outputs(engine: Engine, functions: Value, names: Value, deprecated: Value,
@@ -191,11 +191,12 @@ def native_outputs(engine: Engine, functions: Value, names: Value, deprecated: V
                    release: Value, summaries: Value) -> NativeOutputs:
     """The Python bindings, then TraceType, variable_factories.h and annotated_fn_args.py: one
     group, so that one child process runs both beside the autograd side."""
-    bindings = engine.group(PYTHON_BINDINGS, [functions, names, deprecated, tag_names,
-                                              templates, spec_templates, layout, release],
-                            "python bindings")
+    bindings = engine.group(PYTHON_BINDINGS, PYTHON_BINDINGS.bind(
+        functions=functions, names=names, deprecated=deprecated, tag_names=tag_names,
+        templates=templates, spec_templates=spec_templates, layout=layout, release=release),
+        "python bindings")
     codegen = engine.group(NATIVE_CODEGEN, native_codegen_inputs(
-        engine, functions, summaries, templates, engine.records([spec_templates])[0], layout,
+        engine, functions, summaries, templates, engine.record(spec_templates), layout,
         release), "native codegen")
     return NativeOutputs(bindings.hash, codegen.hash)
 
@@ -239,7 +240,7 @@ def located_findings(engine: Engine, texts: SpecTexts, autograd: AutogradSide
     derivatives.yaml's: that file alone is split to place them)."""
     if not autograd.findings:
         return ()
-    found = engine.records([engine.ref(autograd.findings, FormulaFindings)])[0].problems
+    found = engine.record(engine.ref(autograd.findings, FormulaFindings)).problems
     if not found:
         return ()
     lines = entry_lines(split_spec(texts, (SpecFile.DERIVATIVES,)), ())
@@ -250,10 +251,10 @@ def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
     """The Python binding files alone (the native side, then the bindings), as the build
     runs them: what the bindings benchmark times."""
     native = _native_side_of(engine, inputs.texts, inputs.release)
-    return _indexed(engine, PYTHON_BINDINGS, _binding_inputs(
+    return _indexed(engine, PYTHON_BINDINGS, PYTHON_BINDINGS.bind(**_binding_inputs(
         engine, native, engine.text(inputs.texts.deprecated), engine.literal(inputs.templates),
         engine.literal(inputs.spec_templates), engine.text(inputs.layout),
-        engine.literal(inputs.release)), "python bindings")[1]
+        engine.literal(inputs.release))), "python bindings")[1]
 
 
 def _native_side_of(engine: Engine, texts: SpecTexts, release: Release) -> NativeSide:
@@ -307,7 +308,7 @@ def native_side(engine: Engine, natives: Value, tags: Value, release: Value) -> 
         tag_entries = entry_values(engine, SpecFile.TAGS, tags)
         entries = entry_values(engine, SpecFile.NATIVE_FUNCTIONS, natives)
     except SpecError as error:
-        return NativeSide("", "", "", "", "", "", split_failed(engine, error.problems))
+        return NativeSide(failures=split_failed(engine, error.problems))
     log = FailureLog(engine)
     tags, tag_names = _tags(engine, tag_entries, log)
     parsed_natives = engine.map(t.PARSE_NATIVE, [((e.value, tag_names, release), e.label)
@@ -320,10 +321,11 @@ def native_side(engine: Engine, natives: Value, tags: Value, release: Value) -> 
     summaries = engine.map(t.FUNCTION_SUMMARY, [((f,), i) for f, i in zip(functions, idents)])
     names = FunctionNames(tuple(s.name for s in engine.records(summaries)))
     log.close(PARSE)
-    return NativeSide(function_list.hash, engine.literal(names, persist=True).hash,
-                      engine.collection(summaries, FunctionSummary, persist=True).hash,
-                      tag_names.hash, engine.literal(failed, persist=True).hash, tags.hash,
-                      log.index(), generated=len(functions) - len(good))
+    return NativeSide(
+        functions=function_list.hash, names=engine.literal(names, persist=True).hash,
+        summaries=engine.collection(summaries, FunctionSummary, persist=True).hash,
+        tag_names=tag_names.hash, failed=engine.literal(failed, persist=True).hash,
+        tags=tags.hash, failures=log.index(), generated=len(functions) - len(good))
 
 
 def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[Value, Value]:
@@ -336,7 +338,7 @@ def _tags(engine: Engine, entries: list[EntryValue], log: FailureLog) -> tuple[V
     tags = engine.collection([v for v, _ in good], Tag, persist=True)
     names = engine.run(t.TAG_NAMES, [tags, engine.literal(failed)], "tags")
     log.add(PARSE, [duplicate_tag(name, good[at][1].entry.line)
-                    for at, name in engine.records([names])[0].duplicates])
+                    for at, name in engine.record(names).duplicates])
     return tags, names
 
 
@@ -346,8 +348,8 @@ def _with_generated(engine: Engine, good: list[Parsed], log: FailureLog
     with its ident."""
     yaml_functions = engine.collection([v for v, _ in good], NativeFunction)
     engine.run(t.CHECK_NATIVES, [yaml_functions], "native functions")
-    grouping = engine.records([engine.run(t.SIGNATURE_GROUPS, [yaml_functions],
-                                          "native functions")])[0]
+    grouping = engine.record(engine.run(t.SIGNATURE_GROUPS, [yaml_functions],
+                                          "native functions"))
     log.add(PARSE, grouping.problems)
     groups = grouping.groups
     made = engine.map(t.GENERATE, [((engine.collection([good[p][0] for p in g], NativeFunction),),
@@ -372,14 +374,14 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
     log = FailureLog(engine)
     order = engine.run(t.VIEW_ORDER, [functions], "native functions")
     buckets = engine.run(t.BUCKETS, [functions, order], "native functions")
-    log.add(PARSE, engine.records([buckets])[0].problems)  # the views' and the schemas'
+    log.add(PARSE, engine.record(buckets).problems)  # the views' and the schemas'
     try:
         entries = entry_values(engine, SpecFile.DERIVATIVES, derivatives)
     except SpecError as error:
-        return AutogradSide("", "", "", "", order.hash, buckets.hash,
+        return AutogradSide(view_order=order.hash, buckets=buckets.hash,
                             failures=split_failed(engine, error.problems))
     function_items = engine.items(functions)
-    function_names = engine.records([names])[0].names
+    function_names = engine.record(names).names
     good, kept, copies = _derived(engine, entries, function_items, function_names, summaries,
                                   order, buckets, failed, log)
     info_summaries = [s for _, s, _ in kept]
@@ -405,15 +407,19 @@ def autograd_side(engine: Engine, derivatives: Value, functions: Value, names: V
         for match, s in zip(matches, step_records)])
     counts = _info_counts(engine.records(info_summaries + copy_summaries), step_records,
                           synthesized)
-    return AutogradSide(engine.collection(loaded, EntryInfos, persist=True).hash,
-                        engine.collection([v for v in synthesized.values() if not v.failed],
-                                          EntryInfos, persist=True).hash,
-                        engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
-                        engine.collection(matches, FunctionMatch, persist=True).hash,
-                        order.hash, buckets.hash, engine.literal(matched, persist=True).hash,
-                        engine.literal(engine.records([keys])[0], persist=True).hash,
-                        engine.collection(view_matches, FunctionMatch, persist=True).hash,
-                        log.index(), findings, *counts)
+    keyed, with_nodes, matched_functions = counts
+    return AutogradSide(
+        loaded=engine.collection(loaded, EntryInfos, persist=True).hash,
+        foreach=engine.collection([v for v in synthesized.values() if not v.failed],
+                                  EntryInfos, persist=True).hash,
+        entries=engine.collection([d for d, _ in good], DerivativeEntry, persist=True).hash,
+        matches=engine.collection(matches, FunctionMatch, persist=True).hash,
+        view_order=order.hash, buckets=buckets.hash,
+        matched=engine.literal(matched, persist=True).hash,
+        dispatch_keys=engine.literal(engine.record(keys), persist=True).hash,
+        view_matches=engine.collection(view_matches, FunctionMatch, persist=True).hash,
+        failures=log.index(), findings=findings, keyed_infos=keyed,
+        infos_with_nodes=with_nodes, matched_functions=matched_functions)
 
 
 def _info_counts(summaries: list[InfoSummary], steps: list[MatchStep],
@@ -462,7 +468,7 @@ def _not_failed_natives(engine: Engine, good: list[Parsed], failed: Value
     reported, and its formulas are not blamed for it too."""
     if failed.hash == NONE_FAILED:
         return good
-    labels = set(engine.records([failed])[0].labels)
+    labels = set(engine.record(failed).labels)
     entries = engine.records([d for d, _ in good])
     return [g for g, entry in zip(good, entries) if entry.op_name not in labels]
 
@@ -474,7 +480,7 @@ def _entry_infos(engine: Engine, good: list[Parsed],
     (load_derivatives.py: create_differentiability_info's lookups), routed by its label (the
     operator name read from its text); an entry naming no function, or a schema its
     function does not have, is told so with every function's names."""
-    lookup = engine.records([buckets])[0]
+    lookup = engine.record(buckets)
     routed = _routes(engine, good, names, lookup)
     known = [k for k, bucket in enumerate(routed) if bucket is not None]
     infos: list[Value] = [engine.ref("", EntryInfos)] * len(good)
@@ -538,8 +544,8 @@ def _first_entries(engine: Engine, entries: list[Derived],
 
 def _view_copies(engine: Engine, summaries: list[Value], functions: Value, order: Value
                  ) -> ViewCopies:
-    return engine.records([engine.run(t.VIEW_COPIES, [
-        engine.collection(summaries, InfoSummary), functions, order], "derivatives")])[0]
+    return engine.record(engine.run(t.VIEW_COPIES, [
+        engine.collection(summaries, InfoSummary), functions, order], "derivatives"))
 
 
 def _matches(engine: Engine, step_values: tuple[Value, ...], functions: tuple[Value, ...],
@@ -602,7 +608,7 @@ def autograd_files(engine: Engine, loaded: Value, foreach: Value, templates: Val
         raise InternalError("node names and nodes disagree")
     rendered = engine.map(t.RENDER_NODE, [((n, templates), op) for n, op in zip(nodes, ops)])
     pieces = engine.items_of(rendered)
-    sources = engine.records([spec_templates])[0]
+    sources = engine.record(spec_templates)
     files = {}
     for index, name in enumerate(("Functions.h", "Functions.cpp")):
         files[name] = engine.run(t.FUNCTIONS_FILE, [
@@ -633,17 +639,8 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
     return files
 
 
-NATIVE_SIDE = Group("group.native_side", "parse", native_side, NativeSide,
-                    ("native_functions.yaml", "tags.yaml", "release"))
-AUTOGRAD_SIDE = Group("group.autograd_side", "parse", autograd_side, AutogradSide,
-                      ("derivatives.yaml", "functions", "names", "summaries", "failed natives",
-                       "formula names"))
-NATIVE_OUTPUTS = Group("group.native_outputs", "render", native_outputs, NativeOutputs,
-                       ("functions", "names", "deprecated.yaml", "tag names", "templates",
-                        "spec templates", "layout", "release", "summaries"))
-AUTOGRAD_FILES = Group("group.autograd_files", "render", autograd_files, Outputs,
-                       ("loaded infos", "foreach infos", "templates", "spec templates",
-                        "layout", "release"))
-BUILD = Group("group.build", "parse", whole_build, BuildIndex,
-              ("native_functions.yaml", "tags.yaml", "derivatives.yaml", "deprecated.yaml",
-               "spec templates", "templates", "layout", "release", "formula sources"))
+NATIVE_SIDE = group_of("group.native_side", "parse", native_side)
+AUTOGRAD_SIDE = group_of("group.autograd_side", "parse", autograd_side)
+NATIVE_OUTPUTS = group_of("group.native_outputs", "render", native_outputs)
+AUTOGRAD_FILES = group_of("group.autograd_files", "render", autograd_files)
+BUILD = group_of("group.build", "parse", whole_build)

@@ -18,7 +18,7 @@ group reads nothing of derivatives.yaml: an edited formula never enters it.
 from __future__ import annotations
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.jobs import group_of, task_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Outputs
 from gradshard.cache.graph.kernel_family import FamilyMember, KernelFamily, family_files, register
@@ -113,34 +113,21 @@ def _match(match: FunctionMatch) -> FunctionMatch | None:
     return match if match.infos is not None else None
 
 
-TRACE_KERNEL = Task("trace_type.kernel", "render", traced, RenderedTrace,
-                    ("function", "templates"), fan_out=True, forks=True,
-                    blames=NATIVE)
-TRACE_FILE = Task("assemble.trace_type", "assemble", trace_file, Text,
-                  ("kernels", "template", "layout", "shard"))
-FACTORY = Task("factory.render", "render", factories, RenderedFactory,
-               ("function", "templates"), fan_out=True, blames=NATIVE)
-FACTORIES_FILE = Task("assemble.variable_factories", "assemble", factories_file, Text,
-                      ("factories", "template", "layout"))
-ANNOTATED_ARGS = Task("annotated.render", "render", annotated, RenderedAnnotatedArgs,
-                      ("function", "templates"), forks=True, blames=NATIVE)
-ANNOTATED_FILE = Task("assemble.annotated_fn_args", "assemble", annotated_file, Text,
-                      ("entries", "template"))
+TRACE_KERNEL = task_of("trace_type.kernel", "render", traced, forks=True, blames=NATIVE)
+TRACE_FILE = task_of("assemble.trace_type", "assemble", trace_file)
+FACTORY = task_of("factory.render", "render", factories, blames=NATIVE)
+FACTORIES_FILE = task_of("assemble.variable_factories", "assemble", factories_file)
+ANNOTATED_ARGS = task_of("annotated.render", "render", annotated, forks=True, blames=NATIVE)
+ANNOTATED_FILE = task_of("assemble.annotated_fn_args", "assemble", annotated_file)
 
 # per function, in the autograd side: what the view group reads of its match (a formula edit
 # of a function that is no view leaves it unchanged, so the view group is not entered)
-VIEW_SIDE_MATCH = Task("match.view_side", "match", view_side_match, FunctionMatch,
-                       ("function", "match"))
-INPLACE_OR_VIEW_KERNEL = Task("inplace_or_view.kernel", "render", inplace_or_view,
-                              RenderedInplaceOrView, ("function", "match", "templates"),
-                              fan_out=True, forks=True, blames=NATIVE)
-INPLACE_OR_VIEW_FILE = Task("assemble.inplace_or_view", "assemble", inplace_or_view_text, Text,
-                            ("kernels", "template", "layout", "shard"))
-VIEW_FUNC = Task("view_func.render", "render", view_funcs, RenderedViewFunc,
-                 ("function", "match", "templates"), fan_out=True, blames=NATIVE)
-VIEW_FUNCS_FILE = Task("assemble.view_funcs", "assemble", view_funcs_file, Text,
-                       ("structs", "ViewFuncs.h template", "ViewFuncs.cpp template", "layout",
-                        "file"))
+VIEW_SIDE_MATCH = task_of("match.view_side", "match", view_side_match)
+INPLACE_OR_VIEW_KERNEL = task_of("inplace_or_view.kernel", "render", inplace_or_view, forks=True,
+                                 blames=NATIVE)
+INPLACE_OR_VIEW_FILE = task_of("assemble.inplace_or_view", "assemble", inplace_or_view_text)
+VIEW_FUNC = task_of("view_func.render", "render", view_funcs, blames=NATIVE)
+VIEW_FUNCS_FILE = task_of("assemble.view_funcs", "assemble", view_funcs_file)
 
 INPLACE_OR_VIEW = register(KernelFamily("ADInplaceOrViewType", INPLACE_OR_VIEW_TEMPLATE,
                                         INPLACE_OR_VIEW_KERNEL, INPLACE_OR_VIEW_FILE,
@@ -166,7 +153,7 @@ def native_codegen(engine: Engine, functions: Value, summaries: Value, templates
     members = [FamilyMember(f, None, s.name, s.root) for f, s in zip(items, summary_records)]
     log = FailureLog(engine)
     trace = family_files(engine, log, TRACE_TYPE, members, templates, layout, trace_template,
-                         engine.records([release])[0])
+                         engine.record(release))
     made = engine.map(FACTORY, [((f, templates), n) for f, n in zip(items, names)])
     entries = engine.map(ANNOTATED_ARGS, [((f, templates), n) for f, n in zip(items, names)])
     log.close(RENDER)
@@ -185,15 +172,14 @@ def native_codegen(engine: Engine, functions: Value, summaries: Value, templates
 def native_codegen_inputs(engine: Engine, functions: Value, summaries: Value, templates: Value,
                           sources: TemplateSet, layout: Value, release: Value) -> list[Value]:
     """Its spec templates only: another template's edit does not enter the group."""
-    return [functions, summaries, templates,
-            *(engine.text(sources.text(n)) for n in (TRACE_TEMPLATE, FACTORIES_TEMPLATE,
-                                                     ANNOTATED_TEMPLATE)), layout, release]
+    trace, factories, annotated = (engine.text(sources.text(n)) for n in (
+        TRACE_TEMPLATE, FACTORIES_TEMPLATE, ANNOTATED_TEMPLATE))
+    return NATIVE_CODEGEN.bind(functions=functions, summaries=summaries, templates=templates,
+                               trace_template=trace, factories_template=factories,
+                               annotated_template=annotated, layout=layout, release=release)
 
 
-NATIVE_CODEGEN = Group("group.native_codegen", "render", native_codegen, Outputs,
-                       ("functions", "summaries", "templates", "TraceType.cpp template",
-                        "variable_factories.h template", "annotated_fn_args.py.in template",
-                        "layout", "release"))
+NATIVE_CODEGEN = group_of("group.native_codegen", "render", native_codegen)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +198,7 @@ def view_codegen(engine: Engine, functions: Value, plan: Value, view_matches: Va
     members = [FamilyMember(k.function, k.match, k.name, k.root) for k in kept]
     log = FailureLog(engine)
     kernels = family_files(engine, log, INPLACE_OR_VIEW, members, templates, layout,
-                           inplace_or_view_template, engine.records([release])[0])
+                           inplace_or_view_template, engine.record(release))
     views = [k for k in kept if view_info(k.root) is not None]
     structs = engine.map(VIEW_FUNC, [((k.function, k.match, templates), k.name) for k in views])
     log.close(RENDER)
@@ -227,16 +213,17 @@ def view_codegen(engine: Engine, functions: Value, plan: Value, view_matches: Va
                    kernels.units)
 
 
-def view_codegen_inputs(engine: Engine, kernel_inputs: list[Value], templates: Value,
-                        sources: TemplateSet, layout: Value, release: Value) -> list[Value]:
-    """`kernel_inputs`: the functions, the kernel plan, what the group reads of the matches
-    (match.view_side) and the matched positions, as the VariableType group reads them."""
-    return [*kernel_inputs, templates,
-            *(engine.text(sources.text(n)) for n in (INPLACE_OR_VIEW_TEMPLATE,
-                                                     *VIEW_FUNCS_FILES)), layout, release]
+def view_codegen_inputs(engine: Engine, functions: Value, plan: Value, view_matches: Value,
+                        matched: Value, templates: Value, sources: TemplateSet, layout: Value,
+                        release: Value) -> list[Value]:
+    """The functions, the kernel plan and the matched positions as the VariableType group
+    reads them; of the matches, what match.view_side projects. Its spec templates only."""
+    inplace_or_view, header, source = (engine.text(sources.text(n)) for n in (
+        INPLACE_OR_VIEW_TEMPLATE, *VIEW_FUNCS_FILES))
+    return VIEW_CODEGEN.bind(functions=functions, plan=plan, view_matches=view_matches,
+                             matched=matched, templates=templates,
+                             inplace_or_view_template=inplace_or_view, header_template=header,
+                             source_template=source, layout=layout, release=release)
 
 
-VIEW_CODEGEN = Group("group.view_codegen", "render", view_codegen, Outputs,
-                     ("functions", "kernel plan", "view-side matches", "matched", "templates",
-                      "ADInplaceOrViewType.cpp template", "ViewFuncs.h template",
-                      "ViewFuncs.cpp template", "layout", "release"))
+VIEW_CODEGEN = group_of("group.view_codegen", "render", view_codegen)

@@ -83,12 +83,13 @@ NONE_FAILED = encode_hash(Labels())
 
 @dataclass(frozen=True, slots=True)
 class NativeSide(Record):
-    functions: str  # collection of NativeFunction: the YAML ones, then the generated ones
-    names: str  # FunctionNames
-    summaries: str  # collection of FunctionSummary
-    tag_names: str  # TagNames
-    failed: str  # Labels of the native entries that failed to parse
-    tags: str  # collection of Tag: the tags that parsed
+    # each "" when the files did not split (then `failures` says why)
+    functions: str = ""  # collection of NativeFunction: the YAML ones, then the generated ones
+    names: str = ""  # FunctionNames
+    summaries: str = ""  # collection of FunctionSummary
+    tag_names: str = ""  # TagNames
+    failed: str = ""  # Labels of the native entries that failed to parse
+    tags: str = ""  # collection of Tag: the tags that parsed
     failures: tuple[str, ...] = ()  # per phase: a Failure, or "" (see FailureLog)
     generated: int = 0  # how many of the functions torchgen's rules generate (`check` counts)
 
@@ -104,12 +105,13 @@ class NativeOutputs(Record):
 
 @dataclass(frozen=True, slots=True)
 class AutogradSide(Record):
-    loaded: str  # collection of EntryInfos as loaded: numbered entries, then view copies
-    foreach: str  # collection of EntryInfos matching adds: the synthesized foreach ones
-    entries: str  # collection of DerivativeEntry: every entry that parsed, in file order
-    matches: str  # collection of FunctionMatch, one per step of the match plan
-    view_order: str  # ViewOrder of the functions
-    buckets: str  # DerivativeBuckets: the functions by signature, for the entries to find
+    # the first four "" when derivatives.yaml did not split (then `failures` says why)
+    loaded: str = ""  # collection of EntryInfos as loaded: numbered entries, then view copies
+    foreach: str = ""  # collection of EntryInfos matching adds: the synthesized foreach ones
+    entries: str = ""  # collection of DerivativeEntry: every entry that parsed, in file order
+    matches: str = ""  # collection of FunctionMatch, one per step of the match plan
+    view_order: str = ""  # ViewOrder of the functions
+    buckets: str = ""  # DerivativeBuckets: the functions by signature, for the entries to find
     matched: str = ""  # Positions: the function of each match
     dispatch_keys: str = ""  # DispatchKeys: the keys derivatives.yaml uses
     view_matches: str = ""  # collection of FunctionMatch: what the view group reads of each
@@ -166,7 +168,7 @@ class EntryValue(NamedTuple):
 
 def entry_values(engine: Engine, file: SpecFile, text: Value) -> list[EntryValue]:
     """The file's entries; raises SpecError when the file is not a list of entries."""
-    source = engine.records([text])[0].text
+    source = engine.record(text).text
     return [EntryValue(engine.text(e.text), entry_label(e), e)
             for e in split_entries(file, source)]
 

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.jobs import group_of, task_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.layout_group import (
     COPIED_HEADERS,
@@ -92,11 +92,11 @@ class HostLayoutIndex(Record):
     inverses: str
 
 
-def kernels_of_value(value: Text, nodes: Text) -> list[RenderedKernel]:
+def kernels_of_value(value: Text, nodes: Text) -> tuple[RenderedKernel, ...]:
     """gen_variable_type_func's value (JSON) as one RenderedKernel per dispatch key, with the
     node and entry `nodes` (JSON: key → [node, entry]) gives that key."""
     placed = {key: (node, entry) for key, (node, entry) in json.loads(nodes.text).items()}
-    return rendered_kernels(json.loads(value.text), placed)
+    return tuple(rendered_kernels(json.loads(value.text), placed))
 
 
 def make_node_definitions(nodes: NodeList, definitions: tuple[Text, ...], template: Text,
@@ -115,20 +115,17 @@ def make_dispatch_keys(kernels: tuple[RenderedKernel, ...]) -> DispatchKeys:
     return DispatchKeys(tuple(sorted({k.key for k in kernels})))
 
 
-FUNCTION_KERNELS = Task("host.function_kernels", "layout", kernels_of_value, RenderedKernel,
-                        ("value", "nodes"), fan_out=True)
-DECLARATION = Task("host.declaration", "layout", make_declaration, Text, ("value",))
-NODE_DEFINITIONS = Task("host.node_definitions", "layout", make_node_definitions, ShardSource,
-                        ("nodes", "definitions", "template", "templates", "layout", "shard"))
-DISPATCH_KEYS = Task("host.dispatch_keys", "layout", make_dispatch_keys, DispatchKeys,
-                     ("kernels",))
+FUNCTION_KERNELS = task_of("host.function_kernels", "layout", kernels_of_value)
+DECLARATION = task_of("host.declaration", "layout", make_declaration)
+NODE_DEFINITIONS = task_of("host.node_definitions", "layout", make_node_definitions)
+DISPATCH_KEYS = task_of("host.dispatch_keys", "layout", make_dispatch_keys)
 
 
 def host_compile_layout(engine: Engine, index: Value, spec_templates: Value, templates: Value,
                         layout: Value, settings: Value) -> CompileLayout:
-    built: HostLayoutIndex = engine.records([index])[0]
-    sources: TemplateSet = engine.records([spec_templates])[0]
-    shards: ShardSettings = engine.records([settings])[0]
+    built: HostLayoutIndex = engine.record(index)
+    sources: TemplateSet = engine.record(spec_templates)
+    shards: ShardSettings = engine.record(settings)
     out_files = dict(built.files)
     files: dict[str, Value] = {}
     names = [name for name, _, _ in built.nodes]
@@ -217,13 +214,11 @@ def _as_is_units(engine: Engine, out_files: dict[str, str],
 
 
 def _size(engine: Engine, text: str) -> int:
-    return len(engine.records([engine.ref(text, Text)])[0].text) if text else 0
+    return len(engine.record(engine.ref(text, Text)).text) if text else 0
 
 
 def python_files(names: list[str]) -> list[str]:
     return sorted(n for n in names if PYTHON_FUNCTIONS_FILE.fullmatch(n))
 
 
-HOST_COMPILE_LAYOUT = Group("group.host_compile_layout", "layout", host_compile_layout,
-                            CompileLayout, ("index", "spec templates", "templates", "layout",
-                                            "settings"))
+HOST_COMPILE_LAYOUT = group_of("group.host_compile_layout", "layout", host_compile_layout)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.jobs import group_of, Task
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 from gradshard.pipeline.match.match_infos import FunctionMatch
@@ -139,10 +139,10 @@ def kernel_owners(engine: Engine, idents: Sequence[str], kernel_lists: Sequence[
 def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, names: Value,
                 templates: Value, spec_template: Value, layout: Value, shard: Value) -> Outputs:
     """One file of a family: its functions' kernels, each rendered, joined."""
-    family = FAMILIES[engine.records([stem])[0].text]
+    family = FAMILIES[engine.record(stem).text]
     log = FailureLog(engine)
-    idents = engine.records([names])[0].labels
-    file = f"{family.stem}{engine.records([shard])[0].text}.cpp"
+    idents = engine.record(names).labels
+    file = f"{family.stem}{engine.record(shard).text}.cpp"
     function_items = engine.items(functions)
     inputs = (list(zip(function_items, engine.items(matches))) if family.reads_match
               else [(f,) for f in function_items])
@@ -159,6 +159,4 @@ def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, n
                                                for ident, n, kernel in owners))
 
 
-KERNEL_FILE = Group("group.kernel_file", "render", kernel_file, Outputs,
-                    ("family", "functions", "matches", "names", "templates", "spec template",
-                     "layout", "shard"))
+KERNEL_FILE = group_of("group.kernel_file", "render", kernel_file)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.jobs import group_of, task_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, NativeSide
 from gradshard.cache.graph.kernel_family import (FAMILIES, KernelFamily, family_of_file,
@@ -141,40 +141,28 @@ def make_variable_factories_unit(templates: TemplateSet) -> Text:
     return Text(variable_factories_unit(templates))
 
 
-NODE_HEADER = Task("compile.node_header", "layout", make_node_header, Text,
-                   ("node", "declaration", "templates"))
-PRELUDE = Task("compile.prelude", "layout", make_prelude, Text, ("template", "layout"))
-FORMULA_SHARD = Task("compile.formula_shard", "layout", make_formula_shard, ShardSource,
-                     ("nodes", "templates", "shard"))
-METHODS_SHARD = Task("compile.methods_shard", "layout", make_methods_shard, ShardSource,
-                     ("nodes", "template", "templates", "layout", "shard"))
-PYTHON_SHARD = Task("compile.python_shard", "layout", make_python_shard, Text,
-                    ("nodes", "file", "name", "templates"))
-BINDING_UNIT = Task("compile.binding_unit", "layout", make_binding_unit, Text,
-                    ("members", "templates"))
-MERGED_FORMULA_UNIT = Task("compile.merged_formula_unit", "layout", make_merged_formula_unit,
-                           Text, ("parts", "templates"))
-KERNEL_PRELUDE = Task("compile.kernel_prelude", "layout", make_kernel_prelude, Text,
-                      ("template", "templates"))
-KERNEL_SHARD = Task("compile.kernel_shard", "layout", make_kernel_shard, ShardSource,
-                    ("kernels", "dispatch keys", "templates", "op", "registers"))
-FORWARD_SHARD = Task("compile.forward_shard", "layout", make_forward_shard, ShardSource,
-                     ("kernels", "templates", "op"))
-MERGED_KERNEL_UNIT = Task("compile.merged_kernel_unit", "layout", make_merged_kernel_unit, Text,
-                          ("parts", "kernels", "defined", "dispatch keys", "templates"))
-PCH_HEADER = Task("compile.pch_header", "layout", make_pch_header, Text, ("kind", "templates"))
-FUNCTIONAL_INVERSES = Task("compile.functional_inverses", "layout", make_functional_inverses,
-                           Text, ("functions", "view order", "templates"))
-FACTORIES_UNIT = Task("compile.variable_factories_unit", "layout", make_variable_factories_unit,
-                      Text, ("templates",))
+NODE_HEADER = task_of("compile.node_header", "layout", make_node_header)
+PRELUDE = task_of("compile.prelude", "layout", make_prelude)
+FORMULA_SHARD = task_of("compile.formula_shard", "layout", make_formula_shard)
+METHODS_SHARD = task_of("compile.methods_shard", "layout", make_methods_shard)
+PYTHON_SHARD = task_of("compile.python_shard", "layout", make_python_shard)
+BINDING_UNIT = task_of("compile.binding_unit", "layout", make_binding_unit)
+MERGED_FORMULA_UNIT = task_of("compile.merged_formula_unit", "layout", make_merged_formula_unit)
+KERNEL_PRELUDE = task_of("compile.kernel_prelude", "layout", make_kernel_prelude)
+KERNEL_SHARD = task_of("compile.kernel_shard", "layout", make_kernel_shard)
+FORWARD_SHARD = task_of("compile.forward_shard", "layout", make_forward_shard)
+MERGED_KERNEL_UNIT = task_of("compile.merged_kernel_unit", "layout", make_merged_kernel_unit)
+PCH_HEADER = task_of("compile.pch_header", "layout", make_pch_header)
+FUNCTIONAL_INVERSES = task_of("compile.functional_inverses", "layout", make_functional_inverses)
+FACTORIES_UNIT = task_of("compile.variable_factories_unit", "layout", make_variable_factories_unit)
 
 
 def compile_layout(engine: Engine, index: Value, spec_templates: Value, templates: Value,
                    layout: Value, settings: Value) -> CompileLayout:
-    built: BuildIndex = engine.records([index])[0]
+    built: BuildIndex = engine.record(index)
     names = [name for name, _ in built.nodes]
     pieces = [engine.items(engine.ref_collection(h, Text)) for _, h in built.nodes]
-    sources = engine.records([spec_templates])[0]
+    sources = engine.record(spec_templates)
     files: dict[str, Value] = {}
     headers = engine.map(NODE_HEADER, [((engine.text(n), p[0], templates), n)
                                        for n, p in zip(names, pieces)])
@@ -187,7 +175,7 @@ def compile_layout(engine: Engine, index: Value, spec_templates: Value, template
     for kind in PCH_KINDS:
         files[f"pch/{kind}.h"] = engine.run(PCH_HEADER, [engine.text(kind), templates], kind)
     nodes = engine.items(engine.ref_collection(built.node_records, BackwardNode))
-    shards: ShardSettings = engine.records([settings])[0]
+    shards: ShardSettings = engine.record(settings)
     units = _formula_units(engine, names, nodes, templates, shards, files)
     merged = _merged_formula_units(engine, units, templates, shards.merged_formula_units, files)
     units += _methods_units(engine, names, nodes, engine.text(sources.text("Functions.cpp")),
@@ -286,7 +274,7 @@ def _kernel_units(engine: Engine, built: BuildIndex, template: Value, templates:
     for unit, code in built.kernels:
         of_op.setdefault(kernel_op(kernel_unit_fields(unit)[1]), []).append(
             engine.ref(code, RenderedKernel))
-    autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
+    autograd = engine.record(engine.ref(built.autograd, AutogradSide))
     keys = engine.ref(autograd.dispatch_keys, DispatchKeys)
     return op_kernel_units(engine, of_op, keys, template, templates, settings, files)
 
@@ -349,8 +337,8 @@ class KernelUnits(Record):
 
 def kernel_group(engine: Engine, ops: Value, kernels: Value, keys: Value, templates: Value,
                  merged_name: Value) -> KernelUnits:
-    members: OpKernels = engine.records([ops])[0]
-    name = engine.records([merged_name])[0].text
+    members: OpKernels = engine.record(ops)
+    name = engine.record(merged_name).text
     items, start, inputs = engine.items(kernels), 0, []
     for op, count in zip(members.ops, members.counts):
         inputs.append((engine.collection(items[start:start + count], RenderedKernel),
@@ -422,7 +410,7 @@ def _python_units(engine: Engine, names: list[str], built: BuildIndex, templates
         files[source] = engine.run(PYTHON_SHARD, [
             engine.literal(NodeList(nodes)), engine.ref(out_files[file_name], Text),
             engine.text(file_name), templates], file_name)
-        size = len(engine.records([files[source]])[0].text)
+        size = len(engine.record(files[source]).text)
         units.append(CompileUnit(file_name.removesuffix(".cpp"), source, False, PYTHON_PCH,
                                  (PRELUDE_PATH, f"{GENERATED_DIR}/python_functions.h",
                                   *(node_header_path(n) for n in nodes)), nodes, (), size))
@@ -461,8 +449,8 @@ def _codegen_units(engine: Engine, built: BuildIndex, sources: TemplateSet, temp
     name (src/<stem>_part-NN.cpp, each its family's spec template over its kernels: they
     register what they define), ViewFuncs.cpp as it is, and a unit including
     variable_factories.h; FunctionalInverses.h beside them."""
-    native = engine.records([engine.ref(built.native, NativeSide)])[0]
-    autograd = engine.records([engine.ref(built.autograd, AutogradSide)])[0]
+    native = engine.record(engine.ref(built.native, NativeSide))
+    autograd = engine.record(engine.ref(built.autograd, AutogradSide))
     files[INVERSES_PATH] = engine.run(FUNCTIONAL_INVERSES, [
         engine.ref_collection(native.functions, NativeFunction),
         engine.ref(autograd.view_order, ViewOrder), templates], "FunctionalInverses.h")
@@ -506,10 +494,8 @@ def _family_units(engine: Engine, family: KernelFamily, owned: list[tuple[str, s
 
 
 def _size(engine: Engine, text: str) -> int:
-    return len(engine.records([engine.ref(text, Text)])[0].text)
+    return len(engine.record(engine.ref(text, Text)).text)
 
 
-KERNEL_GROUP = Group("group.compile_kernels", "layout", kernel_group, KernelUnits,
-                     ("ops", "kernels", "dispatch keys", "templates", "merged unit"))
-COMPILE_LAYOUT = Group("group.compile_layout", "layout", compile_layout, CompileLayout,
-                       ("index", "spec templates", "templates", "layout", "settings"))
+KERNEL_GROUP = group_of("group.compile_kernels", "layout", kernel_group)
+COMPILE_LAYOUT = group_of("group.compile_layout", "layout", compile_layout)

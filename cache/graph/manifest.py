@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradshard.cache.engine.jobs import Task
+from gradshard.cache.engine.jobs import task_of
 from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import entry_label
 from gradshard.pipeline.problems import SpecFile
@@ -44,7 +44,7 @@ def entry_stamps(file: Text, text: Text) -> EntryStamps:
                                         for e in split_entries(spec_file, text.text)))
 
 
-ENTRY_STAMPS = Task("manifest.entry_stamps", "parse", entry_stamps, EntryStamps, ("file", "text"))
+ENTRY_STAMPS = task_of("manifest.entry_stamps", "parse", entry_stamps)
 
 
 @dataclass(frozen=True, slots=True)

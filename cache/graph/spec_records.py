@@ -71,7 +71,7 @@ def side_records(engine: Engine, native: NativeSide, autograd: AutogradSide, tex
     return SpecRecords(
         split_spec(texts), _listed(engine, native.tags, Tag),
         _listed(engine, native.functions, NativeFunction),
-        engine.records([engine.ref(autograd.view_order, ViewOrder)])[0], deprecated,
+        engine.record(engine.ref(autograd.view_order, ViewOrder)), deprecated,
         _listed(engine, autograd.entries, DerivativeEntry),
         _listed(engine, autograd.loaded, EntryInfos), _listed(engine, autograd.foreach, EntryInfos),
         matches, nodes)

@@ -14,17 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from gradshard.cache.engine.jobs import Task
+from gradshard.cache.engine.jobs import task_of
 from gradshard.cache.graph.group_records import FunctionNames, Labels, Positions
-from gradshard.pipeline.formulas.names import (EntryFormulas, FormulaFindings, FormulaNames,
+from gradshard.pipeline.formulas.names import (EntryFormulas, FormulaNames,
                                                FormulaSources, entry_formulas, formula_findings,
                                                formula_names)
 from gradshard.pipeline.match.foreach import synthesized_infos
-from gradshard.pipeline.match.match_infos import (FunctionMatch, FunctionSummary, KernelPlan,
+from gradshard.pipeline.match.match_infos import (FunctionSummary, KernelPlan,
                                                   MatchStep, kernel_plan, match_function,
                                                   match_plan, summarize_function)
 from gradshard.pipeline.parse.derivatives import DerivativeEntry
-from gradshard.pipeline.parse.differentiability import (DerivativeBuckets, EntryInfos, InfoSummary,
+from gradshard.pipeline.parse.differentiability import (EntryInfos, InfoSummary,
                                                         OpNames, ViewCopies, bucket_infos,
                                                         copy_entry, op_names, summarize_infos,
                                                         unknown_schema, view_copies,
@@ -35,13 +35,13 @@ from gradshard.pipeline.parse.source import Entry
 from gradshard.pipeline.parse.spec import (parse_derivatives_entry, parse_native_entry,
                                            parse_tag_entry)
 from gradshard.pipeline.parse.tags import Tag, TagNames, tag_names
-from gradshard.pipeline.parse.variants import (SignatureGroups, generate_for_members,
+from gradshard.pipeline.parse.variants import (generate_for_members,
                                                signature_groups)
 from gradshard.pipeline.parse.views import ViewOrder, view_order
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Record, Text
 from gradshard.pipeline.releases import Release
-from gradshard.pipeline.render.nodes import BackwardNode, NodeNames, entry_nodes, node_names
+from gradshard.pipeline.render.nodes import BackwardNode, entry_nodes, node_names
 from gradshard.pipeline.render.templating import (TemplateSet, functions_file,
                                                   python_functions_header, python_functions_shard,
                                                   render_node)
@@ -121,21 +121,15 @@ def used_dispatch_keys(summaries: tuple[InfoSummary, ...]) -> DispatchKeys:
     return dispatch_keys([s.dispatch_keys for s in summaries])
 
 
-PARSE_TAG = Task("parse.tag", "parse", parse_tag, Tag, ("entry",), blames=TAGS)
-TAG_NAMES = Task("parse.tag_names", "parse", declared_tags, TagNames, ("tags", "failed tags"))
-PARSE_NATIVE = Task("parse.native", "parse", parse_native, NativeFunction,
-                    ("entry", "tags", "release"),
-                    blames=NATIVE, forks=True)
-CHECK_NATIVES = Task("parse.native_checks", "parse", check_natives, Passed, ("functions",))
-SIGNATURE_GROUPS = Task("parse.signature_groups", "parse", signature_groups, SignatureGroups,
-                        ("functions",))
-GENERATE = Task("parse.generate", "parse", generate_for_members, NativeFunction, ("group",),
-                fan_out=True, blames=NATIVE, forks=True)
-FUNCTION_SUMMARY = Task("parse.function_summary", "parse", summarize_function, FunctionSummary,
-                        ("function",), forks=True)
-VIEW_ORDER = Task("parse.view_order", "parse", view_order, ViewOrder, ("functions",))
-BUCKETS = Task("parse.buckets", "parse", view_ordered_buckets, DerivativeBuckets,
-               ("functions", "view order"))
+PARSE_TAG = task_of("parse.tag", "parse", parse_tag, blames=TAGS)
+TAG_NAMES = task_of("parse.tag_names", "parse", declared_tags)
+PARSE_NATIVE = task_of("parse.native", "parse", parse_native, blames=NATIVE, forks=True)
+CHECK_NATIVES = task_of("parse.native_checks", "parse", check_natives)
+SIGNATURE_GROUPS = task_of("parse.signature_groups", "parse", signature_groups)
+GENERATE = task_of("parse.generate", "parse", generate_for_members, blames=NATIVE, forks=True)
+FUNCTION_SUMMARY = task_of("parse.function_summary", "parse", summarize_function, forks=True)
+VIEW_ORDER = task_of("parse.view_order", "parse", view_order)
+BUCKETS = task_of("parse.buckets", "parse", view_ordered_buckets)
 def spec_formula_names(sources: FormulaSources, functions: FunctionNames) -> FormulaNames:
     return formula_names(sources, functions.names)
 
@@ -145,27 +139,18 @@ def check_entry_formulas(entry: Text, parsed: DerivativeEntry, infos: EntryInfos
     return entry_formulas(Entry(DERIVATIVES, 1, entry.text), parsed, infos)
 
 
-PARSE_DERIVATIVE = Task("parse.derivative", "parse", parse_derivative, DerivativeEntry,
-                        ("entry",), blames=DERIVATIVES)
-ENTRY_INFOS = Task("parse.entry_infos", "parse", bucket_infos, EntryInfos,
-                   ("entry", "signature bucket"), blames=DERIVATIVES)
-NO_FUNCTION = Task("parse.no_function", "parse", no_function, EntryInfos,
-                   ("entry", "functions", "view order"), blames=DERIVATIVES)
-INFO_SUMMARY = Task("parse.info_summary", "parse", summarize_infos, InfoSummary, ("infos",))
-OP_NAMES = Task("parse.op_names", "parse", number_ops, OpNames, ("summaries",), fan_out=True)
-NUMBERED_INFOS = Task("parse.numbered_infos", "parse", number_entry, EntryInfos,
-                      ("infos", "op names"))
-FORMULA_NAMES = Task("parse.formula_names", "parse", spec_formula_names, FormulaNames,
-                     ("sources", "functions"))
-CHECK_FORMULAS = Task("parse.check_formulas", "parse", check_entry_formulas, EntryFormulas,
-                      ("entry", "parsed entry", "infos"))
-FORMULA_FINDINGS = Task("parse.formula_findings", "parse", formula_findings, FormulaFindings,
-                        ("entries' formulas", "names"))
-VIEW_COPIES = Task("parse.view_copies", "parse", plan_view_copies, ViewCopies,
-                   ("summaries", "functions", "view order"))
-VIEW_COPY = Task("parse.view_copy", "parse", copy_entry, EntryInfos, ("view infos", "copy"))
-DISPATCH_KEYS = Task("parse.dispatch_keys", "parse", used_dispatch_keys, DispatchKeys,
-                     ("summaries",))
+PARSE_DERIVATIVE = task_of("parse.derivative", "parse", parse_derivative, blames=DERIVATIVES)
+ENTRY_INFOS = task_of("parse.entry_infos", "parse", bucket_infos, blames=DERIVATIVES)
+NO_FUNCTION = task_of("parse.no_function", "parse", no_function, blames=DERIVATIVES)
+INFO_SUMMARY = task_of("parse.info_summary", "parse", summarize_infos)
+OP_NAMES = task_of("parse.op_names", "parse", number_ops)
+NUMBERED_INFOS = task_of("parse.numbered_infos", "parse", number_entry)
+FORMULA_NAMES = task_of("parse.formula_names", "parse", spec_formula_names)
+CHECK_FORMULAS = task_of("parse.check_formulas", "parse", check_entry_formulas)
+FORMULA_FINDINGS = task_of("parse.formula_findings", "parse", formula_findings)
+VIEW_COPIES = task_of("parse.view_copies", "parse", plan_view_copies)
+VIEW_COPY = task_of("parse.view_copy", "parse", copy_entry)
+DISPATCH_KEYS = task_of("parse.dispatch_keys", "parse", used_dispatch_keys)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,16 +171,13 @@ def plan_kernels(summaries: tuple[FunctionSummary, ...], matched: Positions) -> 
     return kernel_plan(summaries, frozenset(matched.positions))
 
 
-MATCH_PLAN = Task("match.plan", "match", plan_matches, MatchStep, ("functions", "infos"),
-                  fan_out=True)
+MATCH_PLAN = task_of("match.plan", "match", plan_matches)
 # One record of what the functions' summaries say of their kernels: the kernel groups read
 # it, not the ~2,600 summaries, and an edit that changes no summary and no matched position
 # finds it unchanged.
-KERNEL_PLAN = Task("match.kernels", "match", plan_kernels, KernelPlan, ("summaries", "matched"))
-MATCH_FUNCTION = Task("match.function", "match", match_function, FunctionMatch,
-                      ("function", "step", "infos"), blames=NATIVE)
-FOREACH = Task("foreach.synthesize", "foreach", synthesize, EntryInfos,
-               ("function", "reference", "step"), blames=NATIVE)
+KERNEL_PLAN = task_of("match.kernels", "match", plan_kernels)
+MATCH_FUNCTION = task_of("match.function", "match", match_function, blames=NATIVE)
+FOREACH = task_of("foreach.synthesize", "foreach", synthesize, blames=NATIVE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,14 +213,10 @@ def single_template(name: str, template: Text) -> TemplateSet:
     return TemplateSet(((name, template.text),))
 
 
-NODE_NAMES = Task("render.node_names", "render", node_names, NodeNames, ("infos",))
-NODES = Task("render.nodes", "render", entry_nodes, BackwardNode, ("infos", "release"),
-             fan_out=True)
-RENDER_NODE = Task("render.node", "render", render_pieces, Text, ("node", "templates"),
-                   fan_out=True, forks=True)
-FUNCTIONS_FILE = Task("assemble.functions", "assemble", assemble_functions, Text,
-                      ("pieces", "template", "layout", "file"))
-PYTHON_FUNCTIONS_HEADER = Task("assemble.python_functions_h", "assemble", assemble_python_header,
-                               Text, ("template", "templates", "layout"))
-PYTHON_FUNCTIONS_SHARD = Task("assemble.python_functions", "assemble", assemble_python_shard,
-                              Text, ("classes", "properties", "template", "layout", "shard"))
+NODE_NAMES = task_of("render.node_names", "render", node_names)
+NODES = task_of("render.nodes", "render", entry_nodes)
+RENDER_NODE = task_of("render.node", "render", render_pieces, forks=True)
+FUNCTIONS_FILE = task_of("assemble.functions", "assemble", assemble_functions)
+PYTHON_FUNCTIONS_HEADER = task_of("assemble.python_functions_h", "assemble",
+                                  assemble_python_header)
+PYTHON_FUNCTIONS_SHARD = task_of("assemble.python_functions", "assemble", assemble_python_shard)

@@ -25,7 +25,7 @@ from typing import NamedTuple, Sequence
 import xxhash
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.engine.jobs import Group, Task
+from gradshard.cache.engine.jobs import group_of, task_of
 from gradshard.cache.engine.values import Value
 from gradshard.cache.graph.group_records import RENDER, FailureLog, Labels, Outputs
 from gradshard.cache.graph.kernel_family import kernel_owners, units_in_order
@@ -69,23 +69,17 @@ def assemble_header(template: Text, layout: Text) -> Text:
     return Text(variable_type_header(single_template("VariableType.h", template), layout.text))
 
 
-KERNELS = Task("variable_type.kernels", "render", kernels_of, VariableKernel,
-               ("function", "match", "release"), fan_out=True, blames=NATIVE)
-RENDER_KERNEL = Task("render.kernel", "render", render, RenderedKernel,
-                     ("kernel", "templates"), forks=True)
-TEMPLATE = Task("assemble.variable_type_template", "assemble", assemble_template, Text,
-                ("template", "dispatch keys"))
-SECTION = Task("assemble.kernel_section", "assemble", kernel_section, KernelSection,
-               ("kernels",))
-FILE = Task("assemble.variable_type", "assemble", assemble_file, Text,
-            ("sections", "first stage", "dispatch keys", "layout", "shard"))
+KERNELS = task_of("variable_type.kernels", "render", kernels_of, blames=NATIVE)
+RENDER_KERNEL = task_of("render.kernel", "render", render, forks=True)
+TEMPLATE = task_of("assemble.variable_type_template", "assemble", assemble_template)
+SECTION = task_of("assemble.kernel_section", "assemble", kernel_section)
+FILE = task_of("assemble.variable_type", "assemble", assemble_file)
 # A section ends after a kernel whose unit name hashes to 0 modulo this (content-defined, as
 # a chunking backup tool cuts files: adding a kernel moves no other section's bounds), or at
 # SECTION_MOST kernels: ~2,000 kernels make ~60 sections.
 SECTION_EVERY = 32
 SECTION_MOST = 128
-HEADER = Task("assemble.variable_type_h", "assemble", assemble_header, Text,
-              ("template", "layout"))
+HEADER = task_of("assemble.variable_type_h", "assemble", assemble_header)
 
 
 def variable_type(engine: Engine, functions: Value, plan: Value, matches: Value,
@@ -97,7 +91,7 @@ def variable_type(engine: Engine, functions: Value, plan: Value, matches: Value,
     VariableTypeEverything.cpp, every kernel in C++-name order, from the file groups' kernels."""
     functions_of = kernel_functions(engine, functions, plan, matches, matched)
     stage_one = engine.run(TEMPLATE, [source, keys], "templates/VariableType.cpp")
-    shards = kernel_shards([f.cpp_name for f in functions_of], engine.records([release])[0])
+    shards = kernel_shards([f.cpp_name for f in functions_of], engine.record(release))
     shard_ids = [s for s in shards if s != "Everything"]  # _0 … _9 (2.12: _4): a group each
     indexes = engine.records(engine.groups([(VARIABLE_TYPE_FILE, _file_inputs(
         engine, [functions_of[p] for p in shards[s]], templates, stage_one, keys, layout,
@@ -137,9 +131,9 @@ def kernel_functions(engine: Engine, functions: Value, plan: Value, matches: Val
                      matched: Value) -> list[KernelFunction]:
     """The functions that get kernels, in C++-name order (the files' order), as the kernel
     plan (tasks.KERNEL_PLAN) names them."""
-    plan_record = engine.records([plan])[0]
+    plan_record = engine.record(plan)
     function_values = engine.items(functions)
-    positions = engine.records([matched])[0].positions
+    positions = engine.record(matched).positions
     match_of = dict(zip(positions, engine.items(matches)))
     # an abstract function without a match: kernels_of reads no name from it, so one serves all
     no_match = engine.literal(FunctionMatch(""))
@@ -163,8 +157,8 @@ def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Val
                     release: Value, shard: Value) -> Outputs:
     """One VariableType_N.cpp: its functions' kernels, each rendered, joined."""
     log = FailureLog(engine)
-    idents = engine.records([names])[0].labels
-    file = f"VariableType{engine.records([shard])[0].text}.cpp"
+    idents = engine.record(names).labels
+    file = f"VariableType{engine.record(shard).text}.cpp"
     kernel_lists = engine.map(KERNELS, [((f, m, release), ident) for f, m, ident in zip(
         engine.items(functions), engine.items(matches), idents)])
     owners = kernel_owners(engine, idents, kernel_lists)
@@ -203,10 +197,5 @@ def section_bounds(units: Sequence[str]) -> list[tuple[int, int]]:
     return bounds
 
 
-VARIABLE_TYPE_FILE = Group("group.variable_type_file", "render", kernels_of_file, Outputs,
-                           ("functions", "matches", "names", "templates", "first stage",
-                            "dispatch keys", "layout", "release", "shard"))
-VARIABLE_TYPE = Group("group.variable_type", "render", variable_type, Outputs,
-                      ("functions", "kernel plan", "matches", "matched", "dispatch keys",
-                       "templates", "VariableType.cpp template", "VariableType.h template",
-                       "layout", "release"))
+VARIABLE_TYPE_FILE = group_of("group.variable_type_file", "render", kernels_of_file)
+VARIABLE_TYPE = group_of("group.variable_type", "render", variable_type)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -60,12 +59,13 @@ _SCHEMA = (
 )
 
 
-def state_directory() -> Path:
-    """$GRADSHARD_STATE, else $XDG_STATE_HOME/gradshard, else ~/.local/state/gradshard."""
-    if os.environ.get(STATE_VARIABLE):
-        return Path(os.environ[STATE_VARIABLE])
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "gradshard"
+def state_directory(explicit: str | None, xdg_state: str | None, home: Path) -> Path:
+    """$GRADSHARD_STATE (`explicit`), else $XDG_STATE_HOME/gradshard, else
+    ~/.local/state/gradshard: the service reads the variables and passes their values
+    (service/defaults.py: state_directory)."""
+    if explicit:
+        return Path(explicit)
+    return Path(xdg_state or str(home / ".local" / "state")) / "gradshard"
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,10 @@ class CheckRecord:
 class VerdictLedger:
     """This machine's verdicts, opened on first use (a known generator never opens it)."""
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.path = (directory or state_directory()) / LEDGER_FILE
+    def __init__(self, directory: Path) -> None:
+        """`directory`: this machine's state directory (service/defaults.py:
+        state_directory reads the environment for it)."""
+        self.path = directory / LEDGER_FILE
         self._connection: sqlite3.Connection | None = None
 
     def close(self) -> None:

@@ -8,7 +8,7 @@ compiled-autograd ones) to one of a few larger Functions units. A formula edit, 
 one, recompiles one small unit; the methods change only with a node's saved variables. With GCC
 and torch's headers every unit pays a fixed cost (about 1.6 s on FunctionsManual.h, 6 s for a
 Python unit, at -O2 on 2.13) before its first node, which is why the two sizes differ
-(docs/architecture.md has the measurements).
+(benchmarks/README.md has the measurements, under bench_compile.py).
 
 A node's unit is a hash of its name into 3·2^k units of each kind: adding a node changes only
 its own units, and a spec that outgrows the count splits each unit in two rather than

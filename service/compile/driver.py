@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
@@ -210,9 +209,9 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: CompileSourc
     cache = Path(session.directory or directory / "cache").resolve()  # ninja runs in directory
     plan = CompilePlan(directory, cache, toolchain, options.jobs or processors(),
                        sound_objects=session.sound_objects)
-    load = partial(compile_dir_texts, graph, dict(whole.files), dict(as_is.copies), real_files,
-                   out_dir)
-    written = sync_compile_dir(plan, whole, load, store, session.known_hashes)
+    sync = sync_compile_dir(plan, whole, store, session.known_hashes)
+    written = sync.write(compile_dir_texts(graph, dict(whole.files), dict(as_is.copies),
+                                           real_files, out_dir, sync.stale) if sync.stale else {})
     layout = selected(whole, options.units)
     fingerprint = header_fingerprint(plan.toolchain, plan.cache / HEADER_MEMO, plan.warnings)
     units, merged, pch_headers = prepare_units(plan, layout, out_files, out_dir,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import xxhash
 
@@ -21,15 +21,15 @@ from gradshard.cache.store.directory import OBJECTS, PCHS
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.layout.compile_layout import PRELUDE_PATH, CompileLayout, CompileUnit
 from gradshard.service.compile.toolchain import Toolchain
-from gradshard.service.files.outputs import (KnownHashes, UnsafeOutputName, cache_damage,
-                                             stat_signature, sync_outputs, write_atomic,
-                                             write_changed)
+from gradshard.service.files.outputs import (KnownHashes, OutputSync, UnsafeOutputName,
+                                             cache_damage, stat_signature, sync_outputs,
+                                             write_atomic, write_changed)
 
 if TYPE_CHECKING:
     from gradshard.cache.store.database import Store
 
-__all__ = ["CompilePlan", "PreparedUnit", "check_pchs", "prepare_units", "read_bounded",
-           "sync_compile_dir"]
+__all__ = ["CompileDirSync", "CompilePlan", "PreparedUnit", "check_pchs", "prepare_units",
+           "read_bounded", "sync_compile_dir"]
 
 FILE_LIST = ".gradshard-files.json"  # what the last sync wrote, so stale files are removed
 
@@ -53,21 +53,39 @@ class CompilePlan:
         return self.cache / OBJECTS
 
 
-def sync_compile_dir(plan: CompilePlan, layout: CompileLayout,
-                     load: Callable[[list[str]], dict[str, str]], store: Store | None,
-                     known: KnownHashes | None = None) -> int:
-    """Make the compile directory hold the layout's files; returns how many were written.
-    The layout's names come from the cache: sync_outputs checks each before making its
-    directory or writing it."""
+def sync_compile_dir(plan: CompilePlan, layout: CompileLayout, store: Store | None,
+                     known: KnownHashes | None = None) -> CompileDirSync:
+    """The first step of making the compile directory hold the layout's files: the files
+    that differ (the caller loads their texts and hands them to `write`). The layout's names
+    come from the cache: sync_outputs checks each before making its directory or writing
+    it."""
     files = dict(layout.files)
-    listing = plan.directory / FILE_LIST
-    previous = read_file_list(listing, plan.warnings)
     try:
-        report = sync_outputs(plan.directory, files, load, previous, known)
+        sync = sync_outputs(plan.directory, files, known)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
-    write_changed(listing, json.dumps(sorted(files)).encode())
-    return len(report.written)
+    return CompileDirSync(plan, sync)
+
+
+@dataclass(frozen=True)
+class CompileDirSync:
+    """The compile directory's files that differ from the layout's (`stale`), to write."""
+
+    plan: CompilePlan
+    sync: OutputSync
+
+    @property
+    def stale(self) -> list[str]:
+        return self.sync.stale
+
+    def write(self, texts: dict[str, str]) -> int:
+        """Write the stale files (`texts`: theirs), remove what the last sync wrote that
+        the layout no longer has, and list the files; returns how many were written."""
+        listing = self.plan.directory / FILE_LIST
+        previous = read_file_list(listing, self.plan.warnings)
+        report = self.sync.write(texts, previous)
+        write_changed(listing, json.dumps(sorted(self.sync.files)).encode())
+        return len(report.written)
 
 
 def read_file_list(listing: Path, warnings: list[str]) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import sys
@@ -13,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from gradshard.cache.errors import CompileDiagnostic, CompileError, EnvironmentFailure
+from gradshard.cache.errors import CompileDiagnostic, EnvironmentFailure
 from gradshard.service.compile.launcher_counts import LauncherCounts
 
 if TYPE_CHECKING:  # the build report imports this module on the no-op path: stay light
@@ -21,7 +20,7 @@ if TYPE_CHECKING:  # the build report imports this module on the no-op path: sta
 
 __all__ = ["CompileReport", "PchFailure", "compile_json", "compile_line", "diagnostic_text",
            "environment_failure", "pch_failure_diagnostic", "progress_printer",
-           "report_compile_error", "union", "unit_failure_diagnostic"]
+           "union", "unit_failure_diagnostic"]
 
 
 @dataclass
@@ -151,21 +150,6 @@ def diagnostic_text(d: CompileDiagnostic, derivatives: str) -> str:
     formula = f"\n  {d.variables}: {d.formula}" if d.variables else ""
     return (f"{where}: error: generated code for {what} does not compile{formula}\n"
             f"  {d.generated}: error: {d.message}")
-
-
-def report_compile_error(error: CompileError, raw: bool, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps({"ok": False, "failed": list(error.failed),
-                          "errors": [d.to_json() for d in error.diagnostics]}, indent=2))
-    if raw:
-        sys.stderr.write(error.raw)
-    else:
-        for d in error.diagnostics:
-            print(diagnostic_text(d, error.source), file=sys.stderr)
-    # the hint names --raw only to a reader who has not asked for it
-    hint = "" if raw else "\n  hint: --raw shows the compiler's output as it is"
-    print(f"gradshard: error: {len(error.failed)} unit(s) failed to compile: "
-          f"{', '.join(error.failed)}{hint}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from gradshard.cache.errors import UsageError
 from gradshard.cache.objects.object_cache import RECORD_BYTES, is_key
 from gradshard.cache.store.regular_files import RefusedFile, read_regular
 from gradshard.pipeline.releases import release_series
+from gradshard.service.defaults import CXX, CXX_LAUNCHER, value_of
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
 
@@ -78,14 +79,14 @@ class Toolchain:
 
 def find_toolchain(location: SpecLocation, cxx: str | None, flags: Sequence[str],
                    includes: Sequence[str], launcher: str | None) -> Toolchain:
-    compiler = cxx or os.environ.get("CXX") or "g++"
+    compiler = cxx or value_of(CXX) or CXX.default
     path = shutil.which(compiler)
     if path is None:
         raise UsageError(f"the C++ compiler '{compiler}' is not on PATH",
                          "install g++ or name another with --cxx / CXX")
     version = _first_line([path, "--version"])
     directories = [str(Path(d).resolve()) for d in includes] or default_includes(location)
-    words = _launcher(launcher if launcher is not None else os.environ.get("CXX_LAUNCHER", ""))
+    words = _launcher(launcher if launcher is not None else value_of(CXX_LAUNCHER) or "")
     _refuse_unsafe_sharing(words, flags)
     return Toolchain(path, version, (*DEFAULT_FLAGS, *flags), tuple(directories), words)
 

@@ -5,20 +5,19 @@ it (`given`: the options the words name, service/cli.py: given_options) and its 
 unset; a variable it fills is set for the command's time only when unset.
 `effective_settings` says, for every key, the value in force and where it came from
 (`gradshard config`, which takes no flags of the settings: the file, the environment and the
-defaults).
+defaults). The environment is read through service/defaults.py, as everywhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Iterator
 
-from gradshard.service.config.files import ConfigFile
-from gradshard.service.config.settings import SETTINGS, Setting
-from gradshard.service.options import OPTIONS, jobs_of, option_of
+from gradshard.service.config.files import KEYS, ConfigFile
+from gradshard.service.defaults import Setting, applied_variables, value_of
+from gradshard.service.options import option_filled
 
 __all__ = ["Effective", "applied_config", "effective_settings"]
 
@@ -41,36 +40,31 @@ def applied_config(args: argparse.Namespace, config: ConfigFile | None, command:
     if config is None:
         yield
         return
-    added: dict[str, str] = {}
-    for setting in SETTINGS:
+    added: dict[Setting, str] = {}
+    for setting in KEYS:
         if setting.key not in config.values or not _applies(setting, command):
             continue
         value = config.values[setting.key]
-        if setting.variable and os.environ.get(setting.variable):
+        if value_of(setting):
             continue
-        if setting.dest is None:
-            added[setting.variable] = str(value)
-        elif setting.dest not in given:
-            setattr(args, setting.dest, _parsed(setting, value))
-    os.environ.update(added)
-    try:
+        option = option_filled(setting)
+        if option is None:
+            added[setting] = str(value)
+        elif option.dest not in given:
+            setattr(args, option.dest, _parsed(setting, value))
+    with applied_variables(added):
         yield
-    finally:
-        for variable in added:
-            os.environ.pop(variable, None)
 
 
-def effective_settings(config: ConfigFile | None,
-                       environ: Mapping[str, str]) -> list[Effective]:
+def effective_settings(config: ConfigFile | None) -> list[Effective]:
     """Every key's value in force and its origin (for `gradshard config`)."""
-    return [_effective(s, config, environ) for s in SETTINGS]
+    return [_effective(s, config) for s in KEYS]
 
 
-def _effective(setting: Setting, config: ConfigFile | None,
-               environ: Mapping[str, str]) -> Effective:
-    if setting.variable and environ.get(setting.variable):
-        return Effective(setting.key, environ[setting.variable], VARIABLE,
-                         f"${setting.variable}")
+def _effective(setting: Setting, config: ConfigFile | None) -> Effective:
+    in_environment = value_of(setting)
+    if in_environment:
+        return Effective(setting.key, in_environment, VARIABLE, f"${setting.variable}")
     if config is not None and setting.key in config.values:
         line = config.lines.get(setting.key)
         return Effective(setting.key, config.values[setting.key], FILE,
@@ -79,50 +73,32 @@ def _effective(setting: Setting, config: ConfigFile | None,
 
 
 def _applies(setting: Setting, command: str) -> bool:
-    if setting.dest is None:
+    option = option_filled(setting)
+    if option is None:
         return True
-    takes = any(o.dest == setting.dest and command in o.commands for o in OPTIONS)
-    return takes and (setting.commands is None or command in setting.commands)
+    return command in option.commands and (setting.commands is None
+                                           or command in setting.commands)
 
 
 def _parsed(setting: Setting, value: object) -> object:
     """The value as the option holds it once argparse has read it (its type= applied)."""
-    option = option_of(setting.dest)
+    option = option_filled(setting)
     if option.parse is None or not isinstance(value, str):
         return value
     return option.parse(value)
 
 
 def _default(setting: Setting) -> object:
-    """What is in force when nothing sets the key: said where the option's default is a
-    placeholder (no --cache: the default directory; -j 0: the machine's cores)."""
-    described = _DESCRIBED_DEFAULTS.get(setting.key)
-    if described is not None:
-        return described()
-    return option_of(setting.dest).default if setting.dest else None
-
-
-def _default_cache() -> str:
-    from gradshard.service.defaults import default_cache_dir
-
-    return str(default_cache_dir())
-
-
-def _cores() -> str:
-    return f"{jobs_of(0)} (the machine's cores)"
-
-
-def _try_limit() -> str:
-    return "1G"  # service/live/try_directory.py: DEFAULT_MAX_SIZE
-
-
-_DESCRIBED_DEFAULTS = {
-    "spec": lambda: "the installed torch's packaged spec",
-    "codegen-only": lambda: False,  # a flag's default (argparse's store_true)
-    "cache": _default_cache,
-    "cache-max-size": lambda: "no limit",
-    "cxx": lambda: "g++",
-    "jobs": _cores,
-    "try-cxx": lambda: "the first clang++ >= 14 with libstdc++, else g++",
-    "try-max-size": _try_limit,
-}
+    """What is in force when nothing sets the key: said where the default is a placeholder
+    (no --cache: the default directory; -j 0: the machine's cores) or a search; a flag's is
+    false (argparse's store_true)."""
+    if callable(setting.shown):
+        return setting.shown()
+    if setting.shown is not None:
+        return setting.shown
+    if setting.default is not None:
+        return setting.default
+    option = option_filled(setting)
+    if option is None:
+        return None
+    return False if option.action == "store_true" else option.default

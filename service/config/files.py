@@ -3,6 +3,10 @@ directory holding a gradshard.toml (its keys at the top level) or a pyproject.to
 [tool.gradshard] table, as ruff and pytest look for theirs. A pyproject.toml without the
 table is passed over.
 
+Its keys (KEYS) are the options table's settings that have one (service/options.py:
+Option.settings) and those of the variables no flag gives (service/defaults.py), in
+ORDER.
+
 Every key is checked before any is used, and every bad one is reported at once (a
 ConfigError): an unknown key (with the closest known key: `jobz`, did you mean `jobs`?) or a
 value of the wrong kind, each at its line. Paths are relative to the file's directory, made
@@ -23,15 +27,34 @@ from typing import Any
 
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import did_you_mean
-from gradshard.service.config.settings import (BOOLEAN, LIST, PATH, PATHS, SETTINGS, SIZE, TEXT,
-                                               WHOLE, Setting, setting_of)
-from gradshard.service.defaults import CONFIG_FILE, config_file
-from gradshard.service.options import option_of
+from gradshard.service.defaults import (BOOLEAN, CONFIG_FILE, ENVIRONMENT, LIST, PATH, PATHS,
+                                        SIZE, TEXT, WHOLE, Setting, config_file)
+from gradshard.service.options import OPTIONS, Option, option_filled
 
-__all__ = ["ConfigError", "ConfigFile", "ConfigProblem", "file_digest", "find_config",
-           "read_config"]
+__all__ = ["ConfigError", "ConfigFile", "ConfigProblem", "KEYS", "ORDER", "file_digest",
+           "find_config", "read_config", "setting_of"]
 
 TABLE = ("tool", "gradshard")
+# The keys in `gradshard config`'s order (and the known keys' in a bad file's hint): the
+# cache beside its limit, try's compiler and limit last. Every key has its place here
+# (tests/test_config.py); the settings themselves are declared once, in the tables.
+ORDER = ("spec", "out", "tree", "codegen-only", "cache", "cache-max-size", "cxx", "cxxflags",
+         "include", "launcher", "jobs", "try-cxx", "try-max-size")
+
+
+def _keys() -> tuple[Setting, ...]:
+    """Every setting with a key: an option's as its option carries it (with the commands it
+    fills the option in), then those no flag gives."""
+    found = {s.key: s for o in OPTIONS for s in o.settings if s.key}
+    found.update({s.key: s for s in ENVIRONMENT if s.key and s.key not in found})
+    return tuple(sorted(found.values(), key=lambda s: ORDER.index(s.key)))
+
+
+KEYS = _keys()
+
+
+def setting_of(key: str) -> Setting | None:
+    return next((s for s in KEYS if s.key == key), None)
 
 
 @dataclass(frozen=True)
@@ -112,24 +135,24 @@ def _checked(path: Path, key: str, value: Any, line: int | None) -> Any:
     """The value as its option takes it, or the ConfigProblem that refuses it."""
     setting = setting_of(key)
     if setting is None:
-        close = did_you_mean(key, (s.key for s in SETTINGS))
+        close = did_you_mean(key, (s.key for s in KEYS))
         return ConfigProblem(path, line, key, f"unknown key '{key}'"
                              + (f": {close}" if close else ""), _known_keys())
     problem, checked = _value_of(setting.kind, value, path.parent)
-    if not problem and setting.dest is not None:
-        problem = _option_problem(setting.dest, checked)
+    option = option_filled(setting)
+    if not problem and option is not None:
+        problem = _option_problem(option, checked)
     if problem:
         return ConfigProblem(path, line, key, f"'{key}' {problem}", _setting_hint(setting))
     return checked
 
 
 def _setting_hint(setting: Setting) -> str:
-    return f"{setting.key}: {setting.help}"
+    return f"{setting.key}: {setting.about}"
 
 
-def _option_problem(dest: str, value: Any) -> str:
+def _option_problem(option: Option, value: Any) -> str:
     """What the option's own reading (argparse's type=) refuses in the value."""
-    option = option_of(dest)
     if option.parse is None or not isinstance(value, str):
         return ""
     try:
@@ -203,4 +226,4 @@ def _key_lines(text: str, top_level: bool) -> dict[str, int]:
 
 
 def _known_keys() -> str:
-    return "known keys: " + ", ".join(s.key for s in SETTINGS)
+    return "known keys: " + ", ".join(s.key for s in KEYS)

@@ -2,7 +2,8 @@
 its work to a running daemon.
 
 Only the client's side lives here (socket, lock, paths); the service itself is
-service/daemon/server.py, imported by `watch` and by the daemon process.
+service/daemon/server.py (with its rooms watcher.py and protocol.py), imported by `watch` and
+by the daemon process.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, D
                                               NoAnswer, daemon_paths, exchange, print_status,
                                               request, running_daemon)
 from gradshard.service.defaults import default_cache_dir
-from gradshard.service.exit_codes import EXIT_COMPILE, EXIT_NO_DAEMON, EXIT_OK, EXIT_SPEC
+from gradshard.service.exit_codes import (EXIT_COMPILE, EXIT_NO_DAEMON, EXIT_OK, EXIT_SPEC,
+                                          Ending, Report)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
                                        generator_check_of, jobs_of, match_words, placement_of)
@@ -200,13 +202,14 @@ _TEXT_ONLY = ("text", "line", "stderr", "compile_error")
 
 def report_failure(answer: dict, raw: bool) -> None:
     """What `gradshard build` prints on stderr for the failure the daemon answered: a compile
-    error reported by the command line's own reporter (placed, or the compiler's output with
-    --raw), else the words the daemon rendered with it (`stderr`; a daemon older than that:
-    its errors)."""
+    error in the command line's own words (service/report/endings.py: placed, or the
+    compiler's output with --raw), else the words the daemon rendered with them (`stderr`; a
+    daemon older than that: its errors)."""
     if answer.get("compile_error"):
-        from gradshard.service.compile.report import report_compile_error
+        from gradshard.service.report.endings import Known, render_ending
 
-        report_compile_error(_compile_error(answer["compile_error"]), raw=raw, as_json=False)
+        ending = Ending(Report.COMPILE, EXIT_COMPILE, _compile_error(answer["compile_error"]))
+        sys.stderr.write(render_ending(ending, Known(raw=raw)).stderr)
     elif "stderr" in answer:
         sys.stderr.write(answer["stderr"])
     else:

@@ -23,6 +23,7 @@ from typing import Callable
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.verdicts import VerdictLedger
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.defaults import state_directory
 from gradshard.service.generator.check import SPEC_CHANGED, GeneratorVerdict, State, complete
 
 __all__ = ["BackgroundCheck"]
@@ -89,7 +90,8 @@ class BackgroundCheck:
         self._thread.start()
 
     def _work(self, verdict: GeneratorVerdict) -> None:
-        ledger = VerdictLedger()  # its own connection: the builder's belongs to its thread
+        # its own connection: the builder's belongs to its thread
+        ledger = VerdictLedger(state_directory())
         started = time.time()
         self.log.info("generator check: running %s on the spec (%d files to check)",
                       verdict.identity.name, len(verdict.pending))

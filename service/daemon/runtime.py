@@ -27,7 +27,8 @@ from typing import NamedTuple
 
 import xxhash
 
-from gradshard.service.defaults import config_file, default_cache_dir, installed_torchgen
+from gradshard.service.defaults import (XDG_RUNTIME_DIR, config_file, default_cache_dir,
+                                      installed_torchgen, value_of)
 from gradshard.service.exit_codes import EXIT_NO_DAEMON, EXIT_OK
 from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
 
@@ -57,7 +58,7 @@ def usage_error(message: str, hint: str) -> Exception:
 def runtime_dir() -> Path:
     """The private per-user directory of sockets and locks, created 0700; refused when someone
     else owns it or others may enter it (a socket there could be someone else's)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
+    base = value_of(XDG_RUNTIME_DIR)
     directory = Path(base) / "gradshard" if base else Path(f"/tmp/gradshard-{os.getuid()}")
     try:
         directory.mkdir(mode=0o700, parents=bool(base), exist_ok=True)

@@ -1,17 +1,15 @@
-"""The background build service: a file watcher, one builder and a local socket.
+"""The background build service: its lifetime and its builder. What it watches is
+watcher.py's room, how clients talk to it protocol.py's.
 
     watchdog observer ──► Changes (debounced) ──► builder (main thread) ──► last Result
-    socket clients ──► status | build | wait | affected | shutdown ──► answers from Result
+    socket clients ──► protocol.REQUESTS: status | build | wait | affected | shutdown
 
 The builder keeps one process warm: the imports, the templates and the engine's memory of
 every task, so an edited formula regenerates in a tenth of a second and recompiles one unit.
 A bad edit leaves the outputs as they were (a build writes nothing unless it succeeds) and
 its errors are the result until a later save builds; nothing a build raises stops the daemon.
-
-Clients are untrusted in their timing and size: a request line is at most REQUEST_LIMIT bytes
-(never buffered beyond that) and must arrive whole within REQUEST_TIMEOUT; while a request is
-being worked on, a progress line goes out every PROGRESS_INTERVAL, so that a client can tell
-a daemon at work (a cold compile takes minutes) from a stopped or dead one.
+A failed build's result says it as `gradshard build` would (service/report/endings.py), with
+the same exit code (service/exit_codes.py).
 """
 
 from __future__ import annotations
@@ -21,62 +19,42 @@ import logging
 import logging.handlers
 import os
 import signal
-import socket
-import socketserver
 import threading
 import time
 import traceback
-from concurrent.futures import Future
-from concurrent.futures import wait as wait_for_futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
-
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
+from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.errors import CompileError, UsageError
-from gradshard.cache.store.database import StoreDamaged
-from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecError
 from gradshard.service.compile.driver import CompileOptions
-from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.config.files import file_digest
 from gradshard.service.daemon.generator_checks import BackgroundCheck
+from gradshard.service.daemon.protocol import (SURVIVED, DaemonServer, answer_request,
+                                               guarded)
 from gradshard.service.daemon.runtime import DaemonLock, DaemonPaths, running_daemon
 from gradshard.service.daemon.try_checks import TryChecks
+from gradshard.service.daemon.watcher import (WATCH_CHECK, Changes, observe, spec_signature,
+                                              stop_observing, watches_moved)
 from gradshard.service.defaults import config_file
-from gradshard.service.exit_codes import (EXIT_INTERNAL, NEXT_BUILD, Ending, Report, damaged_text,
-                                          ending_of)
+from gradshard.service.exit_codes import EXIT_INTERNAL, Ending, Report, ending_of
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import GeneratorCheck, GeneratorVerdict, State
-from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import TryOptions
 from gradshard.service.report.build import build_json, build_text
-from gradshard.service.report.problems import (generator_failure_text, problem_json,
-                                               problem_lines,
-                                               spec_error_lines, spec_error_text,
-                                               spec_texts_of, unread_spec_note,
-                                               verify_mismatch_text)
+from gradshard.service.report.endings import Known, render_ending
+from gradshard.service.report.problems import problem_json, problem_lines
 from gradshard.service.session import Session
 
-__all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "REQUEST_TIMEOUT", "RequestHandler",
-           "compile_error_json", "daemon_logger", "spec_signature"]
+if TYPE_CHECKING:
+    from watchdog.observers import Observer
+
+__all__ = ["Daemon", "DaemonConfig", "LOG_BYTES", "compile_error_json", "daemon_logger",
+           "failure_answer", "rebuild_line"]
 
 LOG_BYTES = 1_000_000  # per log file; three old ones are kept
-WATCH_CHECK = 0.5  # seconds between checks that the watched directories are still the same
-# Seconds between progress lines while a request is worked on. The documented promise is one
-# at least every 2 s (clients give up after service/daemon/runtime.py: SILENCE_LIMIT of silence); half of
-# it leaves room for a loaded machine's scheduling.
-PROGRESS_INTERVAL = 1.0
-REQUEST_LIMIT = 1 << 20  # bytes in one request line (1 MiB): a request is a small JSON object
-REQUEST_TIMEOUT = 5.0  # seconds for a request line to arrive whole (idle connections included)
-SEND_TIMEOUT = 5.0  # seconds one answer or progress line may wait for a client that reads
-# What the builder and the request threads survive: any exception, and SystemExit (a library
-# calling sys.exit() inside a build must not end the daemon). KeyboardInterrupt cannot reach
-# them (SIGINT is handled), and a BrokenPipeError from `watch`'s output is meant to end it.
-SURVIVED = (Exception, SystemExit)
 
 
 @dataclass(frozen=True)
@@ -91,106 +69,10 @@ class DaemonConfig:
     settle: float = 0.05
     options: tuple[str, ...] = ()  # its match words (service/options.py: match_words)
     checks: TryOptions | None = None  # --try: gradcheck the edited ops before each compile
-    placement: Placement = Placement()  # which files go where under out (service/files/placement.py)
+    # which files go where under out (service/files/placement.py)
+    placement: Placement = Placement()
     # how the spec's generator is checked: `later`, in the background (generator_checks.py)
     generator: GeneratorCheck = GeneratorCheck(later=True)
-
-
-@dataclass
-class Changes:
-    """What the watcher saw since the last build started; the builder waits for it."""
-
-    condition: threading.Condition = field(default_factory=threading.Condition)
-    paths: set[str] = field(default_factory=set)
-    last_event: float = 0.0
-    forced: bool = False  # a `build` request: no settling
-    jobs: list[tuple[Callable[[], dict], Future]] = field(default_factory=list)
-
-    def note(self, path: str) -> None:
-        with self.condition:
-            self.paths.add(path)
-            self.last_event = time.monotonic()
-            self.condition.notify_all()
-
-    def force(self) -> None:
-        with self.condition:
-            self.forced = True
-            self.paths.add("(build request)")
-            self.condition.notify_all()
-
-    def submit(self, job: Callable[[], dict]) -> Future:
-        """Work for the builder's thread (the one that owns the cache's connection)."""
-        done: Future = Future()
-        with self.condition:
-            self.jobs.append((job, done))
-            self.condition.notify_all()
-        return done
-
-    def take_jobs(self) -> list[tuple[Callable[[], dict], Future]]:
-        with self.condition:
-            jobs, self.jobs = self.jobs, []
-        return jobs
-
-    def take(self, settle: float, stopping: threading.Event, patience: float) -> list[str] | None:
-        """The changed paths once they have settled; [] when nothing changed for `patience`
-        seconds or a job waits, None when stopping."""
-        deadline = time.monotonic() + patience
-        with self.condition:
-            while not stopping.is_set():
-                if self.jobs:
-                    return []
-                if self.paths:
-                    quiet = time.monotonic() - self.last_event
-                    if self.forced or quiet >= settle:
-                        taken, self.paths, self.forced = sorted(self.paths), set(), False
-                        return taken
-                    self.condition.wait(settle - quiet)
-                elif time.monotonic() >= deadline:
-                    return []
-                else:
-                    self.condition.wait(deadline - time.monotonic())
-        return None
-
-
-class SpecWatcher(FileSystemEventHandler):
-    """Notes every event touching a spec file, the templates directory or a source of the
-    spec's generator found beside it (a saved tools/autograd/gen_variable_type.py changes
-    which generator the spec has). Directory moves and deletions (a checkout switching
-    branches) note a rescan: the next build re-reads all."""
-
-    def __init__(self, location: SpecLocation, changes: Changes) -> None:
-        self.files = {str(location.path_of(f).resolve()) for f in YAML_FILES}
-        self.templates = str(location.templates.resolve())
-        self.generator = [(str(d.resolve()), recursive) for d, recursive
-                          in identify_generator(location).source_directories()]
-        self.changes = changes
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
-        paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
-        for path in map(os.fsdecode, paths):
-            if (path in self.files or path.startswith(self.templates + os.sep)
-                    or self._generator_source(path)):
-                self.changes.note(path)
-            elif event.is_directory and event.event_type in ("moved", "deleted"):
-                self.changes.note(f"(rescan: {path} {event.event_type})")
-
-    def _generator_source(self, path: str) -> bool:
-        """A .py file in the generator's directories (identity.source_name's files, and a
-        few more that never change the hash: a build finds that out)."""
-        return path.endswith(".py") and any(
-            path.startswith(directory + os.sep)
-            and (recursive or os.path.dirname(path) == directory)
-            for directory, recursive in self.generator)
-
-    def directories(self) -> list[tuple[Path, bool]]:
-        """What to watch, and whether recursively: the spec files' directories on their own
-        (in a checkout, aten/src/ATen/native holds the whole of ATen's sources), the
-        templates directory with everything below it, and the generator's beside the spec."""
-        spec_dirs = sorted({Path(f).parent for f in self.files})
-        return ([(d, False) for d in spec_dirs] + [(Path(self.templates), True)]
-                + [(Path(d), recursive) for d, recursive in self.generator])
 
 
 class Daemon:
@@ -212,9 +94,9 @@ class Daemon:
         self.log = daemon_logger(paths.log)
         self._watched: dict[Path, tuple[int, int] | None] = {}
         self._last_failure = ""  # logged once while it repeats (a check every 0.5 s)
-        self._signature: tuple = ()
+        self._signature: tuple = ()  # the spec as the last build began to read it
         self._observer: Observer | None = None
-        self._server: socketserver.UnixStreamServer | None = None
+        self._server: DaemonServer | None = None
         self.checks = (TryChecks(config.location, config.checks, announce, self.log)
                        if config.checks is not None else None)
         self._verdict: GeneratorVerdict | None = None  # the last build's, to offer
@@ -278,33 +160,40 @@ class Daemon:
 
     def _stop_services(self) -> None:
         if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
+            stop_observing(self._observer)
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
         self.paths.socket.unlink(missing_ok=True)
 
-    # -- watching -------------------------------------------------------------------------
+    def survive(self, work: Callable[[], object], what: str) -> None:
+        """work(), its failure logged instead of ending the builder."""
+        try:
+            work()
+        except SURVIVED as error:
+            self.log_failure(what, error)
+        else:
+            self._last_failure = ""  # the same failure coming back is news again
+
+    def log_failure(self, what: str, error: BaseException) -> None:
+        """A failure the daemon survives, with its traceback; once while it repeats."""
+        summary = f"{what}: {type(error).__name__}: {error}"
+        if summary != self._last_failure:
+            self.log.error("failure in %s\n%s", summary,
+                           "".join(traceback.format_exception(error)))
+        self._last_failure = summary
+
+    # -- watching (watcher.py) ------------------------------------------------------------
 
     def _start_observer(self) -> None:
         """(Re)start watching; a watched directory that was deleted, moved or replaced since is
         watched anew, and the next build re-reads everything."""
         if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-        watcher = SpecWatcher(self.config.location, self.changes)
-        self._observer = Observer()
-        self._watched = {}
-        for directory, recursive in watcher.directories():
-            self._watched[directory] = _identity(directory)
-            if self._watched[directory] is not None:
-                self._observer.schedule(watcher, str(directory), recursive=recursive)
-        self._observer.start()
+            stop_observing(self._observer)
+        self._observer, self._watched = observe(self.config.location, self.changes)
 
     def _check_watches(self) -> None:
-        current = {d: _identity(d) for d in self._watched}
-        if current != self._watched or not (self._observer and self._observer.is_alive()):
+        if watches_moved(self._watched, self._observer):
             self.log.info("watched directories changed: watching anew")
             self._start_observer()
             self.changes.note("(rescan)")
@@ -331,7 +220,7 @@ class Daemon:
             elif changed:
                 self._publish(self.build_once(changed))
                 self._offer_check()
-                self.session.settle()  # while idle: no full garbage pass in the next build
+                self.session.freeze_survivors()  # while idle: no full garbage pass in the next build
             else:
                 self._run_jobs()
                 # a directory moved or replaced reports no event
@@ -368,43 +257,7 @@ class Daemon:
 
     def _run_jobs(self) -> None:
         for job, done in self.changes.take_jobs():
-            done.set_result(self.guarded(job, "a request"))
-
-    def guarded(self, work: Callable[[], dict], what: str) -> dict:
-        """work()'s answer; a failure becomes an answer too (and a bug is logged), never the
-        end of a thread."""
-        try:
-            return work()
-        except GradshardError as error:
-            return {"ok": False, "error": str(error)}
-        except SURVIVED as error:
-            self._log_failure(what, error)
-            return {"ok": False, "error": f"internal error: {type(error).__name__}: {error}"}
-
-    def answer_of(self, answer: Future, what: str) -> dict:
-        """A finished request's answer; what its work raised past `guarded` (a
-        BaseException that is neither an Exception nor SystemExit) becomes an error answer."""
-        failure = answer.exception()
-        if failure is None:
-            return answer.result()
-        self._log_failure(what, failure)
-        return {"ok": False, "error": f"internal error: {type(failure).__name__}: {failure}"}
-
-    def survive(self, work: Callable[[], object], what: str) -> None:
-        """work(), its failure logged instead of ending the builder."""
-        try:
-            work()
-        except SURVIVED as error:
-            self._log_failure(what, error)
-        else:
-            self._last_failure = ""  # the same failure coming back is news again
-
-    def _log_failure(self, what: str, error: BaseException) -> None:
-        summary = f"{what}: {type(error).__name__}: {error}"
-        if summary != self._last_failure:
-            self.log.error("failure in %s\n%s", summary,
-                           "".join(traceback.format_exception(error)))
-        self._last_failure = summary
+            done.set_result(guarded(job, "a request", self.log_failure))
 
     def build_once(self, changed: list[str]) -> dict:
         self.state = "building"
@@ -425,10 +278,9 @@ class Daemon:
         try:
             return self._reported_build()
         except SURVIVED as error:
-            self._log_failure("a build", error)
-            return {"ok": False, "exit": EXIT_INTERNAL,
-                    "errors": [f"gradshard: internal error: {type(error).__name__}: {error} "
-                               f"(a bug in gradshard; the daemon's log has the traceback)"]}
+            self.log_failure("a build", error)
+            return failure_answer(Ending(Report.INTERNAL, EXIT_INTERNAL, error),
+                                  self.config.location)
 
     def _reported_build(self) -> dict:
         """The build's result, its errors reported as the command line reports them, with
@@ -440,7 +292,11 @@ class Daemon:
             ending = ending_of(error)
             if ending.report is Report.INTERNAL:  # a bug: _outcome reports it
                 raise
-            return self._failure(ending)
+            if ending.report is Report.DAMAGED:  # damaged again after the build's own retry
+                # set aside, so that the next build starts a new store instead of meeting
+                # the same damage
+                self.session.set_aside()
+            return failure_answer(ending, self.config.location)
 
     def _build(self) -> dict:
         """Build and compile (unless --codegen-only) as `gradshard build` does. Each build's
@@ -462,62 +318,10 @@ class Daemon:
         return {**build_json(outcome), "warnings": list(outcome.warnings),
                 "text": build_text(outcome), "finding_lines": found}
 
-    def _failure(self, ending: Ending) -> dict:
-        """A failed build's answer: its exit code, its errors as `check` and `build` print
-        them (`errors`, for `watch` and `status`), and what `gradshard build` prints on stderr
-        for it, in the command line's own words (`stderr`: service/report's texts, a generator
-        check's report or last lines and every --verify disagreement included; a compile
-        error's `compile_error`, which the client reports as --raw asks: commands.py)."""
-        error = ending.error
-        if ending.report is Report.SPEC:
-            return self._spec_failure(error, ending.code)
-        if ending.report is Report.DAMAGED:  # damaged again after the build's own retry
-            return self._damaged(error, ending.code)
-        if ending.report is Report.COMPILE:
-            return {"ok": False, "exit": ending.code, "failed": list(error.failed),
-                    "errors": [diagnostic_text(d, error.source) for d in error.diagnostics],
-                    "compile_error": compile_error_json(error)}
-        if ending.report is Report.GENERATOR:  # the diff, or the generator's last lines
-            return _said({"ok": False, "exit": ending.code,
-                          "errors": [generator_failure_text(error)]})
-        if ending.report is Report.VERIFY:  # every disagreeing task
-            return _said({"ok": False, "exit": ending.code,
-                          "errors": [verify_mismatch_text(error)]})
-        return _said({"ok": False, "exit": ending.code, "errors": [error_text(error)]})
+    # -- what requests ask of it (protocol.py's REQUESTS) --------------------------------
 
-    def _damaged(self, damage: StoreDamaged, code: int) -> dict:
-        """The store is set aside, so that the next build starts a new one instead of
-        meeting the same damage."""
-        self.session.set_aside()
-        return _said({"ok": False, "exit": code, "errors": [damaged_text(damage, NEXT_BUILD)]})
-
-    def _spec_failure(self, error: SpecError, code: int) -> dict:
-        location = self.config.location
-        texts = spec_texts_of(location)
-        identity = identify_generator(location)
-        note = [] if identity.known else [unread_spec_note(identity)]  # as `build` says it
-        return {"ok": False, "exit": code,
-                "problems": [problem_json(p, location) for p in error.problems],
-                "errors": [*note, *spec_error_lines(error, location, texts), *note],
-                "stderr": spec_error_text(error, location, texts, identity)}
-
-    # -- requests -------------------------------------------------------------------------
-
-    def answer(self, message: dict) -> dict:
-        kind = message.get("request")
-        if kind == "status":
-            return self.status()
-        if kind == "build":
-            return self._wait_for_build()
-        if kind == "wait":
-            return self._wait_idle()
-        if kind == "affected":
-            return self._affected()
-        if kind == "shutdown":
-            threading.Thread(target=self.stop, daemon=True).start()
-            return {"ok": True, "state": "stopping"}
-        return {"ok": False, "error": f"unknown request {kind!r}",
-                "hint": "requests: status, build, wait, affected, shutdown"}
+    def answer(self, request: dict) -> dict:
+        return answer_request(self, request)
 
     def activity(self) -> str:
         """starting, idle, pending (changes wait to settle) or building."""
@@ -532,7 +336,9 @@ class Daemon:
                 "generator": {**self.result.get("generator", {}),
                               "background": self.generator_checks.status()}}
 
-    def _wait_for_build(self) -> dict:
+    def wait_for_build(self) -> dict:
+        """The result of a build begun after this request (a build under way may have read
+        the files before the client saved them)."""
         with self.finished:
             target = self.builds + (2 if self.state == "building" else 1)
             self.changes.force()
@@ -540,153 +346,41 @@ class Daemon:
                 self.finished.wait(0.5)
             return dict(self.result)
 
-    def _wait_idle(self) -> dict:
+    def wait_idle(self) -> dict:
         with self.finished:
             while not self.stopping.is_set() and (self.state != "idle" or self.changes.paths):
                 self.finished.wait(0.5)
             return dict(self.result)
 
-    def _affected(self) -> dict:
-        return self.changes.submit(self._affected_now).result()
-
-    def _affected_now(self) -> dict:
-        from gradshard.service.query.affected import affected, affected_json
-
-        result = affected(self.config.location, self.session, None, None)
-        return affected_json(result, self.config.location)
+    def on_builder(self, job: Callable[[SpecLocation, Session], dict]) -> dict:
+        """job's answer from the spec and the session, run by the builder's thread between
+        builds (it owns the cache's connection)."""
+        return self.changes.submit(partial(job, self.config.location, self.session)).result()
 
 
-class DaemonServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    # The system's largest accept queue: a burst of clients (an editor, a build farm's jobs)
-    # waits for the daemon instead of being refused.
-    request_queue_size = socket.SOMAXCONN
-
-    def __init__(self, path: str, daemon: Daemon) -> None:
-        self.daemon = daemon
-        old = os.umask(0o177)  # the socket is born 0600
-        try:
-            super().__init__(path, RequestHandler)
-        finally:
-            os.umask(old)
+# ---------------------------------------------------------------------------------------------
+# A build's result as the daemon answers it
 
 
-class RefusedLine(Exception):
-    """A request line the daemon will not read: too long, or too slow to arrive."""
-
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.answer = {"ok": False, "error": message, "hint": hint}
-
-
-class LineReader:
-    """A connection's request lines, each at most `limit` bytes and arriving whole within
-    `timeout` seconds; never holds more than limit + 1 bytes of the connection's data."""
-
-    def __init__(self, connection: socket.socket, limit: int, timeout: float) -> None:
-        self.connection, self.limit, self.timeout = connection, limit, timeout
-        self.pending = bytearray()
-
-    def next_line(self) -> bytes | None:
-        """The next line without its newline; None once the client has closed its side.
-        RefusedLine when the line is too long or does not arrive in time."""
-        deadline = time.monotonic() + self.timeout
-        scanned = 0
-        while (end := self.pending.find(b"\n", scanned)) < 0:
-            scanned = len(self.pending)
-            if scanned > self.limit:
-                raise self._too_long()
-            chunk = self._receive(deadline, self.limit + 1 - scanned)
-            if not chunk:
-                return None
-            self.pending += chunk
-        if end > self.limit:
-            raise self._too_long()
-        line = bytes(self.pending[:end])
-        del self.pending[:end + 1]
-        return line
-
-    def _receive(self, deadline: float, most: int) -> bytes:
-        remaining = deadline - time.monotonic()
-        try:
-            if remaining <= 0:
-                raise TimeoutError
-            self.connection.settimeout(remaining)
-            return self.connection.recv(min(most, 1 << 16))
-        except TimeoutError:
-            raise RefusedLine(f"no complete request line within {self.timeout:g} s: "
-                              "the connection is closed",
-                              "end each request with a newline; after an idle pause, "
-                              "connect again") from None
-
-    def _too_long(self) -> RefusedLine:
-        return RefusedLine(f"a request line over {self.limit / (1 << 20):g} MiB "
-                           f"({self.limit} bytes) is refused: the connection is closed",
-                           "a request is one small JSON object on one line")
-
-
-class RequestHandler(socketserver.BaseRequestHandler):
-    """Newline-delimited JSON: for each request line, progress lines while the daemon works
-    on it (`{"progress": STATE, "seconds": S}`), then one answer line. A line too long or
-    too slow is answered with an error and the connection closed, the rest of it unread."""
-
-    def handle(self) -> None:
-        lines = LineReader(self.request, REQUEST_LIMIT, REQUEST_TIMEOUT)
-        try:
-            while (line := lines.next_line()) is not None:
-                self._send(self._answer(line))
-        except RefusedLine as refused:
-            self._send_last(refused.answer)
-        except OSError:
-            pass  # the client went away or stopped reading: nobody to answer
-
-    def _answer(self, line: bytes) -> dict:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, nested too deep
-            return {"ok": False, "error": f"not JSON: {type(error).__name__}: {error}"}
-        return self._answer_with_progress(message if isinstance(message, dict) else {})
-
-    def _answer_with_progress(self, request: dict) -> dict:
-        """The daemon's answer, computed on a thread of its own while this one tells the
-        client, every PROGRESS_INTERVAL, that the daemon is alive and working."""
-        daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
-        answer: Future = Future()
-        what = f"a {str(request.get('request'))!r:.60} request"
-        work = partial(daemon.guarded, partial(daemon.answer, request), what)
-        threading.Thread(target=_resolve, args=(answer, work), name="request",
-                         daemon=True).start()
-        started = time.monotonic()
-        while not wait_for_futures([answer], timeout=PROGRESS_INTERVAL).done:
-            self._send({"progress": daemon.activity(),
-                        "seconds": round(time.monotonic() - started, 1)})
-        return daemon.answer_of(answer, what)
-
-    def _send(self, message: dict) -> None:
-        self.request.settimeout(SEND_TIMEOUT)
-        self.request.sendall(json.dumps(message).encode() + b"\n")
-
-    def _send_last(self, message: dict) -> None:
-        """The answer before closing; a client that went away meanwhile misses nothing."""
-        try:
-            self._send(message)
-        except OSError:
-            pass
-
-
-def _resolve(answer: Future, work: Callable[[], dict]) -> None:
-    """work()'s answer, or whatever it raised, into `answer`: never left unset, or the
-    request's handler would send progress lines forever. Nothing is raised again: this
-    thread ends here, and the handler answers and logs the failure."""
-    try:
-        answer.set_result(work())
-    except BaseException as error:
-        answer.set_exception(error)
-
-
-def _said(answer: dict) -> dict:
-    """A failure whose errors are the whole of what the command line prints for it."""
-    return {**answer, "stderr": "".join(f"{error}\n" for error in answer["errors"])}
+def failure_answer(ending: Ending, location: SpecLocation) -> dict:
+    """A failed build's answer: its exit code, its errors as `check` and `build` print them
+    (`errors`, for `watch` and `status`), and what `gradshard build` prints on stderr for
+    it, in the command line's own words (`stderr`: service/report/endings.py's). A compile
+    error has `compile_error` instead, which the client reports as --raw asks (commands.py);
+    a bug has neither (the client prints its errors)."""
+    said = render_ending(ending, Known(location, daemon=True))
+    error = ending.error
+    answer: dict = {"ok": False, "exit": ending.code}
+    if ending.report is Report.SPEC:
+        answer["problems"] = [problem_json(p, location) for p in error.problems]
+    elif ending.report is Report.COMPILE:
+        answer["failed"] = list(error.failed)
+    answer["errors"] = list(said.errors)
+    if ending.report is Report.COMPILE:
+        answer["compile_error"] = compile_error_json(error)
+    elif ending.report is not Report.INTERNAL:
+        answer["stderr"] = said.stderr
+    return answer
 
 
 def compile_error_json(error: CompileError) -> dict:
@@ -695,12 +389,6 @@ def compile_error_json(error: CompileError) -> dict:
     return {"diagnostics": [d.to_json() for d in error.diagnostics],
             "failed": list(error.failed), "raw": error.raw, "source": error.source,
             "directory": error.directory}
-
-
-def error_text(error: GradshardError) -> str:
-    """An error as the command line prints it: the message, then the hint when there is one."""
-    hint = getattr(error, "hint", "")
-    return f"gradshard: error: {error}" + (f"\n  hint: {hint}" if hint else "")
 
 
 def rebuild_line(result: dict, location: SpecLocation) -> str:
@@ -734,31 +422,6 @@ def _short(path: str, location: SpecLocation) -> str:
         return str(Path(path).relative_to(location.root.resolve()))
     except ValueError:
         return path
-
-
-def spec_signature(location: SpecLocation) -> tuple:
-    """What the spec files and templates look like on disk (inode, size, mtime), and which
-    generator the spec has (its hash: hashed again only when its sources' stats change): a
-    change the watcher did not report shows here."""
-    paths = [location.path_of(f) for f in YAML_FILES]
-    if location.templates.is_dir():
-        paths += sorted(location.templates.iterdir())
-    stats = [(str(p), _stat(p)) for p in paths]
-    return (tuple((p, s and (s.st_ino, s.st_size, s.st_mtime_ns)) for p, s in stats),
-            identify_generator(location).hash)
-
-
-def _identity(directory: Path) -> tuple[int, int] | None:
-    """Which directory is there (not its mtime: every save in it changes that)."""
-    info = _stat(directory)
-    return info and (info.st_dev, info.st_ino)
-
-
-def _stat(path: Path) -> os.stat_result | None:
-    try:
-        return path.stat()
-    except OSError:
-        return None
 
 
 def daemon_logger(path: Path) -> logging.Logger:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from gradshard.cache.errors import EnvironmentFailure
 from gradshard.cache.store.database import (NO_SPACE, Store, StoreDamaged, blob_hash, disk_full,
@@ -29,9 +29,9 @@ from gradshard.cache.store.database import (NO_SPACE, Store, StoreDamaged, blob_
 from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.problems import InternalError
 
-__all__ = ["KnownHashes", "UnsafeOutputName", "WriteReport", "cache_damage", "file_hash",
-           "files_left", "outputs_match", "stat_signature", "sync_outputs", "write_atomic",
-           "write_changed", "write_outputs"]
+__all__ = ["KnownHashes", "OutputSync", "UnsafeOutputName", "WriteReport", "cache_damage",
+           "file_hash", "files_left", "outputs_match", "stat_signature", "sync_outputs",
+           "write_atomic", "write_changed", "write_outputs"]
 
 # The most of a file on disk read to compare it: far more than any generated file holds.
 OUTPUT_BYTES = 256 << 20
@@ -229,15 +229,44 @@ def outputs_match(out_dir: Path, files: dict[str, str]) -> bool:
                for name, path in zip(names, paths_inside(out_dir, names)))
 
 
-def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]], dict[str, str]],
-                 previous: Iterable[str] = (), known: KnownHashes | None = None) -> WriteReport:
-    """Make out_dir hold exactly these files (name → content hash): a file already holding
-    its content is left alone, the others are loaded (`load`) and written, all or none;
-    files an earlier build wrote that this one does not produce are removed, as are
-    temporary files a killed build left behind. A name that would leave out_dir raises
-    UnsafeOutputName before anything is written (in `files`) or is ignored (in `previous`).
-    Names may have directories (`pch/formulas.h`): they are created inside out_dir.
-    `known`: the session's hashes of files it wrote or read (a one-shot build reads each)."""
+@dataclass(frozen=True)
+class OutputSync:
+    """Making out_dir hold exactly some files (name → content hash), in two steps with the
+    caller between them (it loads the texts itself: nothing here calls back into it):
+    `sync_outputs` checks every name and finds the files that do not hold their content
+    (`stale`); `write` writes those, all or none, and removes what an earlier build wrote
+    that this one does not produce."""
+
+    out_dir: Path
+    files: dict[str, str]
+    paths: dict[str, Path]
+    stale: list[str]
+    known: KnownHashes
+
+    def write(self, texts: dict[str, str], previous: Iterable[str] = ()) -> WriteReport:
+        """Write the stale files (`texts`: theirs, by name), then remove the files of
+        `previous` this one does not produce (a name leaving out_dir is ignored) and the
+        temporary files a killed build left behind."""
+        paths, files = self.paths, self.files
+        write_all(self.out_dir, {paths[name]: texts[name].encode("utf-8") for name in self.stale})
+        for name in self.stale:
+            self.known.note(paths[name], files[name])
+        report = WriteReport(written=self.stale,
+                             unchanged=sorted(n for n in files if n not in set(self.stale)))
+        gone = set(previous) - set(files)
+        report.removed = _remove_previous(self.out_dir, sorted(gone))
+        earlier = [path for path in paths_inside(self.out_dir, gone) if path is not None]
+        _remove_leftovers([*paths.values(), *earlier])
+        return report
+
+
+def sync_outputs(out_dir: Path, files: dict[str, str], known: KnownHashes | None = None
+                 ) -> OutputSync:
+    """The first step of making out_dir hold exactly these files: a name that would leave
+    out_dir raises UnsafeOutputName before anything is written; the directories are made
+    (names may have them: `pch/formulas.h`); the files already holding their content are
+    left alone. `known`: the session's hashes of files it wrote or read (a one-shot build
+    reads each)."""
     known = known if known is not None else KnownHashes()
     _make_directory(out_dir)
     paths = _paths_inside(out_dir, files)
@@ -245,16 +274,7 @@ def sync_outputs(out_dir: Path, files: dict[str, str], load: Callable[[list[str]
     for parent in sorted({os.path.dirname(path) for path in map(str, paths.values())} - {top}):
         _make_directory(Path(parent))
     stale = sorted(n for n in files if known.hash_of(paths[n]) != files[n])
-    texts = load(stale) if stale else {}
-    write_all(out_dir, {paths[name]: texts[name].encode("utf-8") for name in stale})
-    for name in stale:
-        known.note(paths[name], files[name])
-    report = WriteReport(written=stale, unchanged=sorted(n for n in files if n not in stale))
-    gone = set(previous) - set(files)
-    report.removed = _remove_previous(out_dir, sorted(gone))
-    earlier = [path for path in paths_inside(out_dir, gone) if path is not None]
-    _remove_leftovers([*paths.values(), *earlier])
-    return report
+    return OutputSync(out_dir, files, paths, stale, known)
 
 
 def _remove_previous(out_dir: Path, names: list[str]) -> list[str]:

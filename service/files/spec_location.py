@@ -20,7 +20,8 @@ from typing import Sequence
 from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.service.defaults import installed_torch, installed_torchgen
+from gradshard.service.defaults import (GRADSHARD_MAX_SPEC_BYTES, installed_torch,
+                                      installed_torchgen, value_of)
 
 __all__ = ["HELPERS_HEADER", "SpecLocation", "check_spec_size", "locate_spec", "read_spec_file",
            "spec_of_paths"]
@@ -83,14 +84,14 @@ class SpecLocation:
         return {file: read_spec_file(self.path_of(file)) for file in YAML_FILES}
 
 
-MAX_SPEC_BYTES = 64 << 20  # per spec file or template; the real ones are below 1 MiB
-MAX_SPEC_BYTES_VARIABLE = "GRADSHARD_MAX_SPEC_BYTES"
+MAX_SPEC_BYTES = int(GRADSHARD_MAX_SPEC_BYTES.default)  # per spec file or template
+MAX_SPEC_BYTES_VARIABLE = GRADSHARD_MAX_SPEC_BYTES.variable
 
 
 def max_spec_bytes() -> int:
     """The size limit of one spec file or template: $GRADSHARD_MAX_SPEC_BYTES, else 64 MiB."""
-    value = os.environ.get(MAX_SPEC_BYTES_VARIABLE)
-    if value is None:
+    value = value_of(GRADSHARD_MAX_SPEC_BYTES)
+    if value is None:  # set but empty is refused, as any value that is not a number of bytes
         return MAX_SPEC_BYTES
     if not value.strip().isdigit() or int(value) == 0:
         raise UsageError(f"{MAX_SPEC_BYTES_VARIABLE}={value!r} is not a positive number of bytes",

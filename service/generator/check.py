@@ -3,7 +3,7 @@ from the spec's real generator.
 
 A known generator (service/generator/known.py: one gradshard reproduces) is never run: its
 files are gradshard's. Any other is run once per (generator, spec) on this machine and every
-file compared (`settle`); what it found is kept in this machine's ledger
+file compared (`verdict_for`); what it found is kept in this machine's ledger
 (cache/store/verdicts.py) under (the generator's hash, the spec's: `spec_hash`), and the
 files that differ are served from the real generator's text, never gradshard's. The key is
 never gradshard's hash of a file: the real generator's output is not a function of it (it
@@ -39,7 +39,7 @@ __all__ = ["AUTO", "CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GENERATOR_PAT
            "HOST_STAMP", "PORTED", "GeneratorCheck", "GeneratorVerdict", "LoadsTexts", "SKIP",
            "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED_STAMP", "check_now",
            "complete", "failed_verdict", "host_net", "host_verdict", "real_texts",
-           "recorded_verdict", "served_files", "settle", "spec_hash", "verdict_stamp"]
+           "recorded_verdict", "served_files", "spec_hash", "verdict_for", "verdict_stamp"]
 
 CHECK, STRICT, SKIP = "check", "strict", "skip"
 GENERATOR_MODES = (CHECK, STRICT, SKIP)
@@ -181,7 +181,7 @@ def verdict_stamp(identity: GeneratorIdentity, check: GeneratorCheck, spec: str,
                                                 dict(record.extra)]).encode())
 
 
-def settle(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
+def verdict_for(identity: GeneratorIdentity, check: GeneratorCheck, location: SpecLocation,
            spec: str, ours: Mapping[str, str], load_ours: Callable[[list[str]], dict[str, str]],
            ledger: VerdictLedger) -> GeneratorVerdict:
     """The verdict for a build's files (`ours`: index name → hash): this spec's record in

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradshard.cache.engine.core import StaleCache
 from gradshard.cache.graph.host_layout_group import (HOST_COMPILE_LAYOUT, HostLayoutIndex,
                                                      python_files)
 from gradshard.cache.store.database import blob_hash
@@ -34,7 +33,7 @@ from gradshard.service.files.inputs import InputBytes, spec_template_sources, te
 from gradshard.service.files.placement import index_names
 from gradshard.service.files.spec_location import read_spec_file
 from gradshard.service.generator.check import DEFAULT_TIMEOUT
-from gradshard.service.graph_run import new_engine
+from gradshard.service.graph_run import new_engine, read_fresh
 from gradshard.service.host.generation import (HostRun, generate_on_host, host_index,
                                                last_host_index, put_host_index)
 from gradshard.service.host.item_values import (HostItems, ValueSource, entry_lines,
@@ -74,10 +73,9 @@ class HostCompileInput:
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The layout group on the session's engine; a value its index names that the store
         lost is made again, every group entered (as a graph run recovers)."""
-        try:
-            return self._layout(settings, self._engine())
-        except StaleCache:
-            return self._layout(settings, self._engine(force_groups=True))
+        self._engine()
+        return read_fresh(lambda: self._layout(settings, self.engine),
+                          lambda: self._engine(force_groups=True))
 
     def _layout(self, settings: ShardSettings, engine: Engine) -> CompileLayout:
         inputs = self.inputs
@@ -86,7 +84,7 @@ class HostCompileInput:
             engine.literal(TemplateSet(spec_template_sources(inputs.spec_templates))),
             engine.literal(template_set(inputs.templates, inputs.compiled)),
             engine.text(inputs.location.layout), engine.literal(settings)], "compile layout")
-        layout = engine.records([value])[0]
+        layout = engine.record(value)
         engine.finish()
         return layout
 

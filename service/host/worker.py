@@ -266,7 +266,7 @@ def widen_regex_cache() -> None:
         re._MAXCACHE = max(re._MAXCACHE, _REGEX_CACHE)  # type: ignore[attr-defined]
 
 
-def settle_collector() -> None:
+def freeze_survivors() -> None:
     """The loaded generator frozen out of the collector's passes, and its young objects
     collected less often: a generation makes millions of objects and few cycles, and the
     default thresholds walk them again and again (~6% of a fresh worker's generation on
@@ -289,7 +289,7 @@ def main(argv: list[str]) -> int:
     except BaseException as error:  # noqa: BLE001 -- the client reports it, then ends us
         _send(answers, _failure(error, WORKER))
         return 1
-    settle_collector()
+    freeze_survivors()
     _send(answers, {"ready": {"pid": os.getpid()}})
     serve(worker, sys.stdin, answers)
     return 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from gradshard.cache.errors import UsageError
 from gradshard.service.compile.toolchain import Toolchain, find_toolchain
+from gradshard.service.defaults import GRADSHARD_TRY_CXX, value_of
 from gradshard.service.files.outputs import write_atomic
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.live.try_directory import read_memo, try_directory
@@ -30,7 +30,7 @@ from gradshard.service.live.try_directory import read_memo, try_directory
 __all__ = ["TRY_CXX_VARIABLE", "TryCompiler", "choose_try_compiler",
            "torch_uses_cxx11_abi"]
 
-TRY_CXX_VARIABLE = "GRADSHARD_TRY_CXX"
+TRY_CXX_VARIABLE = GRADSHARD_TRY_CXX.variable
 # A patch lives for a check, so it compiles at the level each compiler is fastest at: clang
 # at -O0 (sin's unit: 1.1 s at -O0 against 5.7 s at -O1 without the PCH's code), g++ at -Og
 # (sin's nodes and kernels side by side: 3.63 s against 4.01 s at -O0, g++ 12, five runs
@@ -72,7 +72,7 @@ def choose_try_compiler(location: SpecLocation, cxx: str | None, torch_lib: Path
     The try directory is checked first: one that is refused (try_directory) is said before
     the spec is planned, even when this process has the compiler's probe in memory."""
     try_directory()
-    named = cxx or os.environ.get(TRY_CXX_VARIABLE)
+    named = cxx or value_of(GRADSHARD_TRY_CXX)
     abi = torch_uses_cxx11_abi(torch_lib)
     if named:
         origin = "--cxx" if cxx else f"${TRY_CXX_VARIABLE}"

@@ -149,7 +149,7 @@ def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | N
         derivatives = inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace")
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])
-    native = engine.records([engine.ref(side.index.native, NativeSide)])[0]
+    native = engine.record(engine.ref(side.index.native, NativeSide))
     lines = {stamp.label: stamp.line for file, stamp in side.entries
              if file is SpecFile.DERIVATIVES}
     return _Built(side.index, engine, dict(zip((u for u, _ in units), records)), dict(units),
@@ -222,8 +222,8 @@ def _with_sources(location: SpecLocation, current: _Built, ops: Sequence[PatchOp
     node_names = list(dict.fromkeys(n for op in patched for n in op.nodes))
     nodes = _patch_nodes(engine, index, node_names)
     templates, spec = _templates(location)
-    autograd = engine.records([engine.ref(index.autograd, AutogradSide)])[0]
-    keys = engine.records([engine.ref(autograd.dispatch_keys, DispatchKeys)])[0]
+    autograd = engine.record(engine.ref(index.autograd, AutogradSide))
+    keys = engine.record(engine.ref(autograd.dispatch_keys, DispatchKeys))
     layout = location.layout
     sources = patch_sources(nodes, kernels, keys, spec, templates, layout)
     files = dict(index.files)

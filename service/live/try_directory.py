@@ -34,17 +34,18 @@ from gradshard.cache.errors import EnvironmentFailure, UsageError
 from gradshard.cache.maintenance import parse_size, size_text
 from gradshard.cache.objects.object_cache import RECORD_BYTES
 from gradshard.cache.store.regular_files import read_regular
-from gradshard.cache.store.verdicts import state_directory
-from gradshard.service.defaults import default_cache_dir
+from gradshard.service.defaults import (GRADSHARD_TRY_DIR, GRADSHARD_TRY_MAX_SIZE,
+                                      default_cache_dir, standard_cache_dir, state_directory,
+                                      value_of)
 from gradshard.service.files.outputs import write_atomic
 
 __all__ = ["DEFAULT_MAX_SIZE", "KEEP", "TRY_DIRECTORY_VARIABLE", "TRY_MAX_SIZE_VARIABLE",
            "TryDirectoryUse", "collect_try_directory", "locked", "prune_try_directory",
            "read_memo", "try_directory", "try_directory_path", "try_limit"]
 
-TRY_DIRECTORY_VARIABLE = "GRADSHARD_TRY_DIR"
-TRY_MAX_SIZE_VARIABLE = "GRADSHARD_TRY_MAX_SIZE"
-DEFAULT_MAX_SIZE = 1 << 30
+TRY_DIRECTORY_VARIABLE = GRADSHARD_TRY_DIR.variable
+TRY_MAX_SIZE_VARIABLE = GRADSHARD_TRY_MAX_SIZE.variable
+DEFAULT_MAX_SIZE = parse_size(GRADSHARD_TRY_MAX_SIZE.default)
 # What a try directory keeps at most, by kind, the most recently used first: two PCH sets (and
 # the include directories they were made for), the patches of the last 50 builds (their
 # libraries and their structs' headers), the objects of about as many, the hidden-symbol
@@ -70,9 +71,9 @@ class TryDirectoryUse:
 
 
 def try_directory_path() -> Path:
-    """$GRADSHARD_TRY_DIR, else <state directory>/try (cache/store/verdicts.py:
+    """$GRADSHARD_TRY_DIR, else <state directory>/try (service/defaults.py:
     state_directory), without making or checking it."""
-    explicit = os.environ.get(TRY_DIRECTORY_VARIABLE)
+    explicit = value_of(GRADSHARD_TRY_DIR)
     # absolute: ninja runs in it, and build.ninja names its files by these paths
     return (Path(explicit) if explicit else state_directory() / "try").absolute()
 
@@ -104,9 +105,8 @@ def try_directory(cache: Path | None = None) -> Path:
 
 def _refuse_inside_caches(path: Path, cache: Path | None) -> None:
     # the XDG default too when $GRADSHARD_CACHE names another: CI jobs restore ~/.cache
-    xdg = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gradshard"
     resolved = path.resolve()
-    for directory in (default_cache_dir(), xdg, *((cache,) if cache else ())):
+    for directory in (default_cache_dir(), standard_cache_dir(), *((cache,) if cache else ())):
         inside = directory.resolve()
         if resolved == inside or inside in resolved.parents:
             raise EnvironmentFailure(
@@ -118,14 +118,15 @@ def _refuse_inside_caches(path: Path, cache: Path | None) -> None:
 
 def try_limit() -> int:
     """$GRADSHARD_TRY_MAX_SIZE (500M, 2G… as gc's --max-size), else DEFAULT_MAX_SIZE."""
-    text = os.environ.get(TRY_MAX_SIZE_VARIABLE, "").strip()
+    text = (value_of(GRADSHARD_TRY_MAX_SIZE) or "").strip()
     if not text:
         return DEFAULT_MAX_SIZE
     try:
         return parse_size(text)
     except ValueError as e:
         raise UsageError(f"{TRY_MAX_SIZE_VARIABLE}: {e}", "write a size such as 500M or 2G, "
-                         f"or unset {TRY_MAX_SIZE_VARIABLE} (the limit is then 1G)") from None
+                         f"or unset {TRY_MAX_SIZE_VARIABLE} (the limit is then "
+                         f"{GRADSHARD_TRY_MAX_SIZE.default})") from None
 
 
 @contextlib.contextmanager

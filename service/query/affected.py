@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import Engine, StaleCache
@@ -102,8 +101,10 @@ def affected(location: SpecLocation, session: OpenCache, against: str | None,
     """What the spec's edits change since a baseline: the last build, a spec directory or a
     git revision; a cache found damaged on the way is set aside and it runs again, once.
     `with_ops`: also the ops whose autograd code changed (their kernels are read)."""
-    return session.retrying(partial(affected_command, location, session, against, since,
-                                    with_ops))
+    for attempt in session.attempts():
+        with attempt:
+            return affected_command(location, session, against, since, with_ops)
+    raise AssertionError("the last attempt returns or raises")
 
 
 def affected_command(location: SpecLocation, session: OpenCache, against: str | None,
@@ -147,7 +148,7 @@ def run_side(run: GraphResult) -> Side:
 
 def _read_side(engine: Engine, manifest: Manifest) -> Side:
     stamps = engine.records([engine.ref(h, EntryStamps) for h in manifest.entries])
-    return _side(stamps, engine.records([engine.ref(manifest.index, BuildIndex)])[0])
+    return _side(stamps, engine.record(engine.ref(manifest.index, BuildIndex)))
 
 
 def _side(stamps: list[EntryStamps], index: BuildIndex) -> Side:
@@ -187,7 +188,7 @@ def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
     if last is not None:
         engine = new_engine(store, session.memory)
         try:
-            manifest = engine.records([engine.ref(last.manifest, Manifest)])[0]
+            manifest = engine.record(engine.ref(last.manifest, Manifest))
             return _read_side(engine, manifest), f"the last build (#{last.build}, into {last.out})"
         except StaleCache:
             pass  # collected or damaged: as if never recorded
@@ -247,8 +248,8 @@ def _kernel_change(unit: str, change: str, code: str, engine: Engine) -> KernelC
     file, function = kernel_unit_fields(unit)
     family = family_of_file(file)
     try:
-        record = engine.records([engine.ref(
-            code, family.kernel.output if family else RenderedKernel)])[0]
+        record = engine.record(engine.ref(
+            code, family.kernel.output if family else RenderedKernel))
     except StaleCache:  # a baseline's kernel collected since: named by its function
         return KernelChange(function, "", file, change)
     key = family.dispatch_key if family else library_key(record.key)

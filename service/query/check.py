@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from gradshard.cache.engine.core import StaleCache
 from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_records
 from gradshard.pipeline.problems import Problem
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
@@ -21,7 +20,8 @@ from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_t
                                             read_inputs, read_spec_templates,
                                             spec_template_sources, template_set)
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.graph_run import DecodedInputs, GraphResult, run_graph
+from gradshard.service.graph_run import (DecodedInputs, GraphResult, read_fresh,
+                                         run_graph)
 from gradshard.service.open_cache import OpenCache
 
 __all__ = ["CheckResult", "analyze", "check_spec", "gradshard_templates", "load_texts", "prepare",
@@ -66,7 +66,10 @@ class CheckResult:
 def check_spec(location: SpecLocation, session: OpenCache) -> CheckResult:
     """The spec's counts and findings from a graph run on the session's cache; a damaged
     cache is set aside and the check runs again, once."""
-    return session.retrying(lambda: _read(prepare(location), session, _check_result))
+    for attempt in session.attempts():
+        with attempt:
+            return _read(prepare(location), session, _check_result)
+    raise AssertionError("the last attempt returns or raises")
 
 
 def _check_result(run: GraphResult) -> CheckResult:
@@ -77,11 +80,7 @@ def _read(decoded: DecodedInputs, session: OpenCache, read: Callable[[GraphResul
     """What `read` finds of the graph's run (commited first); a value an index names that
     is gone makes the run enter every group again."""
     run = run_graph(decoded, session.open(), session.memory)
-    try:
-        return read(run)
-    except StaleCache:
-        run.rerun_entering_groups()
-        return read(run)
+    return read_fresh(lambda: read(run), run.rerun_entering_groups)
 
 
 def records_of(run: GraphResult) -> SpecRecords:

@@ -28,9 +28,9 @@ from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError, SpecError, SpecFile
 from gradshard.service.config.files import ConfigError
 from gradshard.service.defaults import PYPROJECT, config_file
-from gradshard.service.exit_codes import (EXIT_INTERRUPTED, EXIT_USAGE, RUN_AGAIN,
-                                          damaged_message)
+from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from gradshard.service.options import FORMATS
+from gradshard.service.report.endings import BUG_HINT, RUN_AGAIN, damaged_message
 from gradshard.service.report.findings import (Finding, Place, compile_findings, failure_finding,
                                                generated_file, placed_at, spec_findings)
 from gradshard.service.report.rules import (CACHE_DAMAGED_RULE, COMPILE_FAILED_RULE,
@@ -40,9 +40,9 @@ from gradshard.service.report.rules import (CACHE_DAMAGED_RULE, COMPILE_FAILED_R
 if TYPE_CHECKING:
     from gradshard.service.files.spec_location import SpecLocation
 
-__all__ = ["BUG_HINT", "FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings",
+__all__ = ["FORMATS", "MACHINE_FORMATS", "default_place", "emit_findings",
            "error_findings", "gathered_stdout", "human_stream", "installed_version",
-           "machine_format", "reported_by_linter", "settle_format", "write_output"]
+           "machine_format", "reported_by_linter", "resolve_format", "write_output"]
 
 TEXT, JSON, SARIF, LINTRUNNER = FORMATS
 MACHINE_FORMATS = (SARIF, LINTRUNNER)
@@ -50,11 +50,9 @@ MACHINE_FORMATS = (SARIF, LINTRUNNER)
 # first class an error is an instance of decides, any other error is gradshard's (a bug)
 _FAILURE_RULES = ((UsageError, USAGE_RULE), (GeneratorFailed, GENERATOR_FAILED_RULE),
                   (VerifyMismatch, VERIFY_RULE), (CompileError, COMPILE_FAILED_RULE))
-BUG_HINT = ("this is a bug in gradshard; please report it with the command you ran "
-            "(GRADSHARD_DEBUG=1 shows the traceback)")
 
 
-def settle_format(args: argparse.Namespace) -> None:
+def resolve_format(args: argparse.Namespace) -> None:
     """--json and --format as one: args.format always set, args.json true for json."""
     chosen = getattr(args, "format", None)
     if getattr(args, "json", False) and chosen not in (None, JSON):

@@ -1,6 +1,6 @@
 """How problems reach the user: compiler-style text for terminals and editors, or JSON; and
-the text of a generator check's failure and of a --verify mismatch, which the command line and
-the daemon's answers both print.
+the text of a generator check's failure and of a --verify mismatch, which endings.py says for
+the command line and the daemon's answers alike.
 
 Text reports print the first MAX_PRINTED_PROBLEMS problems and count the rest, as compilers
 do; JSON lists every problem. Each file is split into lines once per report, so a report
@@ -151,9 +151,10 @@ def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
 
 
 # The words of a generator check's failure and of a --verify mismatch, as `gradshard build`
-# prints them on stderr: one text each, which the command line prints (service/cli.py) and
-# the daemon's build answer carries as its `stderr` (service/daemon/server.py), so that a
-# failing build prints the same through the daemon (commands.py report_failure prints it).
+# prints them on stderr: one text each, which endings.py renders for the command line
+# (service/cli.py) and for the daemon's build answer, as its `stderr`
+# (service/daemon/server.py), so that a failing build prints the same through the daemon
+# (commands.py report_failure prints it).
 
 VERIFY_HINT = ("the cache was written by other code or altered; the rows were rewritten with "
                "the computed results")

@@ -115,8 +115,8 @@ class GraphRun:
         for unit, code in index.kernels + index.family_kernels:
             file = unit.split(" ")[0]
             family = family_of_file(file)
-            made = engine.records([engine.ref(code, family.kernel.output if family
-                                              else RenderedKernel)])[0]
+            made = engine.record(engine.ref(code, family.kernel.output if family
+                                              else RenderedKernel))
             key = family.dispatch_key if family else library_key(made.key)
             kernels[(made.wrapper, key, file)] = (made.definition, made.registration)
         return kernels

@@ -2,9 +2,9 @@
 changes, as pytest ids (and a file of them, for `python -m pytest @FILE`), from the installed
 torch's op_db (the `try` extra).
 
-What a test reaches is observed, not guessed from names: service/live/observed_tests.py runs
-every OpInfo's gradient samples once per installed torch and records the backward nodes they
-create and the autograd kernels they pass through, so `_softmax`'s edit finds the tests of
+What a test reaches is observed, not guessed from names: observer.py runs every OpInfo's
+gradient samples once per installed torch (the index: index.py) and records the backward nodes
+they create and the autograd kernels they pass through, so `_softmax`'s edit finds the tests of
 `softmax`, `nn.functional.softmin` and every other OpInfo whose samples create a
 SoftmaxBackward0, and `mul.Tensor`'s those of every OpInfo whose forward or double backward
 multiplies.
@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gradshard.cache.errors import UsageError
-from gradshard.service.live.observed_tests import DTYPES, GradientIndex, Reach, gradient_index
+from gradshard.service.gradient_tests.index import gradient_index
+from gradshard.service.gradient_tests.reach import DTYPES, GradientIndex, Reach
 from gradshard.service.query.affected import OpChange
 
 __all__ = ["BACKWARD_FILE", "FORWARD_FILE", "GradientTests", "METHOD_REACH", "OpTests",
@@ -85,7 +86,7 @@ METHODS = tuple((BACKWARD_FILE, m) for m in BACKWARD_METHODS) + tuple(
 BACKWARD_UNDER_FORWARD = frozenset({"test_fn_fwgrad_bwgrad"})
 
 # What each method runs of its variant's samples: (variant, node phases, kernel phases), the
-# phases of service/live/observed_tests.py (gradcheck: a forward and a backward; gradgradcheck
+# phases of observer.py (reach.py: PHASES; gradcheck: a forward and a backward; gradgradcheck
 # differentiates the create_graph backward again; forward mode runs the forward formulas)
 _FIRST = (("nodes",), ("kernels", "backward_kernels"))
 _SECOND = (("nodes", "backward_nodes"), ("kernels", "backward_kernels"))
@@ -130,7 +131,7 @@ def gradient_tests(changes: Sequence[OpChange], cache: Path | None, warnings: li
     """Each changed op's gradient tests (the installed torch's op_db), found through the
     index of what their samples reach (read from the cache directory, or built there).
     `opinfos`: only these OpInfos (by formatted name), indexed apart (for tests); `build`:
-    observed_tests.gradient_index's settings."""
+    index.gradient_index's settings."""
     if not changes:
         return GradientTests(())
     infos = _op_db()  # the OpInfos the gradient test files run
@@ -291,7 +292,7 @@ def _why_unreached(change: OpChange, item: str) -> str:
 
 def _named_ops(info) -> set[str]:
     from gradshard.pipeline.layout.compile_layout import function_op
-    from gradshard.service.live.worker import opinfo_names
+    from gradshard.service.live.samples import opinfo_names
 
     return {function_op(n) for n in opinfo_names(info)}
 
