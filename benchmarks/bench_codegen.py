@@ -32,7 +32,7 @@ from gradshard.service.files.outputs import write_outputs
 from gradshard.service.files.placement import Placement, placed_files
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import run_graph
-from gradshard.service.query.check import prepare
+from gradshard.service.query.analysis import prepare
 
 
 def paths(location: SpecLocation) -> dict[str, str]:

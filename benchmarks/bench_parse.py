@@ -32,7 +32,7 @@ from gradshard.pipeline.parse.source import split_entries
 from gradshard.pipeline.parse.spec import decode_spec, parse_derivatives_entry
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
-from gradshard.service.query.check import analyze, prepare
+from gradshard.service.query.analysis import analyze, prepare
 
 
 def time_torchgen(paths: dict[SpecFile, Path]) -> float:

@@ -45,42 +45,33 @@ from gradshard.service.report.problems import report_usage_error, spec_file_path
 from gradshard.service.session import Session
 
 if TYPE_CHECKING:
-    from gradshard.pipeline.parse.spec import SpecTexts
+    pass
 
-__all__ = ["DESCRIPTIONS", "Loaded", "build_parser", "collector_for",
-           "main"]
-
-
-@dataclass
-class Loaded:
-    """The spec as one command sees it; `texts` stays None until the files are decoded."""
-
-    location: SpecLocation | None = None
-    texts: SpecTexts | None = None
+__all__ = ["DESCRIPTIONS", "build_parser", "collector_for", "main"]
 
 
-def run_check(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_check(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.generator.identity import identify_generator
-    from gradshard.service.query.check import check_spec
+    from gradshard.service.query.analysis import check_spec
 
     started = time.perf_counter()
-    result = _in_session(args, loaded, check_spec)
+    result = _in_session(args, location, check_spec)
     if result.findings:  # the formula check's: errors here (a build warns and writes)
         from gradshard.pipeline.problems import SpecError
 
         raise SpecError(result.findings)
     seconds = time.perf_counter() - started
     counts = result.counts
-    identity = identify_generator(loaded.location)
+    identity = identify_generator(location)
     if args.json:
-        print(json.dumps({"ok": True, "spec": str(loaded.location.root),
-                          "layout": loaded.location.layout,
-                          "files": spec_file_paths(loaded.location), "counts": counts,
+        print(json.dumps({"ok": True, "spec": str(location.root),
+                          "layout": location.layout,
+                          "files": spec_file_paths(location), "counts": counts,
                           "generator": identity.to_json(),
                           "seconds": round(seconds, 3)}, indent=2))
     else:
-        print(_check_text(loaded.location, identity, counts, seconds), file=human_stream(args))
-    emit_findings(args, [], loaded.location)
+        print(_check_text(location, identity, counts, seconds), file=human_stream(args))
+    emit_findings(args, [], location)
     return EXIT_OK
 
 
@@ -99,8 +90,8 @@ def _check_text(location: SpecLocation, identity, counts: dict[str, int], second
             f"  {seconds:.2f} s")
 
 
-def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
-    from gradshard.service.query.check import analyze, prepare
+def run_show(args: argparse.Namespace, location: SpecLocation | None) -> int:
+    from gradshard.service.query.analysis import analyze, prepare
     from gradshard.service.query.show import show_json, show_text
 
     def command(location, session):
@@ -109,15 +100,15 @@ def run_show(args: argparse.Namespace, loaded: Loaded) -> int:
                 return analyze(prepare(location), session)
         raise AssertionError("the last attempt returns or raises")
 
-    result = _in_session(args, loaded, command)
+    result = _in_session(args, location, command)
     if args.json:
-        print(json.dumps(show_json(result, loaded.location, args.name), indent=2))
+        print(json.dumps(show_json(result, location, args.name), indent=2))
     else:
-        print(show_text(result, loaded.location, args.name))
+        print(show_text(result, location, args.name))
     return EXIT_OK
 
 
-def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_build(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.defaults import default_cache_dir
 
     if args.verify and args.no_cache:
@@ -125,13 +116,12 @@ def run_build(args: argparse.Namespace, loaded: Loaded) -> int:
                          "drop one of them")
     # a machine format reports the build's own findings: a daemon answers with text and JSON
     if not args.no_cache and not args.verify and machine_format(args) is None:
-        answered = daemon_commands.build_through_daemon(args, loaded)
+        answered = daemon_commands.build_through_daemon(args, location)
         if answered is not None:
             return answered
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))
     try:
-        loaded.location = locate_spec(args.spec)
-        outcome = _build_and_compile(args, loaded.location, session)
+        outcome = _build_and_compile(args, location, session)
     finally:
         session.close()
     if args.json:
@@ -169,7 +159,7 @@ def _cache_dir(args: argparse.Namespace, default) -> Path:
     return Path(args.cache) if args.cache else default()
 
 
-def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_affected(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.gradient_tests.query import (gradient_tests, tests_json,
                                                         tests_text, write_tests_file)
     from gradshard.service.query.affected import affected, affected_json, affected_text
@@ -190,37 +180,35 @@ def run_affected(args: argparse.Namespace, loaded: Loaded) -> int:
         return result, (gradient_tests(result.ops, session.directory, session.warnings)
                         if with_tests else None)
 
-    result, tests = _in_session(args, loaded, command)
+    result, tests = _in_session(args, location, command)
     if tests_file is not None:
         write_tests_file(tests, tests_file)
     if args.json:
-        report = affected_json(result, loaded.location)
+        report = affected_json(result, location)
         print(json.dumps(report | ({"tests": tests_json(tests, tests_file)} if tests else {}),
                          indent=2))
     else:
-        print(affected_text(result, loaded.location)
+        print(affected_text(result, location)
               + ("\n" + tests_text(tests, tests_file) if tests else ""))
     return EXIT_OK
 
 
-def _in_session(args: argparse.Namespace, loaded: Loaded, command):
-    """command(location, session): the spec located (the one holding the files the arguments
-    name, when lintrunner names them), in a session on the command's cache (--no-cache: none,
+def _in_session(args: argparse.Namespace, location: SpecLocation, command):
+    """command(location, session): in a session on the command's cache (--no-cache: none,
     every task runs); the damage the session found and set aside is reported after it."""
     from gradshard.service.defaults import default_cache_dir
 
     no_cache = getattr(args, "no_cache", False)
     session = Session(None if no_cache else _cache_dir(args, default_cache_dir))
     try:
-        loaded.location = locate_spec(spec_of_paths(getattr(args, "paths", ()), args.spec))
-        return command(loaded.location, session)
+        return command(location, session)
     finally:
         session.close()
         for warning in session.warnings:
             print(f"gradshard: warning: {warning}", file=sys.stderr)
 
 
-def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_try(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from functools import partial
 
     from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions, try_json, try_patch
@@ -233,21 +221,21 @@ def run_try(args: argparse.Namespace, loaded: Loaded) -> int:
     # the text line by line as each is known (each op's verdict as the worker finds it);
     # --json one document at the end
     show = None if args.json else partial(print, flush=True)
-    outcome = _in_session(args, loaded,
+    outcome = _in_session(args, location,
                           lambda location, session: try_patch(location, session, options, show))
     if args.json:
         print(json.dumps(try_json(outcome), indent=2))
     return outcome.exit_code()
 
 
-def run_generator(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_generator(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.query.generator import (generator_json, generator_text,
                                                    run_generator_check)
 
     if not args.generator_timeout > 0:
         raise UsageError(f"--generator-timeout {args.generator_timeout}: not a positive number "
                          "of seconds", "e.g. --generator-timeout 900")
-    verdict = _in_session(args, loaded,
+    verdict = _in_session(args, location,
                           lambda location, session: run_generator_check(
                               location, session, args.generator_timeout))
     print(json.dumps(generator_json(verdict), indent=2) if args.json
@@ -255,7 +243,7 @@ def run_generator(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_GENERATOR_MISMATCH if verdict.differing else EXIT_OK
 
 
-def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_stats(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.cache.maintenance import store_stats
     from gradshard.service.defaults import default_cache_dir
     from gradshard.service.report.cache import stats_json, stats_text
@@ -269,7 +257,7 @@ def run_stats(args: argparse.Namespace, loaded: Loaded) -> int:
     return EXIT_OK
 
 
-def run_gc(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_gc(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.cache.maintenance import collect_garbage, parse_size
     from gradshard.cache.version import code_version
     from gradshard.service.defaults import default_cache_dir
@@ -460,7 +448,7 @@ def command_name(args: argparse.Namespace) -> str:
     return f"daemon {args.action}" if args.command == "daemon" else args.command
 
 
-def run_config(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_config(args: argparse.Namespace, location: SpecLocation | None) -> int:
     """`gradshard config`: every setting in force and where it comes from."""
     config = find_config(Path.cwd())
     settings = effective_settings(config)
@@ -484,9 +472,9 @@ def _shown(value: object) -> str:
     return "(unset)" if value is None or value == [] else str(value)
 
 
-def run_daemon_command(args: argparse.Namespace, loaded: Loaded) -> int:
+def run_daemon_command(args: argparse.Namespace, location: SpecLocation | None) -> int:
     """`watch` and the daemon's actions, from service/daemon/commands.py."""
-    return getattr(daemon_commands, args.daemon_command)(args, loaded)
+    return getattr(daemon_commands, args.daemon_command)(args, location)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -508,7 +496,7 @@ def _run(args: argparse.Namespace, words: list[str]) -> int:
 
 
 def _run_command(args: argparse.Namespace, words: list[str]) -> int:
-    loaded = Loaded()
+    location: SpecLocation | None = None  # what an error is reported against, once located
     try:
         resolve_format(args)
         command = command_name(args)
@@ -516,7 +504,8 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         config = None if command == CONFIG else find_config(Path.cwd())
         given = given_options(words, command) if config is not None else set()
         with applied_config(args, config, command, given):
-            code = args.run(args, loaded)
+            location = spec_of(args)
+            code = args.run(args, location)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
     except KeyboardInterrupt:
@@ -525,19 +514,28 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         return closed_pipe()
     except Exception as error:  # reported as service/exit_codes.py says, as the daemon does
         ending = ending_of(error)
-        _report_ending(args, ending, loaded)
-        emit_findings(args, error_findings(ending.error, loaded.location, args),
-                      loaded.location)
+        _report_ending(args, ending, location)
+        emit_findings(args, error_findings(ending.error, location, args), location)
         return EXIT_OK if reported_by_linter(args, ending.error) else ending.code
 
 
-def _report_ending(args: argparse.Namespace, ending: Ending, loaded: Loaded) -> None:
+def spec_of(args: argparse.Namespace) -> SpecLocation | None:
+    """The spec of a command that takes one, located once, before the command runs (the one
+    holding the files the arguments name, when lintrunner names them): every command and
+    every error report reads this one."""
+    if not hasattr(args, "spec"):
+        return None
+    return locate_spec(spec_of_paths(getattr(args, "paths", ()), args.spec))
+
+
+def _report_ending(args: argparse.Namespace, ending: Ending,
+                   location: SpecLocation | None) -> None:
     """The ending in the words the daemon's answers say it in too (service/report/endings.py),
     on stdout (--json's document) and stderr. A damaged cache database is set aside first, so
     that running the command again starts a new one."""
     if ending.report is Report.DAMAGED:
         set_aside(ending.error.path)
-    said = render_ending(ending, Known(loaded.location, loaded.texts,
+    said = render_ending(ending, Known(location,
                                        json=getattr(args, "json", False),
                                        raw=getattr(args, "raw", False),
                                        traceback=bool(value_of(GRADSHARD_DEBUG))))

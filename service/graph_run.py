@@ -17,16 +17,16 @@ from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.engine.memory import Memory
 from gradshard.cache.engine.stats import EngineStats
 from gradshard.cache.engine.values import Value
-from gradshard.cache.graph.build_graph import build, located_findings
+from gradshard.cache.graph.build_graph import build_index, located_findings
 from gradshard.cache.graph.group_records import AutogradSide, BuildIndex, BuildInputs
 from gradshard.cache.graph.layout_group import COMPILE_LAYOUT
-from gradshard.cache.graph.manifest import ENTRY_STAMPS, Manifest
+from gradshard.cache.graph.manifest import ENTRY_STAMPS, EntryStamp, EntryStamps, Manifest
 from gradshard.cache.store.database import Store, blob_hash
 from gradshard.cache.version import code_version
 from gradshard.pipeline.formulas.names import SCOPE_TEMPLATES, FormulaSources
 from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSettings
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError
+from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Text
 from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
@@ -34,8 +34,8 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
 from gradshard.service.generator.identity import identify_generator
 
-__all__ = ["DecodedInputs", "GraphResult", "formula_sources", "new_engine", "read_fresh",
-           "run_graph"]
+__all__ = ["BuiltSpec", "DecodedInputs", "GraphResult", "built_spec", "formula_sources",
+           "new_engine", "read_fresh", "recorded_spec", "run_graph"]
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     engine = new_engine(failed.store, failed.memory, failed.build_id, force_groups=True,
                         verify=failed.verify)
     try:
-        index_hash, index = build(engine, inputs)
+        index_hash, index = build_index(engine, inputs)
     finally:
         engine.finish()
     return engine, index_hash, index
@@ -113,7 +113,7 @@ def run_graph(decoded: DecodedInputs, store: Store | None, memory: Memory | None
     engine = new_engine(store, memory if memory is not None else Memory(), build_id,
                         verify=verify)
     try:
-        index_hash, index = build(engine, decoded.inputs)
+        index_hash, index = build_index(engine, decoded.inputs)
     except StaleCache:
         engine, index_hash, index = build_entering_groups(engine, decoded.inputs)
     except SpecError:
@@ -220,6 +220,12 @@ class GraphResult:
         return Manifest(spec, self.decoded.inputs.layout, tuple(sorted(fingerprint.items())),
                         tuple(s.hash for s in stamps), self.index_hash)
 
+    def built_spec(self) -> BuiltSpec:
+        """The run's entries and index, read on its engine (which commits nothing here)."""
+        engine = self.engine
+        stamps = engine.records([engine.ref(v.hash, EntryStamps) for v in self.entry_stamps()])
+        return BuiltSpec.of(stamps, self.index)
+
     def entry_stamps(self) -> list[Value]:
         """Each spec file's entry stamps, on the run's engine (committed with it)."""
         engine, texts = self.engine, self.decoded.texts
@@ -239,3 +245,35 @@ class GraphResult:
         store.put_refs(name, [self.index_hash, *manifest.entries])
         store.flush(build_id)
         store.set_manifest(spec, out, build_id, fingerprint, files, name)
+
+
+@dataclass(frozen=True)
+class BuiltSpec:
+    """A spec's entries (each one's stamp, by file) and the index of its build: what
+    `affected` compares and `try` plans from."""
+
+    entries: tuple[tuple[SpecFile, EntryStamp], ...]
+    index: BuildIndex
+
+    @classmethod
+    def of(cls, stamps: list[EntryStamps], index: BuildIndex) -> BuiltSpec:
+        return cls(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
+
+
+def built_spec(inputs: InputBytes, store: Store | None, memory: Memory,
+               commit: bool = True) -> BuiltSpec:
+    """A spec's entries and its build's index (a graph run on the store and memory: cached
+    like a build). Without `commit`, what the run computed stays staged, for the build in
+    progress on the session to commit with its own (a check inside a build:
+    service/daemon/try_checks.py)."""
+    run = run_graph(DecodedInputs.decode(inputs), store, memory, commit=False)
+    built = run.built_spec()
+    if commit:
+        run.engine.finish()
+    return built
+
+
+def recorded_spec(engine: Engine, manifest: Manifest) -> BuiltSpec:
+    """The entries and index a build's manifest recorded."""
+    stamps = engine.records([engine.ref(h, EntryStamps) for h in manifest.entries])
+    return BuiltSpec.of(stamps, engine.record(engine.ref(manifest.index, BuildIndex)))

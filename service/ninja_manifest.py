@@ -1,5 +1,5 @@
 """The ninja build files gradshard writes (the build's compile: service/compile/build_files.py;
-`try`'s patches: service/live/build.py), written with the ninja package's own ninja_syntax
+`try`'s patches: service/live/patch_build.py), written with the ninja package's own ninja_syntax
 (its Writer and escape_path), and ninja's own errors about them told from a command's.
 
 Two quotings meet in a build file:

@@ -2,7 +2,7 @@
 cache's state (precompiled headers and stored objects found sound, the hashes of files
 written or read) and the warnings given on the way.
 
-The commands (service/build.py, service/query/affected.py, service/query/check.py,
+The commands (service/build.py, service/query/affected.py, service/query/analysis.py,
 service/live/plan.py, service/compile/driver.py) take this and read what they need from it;
 it calls none of them. The session (service/session.py) is one of these. A damaged database
 is set aside (`recover`) and the work runs again, and everything remembered of it goes with

@@ -18,7 +18,7 @@ from gradshard.pipeline.render.annotated_args import (RenderedAnnotatedArgs,
                                                       annotated_lines, namespaces_of,
                                                       render_annotated_args)
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 RELEASE = release_named(DEFAULT_RELEASE)
 

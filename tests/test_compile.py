@@ -471,7 +471,7 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     archive, while the other formulas and their callers keep theirs."""
     from gradshard.pipeline.layout.compile_layout import merged_formula_source
     from gradshard.service.compile.splice import splice_command
-    from gradshard.service.query.check import gradshard_templates
+    from gradshard.service.files.inputs import gradshard_templates
 
     def compile_(source: str, output: str) -> None:
         subprocess.run(["g++", "-O2", "-c", source, "-o", output], cwd=tmp_path, check=True)

@@ -15,7 +15,7 @@ from support.graph_run import spec_records
 from gradshard.pipeline.render.template_names import AUTOGRAD_TEMPLATES
 from gradshard.pipeline.render.templating import functions_files, render_node
 from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.query.check import gradshard_templates, spec_templates
+from gradshard.service.files.inputs import gradshard_templates, spec_templates
 
 pytestmark = pytest.mark.compiler
 

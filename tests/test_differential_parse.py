@@ -13,7 +13,7 @@ from support.oracle import run_oracle
 from support.specs import MINI_SPEC
 
 from gradshard.cache.engine.core import Engine
-from gradshard.cache.graph.build_graph import binding_outputs, build
+from gradshard.cache.graph.build_graph import binding_outputs, build_index
 from gradshard.cache.graph.group_records import Outputs
 from gradshard.cache.version import code_version
 from gradshard.pipeline.problems import SpecError
@@ -78,4 +78,4 @@ def test_native_side_alone_equals_the_full_parse(packaged_spec):
         inputs.texts, derivatives="- name: [unclosed\n"))
     assert binding_outputs(Engine(None, code_version()), broken) == full
     with pytest.raises(SpecError):
-        build(Engine(None, code_version()), broken)
+        build_index(Engine(None, code_version()), broken)

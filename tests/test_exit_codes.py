@@ -25,6 +25,7 @@ from gradshard.service import cli
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.server import Daemon
 from gradshard.service.exit_codes import EXIT_CODES, Report, ending_of
+from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.live.process import TryWorkerFailure
 
 PROBLEM = Problem(SpecFile.DERIVATIVES, "mul.Tensor", "derivatives.example", "a message",
@@ -89,7 +90,7 @@ def test_no_error_class_carries_an_exit_code():
 
 def cli_ending(error: BaseException, capsys) -> tuple[int, str]:
     """The command line's exit code and stderr for a command that raises `error`."""
-    def command(args, loaded):
+    def command(args, location):
         raise error
 
     code = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=False),
@@ -104,9 +105,9 @@ def daemon(tmp_path, monkeypatch):
     args = cli.build_parser().parse_args(
         ["daemon", "run", "--spec", str(MINI_SPEC), "--out", str(tmp_path / "out"),
          "--cache", str(tmp_path / "cache"), "--codegen-only"])
-    loaded = cli.Loaded()
-    paths = daemon_commands.paths_of(args, loaded)
-    served = Daemon(daemon_commands.daemon_config(args, loaded.location), paths, print)
+    location = daemon_commands.resolved(locate_spec(args.spec))
+    paths = daemon_commands.paths_of(args, location)
+    served = Daemon(daemon_commands.daemon_config(args, location), paths, print)
     yield served
     served.session.close()
 
@@ -204,14 +205,14 @@ def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tm
     def build():
         raise error
 
-    def command(args, loaded):
-        loaded.location = daemon.config.location
+    def command(args, location):
+        assert location == daemon.config.location  # the spec the error is reported against
         raise error
 
     monkeypatch.setattr(daemon, "_build", build)
     answer = daemon._outcome()
-    exited = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=raw),
-                      ["build"])
+    exited = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=raw,
+                                         spec=str(daemon.config.location.root)), ["build"])
     printed = capsys.readouterr().err
     daemon_commands.report_failure(answer, raw)
     assert capsys.readouterr().err == printed and answer["exit"] == exited

@@ -18,7 +18,7 @@ from gradshard.pipeline.render.factories import (RenderedFactory, is_factory_fun
                                                  variable_factories_file)
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 RELEASE = release_named(DEFAULT_RELEASE)
 

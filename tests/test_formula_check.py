@@ -150,7 +150,7 @@ def test_checks_counts_from_the_indexes_are_the_records(tmp_path):
     the same numbers as the records themselves give, on the real spec."""
     from gradshard.cache.graph.spec_records import spec_counts
     from gradshard.service.graph_run import DecodedInputs, run_graph
-    from gradshard.service.query.check import records_of
+    from gradshard.service.query.analysis import records_of
 
     run = run_graph(DecodedInputs.decode(read_inputs(locate_spec(None))), None)
     spec = records_of(run)

@@ -21,7 +21,7 @@ from gradshard.pipeline.parse.views import ViewGroup, ViewGrouping
 from gradshard.pipeline.problems import RuleViolation
 from gradshard.pipeline.render.code_template import expand_template
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 TEMPLATES = gradshard_templates()
 LEADING = ("const at::Tensor & base, const at::Tensor & mutated_view, "

@@ -1,5 +1,5 @@
 """Running a spec's own generator in a subprocess (service/generator/runner.py, driving
-service/generator/driver.py): the installed torchgen writes byte for byte what gradshard
+service/generator/generate_code.py): the installed torchgen writes byte for byte what gradshard
 writes; other releases' generators run on their own specs (and 2.13's fails on 2.12's spec,
 as it does in PyTorch); time limits, failures (however the generator ends), a missing or
 incomplete generator are GeneratorFailed, the driver's own failure an InternalError, and no

@@ -20,7 +20,7 @@ from gradshard.pipeline.parse.spec import parse_derivatives_entry, split_spec
 from gradshard.pipeline.problems import SpecFile
 from gradshard.service.cli import main
 from gradshard.service.files.spec_location import locate_spec
-from gradshard.service.query.check import load_texts
+from gradshard.service.files.inputs import load_texts
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from gradshard.pipeline.render.kernel_lists import view_info
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.view_funcs import view_func
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 RELEASE = release_named(DEFAULT_RELEASE)
 

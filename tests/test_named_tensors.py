@@ -23,7 +23,7 @@ from gradshard.pipeline.render.python.files import render_binding
 from gradshard.pipeline.render.python.signatures import (argument_type_str, group_overloads,
                                                          python_pair, unpack_method)
 from gradshard.pipeline.schema import SchemaType
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 R212, R213 = release_named("2.12.0"), release_named("2.13.0")
 TAGS = frozenset({"generated", "view_copy", "core", "pointwise"})

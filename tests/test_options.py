@@ -20,7 +20,8 @@ from support.daemon import Running
 from support.specs import MINI_SPEC
 
 from gradshard.pipeline.layout.compile_layout import ShardSettings
-from gradshard.service.cli import DESCRIPTIONS, Loaded, build_parser
+from gradshard.service.cli import DESCRIPTIONS, build_parser
+from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
@@ -350,9 +351,8 @@ def daemon_value(option: Option, sample: Sample):
 
 
 def daemon_config_of(args: argparse.Namespace):
-    loaded = Loaded()
-    daemon_commands.paths_of(args, loaded)
-    return daemon_commands.daemon_config(args, loaded.location)
+    location = daemon_commands.resolved(locate_spec(args.spec))
+    return daemon_commands.daemon_config(args, location)
 
 
 @pytest.mark.parametrize("option", BUILD_OPTIONS, ids=lambda o: o.name)
@@ -403,10 +403,9 @@ def test_a_running_daemon_serves_only_builds_it_matches(option: Option, root):
 def description_of(started: argparse.Namespace) -> dict:
     """What the daemon that `daemon start` with these options starts writes into its lock."""
     served = parse(RUN, forwarded_options(started))
-    loaded = Loaded()
-    paths = daemon_commands.paths_of(served, loaded)
-    daemon = Daemon(daemon_commands.daemon_config(served, loaded.location), paths,
-                    announce=print)
+    location = daemon_commands.resolved(locate_spec(served.spec))
+    paths = daemon_commands.paths_of(served, location)
+    daemon = Daemon(daemon_commands.daemon_config(served, location), paths, announce=print)
     try:
         return daemon.description()
     finally:

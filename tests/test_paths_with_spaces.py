@@ -142,7 +142,7 @@ def test_try_builds_in_hostile_try_spec_and_cache_paths(capsys, try_workspace):
     """`try sin` in the session's workspace, whose try directory, spec copy and cache are
     named with a space, `$` and quotes: sin's patch builds, loads and passes. Before it,
     a build file ninja refuses is said to be gradshard's, with no hint at the compiler."""
-    from gradshard.service.live import build as live_build
+    from gradshard.service.live import patch_build as live_build
 
     spec, cache = try_workspace
     directory = try_directory()

@@ -18,7 +18,7 @@ from support.specs import DEPRECATED, DERIVATIVES, MINI_SPEC, NATIVE, TAGS, TEMP
 
 from gradshard.cache.engine.core import Engine
 from gradshard.cache.engine.memory import Memory
-from gradshard.cache.graph.build_graph import build
+from gradshard.cache.graph.build_graph import build_index
 from gradshard.cache.graph.group_records import BuildInputs
 from gradshard.cache.store.database import Store
 from gradshard.cache.version import code_version
@@ -223,7 +223,7 @@ def graph_problems(inputs: BuildInputs, store: Store | None) -> tuple[list[tuple
     """The problems the graph reports (as EXPECTED writes them), and how many tasks ran."""
     engine = Engine(store, code_version(), memory=Memory())
     with pytest.raises(SpecError) as rejected:
-        build(engine, inputs)
+        build_index(engine, inputs)
     engine.finish()
     return ([(p.file.name, p.line, p.column, p.entry, p.rule, p.line_in_entry, p.message, p.hint)
              for p in rejected.value.problems], sum(engine.stats.run.values()))

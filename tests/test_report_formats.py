@@ -336,7 +336,7 @@ def test_an_internal_error_is_at_the_specs_derivatives(work_tree, monkeypatch, c
     def failing(location, session):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("gradshard.service.query.check.check_spec", failing)
+    monkeypatch.setattr("gradshard.service.query.analysis.check_spec", failing)
     code, log, lint_code, (message,) = sarif_and_lint(
         ["check", "--spec", str(work_tree / "spec")], capsys)
     assert code == lint_code == 4

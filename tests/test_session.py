@@ -45,15 +45,15 @@ COMPILE = CompileOptions(units=("Functions_*",), flags=suite_flags(),
 
 @pytest.fixture
 def graph_runs(monkeypatch) -> list:
-    """The engine of every run of the whole build graph (cache/graph/build_graph.py: build)
+    """The engine of every run of the whole build graph (cache/graph/build_graph.py: build_index)
     in this process."""
     runs: list = []
 
     def counted(engine, inputs):
         runs.append(engine)
-        return graph.build(engine, inputs)
+        return graph.build_index(engine, inputs)
 
-    monkeypatch.setattr(graph_run, "build", counted)
+    monkeypatch.setattr(graph_run, "build_index", counted)
     return runs
 
 

@@ -18,7 +18,7 @@ from gradshard.pipeline.render.trace_type import (RenderedTrace, TraceKernel, is
                                                   render_trace, trace_kernel, trace_shards,
                                                   trace_type_file)
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 RELEASE = release_named(DEFAULT_RELEASE)
 

@@ -18,7 +18,7 @@ from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.view_funcs import (RenderedViewFunc, ViewFunc, render_view_func,
                                                   view_func, view_func_name, view_funcs_files)
 from gradshard.pipeline.schema import FunctionSchema
-from gradshard.service.query.check import gradshard_templates
+from gradshard.service.files.inputs import gradshard_templates
 
 RELEASE = release_named(DEFAULT_RELEASE)
 

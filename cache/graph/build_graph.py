@@ -65,13 +65,13 @@ from gradshard.pipeline.render.nodes import BackwardNode
 from gradshard.pipeline.render.templating import TemplateSet, python_function_shards
 from gradshard.pipeline.render.variable_type_files import DispatchKeys
 
-__all__ = ["binding_outputs", "build", "located_findings", "spec_findings", "spec_sides"]
+__all__ = ["binding_outputs", "build_index", "located_findings", "spec_findings", "spec_sides"]
 
 Parsed = tuple[Value, EntryValue]  # an entry, and what its parse task gave
 Derived = tuple[Value, Value, EntryValue]  # an entry's infos, their summary, the entry
 
 
-def build(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
+def build_index(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
     """Run (or reuse) the whole build: the index's hash and the index. A spec with problems
     raises SpecError with every problem of its first failing phase, each at its line."""
     texts = inputs.texts

@@ -11,8 +11,9 @@ order torchgen's stages run:
     bind    backward nodes and Python bindings
     render  the spec's templates
 
-The build reports the problems of the first phase that has any (cache/graph/build_graph.py: build), as
-the stages would have stopped there; later phases ran on what parsed and are not reported.
+The build reports the problems of the first phase that has any (cache/graph/build_graph.py:
+build_index), as the stages would have stopped there; later phases ran on what parsed and are
+not reported.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a build knows of its spec, read from the indexes of its groups: the records `check`
-counts and `show` explains (service/query/check.py, service/query/show.py). Nothing runs again: every
-record is an output the build's tasks gave, loaded by its hash."""
+counts and `show` explains (service/query/analysis.py, service/query/show.py). Nothing runs
+again: every record is an output the build's tasks gave, loaded by its hash."""
 
 from __future__ import annotations
 

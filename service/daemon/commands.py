@@ -23,20 +23,24 @@ from gradshard.service.daemon.runtime import (SILENCE_LIMIT, ClosedUnanswered, D
 from gradshard.service.defaults import default_cache_dir
 from gradshard.service.exit_codes import (EXIT_COMPILE, EXIT_NO_DAEMON, EXIT_OK, EXIT_SPEC,
                                           Ending, Report)
-from gradshard.service.files.spec_location import SpecLocation, locate_spec
+from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.options import (compile_options, daemon_serves, forwarded_options,
                                        generator_check_of, jobs_of, match_words, placement_of)
 
-__all__ = ["build_through_daemon", "daemon_config", "paths_of", "report_failure"]
+__all__ = ["build_through_daemon", "daemon_config", "paths_of", "report_failure", "resolved"]
 
 START_TIMEOUT = 60.0  # seconds for a started daemon to listen (it imports the pipeline first)
 STOP_TIMEOUT = 60.0  # a build under way finishes before the daemon stops
 
 
-def paths_of(args: argparse.Namespace, loaded) -> DaemonPaths:
-    location = locate_spec(args.spec)
-    loaded.location = SpecLocation(location.root.resolve(), location.layout)
-    return daemon_paths(loaded.location.root, cache_of(args))
+def paths_of(args: argparse.Namespace, location: SpecLocation) -> DaemonPaths:
+    """The daemon's paths for this spec and cache (one daemon per resolved spec root)."""
+    return daemon_paths(resolved(location).root, cache_of(args))
+
+
+def resolved(location: SpecLocation) -> SpecLocation:
+    """The spec at its resolved root: the daemon's key, and what it watches."""
+    return SpecLocation(location.root.resolve(), location.layout)
 
 
 def cache_of(args: argparse.Namespace) -> Path:
@@ -47,27 +51,27 @@ def cache_of(args: argparse.Namespace) -> Path:
 # The service, in the foreground or as the daemon process
 
 
-def watch(args: argparse.Namespace, loaded) -> int:
-    daemon = _daemon(args, loaded, announce=_print_line)
-    print(f"gradshard watch: {loaded.location.root} → {daemon.config.out} "
+def watch(args: argparse.Namespace, location: SpecLocation) -> int:
+    daemon = _daemon(args, location, announce=_print_line)
+    print(f"gradshard watch: {daemon.config.location.root} → {daemon.config.out} "
           "(Ctrl-C stops)", flush=True)
     daemon.run()
     return EXIT_OK
 
 
-def serve(args: argparse.Namespace, loaded) -> int:
-    _daemon(args, loaded, announce=lambda line: None).run()
+def serve(args: argparse.Namespace, location: SpecLocation) -> int:
+    _daemon(args, location, announce=lambda line: None).run()
     return EXIT_OK
 
 
-def _daemon(args: argparse.Namespace, loaded, announce):
+def _daemon(args: argparse.Namespace, location: SpecLocation, announce):
     from gradshard.service.daemon.server import Daemon
 
     if args.settle < 0:
         raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
                          "pass milliseconds, such as --settle 100")
-    paths = paths_of(args, loaded)
-    return Daemon(daemon_config(args, loaded.location), paths, announce)
+    paths = paths_of(args, location)
+    return Daemon(daemon_config(args, resolved(location)), paths, announce)
 
 
 def daemon_config(args: argparse.Namespace, location: SpecLocation):
@@ -102,8 +106,8 @@ def _print_line(line: str) -> None:
 # Client commands
 
 
-def start(args: argparse.Namespace, loaded) -> int:
-    paths = paths_of(args, loaded)
+def start(args: argparse.Namespace, location: SpecLocation) -> int:
+    paths = paths_of(args, location)
     running = running_daemon(paths)
     if running:
         raise UsageError(f"a daemon already serves this spec and cache (pid {running['pid']}, "
@@ -135,8 +139,8 @@ def start(args: argparse.Namespace, loaded) -> int:
                      f"see {paths.log}")
 
 
-def stop(args: argparse.Namespace, loaded) -> int:
-    paths = paths_of(args, loaded)
+def stop(args: argparse.Namespace, location: SpecLocation) -> int:
+    paths = paths_of(args, location)
     if request(paths, {"request": "shutdown"}) is None:
         print("gradshard daemon: none is running for this spec and cache")
         return EXIT_NO_DAEMON
@@ -149,13 +153,13 @@ def stop(args: argparse.Namespace, loaded) -> int:
     return EXIT_OK
 
 
-def status(args: argparse.Namespace, loaded) -> int:
-    paths = paths_of(args, loaded)
+def status(args: argparse.Namespace, location: SpecLocation) -> int:
+    paths = paths_of(args, location)
     return print_status(request(paths, {"request": "status"}), args.json)
 
 
-def logs(args: argparse.Namespace, loaded) -> int:
-    paths = paths_of(args, loaded)
+def logs(args: argparse.Namespace, location: SpecLocation) -> int:
+    paths = paths_of(args, location)
     if not paths.log.is_file():
         print(f"gradshard daemon: no log yet at {paths.log}")
         return EXIT_NO_DAEMON
@@ -171,11 +175,11 @@ def _tail(path: Path, count: int) -> str:
         return ""
 
 
-def build_through_daemon(args: argparse.Namespace, loaded) -> int | None:
+def build_through_daemon(args: argparse.Namespace, location: SpecLocation) -> int | None:
     """`gradshard build` answered by the daemon serving this spec and cache with the same
     options (the same work, in a warm process); None when none runs or it builds something
     else."""
-    paths = paths_of(args, loaded)
+    paths = paths_of(args, location)
     running = running_daemon(paths)
     if not running or not daemon_serves(running, args):
         return None  # none runs, or it builds something else: build here

@@ -2,7 +2,9 @@
 
 Reading and hashing them imports nothing heavy, so `build` can tell that nothing changed
 before it loads the pipeline. Decoding into the records the pipeline reads is separate
-(`spec_texts`, `spec_template_set`).
+(service/graph_run.py: DecodedInputs.decode); the template sets and spec texts some commands
+read alone are here (`gradshard_templates`, `spec_templates`, `load_texts`), loading the
+pipeline when called.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.service.files.spec_location import SpecLocation, read_spec_file
 
 if TYPE_CHECKING:
+    from gradshard.pipeline.parse.spec import SpecTexts
     from gradshard.pipeline.render.templating import TemplateSet
 
 __all__ = ["CODEGEN_TEMPLATES", "COMPILED", "InputBytes", "compiled_template_bytes",
-           "data_file_hashes", "gradshard_template_bytes", "read_helpers", "read_inputs",
-           "read_spec_templates", "spec_template_sources", "template_set", "template_sources"]
+           "data_file_hashes", "gradshard_template_bytes", "gradshard_templates", "load_texts",
+           "read_helpers", "read_inputs", "read_spec_templates", "spec_template_sources",
+           "spec_templates", "template_set", "template_sources"]
 
 
 @dataclass(frozen=True)
@@ -158,3 +162,21 @@ def spec_template_sources(templates: dict[str, bytes | None]) -> tuple[tuple[str
 def template_sources(templates: dict[str, bytes]) -> tuple[tuple[str, str], ...]:
     return tuple((name, data.decode("utf-8")) for name, data in templates.items())
 
+
+def gradshard_templates() -> TemplateSet:
+    """gradshard's own Jinja2 templates that the build's tasks read (templates/codegen)."""
+    return template_set(gradshard_template_bytes(), compiled_template_bytes())
+
+
+def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
+    """The spec's own file templates; a missing or undecodable one is a spec problem."""
+    from gradshard.pipeline.render.templating import TemplateSet  # the pipeline: on decoding
+
+    return TemplateSet(spec_template_sources(read_spec_templates(location, names)))
+
+
+def load_texts(location: SpecLocation) -> SpecTexts:
+    """The spec's YAML files, decoded (a file that is not text is a spec problem)."""
+    from gradshard.pipeline.parse.spec import decode_spec  # the pipeline: on decoding
+
+    return decode_spec(location.read_all())

@@ -1,7 +1,7 @@
 """Running a spec's own generator, to have what it writes to compare with gradshard's files.
 
 A generator gradshard does not reproduce can only be checked by running it: the spec's
-autograd generators with their torchgen, in a subprocess (driver.py beside this module),
+autograd generators with their torchgen, in a subprocess (generate_code.py beside this module),
 because torchgen keeps its parse results in module globals keyed by path and because the
 generator is not ours to trust with this process. The subprocess:
 
@@ -20,7 +20,7 @@ output; so is a spec with no generator to run, and a generator directory without
 modules the driver imports (an incomplete copy: the hint names the file). Every path handed to
 the subprocess is absolute (the spec's, the generator's: SpecLocation makes them so; the
 output directory here). Only when the driver says it could not run what it was given
-(driver.py: EXIT_DRIVER and its DRIVER_SAYS line, bad arguments included) is the failure
+(generate_code.py: EXIT_DRIVER and its DRIVER_SAYS line, bad arguments included) is the failure
 gradshard's: an InternalError (exit 4, a bug in gradshard), whose text carries the driver's
 lines and says the generator is not to blame.
 """
@@ -42,14 +42,14 @@ from typing import BinaryIO, Callable
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.pipeline.problems import InternalError
-from gradshard.service.generator.driver import (DRIVER_SAYS, EXIT_DRIVER, EXIT_GENERATOR,
+from gradshard.service.generator.generate_code import (DRIVER_SAYS, EXIT_DRIVER, EXIT_GENERATOR,
                                                 GENERATOR_MODULES)
 from gradshard.service.generator.identity import GeneratorIdentity
 
 __all__ = ["DRIVER", "GeneratorOutput", "MAX_GENERATED_BYTES", "check_runnable", "end_group",
            "generator_environment", "run_generator"]
 
-DRIVER = Path(__file__).resolve().with_name("driver.py")
+DRIVER = Path(__file__).resolve().with_name("generate_code.py")
 MAX_GENERATED_BYTES = 256 << 20  # per generated file; the largest real one is below 4 MiB
 _DETAIL_LINES = 20  # of the generator's error output: a traceback's end and torchgen's context
 _DETAIL_BYTES = 64 << 10  # read from the end of the error output for those lines
@@ -141,7 +141,7 @@ def _run(identity: GeneratorIdentity, command: list[str], scratch: Path, timeout
 
 
 def _driver_said(detail: str) -> bool:
-    """Whether the driver's own failure ended the run: its line is the last (driver.py), so
+    """Whether the driver's own failure ended the run: its line is the last (generate_code.py), so
     a generator's `os._exit(3)` is not taken for it."""
     lines = detail.splitlines()
     return bool(lines) and lines[-1].startswith(DRIVER_SAYS)

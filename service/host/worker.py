@@ -47,7 +47,7 @@ from typing import IO, Any
 
 import xxhash
 
-from gradshard.service.generator.driver import (PACKAGE, check_torchgen,
+from gradshard.service.generator.generate_code import (PACKAGE, check_torchgen,
                                                 load_generator_modules, name_generate_code,
                                                 run_generators, spec_paths)
 from gradshard.service.host.aten_headers import ATEN_HEADERS, aten_header

@@ -6,7 +6,7 @@
     # and torch's own kernels again here
 
 The patch is planned and built as `gradshard try` builds it (service/live/plan.py,
-service/live/build.py), then loaded and installed in this process (service/live/worker.py)
+service/live/patch_build.py), then loaded and installed in this process (service/live/worker.py)
 instead of a worker's. A library stays loaded after the block (a process cannot unload code
 that nodes still alive may run); its kernels and Python classes are what the block removes.
 """
@@ -28,7 +28,7 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
     """Install the kernels of the ops `spec` changes (or of the ops named) for the block;
     yields the plan (its `patched` ops, and the others with their reasons). `jobs`: compiles
     at once, 0 (as `try -j`'s default) the machine's cores."""
-    plan, library, _ = build(spec, names, cache, cxx, jobs)
+    plan, library, _ = planned_patch(spec, names, cache, cxx, jobs)
     if library is None:
         yield plan
         return
@@ -42,8 +42,8 @@ def patch(spec: str | None = None, names: Sequence[str] = (), cache: str | None 
         loaded.gradshard_patch_uninstall(handle)
 
 
-def build(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | None,
-          jobs: int):
+def planned_patch(spec: str | None, names: Sequence[str], cache: str | None, cxx: str | None,
+                  jobs: int):
     """The plan, its built library (None when there is nothing to patch) and the compiler
     chosen, in a session of its own on the cache."""
     from gradshard.service.defaults import default_cache_dir

@@ -1,5 +1,5 @@
 """`gradshard try`: an edited formula compiled, loaded into the installed torch and
-gradchecked on OpInfo samples (service/live/plan.py → service/live/build.py →
+gradchecked on OpInfo samples (service/live/plan.py → service/live/patch_build.py →
 service/live/worker.py), without rebuilding PyTorch.
 
 Exit codes (service/exit_codes.py): 0 every verdict passes, 5 one fails, 10 nothing could be
@@ -138,7 +138,7 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
 def build_library(plan: PatchPlan, compiler: TryCompiler, jobs: int, cache: Path | None = None):
     """The plan's patch library (None when there is nothing to patch); `cache`: the cache
     directory the session uses, which the try directory may not be inside."""
-    from gradshard.service.live.build import build_patch
+    from gradshard.service.live.patch_build import build_patch
 
     if plan.sources is None:
         return None

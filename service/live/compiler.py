@@ -3,7 +3,7 @@
 Patches are loaded into the installed torch, so the compiler must produce its ABI: libstdc++
 (not libc++), with the _GLIBCXX_USE_CXX11_ABI setting torch's libraries were built with. Among
 those, clang++ (14 or later) comes first: its PCH can hold the headers' template instantiations
-and their code (service/live/build.py), so a patch unit compiles in about a second, where GCC
+and their code (service/live/patch_build.py), so a patch unit compiles in about a second, where GCC
 instantiates the ~8,600 templates the headers leave pending again in every unit (measured on
 sin's patch: clang 14, 1.1 s; g++ 12, 6.9 s). `--cxx`, then $GRADSHARD_TRY_CXX, choose one
 outright; $CXX is `build`'s, not try's (a developer's CXX=g++ would otherwise cost every

@@ -3,7 +3,7 @@ gradshard renders them, in a shared library that registers the kernels over the 
 torch's through the dispatcher.
 
 The patch has five parts, each a function of only what it prints, so that an edit recompiles
-only the parts whose text changed (service/live/build.py names each object by its text):
+only the parts whose text changed (service/live/patch_build.py names each object by its text):
 
 - `nodes.h`: the nodes' structs (Functions.h's declarations), in an inline namespace named by
   their declarations. Found by the names the generated code uses, they are still types (and

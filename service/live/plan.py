@@ -28,7 +28,7 @@ from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_t
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
-from gradshard.service.graph_run import GraphResult, new_engine
+from gradshard.service.graph_run import GraphResult, built_spec, new_engine
 from gradshard.service.host.item_values import HostItems, entry_lines, node_entries
 from gradshard.service.live.host_patch import (PATCH_HEADERS, changed_bindings,
                                                changed_functions, generation_key, host_items,
@@ -36,8 +36,7 @@ from gradshard.service.live.host_patch import (PATCH_HEADERS, changed_bindings,
                                                recorded_index, schema_changed)
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
-from gradshard.service.query.affected import build_side, run_side
-from gradshard.service.query.check import spec_templates
+from gradshard.service.files.inputs import spec_templates
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
@@ -140,12 +139,12 @@ def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | N
     """The spec's build: read from `run` when given (the spec as that run read it), else from
     a graph run of its own (committed unless `commit` is false)."""
     if run is not None:
-        side, engine = run_side(run), run.engine
+        side, engine = run.built_spec(), run.engine
         derivatives = run.decoded.texts.text_of(SpecFile.DERIVATIVES)
     else:
         inputs = read_inputs(location)
-        side, engine = build_side(inputs, session, commit), new_engine(session.open(),
-                                                                       session.memory)
+        side = built_spec(inputs, session.open(), session.memory, commit)
+        engine = new_engine(session.open(), session.memory)
         derivatives = inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace")
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]
     records = engine.records([engine.ref(h, RenderedKernel) for _, h in units])

@@ -1,6 +1,7 @@
-"""The try directory: where `gradshard try` builds and keeps its patches (service/live/build.py),
-per user, on this machine, never in the cache directory (a library built there is loaded and
-run; nothing read from a restorable cache is executed), and how it is kept bounded.
+"""The try directory: where `gradshard try` builds and keeps its patches
+(service/live/patch_build.py), per user, on this machine, never in the cache directory (a
+library built there is loaded and run; nothing read from a restorable cache is executed),
+and how it is kept bounded.
 
 It lives on disk, in gradshard's state directory (state_directory() / "try"), not on a tmpfs:
 a precompiled header takes 135 MB (clang) to 515 MB (g++), which on $XDG_RUNTIME_DIR is
@@ -273,7 +274,7 @@ def _record_use(root: Path, keys: set[str]) -> None:
 
 
 def read_memo(path: Path) -> object:
-    """A JSON file the try directory keeps (usage.json, the memos of service/live/build.py and
+    """A JSON file the try directory keeps (usage.json, the memos of service/live/patch_build.py and
     compiler.py); None when it is missing, not a regular file, too large or not JSON: each
     reader checks its shape, and makes it again when it is not what it writes."""
     try:

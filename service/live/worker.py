@@ -20,7 +20,7 @@ its first phase to its second), so its answer is that of a worker checking that 
 whatever the other ops and the phases: only the order of the work differs. The patch is
 installed for the request and removed after it, so a warm worker (the daemon's) serves edit
 after edit; a library, once loaded, stays in the process (each is at a path of its own, named
-by its content: service/live/build.py).
+by its content: service/live/patch_build.py).
 
 The checks are those of PyTorch's gradient tests, on the samples they draw: which samples
 (the op's OpInfos', or a --samples file's) is service/live/samples.py, how each is checked and

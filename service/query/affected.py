@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.engine.core import Engine, StaleCache
 from gradshard.cache.errors import UsageError
-from gradshard.cache.graph.group_records import BuildIndex
 from gradshard.cache.graph.kernel_family import family_of_file, kernel_unit_fields
-from gradshard.cache.graph.manifest import EntryStamp, EntryStamps, HostIndex, Manifest
+from gradshard.cache.graph.manifest import EntryStamp, HostIndex, Manifest
 from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
-from gradshard.service.files.inputs import InputBytes, read_inputs
+from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
-from gradshard.service.graph_run import DecodedInputs, GraphResult, new_engine, run_graph
+from gradshard.service.graph_run import BuiltSpec, built_spec, new_engine, recorded_spec
 from gradshard.service.query.host_affected import host_index_of, host_side
 from gradshard.service.query.revision import git_inputs
 
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
 __all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json",
-           "affected_text", "build_side", "changed_ops", "run_side"]
+           "affected_text", "changed_ops"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -88,14 +87,6 @@ class Affected:
         return [e for e in self.entries if e.file is file]
 
 
-@dataclass(frozen=True)
-class Side:
-    """One side of a comparison: a spec's entries and what its build generated."""
-
-    entries: tuple[tuple[SpecFile, EntryStamp], ...]
-    index: BuildIndex
-
-
 def affected(location: SpecLocation, session: OpenCache, against: str | None,
              since: str | None, with_ops: bool = False) -> Affected:
     """What the spec's edits change since a baseline: the last build, a spec directory or a
@@ -113,46 +104,19 @@ def affected_command(location: SpecLocation, session: OpenCache, against: str | 
         host = _last_host_build(location, session)
         if host is not None:
             return _host_affected(location, session, *host, with_ops)
-    current = build_side(read_inputs(location), session)
+    current = built_spec(read_inputs(location), session.open(), session.memory)
     if against is not None:
         other = locate_spec(against)
-        baseline, words = build_side(read_inputs(other), session), f"the spec at {other.root}"
+        baseline = built_spec(read_inputs(other), session.open(), session.memory)
+        words = f"the spec at {other.root}"
     elif since is not None:
         inputs, words = git_inputs(location, since)
-        baseline = build_side(inputs, session)
+        baseline = built_spec(inputs, session.open(), session.memory)
     else:
         baseline, words = _last_build(location, session)
     engine = new_engine(session.open(), session.memory)
     result = compare(baseline, current, words, engine)
     return replace(result, ops=changed_ops(baseline, current, engine)) if with_ops else result
-
-
-def build_side(inputs: InputBytes, session: OpenCache, commit: bool = True) -> Side:
-    """A spec's entries and its build's index (a graph run on the session's store and
-    memory: cached like a build). Without `commit`, what the run computed stays staged, for
-    the build in progress on the session to commit with its own (a check inside a build:
-    service/daemon/try_checks.py)."""
-    run = run_graph(DecodedInputs.decode(inputs), session.open(), session.memory, commit=False)
-    side = run_side(run)
-    if commit:
-        run.engine.finish()
-    return side
-
-
-def run_side(run: GraphResult) -> Side:
-    """A graph run's entries and index, read on its engine (which commits nothing here)."""
-    engine = run.engine
-    stamps = engine.records([engine.ref(v.hash, EntryStamps) for v in run.entry_stamps()])
-    return _side(stamps, run.index)
-
-
-def _read_side(engine: Engine, manifest: Manifest) -> Side:
-    stamps = engine.records([engine.ref(h, EntryStamps) for h in manifest.entries])
-    return _side(stamps, engine.record(engine.ref(manifest.index, BuildIndex)))
-
-
-def _side(stamps: list[EntryStamps], index: BuildIndex) -> Side:
-    return Side(tuple((SpecFile(s.file), stamp) for s in stamps for stamp in s.stamps), index)
 
 
 def _last_host_build(location: SpecLocation, session: OpenCache
@@ -182,14 +146,15 @@ def _host_affected(location: SpecLocation, session: OpenCache, last: LastBuild,
                     _changes(before["files"], now["files"]), kernels, entries_compared=False)
 
 
-def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
+def _last_build(location: SpecLocation, session: OpenCache) -> tuple[BuiltSpec, str]:
     store = session.open()
     last = store.latest_manifest(spec=str(location.root.resolve())) if store else None
     if last is not None:
         engine = new_engine(store, session.memory)
         try:
             manifest = engine.record(engine.ref(last.manifest, Manifest))
-            return _read_side(engine, manifest), f"the last build (#{last.build}, into {last.out})"
+            words = f"the last build (#{last.build}, into {last.out})"
+            return recorded_spec(engine, manifest), words
         except StaleCache:
             pass  # collected or damaged: as if never recorded
     raise UsageError(f"no build of the spec at {location.root} is recorded in the cache",
@@ -201,7 +166,7 @@ def _last_build(location: SpecLocation, session: OpenCache) -> tuple[Side, str]:
 # The comparison
 
 
-def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affected:
+def compare(baseline: BuiltSpec, current: BuiltSpec, words: str, engine: Engine) -> Affected:
     return Affected(words, _entry_changes(baseline.entries, current.entries),
                     _changes(baseline.index.nodes, current.index.nodes),
                     _changes(baseline.index.bindings, current.index.bindings),
@@ -210,7 +175,8 @@ def compare(baseline: Side, current: Side, words: str, engine: Engine) -> Affect
                                     current.index.kernels + current.index.family_kernels, engine))
 
 
-def changed_ops(baseline: Side, current: Side, engine: Engine) -> tuple[OpChange, ...]:
+def changed_ops(baseline: BuiltSpec, current: BuiltSpec, engine: Engine
+                ) -> tuple[OpChange, ...]:
     """The ops of the current spec whose VariableType kernels changed, or that create a node
     whose code changed (try's rule: service/live/plan.py _changed_ops)."""
     old_nodes = dict(baseline.index.nodes)

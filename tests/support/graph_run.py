@@ -31,13 +31,12 @@ from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
-from gradshard.service.files.inputs import read_inputs
+from gradshard.service.files.inputs import gradshard_templates, read_inputs, spec_templates
 from gradshard.service.files.placement import FLAT, Placement, index_names
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.graph_run import DecodedInputs, GraphResult
 from gradshard.service.graph_run import run_graph as run_decoded
-from gradshard.service.query.check import (analyze, gradshard_templates, prepare, records_of,
-                                           spec_templates)
+from gradshard.service.query.analysis import analyze, prepare, records_of
 
 
 def spec_records(spec_dir: str | Path) -> SpecRecords:

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from gradshard.service.generator.driver import name_generate_code
+from gradshard.service.generator.generate_code import name_generate_code
 from gradshard.service.host.items import ItemMemo, encode_value
 from gradshard.service.host.keys import ArgumentKeys
 from gradshard.service.host.worker import Worker

@@ -14,34 +14,15 @@ from typing import Callable, TypeVar
 
 from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_records
 from gradshard.pipeline.problems import Problem
-from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
-from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
-                                            read_inputs, read_spec_templates,
-                                            spec_template_sources, template_set)
+from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import (DecodedInputs, GraphResult, read_fresh,
                                          run_graph)
 from gradshard.service.open_cache import OpenCache
 
-__all__ = ["CheckResult", "analyze", "check_spec", "gradshard_templates", "load_texts", "prepare",
-           "records_of", "spec_templates"]
+__all__ = ["CheckResult", "analyze", "check_spec", "prepare", "records_of"]
 
 T = TypeVar("T")
-
-
-def gradshard_templates() -> TemplateSet:
-    """gradshard's own Jinja2 templates that the build's tasks read (templates/codegen)."""
-    return template_set(gradshard_template_bytes(), compiled_template_bytes())
-
-
-def spec_templates(location: SpecLocation, names: tuple[str, ...]) -> TemplateSet:
-    """The spec's own file templates; a missing or undecodable one is a spec problem."""
-    return TemplateSet(spec_template_sources(read_spec_templates(location, names)))
-
-
-def load_texts(location: SpecLocation) -> SpecTexts:
-    return decode_spec(location.read_all())
 
 
 def prepare(location: SpecLocation) -> DecodedInputs:

@@ -1,6 +1,6 @@
 """Runs a spec's own generator: the autograd part of PyTorch's build, into one directory.
 
-    python -P driver.py GENERATORS SPEC LAYOUT OUT [--torchgen DIR]
+    python -P generate_code.py GENERATORS SPEC LAYOUT OUT [--torchgen DIR]
 
 GENERATORS is the directory of the spec's autograd generators (gen_autograd.py …: a wheel's
 torchgen/packaged/autograd, a checkout's tools/autograd, or a copy); SPEC and LAYOUT
