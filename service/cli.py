@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
-from gradshard.service.config.effective import applied_config, effective_settings
-from gradshard.service.config.files import find_config
+from gradshard.service.config_file import applied_config, effective_settings, find_config
 from gradshard.service.daemon import commands as daemon_commands
 from gradshard.service.defaults import GRADSHARD_DEBUG, value_of
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
@@ -292,7 +291,7 @@ def _existing_cache(args: argparse.Namespace, default) -> Session:
 
 def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     """The command line: every command's options from the table (service/options.py); without
-    `defaults`, an option the words do not give is left unset (service/config/effective.py:
+    `defaults`, an option the words do not give is left unset (service/config_file.py:
     given_options). Every command's --help starts with what it does (DESCRIPTIONS)."""
     parser = argparse.ArgumentParser(prog="gradshard", description=DESCRIPTIONS[""])
     parser.add_argument("--version", action=_Version)

@@ -43,7 +43,7 @@ BOOLEAN = "boolean"
 
 class Setting(NamedTuple):
     """One value gradshard takes from the environment or a configuration file, or both (the
-    environment beats the file; a flag beats both: service/config/effective.py)."""
+    environment beats the file; a flag beats both: service/config_file.py)."""
 
     variable: str | None  # the environment variable (None: a file's key only)
     key: str | None = None  # its key in a configuration file (None: the environment's only)
@@ -109,7 +109,7 @@ def value_of(setting: Setting) -> str | None:
 @contextlib.contextmanager
 def applied_variables(values: Mapping[Setting, str]) -> Iterator[None]:
     """The variables set to these values while the block runs, then removed: a
-    configuration file's values of variables no flag gives (service/config/effective.py),
+    configuration file's values of variables no flag gives (service/config_file.py),
     where the readers below the command, and the processes it starts, find them."""
     os.environ.update({setting.variable: value for setting, value in values.items()})
     try:
@@ -168,7 +168,7 @@ def config_file(start: Path) -> Path | None:
     """The configuration file in force in `start`: in it or the nearest directory above, a
     gradshard.toml, or a pyproject.toml with a [tool.gradshard] table (one without is passed
     over, as ruff and pytest pass over theirs). One that cannot be read or parsed is the
-    file in force: reading it reports why (service/config/files.py)."""
+    file in force: reading it reports why (service/config_file.py)."""
     for directory in (start.absolute(), *start.absolute().parents):
         if (directory / CONFIG_FILE).is_file():
             return directory / CONFIG_FILE

@@ -10,7 +10,7 @@ back into nothing above it. Imported only when there is work (it loads the whole
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import Iterator
 
 from gradshard.cache.engine.codec import encode
 from gradshard.cache.engine.core import Engine, StaleCache
@@ -34,10 +34,8 @@ from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
 from gradshard.service.generator.identity import identify_generator
 
-__all__ = ["BuiltSpec", "DecodedInputs", "GraphResult", "built_spec", "formula_sources",
-           "new_engine", "read_fresh", "recorded_spec", "run_graph"]
-
-T = TypeVar("T")
+__all__ = ["BuiltSpec", "DecodedInputs", "FreshRead", "GraphResult", "built_spec",
+           "formula_sources", "fresh_reads", "new_engine", "recorded_spec", "run_graph"]
 
 
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
@@ -60,15 +58,33 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     return engine, index_hash, index
 
 
-def read_fresh(read: Callable[[], T], enter_groups: Callable[[], None]) -> T:
-    """read(); when a value an index names is gone from the cache (StaleCache), the graph is
-    run again entering every group (`enter_groups`), and read() once more: the one recovery
-    from a stale cache, for every reader of a run."""
-    try:
-        return read()
-    except StaleCache:
-        enter_groups()
-        return read()
+def fresh_reads() -> Iterator[FreshRead]:
+    """The two tries at reading what a run made: when a value an index names is gone from the
+    cache (StaleCache), the first ends quietly and the caller runs the graph again entering
+    every group before the second, in which it is an error (the one recovery from a stale
+    cache, for every reader of a run; the caller runs its own code, nothing calls back):
+
+        for read in fresh_reads():
+            with read:
+                return work()
+            run.rerun_entering_groups()
+    """
+    yield FreshRead(last=False)
+    yield FreshRead(last=True)
+
+
+@dataclass(frozen=True)
+class FreshRead:
+    """One try at reading a run (fresh_reads): a StaleCache leaving it ends it quietly, but
+    for the last."""
+
+    last: bool
+
+    def __enter__(self) -> FreshRead:
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, trace: object) -> bool:
+        return isinstance(error, StaleCache) and not self.last
 
 
 @dataclass(frozen=True)
@@ -160,7 +176,11 @@ class GraphResult:
 
     def texts(self, hashes: dict[str, str]) -> dict[str, str]:
         """Texts by path, for paths → text hashes this run produced."""
-        return read_fresh(lambda: self._read(hashes), self.rerun_entering_groups)
+        for read in fresh_reads():
+            with read:
+                return self._read(hashes)
+            self.rerun_entering_groups()
+        raise AssertionError("the last read returns or raises")
 
     def _read(self, hashes: dict[str, str]) -> dict[str, str]:
         records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
@@ -175,7 +195,11 @@ class GraphResult:
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The compile layout of this run's files: the layout group over the run's index, on
         the run's own engine (a verifying run verifies the layout's tasks too)."""
-        return read_fresh(lambda: self._layout(settings), self.rerun_entering_groups)
+        for read in fresh_reads():
+            with read:
+                return self._layout(settings)
+            self.rerun_entering_groups()
+        raise AssertionError("the last read returns or raises")
 
     def _layout(self, settings: ShardSettings) -> CompileLayout:
         engine, inputs = self.engine, self.decoded.inputs
@@ -194,7 +218,11 @@ class GraphResult:
     def findings(self) -> tuple[Problem, ...]:
         """The formula check's findings of the run's spec, each at its line (warnings: the
         spec's generator accepts the formulas)."""
-        return read_fresh(lambda: self._findings(), self.rerun_entering_groups)
+        for read in fresh_reads():
+            with read:
+                return self._findings()
+            self.rerun_entering_groups()
+        raise AssertionError("the last read returns or raises")
 
     def _findings(self) -> tuple[Problem, ...]:
         engine, index = self.engine, self.index

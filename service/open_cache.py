@@ -46,9 +46,7 @@ class OpenCache:
     sound_objects: dict[str, tuple] = field(default_factory=dict)
     # the files its builds wrote or read, by stat signature (service/files/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
-    # this machine's generator verdicts (cache/store/verdicts.py): never in the cache
-    # directory, opened only when a spec's generator is not a known one
-    verdicts: VerdictLedger = field(default_factory=lambda: VerdictLedger(state_directory()))
+    _verdicts: VerdictLedger | None = None
     # the host path's workers (service/host/client.py), by generator hash: warm for the
     # session's life (the daemon's), closed with it
     host_workers: dict[str, HostWorker] = field(default_factory=dict)
@@ -57,6 +55,15 @@ class OpenCache:
         if self.directory is not None and self.store is None:
             self.store = Store.open(self.directory, self.warnings.append)
         return self.store
+
+    @property
+    def verdicts(self) -> VerdictLedger:
+        """This machine's generator verdicts (cache/store/verdicts.py): never in the cache
+        directory (its state directory is looked up on first use), opened only when a spec's
+        generator is not a known one."""
+        if self._verdicts is None:
+            self._verdicts = VerdictLedger(state_directory())
+        return self._verdicts
 
     @property
     def memory(self) -> Memory:
@@ -102,7 +109,8 @@ class OpenCache:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
-        self.verdicts.close()
+        if self._verdicts is not None:
+            self._verdicts.close()
         for worker in self.host_workers.values():
             worker.close()
         self.host_workers.clear()

@@ -175,7 +175,7 @@ class Option(NamedTuple):
     nargs: str | None = None  # argparse's nargs= (a positional's "*")
     exclusive: str | None = None  # options of one name here: at most one of them is given
     # what sets it when the command line does not: a configuration file's key, a variable
-    # (service/config/effective.py: file < environment < flags)
+    # (service/config_file.py: file < environment < flags)
     settings: tuple[Setting, ...] = ()
 
     @property
@@ -399,7 +399,7 @@ def options_of(command: str) -> tuple[Option, ...]:
 def argument_settings(option: Option, defaults: bool = True) -> dict[str, Any]:
     """add_argument's keywords for one option (pytest's addoption takes the same); without
     `defaults`, an option the words do not give is not set at all (which options a command
-    line gives: service/config/effective.py)."""
+    line gives: service/config_file.py)."""
     settings: dict[str, Any] = {"action": option.action, "help": option.help}
     if option.flags:  # a positional's dest is its name
         settings["dest"] = option.dest

@@ -1,7 +1,9 @@
-"""The benchmark scripts run and print their ratios (their goals are not asserted here)."""
+"""The benchmark scripts run and print their ratios (their goals are not asserted here; the
+call paths are held to their committed ceilings)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +75,26 @@ def test_host_benchmark_runs():
     assert stdout.count("x") >= 12 and "ported" in stdout
     assert "2.14.1 edited" in stdout
     assert "try sin" in stdout and "host" in stdout.split("try sin")[1]
+
+
+# The files each path of benchmarks/call_paths.py crosses, as committed: a path that grows
+# fails here, and each figure comes down as the paths shrink (issue 50's goals: build <= 9 to
+# its first file and <= 14 to ninja, try <= 14 to its worker, on both paths).
+CALL_PATH_CEILINGS = {"build → first file (ported)": 27, "build → first file (host)": 30,
+                      "build → ninja (ported)": 44, "build → ninja (host)": 51,
+                      "try → worker (ported)": 37, "try → worker (host)": 40}
+
+
+@pytest.mark.slow
+def test_call_paths_reach_their_events_without_calling_back_and_grow_no_longer():
+    """Every path reaches its event (its first file written, ninja started, the patch handed
+    to the try worker), no callee calls back into a module of its callers, and none crosses
+    more files than the committed ceiling."""
+    results = json.loads(bench("call_paths.py", "--json", timeout=1200))
+    assert set(results) == set(CALL_PATH_CEILINGS)
+    for name, result in results.items():
+        assert result["reached"], f"{name}: the event never happened"
+        assert result["back_calls"] == [], f"{name}: {result['back_calls']}"
+        assert result["count"] <= CALL_PATH_CEILINGS[name], (
+            f"{name}: {result['count']} files, more than {CALL_PATH_CEILINGS[name]}: "
+            + " → ".join(result["files"]))

@@ -1,4 +1,4 @@
-"""[tool.gradshard] (service/config/): the nearest pyproject.toml with the table, or a
+"""[tool.gradshard] (service/config_file.py): the nearest pyproject.toml with the table, or a
 gradshard.toml, is found from the working directory up; file < environment < flags; a bad
 key or value is an error at its line, the known keys as the hint; `gradshard config` says
 where each value comes from."""
@@ -17,8 +17,7 @@ import pytest
 from support.specs import MINI_SPEC
 
 from gradshard.service.cli import given_options, main
-from gradshard.service.config.effective import applied_config
-from gradshard.service.config.files import find_config
+from gradshard.service.config_file import applied_config, find_config
 
 PYPROJECT = """[project]
 name = "somewhere"
@@ -229,7 +228,7 @@ def test_a_setting_fills_its_option_as_the_option_reads_it():
     the names cache/ says in its messages (it cannot import the table) are the table's."""
     from gradshard.cache.store.directory import CACHE_MAX_VARIABLE
     from gradshard.cache.store.verdicts import STATE_VARIABLE
-    from gradshard.service.config.files import KEYS, ORDER
+    from gradshard.service.config_file import KEYS, ORDER
     from gradshard.service.defaults import (BOOLEAN, ENVIRONMENT, GRADSHARD_CACHE_MAX,
                                             GRADSHARD_STATE, PATHS, WHOLE)
     from gradshard.service.options import OPTIONS

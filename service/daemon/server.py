@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable
 
 from gradshard.cache.errors import CompileError, UsageError
 from gradshard.service.compile.driver import CompileOptions
-from gradshard.service.config.files import file_digest
+from gradshard.service.config_file import file_digest
 from gradshard.service.daemon.generator_checks import BackgroundCheck
 from gradshard.service.daemon.protocol import (SURVIVED, DaemonServer, answer_request,
                                                guarded)

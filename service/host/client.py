@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.store.database import blob_hash
@@ -106,16 +106,17 @@ class HostWorker:
                                   f"{error.strerror or error}",
                                   hint=f"check {sys.executable}") from None
 
-    def generate(self, location: SpecLocation,
-                 remember: Mapping[str, tuple[str, str]] | None = None,
-                 meanwhile: Callable[[], None] | None = None,
-                 deliver: Sequence[str] | None = None) -> HostOutput:
-        """Every file the generator writes for the spec at `location`; `remember` adds
-        values to the worker's memo first (key → (its hash, its JSON text): the store's, for
-        a fresh worker). `meanwhile` runs in this process while the worker generates (its
-        answer waits in the pipe; the time limit counts from its end); if it raises, the
-        worker is closed unread. `deliver`: the only files whose texts are wanted (`try`
-        reads two headers; the others are tens of megabytes to encode and read)."""
+    def send_generate(self, location: SpecLocation,
+                      remember: Mapping[str, tuple[str, str]] | None = None,
+                      deliver: Sequence[str] | None = None) -> None:
+        """Ask for every file the generator writes for the spec at `location`; the answer
+        waits in the pipe until `generated` reads it (the caller works meanwhile; the time
+        limit counts from then). `remember` adds values to the worker's memo first (key →
+        (its hash, its JSON text): the store's, for a fresh worker). `deliver`: the only files
+        whose texts are wanted (`try` reads two headers; the others are tens of megabytes to
+        encode and read). A caller whose own work fails meanwhile closes the worker unread:
+        the next one (OpenCache.host_worker starts it) shares no delivered files or memo with
+        this client."""
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
                    "layout": location.layout,
@@ -125,14 +126,9 @@ class HostWorker:
             request["deliver"] = sorted(self._deliver)
         self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
-        try:
-            if meanwhile is not None:
-                meanwhile()
-        except BaseException:
-            # its answer is not read: the worker ends, and the next one (OpenCache.host_worker
-            # starts it) shares no delivered files or memo with this client
-            self.close()
-            raise
+
+    def generated(self, location: SpecLocation) -> HostOutput:
+        """The answer to `send_generate`: the files, or the generator's failure raised."""
         answer = self._answer("generating")
         self.generations += 1
         self._raise_failure(answer, location, "failed")
@@ -140,6 +136,13 @@ class HostWorker:
             return self._output(answer)
         except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise self._failed(f"answered what gradshard cannot read ({error!r})") from None
+
+    def generate(self, location: SpecLocation,
+                 remember: Mapping[str, tuple[str, str]] | None = None,
+                 deliver: Sequence[str] | None = None) -> HostOutput:
+        """`send_generate`, then `generated`: nothing to do meanwhile."""
+        self.send_generate(location, remember, deliver)
+        return self.generated(location)
 
     def _output(self, answer: dict[str, Any]) -> HostOutput:
         items = tuple(NewItem(*item) for item in answer["items"])

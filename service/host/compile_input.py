@@ -33,7 +33,7 @@ from gradshard.service.files.inputs import InputBytes, spec_template_sources, te
 from gradshard.service.files.placement import index_names
 from gradshard.service.files.spec_location import read_spec_file
 from gradshard.service.generator.check import DEFAULT_TIMEOUT
-from gradshard.service.graph_run import new_engine, read_fresh
+from gradshard.service.graph_run import fresh_reads, new_engine
 from gradshard.service.host.generation import (HostRun, generate_on_host, host_index,
                                                last_host_index, put_host_index)
 from gradshard.service.host.item_values import (HostItems, ValueSource, entry_lines,
@@ -74,8 +74,11 @@ class HostCompileInput:
         """The layout group on the session's engine; a value its index names that the store
         lost is made again, every group entered (as a graph run recovers)."""
         self._engine()
-        return read_fresh(lambda: self._layout(settings, self.engine),
-                          lambda: self._engine(force_groups=True))
+        for read in fresh_reads():
+            with read:
+                return self._layout(settings, self.engine)
+            self._engine(force_groups=True)
+        raise AssertionError("the last read returns or raises")
 
     def _layout(self, settings: ShardSettings, engine: Engine) -> CompileLayout:
         inputs = self.inputs

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 from gradshard.cache.engine.codec import decode, encode
 from gradshard.cache.graph.build_graph import spec_findings
@@ -37,13 +37,13 @@ from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import read_inputs, spec_template_sources
 from gradshard.service.graph_run import formula_sources, new_engine
-from gradshard.service.host.client import HostOutput
+from gradshard.service.host.client import HostOutput, HostWorker
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
-__all__ = ["HostRun", "generate_on_host", "host_generation", "host_index", "host_records",
-           "last_host_index", "own_rule_findings", "put_host_index", "read_record",
-           "remembered_values"]
+__all__ = ["Generating", "HostRun", "begin_generation", "generate_on_host", "host_index",
+           "host_records", "last_host_index", "own_rule_findings", "put_host_index",
+           "read_record", "remembered_values", "start_worker"]
 
 
 @dataclass
@@ -93,45 +93,74 @@ class HostRun:
 def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
     """The spec's files, as its own generator writes them; gradshard's rules check the spec
     meanwhile."""
-    findings: list[Problem] = []
-    checked: list[float] = []
-
-    def check_rules() -> None:
-        began = time.perf_counter()
-        findings.extend(own_rule_findings(request, session))
-        checked.append(time.perf_counter() - began)
-
-    run = host_generation(session, request.identity, request.location, request.check.timeout,
-                          lambda store: last_host_index(store, request), check_rules)
-    run.seconds["rules"] = checked[0]
-    run.findings = tuple(findings)
+    worker, starting = start_worker(session, request.identity, request.check.timeout)
+    store = session.open()
+    # a fresh worker's memo starts from the values of this spec's last host build
+    prime = last_host_index(store, request) if worker.generations == 0 and store else None
+    generating = begin_generation(session, worker, starting, request.identity, request.location,
+                                  prime)
+    began = time.perf_counter()
+    try:
+        findings = own_rule_findings(request, session)
+    except BaseException:
+        generating.abandon()
+        raise
+    checked = time.perf_counter() - began
+    run = generating.run()
+    run.seconds["rules"] = checked
+    run.findings = findings
     return run
 
 
-def host_generation(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
-                    timeout: float, prime: Callable[[Store], HostIndex | None],
-                    meanwhile: Callable[[], None] | None = None,
-                    deliver: Sequence[str] | None = None) -> HostRun:
-    """One generation by the session's worker for `identity`; a fresh worker's memo starts
-    from the values of the index `prime` finds in the store (a build's: the last host build of
-    this spec; `try`'s: its recorded generation). `deliver`: the files whose texts are wanted
-    (default: all; `try` reads two headers)."""
+def start_worker(session: OpenCache, identity: GeneratorIdentity, timeout: float
+                 ) -> tuple[HostWorker, float]:
+    """The session's worker for the generator (started now if need be), and the seconds
+    that took."""
     began = time.perf_counter()
     worker = session.host_worker(identity, timeout)
+    return worker, time.perf_counter() - began
+
+
+@dataclass
+class Generating:
+    """A generation asked of the session's worker, its answer not read yet: the caller does
+    its own work meanwhile (the answer waits in the pipe), then reads it (`run`), or, when its
+    own work failed, closes the worker unread (`abandon`)."""
+
+    worker: HostWorker
+    generator: str
+    location: SpecLocation
+    seconds: dict[str, float]
+    sent: float
+
+    def run(self) -> HostRun:
+        output = self.worker.generated(self.location)
+        seconds = dict(self.seconds, generate=time.perf_counter() - self.sent)
+        return HostRun(self.generator, self.location.layout, output, seconds)
+
+    def abandon(self) -> None:
+        self.worker.close()
+
+
+def begin_generation(session: OpenCache, worker: HostWorker, starting: float,
+                     identity: GeneratorIdentity, location: SpecLocation,
+                     prime: HostIndex | None, deliver: Sequence[str] | None = None
+                     ) -> Generating:
+    """One generation by the session's `worker` (`starting`: the seconds its start took);
+    a fresh worker's memo starts from the values of `prime` in the store (a build's: the last
+    host build of this spec; `try`'s: its recorded generation). `deliver`: the files whose
+    texts are wanted (default: all; `try` reads two headers)."""
     store = session.open()
-    started = time.perf_counter()
+    began = time.perf_counter()
     remember = {}
-    if worker.generations == 0 and store is not None:
-        index = prime(store)
-        if index is not None:
-            remember = remembered_values(store, index)
-            worker.value_subjects.update((key, (function, subject, part))
-                                         for key, function, subject, part in index.subjects)
+    if worker.generations == 0 and store is not None and prime is not None:
+        remember = remembered_values(store, prime)
+        worker.value_subjects.update((key, (function, subject, part))
+                                     for key, function, subject, part in prime.subjects)
     primed = time.perf_counter()
-    output = worker.generate(location, remember, meanwhile=meanwhile, deliver=deliver)
-    seconds = {"worker start": started - began, "prime": primed - started,
-               "generate": time.perf_counter() - primed}
-    return HostRun(identity.hash, location.layout, output, seconds)
+    worker.send_generate(location, remember, deliver)
+    return Generating(worker, identity.hash, location,
+                      {"worker start": starting, "prime": primed - began}, primed)
 
 
 def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Problem, ...]:

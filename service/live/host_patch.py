@@ -18,7 +18,7 @@ generates both: the second is mostly served from its memo).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
@@ -31,8 +31,8 @@ from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import DEFAULT_TIMEOUT, spec_hash
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.host.generation import (host_generation, host_index, put_host_index,
-                                               read_record)
+from gradshard.service.host.generation import (Generating, begin_generation, host_index,
+                                               put_host_index, read_record, start_worker)
 from gradshard.service.host.item_values import (HostItems, ValueSource, function_kernels,
                                                 item_value, items_of, recorded_items)
 from gradshard.service.live.patch_sources import PatchNode
@@ -40,39 +40,70 @@ from gradshard.service.live.patch_sources import PatchNode
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["HostPatchParts", "PATCH_HEADERS", "changed_bindings", "changed_functions",
-           "generation_key", "host_items", "host_parts", "latest_key", "op_code", "op_functions", "op_nodes",
-           "recorded_index", "schema_changed"]
+__all__ = ["HostGeneration", "HostPatchParts", "PATCH_HEADERS", "begin_host_items",
+           "changed_bindings", "changed_functions", "generation_key", "host_items", "host_parts",
+           "latest_key", "op_code", "op_functions", "op_nodes", "recorded_index",
+           "schema_changed"]
 
 GENERATION_TASK = "host generation"  # the tasks row naming a recorded generation's index
 PATCH_HEADERS = ("VariableType.h", "python_functions.h")  # the generated files a patch reads
 
 
 def host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
-               recorded: HostIndex | None = None, prime: HostIndex | None = None,
-               meanwhile: Callable[[], None] | None = None) -> HostItems:
-    """The spec's generation by the session's worker for its generator, recorded in the
-    store under the spec's inputs (a task row: `generation_key`), or `recorded`, the one
-    read back from there (the installed spec's, which does not change). A fresh worker starts
-    from this spec's recorded generation, else from the last one of the spec in this place
-    (before the edit being tried: most items are the same), else from `prime`'s values.
-    `meanwhile` runs here while the worker generates."""
+               recorded: HostIndex | None = None, prime: HostIndex | None = None) -> HostItems:
+    """The spec's generation by the session's worker for its generator (begin_host_items,
+    then its `items`, with nothing to do meanwhile), or `recorded`, the one read back from the
+    store (the installed spec's, which does not change)."""
     store = session.open()
     if recorded is not None and recorded.generator == identity.hash:
         return recorded_items(recorded, ValueSource(None, store))
+    return begin_host_items(session, identity, location, prime).items()
+
+
+def begin_host_items(session: OpenCache, identity: GeneratorIdentity, location: SpecLocation,
+                     prime: HostIndex | None = None) -> HostGeneration:
+    """The spec's generation asked of the session's worker for its generator, to be recorded
+    in the store under the spec's inputs (a task row: `generation_key`). A fresh worker starts
+    from this spec's recorded generation, else from the last one of the spec in this place
+    (before the edit being tried: most items are the same), else from `prime`'s values. The
+    caller works while the worker generates, then reads the items (HostGeneration.items)."""
+    store = session.open()
     key, latest = generation_key(identity, location), latest_key(identity, location)
     own = recorded_index(store, key)
-    run = host_generation(session, identity, location, DEFAULT_TIMEOUT,
-                          lambda _: own or recorded_index(store, latest) or prime,
-                          meanwhile, PATCH_HEADERS)
-    index = host_index(identity.hash, run.output, {})
-    if store is not None and index != own:
-        name = put_host_index(store, index, run.output)
-        store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
-        store.put_task(latest, GENERATION_TASK, name, 0.0, code_version())
-        store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
-    return items_of(run.output.files, run.output.used, run.output.subjects,
-                  ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
+    worker, starting = start_worker(session, identity, DEFAULT_TIMEOUT)
+    if worker.generations == 0:
+        prime = own or recorded_index(store, latest) or prime
+    generating = begin_generation(session, worker, starting, identity, location, prime,
+                                  PATCH_HEADERS)
+    return HostGeneration(session, identity, location, generating, own)
+
+
+@dataclass
+class HostGeneration:
+    """A generation for `try` under way (begin_host_items)."""
+
+    session: OpenCache
+    identity: GeneratorIdentity
+    location: SpecLocation
+    generating: Generating
+    own: HostIndex | None  # the spec's generation recorded before, if any
+
+    def items(self) -> HostItems:
+        """The generation's items, its index recorded in the store when it is new."""
+        run, session, identity = self.generating.run(), self.session, self.identity
+        store = session.open()
+        index = host_index(identity.hash, run.output, {})
+        if store is not None and index != self.own:
+            name = put_host_index(store, index, run.output)
+            for key in (generation_key(identity, self.location),
+                        latest_key(identity, self.location)):
+                store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
+            store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
+        return items_of(run.output.files, run.output.used, run.output.subjects,
+                        ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
+
+    def abandon(self) -> None:
+        self.generating.abandon()
 
 
 def generation_key(identity: GeneratorIdentity, location: SpecLocation) -> str:

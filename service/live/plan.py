@@ -24,19 +24,19 @@ from gradshard.pipeline.records import Text, canonical_json, content_hash
 from gradshard.pipeline.render.templating import TemplateSet, warm_templates
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
-                                            read_inputs, template_set)
+                                            read_inputs, spec_templates, template_set)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 from gradshard.service.graph_run import GraphResult, built_spec, new_engine
 from gradshard.service.host.item_values import HostItems, entry_lines, node_entries
-from gradshard.service.live.host_patch import (PATCH_HEADERS, changed_bindings,
-                                               changed_functions, generation_key, host_items,
-                                               host_parts, op_code, op_functions, op_nodes,
-                                               recorded_index, schema_changed)
+from gradshard.service.live.host_patch import (PATCH_HEADERS, begin_host_items,
+                                               changed_bindings, changed_functions,
+                                               generation_key, host_items, host_parts, op_code,
+                                               op_functions, op_nodes, recorded_index,
+                                               schema_changed)
 from gradshard.service.live.patch_sources import (PatchNode, PatchSources, patch_includes,
                                                   patch_sources)
-from gradshard.service.files.inputs import spec_templates
 
 if TYPE_CHECKING:
     from gradshard.service.open_cache import OpenCache
@@ -291,9 +291,13 @@ def _plan_on_host(location: SpecLocation, session: OpenCache, names: Sequence[st
     # a fresh worker starts from (most of the spec's items are the same)
     recorded = recorded_index(session.open(), generation_key(identity, installed)) \
         if same_generator else None
-    # the patch's templates compiled while the worker generates (~0.3 s a process)
-    current = host_items(session, identity, location, prime=recorded,
-                         meanwhile=lambda: warm_templates(patch_templates(), PATCH_MODULES))
+    generation = begin_host_items(session, identity, location, prime=recorded)
+    try:  # the patch's templates compiled while the worker generates (~0.3 s a process)
+        warm_templates(patch_templates(), PATCH_MODULES)
+    except BaseException:
+        generation.abandon()
+        raise
+    current = generation.items()
     if names:
         wanted, baseline, python_only = _host_named(current, names), "the ops named", []
     else:

@@ -16,7 +16,7 @@ from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_re
 from gradshard.pipeline.problems import Problem
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
-from gradshard.service.graph_run import (DecodedInputs, GraphResult, read_fresh,
+from gradshard.service.graph_run import (DecodedInputs, GraphResult, fresh_reads,
                                          run_graph)
 from gradshard.service.open_cache import OpenCache
 
@@ -61,7 +61,11 @@ def _read(decoded: DecodedInputs, session: OpenCache, read: Callable[[GraphResul
     """What `read` finds of the graph's run (commited first); a value an index names that
     is gone makes the run enter every group again."""
     run = run_graph(decoded, session.open(), session.memory)
-    return read_fresh(lambda: read(run), run.rerun_entering_groups)
+    for fresh in fresh_reads():
+        with fresh:
+            return read(run)
+        run.rerun_entering_groups()
+    raise AssertionError("the last read returns or raises")
 
 
 def records_of(run: GraphResult) -> SpecRecords:

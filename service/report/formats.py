@@ -26,7 +26,7 @@ from gradshard.cache.errors import (CompileError, GeneratorFailed, GeneratorMism
                                     VerifyMismatch)
 from gradshard.cache.store.database import StoreDamaged
 from gradshard.pipeline.problems import GradshardError, SpecError, SpecFile
-from gradshard.service.config.files import ConfigError
+from gradshard.service.config_file import ConfigError
 from gradshard.service.defaults import PYPROJECT, config_file
 from gradshard.service.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from gradshard.service.options import FORMATS
@@ -110,7 +110,7 @@ def error_findings(error: BaseException, location: SpecLocation | None,
 def _usage_places(error: UsageError) -> list[Place]:
     """The file a usage error names: the machine's failure's file, or the configuration
     file in force when the message is about the whole file (not TOML, not readable: it
-    begins with the file's path, service/config/files.py)."""
+    begins with the file's path, service/config_file.py)."""
     if getattr(error, "path", None):
         return [Place(str(error.path))]
     config = config_file(Path.cwd())
@@ -136,7 +136,7 @@ def default_place(location: SpecLocation | None, start: Path, spec: str | None =
 def _spec_line(config: Path, spec: str | None) -> int | None:
     """The line of the configuration file's `spec` key when it named `spec` (None: it names
     another or none, or the file is the failure being reported)."""
-    from gradshard.service.config.files import read_config
+    from gradshard.service.config_file import read_config
 
     try:
         read = read_config(config)
