@@ -141,13 +141,13 @@ def _build(request: BuildRequest, session: OpenCache, options: CompileOptions | 
     last = _up_to_date(request, session.open(), fingerprint, stamp)
     # decoded before the lease: a file that is not text is a spec error, and no build (the
     # host path reads the spec with the generator's own code)
-    decoded = _decode(inputs) if last is None and not request.on_host else None
+    decoded = _decode(inputs, request) if last is None and not request.on_host else None
     store = session.store
     build_id = store.begin_build(request.spec_key, request.out_key) if store is not None else 0
     done: FilesOutcome | None = None
     try:
-        run, done = _files(request, session, decoded, last, build_id, fingerprint, spec,
-                           started, after_graph)
+        run, done = _files(request, session, inputs, decoded, last, build_id, fingerprint,
+                           spec, started, after_graph)
         compiled = (_compile(request, build_id, run, done.verdict, inputs, session, options,
                              progress)
                     if options is not None and done.failure is None else None)
@@ -185,15 +185,17 @@ def _up_to_date(request: BuildRequest, store: Store | None, fingerprint: dict[st
     return last
 
 
-def _decode(inputs: InputBytes) -> DecodedInputs:
+def _decode(inputs: InputBytes, request: BuildRequest) -> DecodedInputs:
+    """The inputs decoded by the rules of the generator the request identified."""
     from gradshard.service.graph_run import DecodedInputs  # the pipeline: only when there is work
 
-    return DecodedInputs.decode(inputs)
+    return DecodedInputs.decode(inputs, request.identity.rules)
 
 
-def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | None,
-           last: LastBuild | None, build_id: int, fingerprint: dict[str, str], spec: str,
-           started: float, after_graph: Callable[[GraphResult | None], None] | None
+def _files(request: BuildRequest, session: OpenCache, inputs: InputBytes,
+           decoded: DecodedInputs | None, last: LastBuild | None, build_id: int,
+           fingerprint: dict[str, str], spec: str, started: float,
+           after_graph: Callable[[GraphResult | None], None] | None
            ) -> tuple[GraphResult | HostRun | None, FilesOutcome]:
     """The build's files: up to date (`last`: no graph runs), else the graph's run, its
     generator check, `after_graph`, its files written and the build recorded. What the run
@@ -204,7 +206,7 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
             after_graph(None)
         return None, done
     if request.on_host:  # the generator's own files (service/host/); nothing was decoded
-        return _host_files(request, session, build_id, fingerprint, spec, started,
+        return _host_files(request, session, inputs, build_id, fingerprint, spec, started,
                            after_graph)
     run = _run_graph(decoded, session, build_id, request.verify, commit=False)
     try:
@@ -221,7 +223,7 @@ def _files(request: BuildRequest, session: OpenCache, decoded: DecodedInputs | N
     return run, replace(done, failure=failure, findings=run.findings())
 
 
-def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
+def _host_files(request: BuildRequest, session: OpenCache, inputs: InputBytes, build_id: int,
                 fingerprint: dict[str, str], spec: str, started: float,
                 after_graph: Callable[[GraphResult | None], None] | None
                 ) -> tuple[HostRun, FilesOutcome]:
@@ -229,7 +231,7 @@ def _host_files(request: BuildRequest, session: OpenCache, build_id: int,
     recorded as the graph run's are."""
     from gradshard.service.host.generation import generate_on_host
 
-    run = generate_on_host(request, session)
+    run = generate_on_host(request, session, inputs)
     if after_graph is not None:
         after_graph(None)
     verdict = host_verdict(request.identity, request.check, spec)
@@ -323,7 +325,8 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | HostRun | 
                                     generated_dir(request.out, request.placement.tree))
         return compile_generated(request, build_id, source, session, options, progress)
     if run is None:
-        run = _run_graph(_decode(inputs), session, build_id, verify=False, commit=True)
+        run = _run_graph(_decode(inputs, request), session, build_id, verify=False,
+                         commit=True)
         verdict = verdict_for(request.identity, replace(request.check, later=False),
                          request.location, verdict.spec, run.files, run.load, session.verdicts)
     return compile_generated(request, build_id, run, session, options, progress, verdict.real)

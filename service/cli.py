@@ -53,15 +53,16 @@ def run_check(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.generator.identity import identify_generator
     from gradshard.service.query.analysis import check_spec
 
+    identity = identify_generator(location)  # once: the graph's rules and the report's line
     started = time.perf_counter()
-    result = _in_session(args, location, check_spec)
+    result = _in_session(args, location, lambda location, session: check_spec(
+        location, session, identity.rules))
     if result.findings:  # the formula check's: errors here (a build warns and writes)
         from gradshard.pipeline.problems import SpecError
 
         raise SpecError(result.findings)
     seconds = time.perf_counter() - started
     counts = result.counts
-    identity = identify_generator(location)
     if args.json:
         print(json.dumps({"ok": True, "spec": str(location.root),
                           "layout": location.layout,

@@ -28,7 +28,7 @@ from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSetting
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.releases import release_named
+from gradshard.pipeline.releases import Release, release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
@@ -95,13 +95,17 @@ class DecodedInputs:
     inputs: BuildInputs
 
     @classmethod
-    def decode(cls, raw: InputBytes) -> DecodedInputs:
+    def decode(cls, raw: InputBytes, rules: Release | None = None) -> DecodedInputs:
         """A file that is not text, or a missing template, is a spec problem here. The
-        rules are those of the spec's own generator's release (service/generator/known.py),
-        or of the release the inputs name (a git revision's generator: query/revision.py)."""
+        rules are those of the release the inputs name (a git revision's generator:
+        query/revision.py), else `rules` (the spec's generator's, when the caller has
+        identified it already: a build, a generator check), else those of the spec's own
+        generator's release (service/generator/known.py), identified here."""
         texts = decode_spec(raw.yaml)
-        rules = (release_named(raw.release) if raw.release is not None
-                 else identify_generator(raw.location).rules)
+        if raw.release is not None:
+            rules = release_named(raw.release)
+        elif rules is None:
+            rules = identify_generator(raw.location).rules
         spec_templates = TemplateSet(spec_template_sources(raw.spec_templates))
         inputs = BuildInputs(texts, spec_templates, template_set(raw.templates, raw.compiled),
                              raw.location.layout, rules, formula_sources(raw, spec_templates))
@@ -289,12 +293,13 @@ class BuiltSpec:
 
 
 def built_spec(inputs: InputBytes, store: Store | None, memory: Memory,
-               commit: bool = True) -> BuiltSpec:
+               commit: bool = True, rules: Release | None = None) -> BuiltSpec:
     """A spec's entries and its build's index (a graph run on the store and memory: cached
     like a build). Without `commit`, what the run computed stays staged, for the build in
     progress on the session to commit with its own (a check inside a build:
-    service/daemon/try_checks.py)."""
-    run = run_graph(DecodedInputs.decode(inputs), store, memory, commit=False)
+    service/daemon/try_checks.py). `rules`: its generator's, when the caller knows them
+    (DecodedInputs.decode)."""
+    run = run_graph(DecodedInputs.decode(inputs, rules), store, memory, commit=False)
     built = run.built_spec()
     if commit:
         run.engine.finish()

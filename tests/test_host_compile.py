@@ -160,7 +160,7 @@ def test_the_layout_without_a_store_and_after_the_store_lost_the_generation(tmp_
     layouts = []
     for directory in (None, tmp_path / "cache"):
         session = Session(directory)
-        run = generate_on_host(request, session)
+        run = generate_on_host(request, session, inputs)
         layout = host_compile_input(request, session, run, inputs, tmp_path / "out")
         layouts.append(layout.layout(SHARDS))
         texts = layout.texts(dict(layouts[-1].files))

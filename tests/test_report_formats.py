@@ -333,7 +333,7 @@ def test_a_bad_configuration_file_is_a_result_at_each_bad_key(project, capsys):
 
 
 def test_an_internal_error_is_at_the_specs_derivatives(work_tree, monkeypatch, capsys):
-    def failing(location, session):
+    def failing(location, session, rules):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("gradshard.service.query.analysis.check_spec", failing)

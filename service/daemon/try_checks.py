@@ -30,6 +30,7 @@ from gradshard.pipeline.problems import GradshardError
 from gradshard.service.compile.report import diagnostic_text
 from gradshard.service.exit_codes import ending_of
 from gradshard.service.files.spec_location import SpecLocation
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.live.command import (TryOptions, build_library, check_extra,
                                             check_generator, check_ops, compiler_text, failed,
                                             op_json, op_lines, torch_library_dir, verdict_line)
@@ -88,7 +89,7 @@ class TryChecks:
         """Refuse what cannot work before serving (no try extra, a checkout of another torch
         version); then warm the worker while the first build runs."""
         check_extra()
-        check_generator(self.location, ())
+        check_generator(identify_generator(self.location), ())
         self.compiler = choose_try_compiler(self.location, self.options.cxx, torch_library_dir())
         self.announce("try: patches compile" + compiler_text(self.compiler).removeprefix(";"))
         self.snapshot = replace(self.snapshot, compiler=self.compiler.json())

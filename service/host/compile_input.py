@@ -124,7 +124,7 @@ def host_compile_input(request: BuildRequest, session: OpenCache, run: HostRun |
     store = session.open()
     index = last_host_index(store, request) if run is None and store is not None else None
     if run is None and index is None:
-        run = generate_on_host(request, session)
+        run = generate_on_host(request, session, inputs)
         if store is not None:  # the values the layout's tasks read, staged with the index
             put_host_index(store, host_index(run.generator, run.output, run.files),
                            run.output)

@@ -35,7 +35,7 @@ from gradshard.pipeline.releases import RELEASES, Release
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.pipeline.render.templating import TemplateSet
-from gradshard.service.files.inputs import read_inputs, spec_template_sources
+from gradshard.service.files.inputs import InputBytes, spec_template_sources
 from gradshard.service.graph_run import formula_sources, new_engine
 from gradshard.service.host.client import HostOutput, HostWorker
 from gradshard.service.open_cache import OpenCache
@@ -90,9 +90,10 @@ class HostRun:
         store.set_manifest(spec, out, build_id, fingerprint, files, manifest_name)
 
 
-def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
+def generate_on_host(request: BuildRequest, session: OpenCache, inputs: InputBytes
+                     ) -> HostRun:
     """The spec's files, as its own generator writes them; gradshard's rules check the spec
-    meanwhile."""
+    meanwhile (`inputs`: the spec's, as the command read them)."""
     worker, starting = start_worker(session, request.identity, request.check.timeout)
     store = session.open()
     # a fresh worker's memo starts from the values of this spec's last host build
@@ -101,7 +102,7 @@ def generate_on_host(request: BuildRequest, session: OpenCache) -> HostRun:
                                   prime)
     began = time.perf_counter()
     try:
-        findings = own_rule_findings(request, session)
+        findings = own_rule_findings(request, session, inputs)
     except BaseException:
         generating.abandon()
         raise
@@ -163,7 +164,8 @@ def begin_generation(session: OpenCache, worker: HostWorker, starting: float,
                       {"worker start": starting, "prime": primed - began}, primed)
 
 
-def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Problem, ...]:
+def own_rule_findings(request: BuildRequest, session: OpenCache, inputs: InputBytes
+                      ) -> tuple[Problem, ...]:
     """What gradshard's own rules find in the spec, each at its line; none when they accept
     it. A generator gradshard reproduces is checked by its release's rules. Any other's
     release is not known: a problem is kept only when the rules of every release gradshard
@@ -175,7 +177,6 @@ def own_rule_findings(request: BuildRequest, session: OpenCache) -> tuple[Proble
     releases = [identity.rules] if identity.reproduced else \
         [identity.rules, *(r for r in RELEASES.values() if r != identity.rules)]
     try:
-        inputs = read_inputs(request.location)
         texts = decode_spec(inputs.yaml)
         formulas = formula_sources(inputs, TemplateSet(spec_template_sources(
             inputs.spec_templates)))

@@ -24,7 +24,8 @@ from gradshard.pipeline.releases import release_series
 from gradshard.service.exit_codes import EXIT_OK, EXIT_TRY_FAILED, EXIT_TRY_NOTHING
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import HOST
-from gradshard.service.generator.identity import identify_generator, installed_generator
+from gradshard.service.generator.identity import (GeneratorIdentity, identify_generator,
+                                                installed_generator)
 from gradshard.service.live.compiler import TryCompiler, choose_try_compiler
 from gradshard.service.live.plan import PatchOp, PatchPlan
 from gradshard.service.live.process import TryProcess
@@ -70,13 +71,12 @@ def check_extra(command: str = "gradshard try") -> None:
                          "pip install 'gradshard[try]'")
 
 
-def check_generator(location: SpecLocation, names: Sequence[str]) -> None:
+def check_generator(spec: GeneratorIdentity, names: Sequence[str]) -> None:
     """A spec is compared with the installed torch's only when both have one generator:
     otherwise every op whose code moved between generators would look edited. A checkout,
     a packaged spec and a copy alike (service/generator/identity.py); named ops are tried
     whatever the generator, unless it is another release's: its patches would need that
-    release's headers and library."""
-    spec = identify_generator(location)
+    release's headers and library. `spec`: the spec's generator."""
     torch = importlib.metadata.version("torch").split("+")[0]
     series = release_series(spec.rules.name)
     if spec.known and spec.hash and series != release_series(torch):
@@ -129,9 +129,10 @@ def plan_and_build(location: SpecLocation, session, names: Sequence[str], cxx: s
     from gradshard.service.live.plan import plan_patch
 
     check_extra()
-    check_generator(location, names)
+    identity = identify_generator(location)  # once: the check and the plan read it
+    check_generator(identity, names)
     compiler = choose_try_compiler(location, cxx, torch_library_dir())
-    plan = plan_patch(location, session, names)
+    plan = plan_patch(location, session, names, identity=identity)
     return plan, build_library(plan, compiler, jobs, session.directory), compiler
 
 

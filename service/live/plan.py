@@ -21,6 +21,7 @@ from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text, canonical_json, content_hash
+from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.templating import TemplateSet, warm_templates
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
@@ -112,15 +113,17 @@ class _Built:
 
 
 def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
-               run: GraphResult | None = None) -> PatchPlan:
+               run: GraphResult | None = None,
+               identity: GeneratorIdentity | None = None) -> PatchPlan:
     """The patch of the ops named, else of those whose code differs from the installed
     torch's spec. `run`: the graph run of a build in progress on the session, which the plan
     reads instead of running the graph again (the daemon's check: its rows stay staged until
-    that build commits them, after the check)."""
-    identity = identify_generator(location)
+    that build commits them, after the check). `identity`: the spec's generator, when the
+    caller has identified it (else it is, here)."""
+    identity = identity or identify_generator(location)
     if not identity.known:  # the spec's own generator's code: the host path's items
         return _plan_on_host(location, session, names, identity)
-    current = _read_build(location, session, run)
+    current = _read_build(location, session, run, rules=identity.rules)
     if names:
         ops, baseline = _named_ops(current, names), "the ops named"
     else:
@@ -135,7 +138,7 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
 
 
 def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | None = None,
-                commit: bool = True) -> _Built:
+                commit: bool = True, rules: Release | None = None) -> _Built:
     """The spec's build: read from `run` when given (the spec as that run read it), else from
     a graph run of its own (committed unless `commit` is false)."""
     if run is not None:
@@ -143,7 +146,7 @@ def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | N
         derivatives = run.decoded.texts.text_of(SpecFile.DERIVATIVES)
     else:
         inputs = read_inputs(location)
-        side = built_spec(inputs, session.open(), session.memory, commit)
+        side = built_spec(inputs, session.open(), session.memory, commit, rules)
         engine = new_engine(session.open(), session.memory)
         derivatives = inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace")
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]

@@ -14,6 +14,7 @@ from typing import Callable, TypeVar
 
 from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_records
 from gradshard.pipeline.problems import Problem
+from gradshard.pipeline.releases import Release
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import (DecodedInputs, GraphResult, fresh_reads,
@@ -25,9 +26,10 @@ __all__ = ["CheckResult", "analyze", "check_spec", "prepare", "records_of"]
 T = TypeVar("T")
 
 
-def prepare(location: SpecLocation) -> DecodedInputs:
-    """The spec's inputs, read and decoded (a file that is not text is a spec problem here)."""
-    return DecodedInputs.decode(read_inputs(location))
+def prepare(location: SpecLocation, rules: Release | None = None) -> DecodedInputs:
+    """The spec's inputs, read and decoded (a file that is not text is a spec problem here),
+    by `rules` (its generator's, identified when not given)."""
+    return DecodedInputs.decode(read_inputs(location), rules)
 
 
 def analyze(decoded: DecodedInputs, session: OpenCache | None = None) -> SpecRecords:
@@ -44,12 +46,14 @@ class CheckResult:
     findings: tuple[Problem, ...]
 
 
-def check_spec(location: SpecLocation, session: OpenCache) -> CheckResult:
-    """The spec's counts and findings from a graph run on the session's cache; a damaged
-    cache is set aside and the check runs again, once."""
+def check_spec(location: SpecLocation, session: OpenCache, rules: Release | None = None
+               ) -> CheckResult:
+    """The spec's counts and findings from a graph run on the session's cache (by `rules`:
+    its generator's, identified when not given); a damaged cache is set aside and the check
+    runs again, once."""
     for attempt in session.attempts():
         with attempt:
-            return _read(prepare(location), session, _check_result)
+            return _read(prepare(location, rules), session, _check_result)
     raise AssertionError("the last attempt returns or raises")
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gradshard.cache.errors import UsageError
 from gradshard.cache.graph.manifest import HostIndex
+from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import HOST, GeneratorCheck
@@ -58,7 +59,7 @@ def host_side(location: SpecLocation, session: OpenCache, out: str,
     """(a host build's side, from its index; the spec's side now, its generator run into
     `out`'s worker): files and subjects by name."""
     request = BuildRequest.of(location, Path(out), Placement(), False, GeneratorCheck(path=HOST))
-    run = generate_on_host(request, session)
+    run = generate_on_host(request, session, read_inputs(location))
     now = _subjects(run.output.used.items(), run.output.subjects.items())
     before = _subjects(index.items, ((key, (function, subject, part))
                                      for key, function, subject, part in index.subjects))
