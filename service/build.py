@@ -17,7 +17,7 @@ A build is one straight sequence, every step in this module (build_and_compile):
    once for it, answered by the cache's indexes.
 
 The daemon's hook (`after_graph`: the --try checks) runs between the graph run (3., with the
-generator settled) and the outputs (4.), on the graph's run, so that its verdicts come first.
+generator's verdict known) and the outputs (4.), on the graph's run, so that its verdicts come first.
 
 Then the build ends (its record, what `stats` shows) and GRADSHARD_CACHE_MAX is applied. The
 outcome (service/outcome.py) is made once, at the end; it holds no engine.
@@ -86,7 +86,7 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     in any step set aside and the whole build run again, once. A spec error or a compile
     error is reported, never retried. `verify` runs every task and compares it with the
     cache (never "up to date"). `after_graph` runs once the graph has run and the spec's
-    generator is settled, with the run (None when the build is up to date), before the files
+    generator's verdict is known, with the run (None when the build is up to date), before the files
     are written and the compile (the daemon's --try checks: service/daemon/try_checks.py,
     whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
@@ -312,7 +312,7 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | HostRun | 
     """The compile, from the layout of the build's graph run; the files the real generator
     wrote compile as they are (the verdict the files were written by). An up-to-date build
     ran none: one run, answered by the cache's indexes (no task runs when nothing changed),
-    gives it, and the verdicts its files were written by, settled again (a generator that
+    gives it, and the verdicts its files were written by, decided again (a generator that
     fails now fails the build: --out holds its files). On the host path the units are cut
     from the generation's items (service/host/compile_input.py): the build's own, or the
     last one recorded for an up-to-date build."""

@@ -111,9 +111,6 @@ def run_show(args: argparse.Namespace, location: SpecLocation | None) -> int:
 def run_build(args: argparse.Namespace, location: SpecLocation | None) -> int:
     from gradshard.service.defaults import default_cache_dir
 
-    if args.verify and args.no_cache:
-        raise UsageError("--verify compares a cache with fresh runs; --no-cache opens none",
-                         "drop one of them")
     # a machine format reports the build's own findings: a daemon answers with text and JSON
     if not args.no_cache and not args.verify and machine_format(args) is None:
         answered = daemon_commands.build_through_daemon(args, location)
@@ -164,14 +161,8 @@ def run_affected(args: argparse.Namespace, location: SpecLocation | None) -> int
                                                         tests_text, write_tests_file)
     from gradshard.service.query.affected import affected, affected_json, affected_text
 
-    if args.against and args.since:
-        raise UsageError("--against and --since both name a baseline", "pass one of them")
     tests_file = Path(args.tests_file) if args.tests_file else None
     with_tests = args.tests or tests_file is not None
-    if with_tests:  # before the build side: a missing torch is said at once
-        from gradshard.service.live.command import check_extra
-
-        check_extra("gradshard affected --tests")
 
     def command(location, session):
         result = affected(location, session, args.against, args.since, with_tests)
@@ -213,9 +204,6 @@ def run_try(args: argparse.Namespace, location: SpecLocation | None) -> int:
 
     from gradshard.service.live.command import DEFAULT_DTYPES, TryOptions, try_json, try_patch
 
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout}: the checks need some time",
-                         "pass seconds, such as --timeout 300")
     options = TryOptions(tuple(args.names), tuple(args.dtype) or DEFAULT_DTYPES, args.samples,
                          args.cxx, jobs_of(args.jobs), args.timeout)
     # the text line by line as each is known (each op's verdict as the worker finds it);
@@ -232,9 +220,6 @@ def run_generator(args: argparse.Namespace, location: SpecLocation | None) -> in
     from gradshard.service.query.generator import (generator_json, generator_text,
                                                    run_generator_check)
 
-    if not args.generator_timeout > 0:
-        raise UsageError(f"--generator-timeout {args.generator_timeout}: not a positive number "
-                         "of seconds", "e.g. --generator-timeout 900")
     verdict = _in_session(args, location,
                           lambda location, session: run_generator_check(
                               location, session, args.generator_timeout))
@@ -504,6 +489,7 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         config = None if command == CONFIG else find_config(Path.cwd())
         given = given_options(words, command) if config is not None else set()
         with applied_config(args, config, command, given):
+            check_flags(args, command)
             location = spec_of(args)
             code = args.run(args, location)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
@@ -517,6 +503,31 @@ def _run_command(args: argparse.Namespace, words: list[str]) -> int:
         _report_ending(args, ending, location)
         emit_findings(args, error_findings(ending.error, location, args), location)
         return EXIT_OK if reported_by_linter(args, ending.error) else ending.code
+
+
+def check_flags(args: argparse.Namespace, command: str) -> None:
+    """What a command's flags say wrong by themselves, said before the spec is located (and
+    before anything runs): a bad flag is the error, whatever the spec."""
+    given = vars(args)  # a command's own flags only (tests run commands on bare namespaces)
+    if command == BUILD and given.get("verify") and given.get("no_cache"):
+        raise UsageError("--verify compares a cache with fresh runs; --no-cache opens none",
+                         "drop one of them")
+    if command == AFFECTED:
+        if given.get("against") and given.get("since"):
+            raise UsageError("--against and --since both name a baseline", "pass one of them")
+        if given.get("tests") or given.get("tests_file"):  # a missing torch said at once
+            from gradshard.service.live.command import check_extra
+
+            check_extra("gradshard affected --tests")
+    if command == TRY and given.get("timeout", 1) <= 0:
+        raise UsageError(f"--timeout {args.timeout}: the checks need some time",
+                         "pass seconds, such as --timeout 300")
+    if command == GENERATOR and not given.get("generator_timeout", 1) > 0:
+        raise UsageError(f"--generator-timeout {args.generator_timeout}: not a positive number "
+                         "of seconds", "e.g. --generator-timeout 900")
+    if command in (WATCH, START, RUN) and given.get("settle", 0) < 0:
+        raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
+                         "pass milliseconds, such as --settle 100")
 
 
 def spec_of(args: argparse.Namespace) -> SpecLocation | None:

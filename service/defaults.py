@@ -8,8 +8,7 @@ An option falls back to the records it carries (service/options.py: Option.setti
 keys no variable stands behind are declared there, in their option). The variables' records
 are here, not in the options table, because modules the table's functions reach (the
 toolchain, the spec's files) read them too: read from the table, they would import it back.
-cache/ reads no variable: the service passes it the values (cache/store/verdicts.py's
-fallback for a ledger made without a directory is the one read left there).
+cache/ reads no variable: the service passes it the values.
 
 Standard library only: `gradshard daemon status` finds its daemon through these before
 anything heavy is imported, and service/options.py imports them at start.

@@ -48,7 +48,8 @@ def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
 def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, str, BuildIndex]:
     """The graph again, every group entered: what a run needs when a value an index names is
     gone from the cache (cache/engine/core.py: StaleCache); the missing values are recomputed.
-    The only recovery from a stale cache."""
+    How a graph run recovers from a stale cache (a host layout enters its groups on an engine
+    of its own: host/compile_input.py)."""
     engine = new_engine(failed.store, failed.memory, failed.build_id, force_groups=True,
                         verify=failed.verify)
     try:
@@ -61,8 +62,8 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
 def fresh_reads() -> Iterator[FreshRead]:
     """The two tries at reading what a run made: when a value an index names is gone from the
     cache (StaleCache), the first ends quietly and the caller runs the graph again entering
-    every group before the second, in which it is an error (the one recovery from a stale
-    cache, for every reader of a run; the caller runs its own code, nothing calls back):
+    every group before the second, in which it is an error (how the readers of a run recover
+    from a stale cache; the caller runs its own code, nothing calls back):
 
         for read in fresh_reads():
             with read:

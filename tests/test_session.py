@@ -235,7 +235,7 @@ class _Cycle:
 
 def test_freeze_survivors_freezes_what_survives_and_reclaims_cycles_dropped_since(tmp_path):
     """The daemon's housekeeping between builds: survivors are frozen (a full collection
-    pass skips them), and a frozen cycle dropped later is reclaimed by the next settle."""
+    pass skips them), and a frozen cycle dropped later is reclaimed by the next freeze."""
     session = Session(tmp_path / "cache")
     cycle = _Cycle()
     dropped = weakref.ref(cycle)

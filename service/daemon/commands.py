@@ -67,10 +67,7 @@ def serve(args: argparse.Namespace, location: SpecLocation) -> int:
 def _daemon(args: argparse.Namespace, location: SpecLocation, announce):
     from gradshard.service.daemon.server import Daemon
 
-    if args.settle < 0:
-        raise UsageError(f"--settle {args.settle}: a quiet time cannot be negative",
-                         "pass milliseconds, such as --settle 100")
-    paths = paths_of(args, location)
+    paths = paths_of(args, location)  # --settle was checked with the other flags (cli)
     return Daemon(daemon_config(args, resolved(location)), paths, announce)
 
 

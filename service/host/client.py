@@ -76,6 +76,7 @@ class HostWorker:
         check_runnable(identity)
         self.identity = identity
         self.timeout = timeout
+        self._awaiting = False  # a generation asked whose answer is not read yet
         self.generations = 0
         self.value_hashes: dict[str, str] = {}  # what the worker's memo holds, by key
         # key → (function, subject, part) of those values: the items' own, and the store's
@@ -126,10 +127,12 @@ class HostWorker:
             request["deliver"] = sorted(self._deliver)
         self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
+        self._awaiting = True  # until `generated` reads the answer, or the worker closes
 
     def generated(self, location: SpecLocation) -> HostOutput:
         """The answer to `send_generate`: the files, or the generator's failure raised."""
         answer = self._answer("generating")
+        self._awaiting = False
         self.generations += 1
         self._raise_failure(answer, location, "failed")
         try:
@@ -196,7 +199,9 @@ class HostWorker:
 
     @property
     def running(self) -> bool:
-        return getattr(self, "_process", None) is not None
+        """Alive, and not left with an answer nobody read (the session then replaces it:
+        its next answer would be the unread one)."""
+        return getattr(self, "_process", None) is not None and not self._awaiting
 
     def close(self) -> None:
         process = getattr(self, "_process", None)
@@ -206,6 +211,7 @@ class HostWorker:
                 with contextlib.suppress(OSError):  # a pipe the dead worker left
                     stream.close()
             self._process = None
+        self._awaiting = False
         if not self._errors.closed:
             self._errors.close()
         shutil.rmtree(self._scratch, ignore_errors=True)  # its stderr, the worker's out/
