@@ -217,8 +217,10 @@ def _Kernels(seen: set[str]):
 
 def observer_digest() -> str:
     """The digest of the observer's code, which the index's key covers (another observer
-    builds anew): this module, and try's modules whose sample code it runs."""
-    sources = (Path(__file__), Path(live_checks.__file__), Path(live_samples.__file__))
+    builds anew): this module, the dtypes and phases it observes (reach.py), and try's
+    modules whose sample code it runs."""
+    sources = (Path(__file__), Path(__file__).with_name("reach.py"), Path(live_checks.__file__),
+               Path(live_samples.__file__))
     return xxhash.xxh3_128_hexdigest(b"".join(path.read_bytes() for path in sources))
 
 
