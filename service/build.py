@@ -17,7 +17,8 @@ A build is one straight sequence, every step in this module (build_and_compile):
    once for it, answered by the cache's indexes.
 
 The daemon's hook (`after_graph`: the --try checks) runs between the graph run (3., with the
-generator's verdict known) and the outputs (4.), on the graph's run, so that its verdicts come first.
+generator's verdict known) and the outputs (4.), on the graph's run, so that its verdicts
+come first.
 
 Then the build ends (its record, what `stats` shows) and GRADSHARD_CACHE_MAX is applied. The
 outcome (service/outcome.py) is made once, at the end; it holds no engine.
@@ -86,9 +87,9 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     in any step set aside and the whole build run again, once. A spec error or a compile
     error is reported, never retried. `verify` runs every task and compares it with the
     cache (never "up to date"). `after_graph` runs once the graph has run and the spec's
-    generator's verdict is known, with the run (None when the build is up to date), before the files
-    are written and the compile (the daemon's --try checks: service/daemon/try_checks.py,
-    whose verdicts come sooner). `check`: how the
+    generator's verdict is known, with the run (None when the build is up to date), before
+    the files are written and the compile (the daemon's --try checks:
+    service/daemon/try_checks.py, whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
     request = BuildRequest.of(location, out, placement, verify, check)

@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
@@ -42,9 +42,6 @@ from gradshard.service.report.formats import (emit_findings, error_findings,
                                               write_output)
 from gradshard.service.report.problems import report_usage_error, spec_file_paths
 from gradshard.service.session import Session
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["DESCRIPTIONS", "build_parser", "collector_for", "main"]
 

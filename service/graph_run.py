@@ -10,7 +10,7 @@ back into nothing above it. Imported only when there is work (it loads the whole
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from gradshard.cache.engine.codec import encode
 from gradshard.cache.engine.core import Engine, StaleCache
@@ -36,6 +36,8 @@ from gradshard.service.generator.identity import identify_generator
 
 __all__ = ["BuiltSpec", "DecodedInputs", "FreshRead", "GraphResult", "built_spec",
            "formula_sources", "fresh_reads", "new_engine", "recorded_spec", "run_graph"]
+
+T = TypeVar("T")
 
 
 def new_engine(store: Store | None, memory: Memory, build_id: int = 0,
@@ -181,15 +183,20 @@ class GraphResult:
 
     def texts(self, hashes: dict[str, str]) -> dict[str, str]:
         """Texts by path, for paths → text hashes this run produced."""
-        for read in fresh_reads():
-            with read:
-                return self._read(hashes)
-            self.rerun_entering_groups()
-        raise AssertionError("the last read returns or raises")
+        return self._fresh(lambda: self._read(hashes))
 
     def _read(self, hashes: dict[str, str]) -> dict[str, str]:
         records = self.engine.records([self.engine.ref(h, Text) for h in hashes.values()])
         return {path: r.text for path, r in zip(hashes, records)}
+
+    def _fresh(self, read: Callable[[], T]) -> T:
+        """read(), once more after the graph is run again entering every group when a value
+        it reads is gone from the cache (fresh_reads)."""
+        for attempt in fresh_reads():
+            with attempt:
+                return read()
+            self.rerun_entering_groups()
+        raise AssertionError("the last read returns or raises")
 
     def rerun_entering_groups(self) -> None:
         """Something an index names is gone from the cache: rebuild it (the files do not
@@ -200,11 +207,7 @@ class GraphResult:
     def layout(self, settings: ShardSettings) -> CompileLayout:
         """The compile layout of this run's files: the layout group over the run's index, on
         the run's own engine (a verifying run verifies the layout's tasks too)."""
-        for read in fresh_reads():
-            with read:
-                return self._layout(settings)
-            self.rerun_entering_groups()
-        raise AssertionError("the last read returns or raises")
+        return self._fresh(lambda: self._layout(settings))
 
     def _layout(self, settings: ShardSettings) -> CompileLayout:
         engine, inputs = self.engine, self.decoded.inputs
@@ -223,11 +226,7 @@ class GraphResult:
     def findings(self) -> tuple[Problem, ...]:
         """The formula check's findings of the run's spec, each at its line (warnings: the
         spec's generator accepts the formulas)."""
-        for read in fresh_reads():
-            with read:
-                return self._findings()
-            self.rerun_entering_groups()
-        raise AssertionError("the last read returns or raises")
+        return self._fresh(self._findings)
 
     def _findings(self) -> tuple[Problem, ...]:
         engine, index = self.engine, self.index

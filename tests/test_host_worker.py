@@ -155,8 +155,9 @@ def test_a_generator_missing_a_listed_item_runs_it_whole_and_names_it(tmp_path):
 
 def test_a_failure_beside_the_generation_ends_the_worker(tmp_path):
     """What runs in gradshard's process while the worker generates (its own rules) raising:
-    the worker's answer goes unread (Generating.abandon), so the worker ends, and a new one shares no delivered
-    files with the client (a later answer leaves out only what the new worker delivered)."""
+    the worker's answer goes unread (Generating.abandon), so the worker ends, and a new one
+    shares no delivered files with the client (a later answer leaves out only what the new
+    worker delivered)."""
     from gradshard.service.host.generation import Generating
 
     _, spec = stage_packaged_spec(tmp_path / "spec")

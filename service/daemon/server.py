@@ -220,7 +220,8 @@ class Daemon:
             elif changed:
                 self._publish(self.build_once(changed))
                 self._offer_check()
-                self.session.freeze_survivors()  # while idle: no full garbage pass in the next build
+                # while idle: no full garbage pass in the next build
+                self.session.freeze_survivors()
             else:
                 self._run_jobs()
                 # a directory moved or replaced reports no event

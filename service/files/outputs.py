@@ -247,12 +247,12 @@ class OutputSync:
         """Write the stale files (`texts`: theirs, by name), then remove the files of
         `previous` this one does not produce (a name leaving out_dir is ignored) and the
         temporary files a killed build left behind."""
-        paths, files = self.paths, self.files
+        paths, files, stale = self.paths, self.files, set(self.stale)
         write_all(self.out_dir, {paths[name]: texts[name].encode("utf-8") for name in self.stale})
         for name in self.stale:
             self.known.note(paths[name], files[name])
         report = WriteReport(written=self.stale,
-                             unchanged=sorted(n for n in files if n not in set(self.stale)))
+                             unchanged=sorted(n for n in files if n not in stale))
         gone = set(previous) - set(files)
         report.removed = _remove_previous(self.out_dir, sorted(gone))
         earlier = [path for path in paths_inside(self.out_dir, gone) if path is not None]
