@@ -12,12 +12,22 @@ its event, where it stops:
                        to the worker (TryProcess.ask: the worker process, started first so
                        that torch loads meanwhile, is given the library to load and check)
 
-What is counted, for each path, is what a reader of the service follows: every module of
-service/ that runs, and every gradshard module a service module calls into (the engine, the
-graph, the stages are entered, not walked: what they call is theirs). Files: those distinct
-modules, in the order first entered. Back-calls: a call from a service module into a module
-already on the stack beneath it (other than itself): the callee calling back into its
-caller's module, as a callback handed down does.
+Two counts per path, both over the package's code (pipeline/, cache/, service/, templates/):
+
+  through   the modules the command passes through on its way: a module counts when a call
+            leaves it for another module (the command goes on from there), and so do the
+            modules on the stack at the event. A module only consulted (its function returns
+            without entering another module: a table, a value, a leaf helper) is not on the
+            way. This is the measure the issue's goals are set in: run on the code the issue
+            was written against (7156cab), it reads 12/14 to the first file and 20/23 to
+            ninja, where the review that set the goals read ~13 and ~22.
+  entered   every module of service/ that runs, and every module a service module calls into
+            (the engine, the graph, the stages are entered, not walked: what they call is
+            theirs): what a reader who opens every file the service touches reads.
+
+Files are listed in the order first met. Back-calls: a call from a service module into a
+module already on the stack beneath it (other than itself): the callee calling back into
+its caller's module, as a callback handed down does.
 
     python benchmarks/call_paths.py [--spec DIR] [--json] [--paths NAME ...]
 """
@@ -60,14 +70,21 @@ ROOMS = ("pipeline", "cache", "service", "templates")  # the package's code, not
 
 
 class Reached(BaseException):
-    """The event happened: the command stops there (past every `except Exception`)."""
+    """The event happened: the command stops there (past every `except Exception`), with
+    the modules on the stack at the event, outermost first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack = list(reversed(_modules_on(sys._getframe(1))))
 
 
 class Walk:
-    """What the profile saw: the modules a reader follows, in order, and the back-calls."""
+    """What the profile saw: the modules entered and those passed through, in order, and
+    the back-calls."""
 
     def __init__(self) -> None:
         self.files: dict[str, None] = {}
+        self.through: dict[str, None] = {}
         self.back_calls: dict[str, None] = {}
 
     def profile(self, frame, event: str, _arg) -> None:
@@ -83,11 +100,18 @@ class Walk:
         from_service = caller is not None and _in_service(caller)
         if from_service or _in_service(callee):
             self.files.setdefault(callee)
+            if caller is not None and callee != caller:
+                self.through.setdefault(caller)
         if from_service and callee != caller and callee in _beneath(caller_frame, caller):
             self.back_calls.setdefault(f"{caller} → {callee}")
 
+    def reach(self, stack: list[str]) -> None:
+        for module in stack:
+            self.through.setdefault(module)
+
     def result(self, event: str, reached: bool) -> dict:
-        return {"event": event, "reached": reached, "files": list(self.files),
+        return {"event": event, "reached": reached, "through": list(self.through),
+                "through_count": len(self.through), "files": list(self.files),
                 "count": len(self.files), "back_calls": list(self.back_calls)}
 
 
@@ -106,6 +130,17 @@ def _module(filename: str) -> str | None:
 
 def _in_service(module: str) -> bool:
     return module.startswith("service/")
+
+
+def _modules_on(frame) -> list[str]:
+    """The gradshard modules on the stack from `frame` down, each run of frames once."""
+    found: list[str] = []
+    while frame is not None:
+        name = _module(frame.f_code.co_filename)
+        if name is not None and (not found or found[-1] != name):
+            found.append(name)
+        frame = frame.f_back
+    return found
 
 
 def _beneath(frame, module: str) -> set[str]:
@@ -163,8 +198,9 @@ def run_one(name: str, spec: Path, scratch: Path) -> dict:
     reached = False
     try:
         main(command)
-    except Reached:
+    except Reached as event:
         reached = True
+        walk.reach(event.stack)
     finally:
         sys.setprofile(None)
     return walk.result(event, reached)
@@ -226,9 +262,10 @@ def main() -> None:
     for name, result in results.items():
         goal = next(g for key, g in GOALS.items() if key in name)
         state = "" if result["reached"] else "  (the event never happened)"
-        print(f"{name:30} {result['count']:3} files (goal <= {goal})  "
-              f"{len(result['back_calls'])} back-calls{state}")
-        print("    " + " → ".join(result["files"]))
+        print(f"{name:30} {result['through_count']:3} through (goal <= {goal})  "
+              f"{result['count']:3} entered  {len(result['back_calls'])} back-calls{state}")
+        print("    through: " + " → ".join(result["through"]))
+        print("    entered: " + " → ".join(result["files"]))
         for back in result["back_calls"]:
             print(f"    back-call: {back}")
 

@@ -135,12 +135,14 @@ def standard_cache_dir() -> Path:
 
 
 def state_directory() -> Path:
-    """This machine's own state directory (cache/store/verdicts.py: state_directory, which
-    takes the variables from here)."""
-    from gradshard.cache.store import verdicts  # sqlite3: only now
-
-    return verdicts.state_directory(value_of(GRADSHARD_STATE), value_of(XDG_STATE_HOME),
-                                    home_directory())
+    """This machine's own state directory (the generator verdicts' ledger, try's
+    directory): $GRADSHARD_STATE, else $XDG_STATE_HOME/gradshard, else
+    ~/.local/state/gradshard."""
+    explicit = value_of(GRADSHARD_STATE)
+    if explicit:
+        return Path(explicit)
+    return Path(value_of(XDG_STATE_HOME) or str(home_directory() / ".local" / "state")) \
+        / "gradshard"
 
 
 def installed_torchgen() -> Path | None:

@@ -41,7 +41,7 @@ from gradshard.cache.errors import EnvironmentFailure, GeneratorFailed
 from gradshard.cache.store.database import blob_hash, set_aside
 
 __all__ = ["CheckRecord", "KEPT_CHECKS", "KEPT_VERSIONS", "LEDGER_FILE", "SCHEMA_VERSION",
-           "STATE_VARIABLE", "VerdictLedger", "state_directory"]
+           "STATE_VARIABLE", "VerdictLedger"]
 
 STATE_VARIABLE = "GRADSHARD_STATE"
 KEPT_VERSIONS = 8  # real texts kept per (generator, file) among the kept records
@@ -57,15 +57,6 @@ _SCHEMA = (
     "checked REAL NOT NULL, differing TEXT NOT NULL, extra TEXT NOT NULL, "
     "reported INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (generator, spec))",
 )
-
-
-def state_directory(explicit: str | None, xdg_state: str | None, home: Path) -> Path:
-    """$GRADSHARD_STATE (`explicit`), else $XDG_STATE_HOME/gradshard, else
-    ~/.local/state/gradshard: the service reads the variables and passes their values
-    (service/defaults.py: state_directory)."""
-    if explicit:
-        return Path(explicit)
-    return Path(xdg_state or str(home / ".local" / "state")) / "gradshard"
 
 
 @dataclass(frozen=True)
