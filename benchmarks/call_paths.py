@@ -198,9 +198,9 @@ def run_one(name: str, spec: Path, scratch: Path) -> dict:
     reached = False
     try:
         main(command)
-    except Reached as event:
+    except Reached as happened:
         reached = True
-        walk.reach(event.stack)
+        walk.reach(happened.stack)
     finally:
         sys.setprofile(None)
     return walk.result(event, reached)

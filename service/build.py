@@ -53,10 +53,11 @@ from gradshard.service.files.placement import (Placement, generated_dir, index_n
                                               placed_files)
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import (HOST_STAMP, STRICT, UNCHECKED_STAMP,
-                                               GeneratorCheck, GeneratorVerdict, ServedTexts,
+                                               GeneratorCheck, GeneratorVerdict,
                                                failed_verdict, host_net, host_verdict,
-                                               recorded_verdict,
-                                               served_files, spec_hash, verdict_for, verdict_stamp)
+                                               real_texts, recorded_verdict, served_files,
+                                               spec_hash, verdict_for, verdict_stamp)
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 
@@ -92,7 +93,8 @@ def build_and_compile(location: SpecLocation, out: Path, session: OpenCache,
     service/daemon/try_checks.py, whose verdicts come sooner). `check`: how the
     spec's generator is checked (service/generator/check.py); a generator that fails leaves
     gradshard's files written, unverified, and raises GeneratorFailed once the build ended."""
-    request = BuildRequest.of(location, out, placement, verify, check)
+    request = BuildRequest.of(location, out, placement, verify, check,
+                              identify_generator(location))
     for attempt in session.attempts():
         with attempt:
             return _build(request, session, options, progress, after_graph)
@@ -286,11 +288,11 @@ def _write_and_record(request: BuildRequest, session: OpenCache, run: GraphResul
     served = served_files(run.files, verdict)
     files = placed_files(served, placement)
     names = index_names(served, placement)
-    loader = ServedTexts(run, verdict, session.verdicts)
     try:
         sync = sync_outputs(request.out, files, session.known_hashes)
-        writes = sync.write(_load_placed(loader, names, sync.stale) if sync.stale else {},
-                            previous)
+        texts = (_served_texts(run, verdict, session, [names[p] for p in sync.stale])
+                 if sync.stale else {})
+        writes = sync.write({p: texts[names[p]] for p in sync.stale}, previous)
     except UnsafeOutputName as unsafe:
         raise cache_damage(unsafe, store) from None
     except BaseException:
@@ -341,11 +343,15 @@ def _commit_what_ran(run: GraphResult | HostRun) -> None:
         run.finish()
 
 
-def _load_placed(loader: ServedTexts, names: dict[str, str],
-                 placed: list[str]) -> dict[str, str]:
-    """The texts of files by their placed names (service/files/placement.py)."""
-    texts = loader.load([names[p] for p in placed])
-    return {p: texts[names[p]] for p in placed}
+def _served_texts(run: GraphResult | HostRun, verdict: GeneratorVerdict, session: OpenCache,
+                  names: list[str]) -> dict[str, str]:
+    """The texts of served files (by index name): the real generator's where the verdict
+    says so (from this machine's ledger), else the run's."""
+    real = [n for n in names if verdict.real.get(n)]
+    texts = real_texts(real, verdict, session.verdicts) if real else {}
+    mine = [n for n in names if n not in texts]
+    texts.update(run.load(mine) if mine else {})
+    return texts
 
 
 def _split_previous(previous: list[str], placement: Placement) -> tuple[list[str], list[str]]:

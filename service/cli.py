@@ -25,6 +25,7 @@ from gradshard.cache.errors import UsageError, VerifyMismatch
 from gradshard.cache.store.database import set_aside
 from gradshard.service.config_file import applied_config, effective_settings, find_config
 from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.daemon import runtime as daemon_runtime
 from gradshard.service.defaults import GRADSHARD_DEBUG, value_of
 from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUPTED, EXIT_OK,
                                           EXIT_USAGE, Ending, Report, ending_of)
@@ -110,7 +111,7 @@ def run_build(args: argparse.Namespace, location: SpecLocation | None) -> int:
 
     # a machine format reports the build's own findings: a daemon answers with text and JSON
     if not args.no_cache and not args.verify and machine_format(args) is None:
-        answered = daemon_commands.build_through_daemon(args, location)
+        answered = daemon_runtime.build_through_daemon(args, location)
         if answered is not None:
             return answered
     session = Session(None if args.no_cache else _cache_dir(args, default_cache_dir))

@@ -17,7 +17,7 @@ from gradshard.service.files.outputs import WriteReport
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import AUTO, HOST, GeneratorCheck, GeneratorVerdict
-from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
+from gradshard.service.generator.identity import GeneratorIdentity
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.stats import EngineStats
@@ -44,9 +44,11 @@ class BuildRequest:
 
     @classmethod
     def of(cls, location: SpecLocation, out: Path, placement: Placement, verify: bool,
-           check: GeneratorCheck = GeneratorCheck()) -> BuildRequest:
+           check: GeneratorCheck, identity: GeneratorIdentity) -> BuildRequest:
+        """The request, with its keys; `identity`: the spec's generator, identified once by
+        the caller (service/generator/identity.py: identify_generator)."""
         return cls(location, out, placement, verify, str(location.root.resolve()),
-                   str(out.resolve()), check, identify_generator(location))
+                   str(out.resolve()), check, identity)
 
     @property
     def on_host(self) -> bool:

@@ -23,6 +23,7 @@ from gradshard.pipeline import problems
 from gradshard.pipeline.problems import InternalError, Problem, SpecError, SpecFile
 from gradshard.service import cli
 from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.daemon import runtime as daemon_runtime
 from gradshard.service.daemon.server import Daemon
 from gradshard.service.exit_codes import EXIT_CODES, Report, ending_of
 from gradshard.service.files.spec_location import locate_spec
@@ -105,8 +106,8 @@ def daemon(tmp_path, monkeypatch):
     args = cli.build_parser().parse_args(
         ["daemon", "run", "--spec", str(MINI_SPEC), "--out", str(tmp_path / "out"),
          "--cache", str(tmp_path / "cache"), "--codegen-only"])
-    location = daemon_commands.resolved(locate_spec(args.spec))
-    paths = daemon_commands.paths_of(args, location)
+    location = daemon_runtime.resolved(locate_spec(args.spec))
+    paths = daemon_runtime.paths_of(args, location)
     served = Daemon(daemon_commands.daemon_config(args, location), paths, print)
     yield served
     served.session.close()
@@ -142,9 +143,9 @@ def test_the_daemon_and_the_command_line_end_alike(name, daemon, tmp_path, capsy
 
 def test_a_daemon_without_exit_in_its_answer():
     """A daemon older than "exit": the code from the kind of failure."""
-    assert daemon_commands._exit_code_of({"ok": False, "failed": ["Functions_0"]}) == 3
-    assert daemon_commands._exit_code_of({"ok": False, "errors": []}) == 1
-    assert daemon_commands._exit_code_of({"ok": False, "exit": 2}) == 2
+    assert daemon_runtime._exit_code_of({"ok": False, "failed": ["Functions_0"]}) == 3
+    assert daemon_runtime._exit_code_of({"ok": False, "errors": []}) == 1
+    assert daemon_runtime._exit_code_of({"ok": False, "exit": 2}) == 2
 
 
 USAGE = Path(__file__).resolve().parent.parent / "docs" / "usage.md"
@@ -196,7 +197,7 @@ def test_no_daemon_has_a_code_of_its_own(action, tmp_path, monkeypatch, capsys):
 def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tmp_path, capsys,
                                                            monkeypatch):
     """What `gradshard build` prints on stderr for a failure the daemon answered
-    (commands.report_failure) is what the command line prints for it, word for word: the
+    (runtime.report_failure) is what the command line prints for it, word for word: the
     problems and their `N errors in the spec`, a compile error's units and hint, or the
     compiler's output with --raw; a generator check's report or the generator's last lines;
     every --verify disagreement."""
@@ -214,7 +215,7 @@ def test_a_failed_build_prints_the_same_through_the_daemon(name, raw, daemon, tm
     exited = cli._run(argparse.Namespace(command="build", run=command, json=False, raw=raw,
                                          spec=str(daemon.config.location.root)), ["build"])
     printed = capsys.readouterr().err
-    daemon_commands.report_failure(answer, raw)
+    daemon_runtime.report_failure(answer, raw)
     assert capsys.readouterr().err == printed and answer["exit"] == exited
     hint = "  hint: --raw shows the compiler's output as it is\n"
     trailer = {"spec": "gradshard: 1 error in the spec\n", "compile": "\n" if raw else hint}

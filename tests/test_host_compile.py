@@ -24,6 +24,7 @@ from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.check import HOST, SKIP, GeneratorCheck
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.outcome import BuildOutcome, BuildRequest
 from gradshard.service.host.compile_input import host_compile_input, layout_index
 from gradshard.service.host.generation import generate_on_host
@@ -155,7 +156,8 @@ def test_the_layout_without_a_store_and_after_the_store_lost_the_generation(tmp_
     same layout as the build's own generation (no compile: the layout is what differs)."""
     _, spec = stage_packaged_spec(tmp_path / "spec")
     location = locate_spec(str(spec))
-    request = BuildRequest.of(location, tmp_path / "out", Placement(), False, HOST_CHECK)
+    request = BuildRequest.of(location, tmp_path / "out", Placement(), False, HOST_CHECK,
+                              identify_generator(location))
     inputs = read_inputs(location)
     layouts = []
     for directory in (None, tmp_path / "cache"):

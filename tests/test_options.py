@@ -23,6 +23,7 @@ from gradshard.pipeline.layout.compile_layout import ShardSettings
 from gradshard.service.cli import DESCRIPTIONS, build_parser
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.daemon import commands as daemon_commands
+from gradshard.service.daemon import runtime as daemon_runtime
 from gradshard.service.daemon.runtime import QUICK_STATUS_OPTIONS
 from gradshard.service.daemon.server import Daemon
 from gradshard.service.exit_codes import EXIT_NO_DAEMON
@@ -351,7 +352,7 @@ def daemon_value(option: Option, sample: Sample):
 
 
 def daemon_config_of(args: argparse.Namespace):
-    location = daemon_commands.resolved(locate_spec(args.spec))
+    location = daemon_runtime.resolved(locate_spec(args.spec))
     return daemon_commands.daemon_config(args, location)
 
 
@@ -403,8 +404,8 @@ def test_a_running_daemon_serves_only_builds_it_matches(option: Option, root):
 def description_of(started: argparse.Namespace) -> dict:
     """What the daemon that `daemon start` with these options starts writes into its lock."""
     served = parse(RUN, forwarded_options(started))
-    location = daemon_commands.resolved(locate_spec(served.spec))
-    paths = daemon_commands.paths_of(served, location)
+    location = daemon_runtime.resolved(locate_spec(served.spec))
+    paths = daemon_runtime.paths_of(served, location)
     daemon = Daemon(daemon_commands.daemon_config(served, location), paths, announce=print)
     try:
         return daemon.description()

@@ -28,7 +28,8 @@ from gradshard.pipeline.releases import DEFAULT_RELEASE, release_named
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.service.files.inputs import (gradshard_template_bytes, read_spec_templates,
-                                            spec_template_sources, template_sources)
+                                            spec_file_bytes, spec_template_sources,
+                                            template_sources)
 from gradshard.service.files.spec_location import locate_spec
 
 MUL_SELF = "  self: mul_tensor_backward(grad, other, self.scalar_type())"
@@ -213,7 +214,7 @@ def bad_spec(root: Path, source: Path, edits: list[Edit]) -> Path:
 
 def build_inputs(spec: Path) -> BuildInputs:
     location = locate_spec(str(spec))
-    return BuildInputs(decode_spec(location.read_all()),
+    return BuildInputs(decode_spec(spec_file_bytes(location)),
                        TemplateSet(spec_template_sources(read_spec_templates(location, ALL_TEMPLATES))),
                        TemplateSet(template_sources(gradshard_template_bytes())), location.layout,
                        release_named(DEFAULT_RELEASE))

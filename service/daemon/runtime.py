@@ -1,5 +1,6 @@
 """Where a daemon lives and how to reach it: the private runtime directory, its socket and
-lock, and the one request a client sends.
+lock, the one request a client sends, and `gradshard build` handed to the daemon serving
+its spec and cache (build_through_daemon).
 
 One daemon serves one (spec, cache) pair. Its files are named by a hash of the two paths:
 
@@ -22,18 +23,27 @@ import json
 import os
 import socket
 import stat
+import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import xxhash
 
 from gradshard.service.defaults import (XDG_RUNTIME_DIR, config_file, default_cache_dir,
                                       installed_torchgen, value_of)
-from gradshard.service.exit_codes import EXIT_NO_DAEMON, EXIT_OK
-from gradshard.service.options import CACHE, JSON, SPEC, STATUS, options_of
+from gradshard.service.exit_codes import (EXIT_COMPILE, EXIT_NO_DAEMON, EXIT_OK, EXIT_SPEC,
+                                          Ending, Report)
+from gradshard.service.options import CACHE, JSON, SPEC, STATUS, daemon_serves, options_of
+
+if TYPE_CHECKING:
+    import argparse
+
+    from gradshard.cache.errors import CompileError
+    from gradshard.service.files.spec_location import SpecLocation
 
 __all__ = ["ClosedUnanswered", "DaemonLock", "DaemonPaths", "NoAnswer", "QUICK_STATUS_OPTIONS",
-           "SILENCE_LIMIT", "daemon_paths", "exchange", "print_status", "quick_status", "request",
+           "SILENCE_LIMIT", "build_through_daemon", "cache_of", "daemon_paths", "exchange",
+           "paths_of", "print_status", "quick_status", "report_failure", "request", "resolved",
            "running_daemon"]
 
 # Seconds a client waits for the next line from a daemon working on its request. The daemon
@@ -293,3 +303,101 @@ def print_status(answer: dict | None, as_json: bool) -> int:
     else:
         print(status_text(answer))
     return EXIT_OK if answer is not None else EXIT_NO_DAEMON
+
+
+# ---------------------------------------------------------------------------------------------
+# A command's side: the daemon of its spec, and `gradshard build` answered by it
+
+
+def paths_of(args: argparse.Namespace, location: SpecLocation) -> DaemonPaths:
+    """The daemon's paths for this spec and cache (one daemon per resolved spec root)."""
+    return daemon_paths(resolved(location).root, cache_of(args))
+
+
+def resolved(location: SpecLocation) -> SpecLocation:
+    """The spec at its resolved root: the daemon's key, and what it watches."""
+    from gradshard.service.files.spec_location import SpecLocation  # not on status's fast path
+
+    return SpecLocation(location.root.resolve(), location.layout)
+
+
+def cache_of(args: argparse.Namespace) -> Path:
+    return (Path(args.cache) if args.cache else default_cache_dir()).resolve()
+
+
+
+
+def build_through_daemon(args: argparse.Namespace, location: SpecLocation) -> int | None:
+    """`gradshard build` answered by the daemon serving this spec and cache with the same
+    options (the same work, in a warm process); None when none runs or it builds something
+    else."""
+    paths = paths_of(args, location)
+    running = running_daemon(paths)
+    if not running or not daemon_serves(running, args):
+        return None  # none runs, or it builds something else: build here
+    try:
+        answer = exchange(paths, {"request": "build"}, SILENCE_LIMIT)
+    except NoAnswer as failure:
+        return _build_here_instead(paths, running, failure)
+    if answer is None:
+        return None
+    note = f"  (built by the daemon, pid {running['pid']})"
+    if args.json:
+        print(json.dumps({k: v for k, v in answer.items() if k not in _TEXT_ONLY}, indent=2))
+    elif answer.get("ok"):
+        print(answer.get("text", answer.get("line", "")) + f"\n{note}")
+    if not answer.get("ok"):  # on stderr, --json or not, as the command line prints it
+        report_failure(answer, args.raw)
+        print(note, file=sys.stderr)
+    return EXIT_OK if answer.get("ok") else _exit_code_of(answer)
+
+
+# What an answer holds for the text it prints, not for --json's document.
+_TEXT_ONLY = ("text", "line", "stderr", "compile_error")
+
+
+def report_failure(answer: dict, raw: bool) -> None:
+    """What `gradshard build` prints on stderr for the failure the daemon answered: a compile
+    error in the command line's own words (service/report/endings.py: placed, or the
+    compiler's output with --raw), else the words the daemon rendered with them (`stderr`; a
+    daemon older than that: its errors)."""
+    if answer.get("compile_error"):
+        from gradshard.service.report.endings import Known, render_ending
+
+        ending = Ending(Report.COMPILE, EXIT_COMPILE, _compile_error(answer["compile_error"]))
+        sys.stderr.write(render_ending(ending, Known(raw=raw)).stderr)
+    elif "stderr" in answer:
+        sys.stderr.write(answer["stderr"])
+    else:
+        for error in answer.get("errors", []) or [f"gradshard: error: {answer.get('error')}"]:
+            print(error, file=sys.stderr)
+
+
+def _compile_error(given: dict) -> CompileError:
+    """server.compile_error_json's CompileError again."""
+    from gradshard.cache.errors import CompileDiagnostic, CompileError
+
+    return CompileError([CompileDiagnostic.from_json(d) for d in given["diagnostics"]],
+                        given["failed"], given["raw"], given["source"], given["directory"])
+
+
+def _exit_code_of(answer: dict) -> int:
+    """The exit code of the daemon's failed build (service/exit_codes.py's, as the daemon
+    answered it; a daemon older than "exit": from the kind of failure)."""
+    if isinstance(answer.get("exit"), int):
+        return answer["exit"]
+    return EXIT_COMPILE if answer.get("failed") else EXIT_SPEC
+
+
+def _build_here_instead(paths: DaemonPaths, running: dict, failure: NoAnswer) -> None:
+    """Say why the daemon's build is given up (on stderr: stdout may be --json's); None, so
+    that `gradshard build` builds by itself."""
+    pid = running.get("pid", "?")
+    if isinstance(failure, ClosedUnanswered):
+        hint = (f"it may have crashed: its log is {paths.log}, its last words "
+                f"{paths.log.with_suffix('.out')}")
+    else:
+        hint = f"is it stopped (kill -CONT {pid} resumes it) or stuck? its log is {paths.log}"
+    print(f"gradshard: warning: the daemon (pid {pid}, socket {paths.socket}) {failure}; "
+          f"building here instead\n  hint: {hint}", file=sys.stderr)
+    return None

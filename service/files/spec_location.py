@@ -5,9 +5,7 @@
 `importlib.util.find_spec` so that neither torch nor torchgen is imported. A location's root
 is always absolute (a relative --spec is taken from the working directory).
 
-Every spec file and template is read by `read_spec_file`: only regular files (after
-following links), opened so that a FIFO cannot block, and at most `max_spec_bytes()` each
-(cache/store/regular_files.py).
+Where its files are, not what they hold: service/files/inputs.py reads them.
 """
 
 from __future__ import annotations
@@ -17,14 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from gradshard.cache.errors import EnvironmentFailure, UsageError
-from gradshard.cache.store.regular_files import FileTooLarge, NotRegularFile, read_regular
+from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.service.defaults import (GRADSHARD_MAX_SPEC_BYTES, installed_torch,
-                                      installed_torchgen, value_of)
+from gradshard.service.defaults import installed_torchgen
 
-__all__ = ["HELPERS_HEADER", "SpecLocation", "check_spec_size", "locate_spec", "read_spec_file",
-           "spec_of_paths"]
+__all__ = ["HELPERS_HEADER", "SpecLocation", "locate_spec", "spec_of_paths"]
 
 # Relative paths of each spec file, per layout.
 _LAYOUTS = {
@@ -70,77 +65,11 @@ class SpecLocation:
     def templates(self) -> Path:
         return self.root / _TEMPLATES[self.layout]
 
-    def helpers_header(self) -> Path | None:
-        """The FunctionsManual.h the spec's formulas call into: the spec's own, else the
-        installed torch's; None when there is neither."""
-        own = (self.root / _HELPERS[self.layout]).resolve()
-        if own.is_file():
-            return own
-        torch = installed_torch()
-        installed = torch / "include" / HELPERS_HEADER if torch is not None else None
-        return installed if installed is not None and installed.is_file() else None
-
-    def read_all(self) -> dict[SpecFile, bytes]:
-        return {file: read_spec_file(self.path_of(file)) for file in YAML_FILES}
-
-
-MAX_SPEC_BYTES = int(GRADSHARD_MAX_SPEC_BYTES.default)  # per spec file or template
-MAX_SPEC_BYTES_VARIABLE = GRADSHARD_MAX_SPEC_BYTES.variable
-
-
-def max_spec_bytes() -> int:
-    """The size limit of one spec file or template: $GRADSHARD_MAX_SPEC_BYTES, else 64 MiB."""
-    value = value_of(GRADSHARD_MAX_SPEC_BYTES)
-    if value is None:  # set but empty is refused, as any value that is not a number of bytes
-        return MAX_SPEC_BYTES
-    if not value.strip().isdigit() or int(value) == 0:
-        raise UsageError(f"{MAX_SPEC_BYTES_VARIABLE}={value!r} is not a positive number of bytes",
-                         f"set it to a number such as {2 * MAX_SPEC_BYTES} (128 MiB), or unset it")
-    return int(value)
-
-
-def read_spec_file(path: Path, missing_ok: bool = False) -> bytes | None:
-    """The bytes of a spec file or template (None if missing and missing_ok). Anything but a
-    regular file, and a file over the size limit, is refused without being read: opening
-    never blocks (cache/store/regular_files.py), so a FIFO cannot hang a build or the daemon."""
-    limit = max_spec_bytes()
-    try:
-        return read_regular(path, limit)
-    except FileNotFoundError:
-        if missing_ok:
-            return None
-        raise EnvironmentFailure(f"cannot read {path}: it does not exist",
-                                 "restore the file", path=str(path)) from None
-    except NotRegularFile as refused:
-        raise EnvironmentFailure(str(refused),
-                                 "spec files and templates are read from regular files only "
-                                 "(symbolic links to them are followed): put the file itself "
-                                 "there", path=str(path)) from None
-    except FileTooLarge as refused:
-        raise spec_too_large(str(path), refused.size, limit) from None
-    except OSError as e:
-        raise EnvironmentFailure(f"cannot read {path}: {e.strerror}",
-                                 "check the file and its permissions", path=str(path)) from None
-
-
-def check_spec_size(what: str, size: int, limit: int | None = None) -> None:
-    """Refuse a spec file or template (what: its path, or how else it is named) of more than
-    the limit (default: max_spec_bytes())."""
-    limit = max_spec_bytes() if limit is None else limit
-    if size > limit:
-        raise spec_too_large(what, size, limit)
-
-
-def spec_too_large(what: str, size: int, limit: int) -> EnvironmentFailure:
-    return EnvironmentFailure(f"{what} is larger than the limit of {_bytes_text(limit)} "
-                              f"({size} bytes)",
-                              f"spec files and templates are far smaller; if this one is right, "
-                              f"set {MAX_SPEC_BYTES_VARIABLE} to a larger number of bytes",
-                              path=what)
-
-
-def _bytes_text(size: int) -> str:
-    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
+    @property
+    def own_helpers_header(self) -> Path:
+        """Where the spec's own FunctionsManual.h would be (service/files/inputs.py:
+        helpers_header falls back to the installed torch's)."""
+        return (self.root / _HELPERS[self.layout]).resolve()
 
 
 def locate_spec(spec: str | None) -> SpecLocation:

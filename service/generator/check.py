@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping
 
 import xxhash
 
@@ -36,8 +36,8 @@ from gradshard.service.generator.compare import mismatch_report
 from gradshard.service.generator.identity import GeneratorIdentity, Origin
 
 __all__ = ["AUTO", "CHECK", "DEFAULT_TIMEOUT", "GENERATOR_MODES", "GENERATOR_PATHS", "HOST",
-           "HOST_STAMP", "PORTED", "GeneratorCheck", "GeneratorVerdict", "LoadsTexts", "SKIP",
-           "SPEC_CHANGED", "STRICT", "ServedTexts", "State", "UNCHECKED_STAMP", "check_now",
+           "HOST_STAMP", "PORTED", "GeneratorCheck", "GeneratorVerdict", "SKIP",
+           "SPEC_CHANGED", "STRICT", "State", "UNCHECKED_STAMP", "check_now",
            "complete", "failed_verdict", "host_net", "host_verdict", "real_texts",
            "recorded_verdict", "served_files", "spec_hash", "verdict_for", "verdict_stamp"]
 
@@ -408,25 +408,3 @@ def real_texts(names: list[str], verdict: GeneratorVerdict,
                                   f"machine's verdicts", hint="build again: the check reruns")
         texts[name] = data.decode("utf-8")  # checked when recorded (_check_text)
     return texts
-
-
-class LoadsTexts(Protocol):
-    """What holds gradshard's texts of a build's files (service/graph_run.py: GraphResult)."""
-
-    def load(self, names: list[str]) -> dict[str, str]: ...
-
-
-class ServedTexts:
-    """The texts of a build's served files: the real generator's where the verdict says so,
-    else the graph run's (`run.load`)."""
-
-    def __init__(self, run: LoadsTexts, verdict: GeneratorVerdict,
-                 ledger: VerdictLedger) -> None:
-        self.run, self.verdict, self.ledger = run, verdict, ledger
-
-    def load(self, names: list[str]) -> dict[str, str]:
-        real = [n for n in names if self.verdict.real.get(n)]
-        texts = real_texts(real, self.verdict, self.ledger) if real else {}
-        mine = [n for n in names if n not in texts]
-        texts.update(self.run.load(mine) if mine else {})
-        return texts

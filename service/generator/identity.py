@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -58,11 +58,12 @@ class GeneratorIdentity:
     torchgen: Path | None
     autograd: Path | None
     origin: str
+    # gradshard writes what this generator writes: it is never run to check. A field, not a
+    # property: the build and the check read it without entering this module
+    known: bool = field(init=False)
 
-    @property
-    def known(self) -> bool:
-        """gradshard writes what this generator writes: it is never run to check."""
-        return self.reproduced or self.hash == ""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", self.reproduced or self.hash == "")
 
     @property
     def rules(self) -> Release:

@@ -25,8 +25,9 @@ from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.templating import TemplateSet, warm_templates
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
-                                            read_inputs, spec_templates, template_set)
-from gradshard.service.files.spec_location import SpecLocation, locate_spec, read_spec_file
+                                            read_inputs, read_spec_file, spec_templates,
+                                            template_set)
+from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 from gradshard.service.graph_run import GraphResult, built_spec, new_engine

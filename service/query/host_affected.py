@@ -22,6 +22,7 @@ from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.placement import Placement
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import HOST, GeneratorCheck
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.host.generation import generate_on_host, host_records
 from gradshard.service.outcome import BuildRequest
 
@@ -58,7 +59,8 @@ def host_side(location: SpecLocation, session: OpenCache, out: str,
               index: HostIndex) -> tuple[Side, Side]:
     """(a host build's side, from its index; the spec's side now, its generator run into
     `out`'s worker): files and subjects by name."""
-    request = BuildRequest.of(location, Path(out), Placement(), False, GeneratorCheck(path=HOST))
+    request = BuildRequest.of(location, Path(out), Placement(), False, GeneratorCheck(path=HOST),
+                              identify_generator(location))
     run = generate_on_host(request, session, read_inputs(location))
     now = _subjects(run.output.used.items(), run.output.subjects.items())
     before = _subjects(index.items, ((key, (function, subject, part))

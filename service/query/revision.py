@@ -17,8 +17,8 @@ from pathlib import Path
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import YAML_FILES
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
-from gradshard.service.files.inputs import InputBytes, gradshard_template_bytes
-from gradshard.service.files.spec_location import SpecLocation, check_spec_size
+from gradshard.service.files.inputs import InputBytes, check_spec_size, gradshard_template_bytes
+from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import (GeneratorIdentity, Origin, identify_generator,
                                                   identify_sources, source_bytes, source_name)
 
@@ -156,7 +156,7 @@ def _git_file(top: Path, commit: str, revision: str, path: Path, missing_ok: boo
             return None
         raise UsageError(f"{relative} does not exist at git revision {revision}",
                          "pick a revision that has the spec files") from None
-    # the limit every spec file is read under (spec_location.read_spec_file)
+    # the limit every spec file is read under (service/files/inputs.py: read_spec_file)
     check_spec_size(f"{relative} at git revision {revision}", size)
     return _git(top, "cat-file", "blob", f"{commit}:{relative}")
 

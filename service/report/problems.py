@@ -154,7 +154,7 @@ def report_usage_error(error: UsageError, out: TextIO | None = None) -> None:
 # prints them on stderr: one text each, which endings.py renders for the command line
 # (service/cli.py) and for the daemon's build answer, as its `stderr`
 # (service/daemon/server.py), so that a failing build prints the same through the daemon
-# (commands.py report_failure prints it).
+# (service/daemon/runtime.py: report_failure prints it).
 
 VERIFY_HINT = ("the cache was written by other code or altered; the rows were rewritten with "
                "the computed results")
@@ -187,9 +187,9 @@ def spec_texts_of(location: SpecLocation | None) -> SpecTexts | None:
     """The spec's texts for quoting source lines, when they can be decoded."""
     if location is None:
         return None
-    from gradshard.pipeline.parse.spec import decode_spec
+    from gradshard.service.files.inputs import load_texts  # decoding loads the pipeline
 
     try:
-        return decode_spec(location.read_all())
+        return load_texts(location)
     except GradshardError:
         return None

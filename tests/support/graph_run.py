@@ -31,7 +31,8 @@ from gradshard.pipeline.render.python.files import RenderedBinding
 from gradshard.pipeline.render.template_names import ALL_TEMPLATES
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel, library_key
-from gradshard.service.files.inputs import gradshard_templates, read_inputs, spec_templates
+from gradshard.service.files.inputs import (gradshard_templates, read_inputs, spec_file_bytes,
+                                            spec_templates)
 from gradshard.service.files.placement import FLAT, Placement, index_names
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.graph_run import DecodedInputs, GraphResult
@@ -70,7 +71,7 @@ def codegen_inputs(spec_dir: str | Path) -> CodegenInputs:
 def parsed_records(spec_dir: str | Path) -> SpecRecords:
     """What the graph's parse and match know of the spec (its native and autograd sides: no
     bindings, no nodes, no templates); SpecError when they find problems."""
-    texts = decode_spec(locate_spec(str(spec_dir)).read_all())
+    texts = decode_spec(spec_file_bytes(locate_spec(str(spec_dir))))
     engine = Engine(None, code_version())
     return side_records(engine, *spec_sides(engine, texts, release_named(DEFAULT_RELEASE)), texts)
 
