@@ -76,6 +76,7 @@ class Reached(BaseException):
     def __init__(self) -> None:
         super().__init__()
         self.stack = list(reversed(_modules_on(sys._getframe(1))))
+        sys.setprofile(None)  # the walk ends at the event: what unwinds after it is not on it
 
 
 class Walk:

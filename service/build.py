@@ -192,7 +192,7 @@ def _decode(inputs: InputBytes, request: BuildRequest) -> DecodedInputs:
     """The inputs decoded by the rules of the generator the request identified."""
     from gradshard.service.graph_run import DecodedInputs  # the pipeline: only when there is work
 
-    return DecodedInputs.decode(inputs, request.identity.rules)
+    return DecodedInputs.decode(inputs, request.identity.rules_release)
 
 
 def _files(request: BuildRequest, session: OpenCache, inputs: InputBytes,
@@ -317,12 +317,12 @@ def _compile(request: BuildRequest, build_id: int, run: GraphResult | HostRun | 
     ran none: one run, answered by the cache's indexes (no task runs when nothing changed),
     gives it, and the verdicts its files were written by, decided again (a generator that
     fails now fails the build: --out holds its files). On the host path the units are cut
-    from the generation's items (service/host/compile_input.py): the build's own, or the
+    from the generation's items (service/host/generation.py): the build's own, or the
     last one recorded for an up-to-date build."""
     from gradshard.service.compile.driver import compile_generated  # only to compile
 
     if request.on_host:
-        from gradshard.service.host.compile_input import host_compile_input
+        from gradshard.service.host.generation import host_compile_input
 
         source = host_compile_input(request, session, run, inputs,
                                     generated_dir(request.out, request.placement.tree))

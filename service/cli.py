@@ -54,7 +54,7 @@ def run_check(args: argparse.Namespace, location: SpecLocation | None) -> int:
     identity = identify_generator(location)  # once: the graph's rules and the report's line
     started = time.perf_counter()
     result = _in_session(args, location, lambda location, session: check_spec(
-        location, session, identity.rules))
+        location, session, identity.rules_release))
     if result.findings:  # the formula check's: errors here (a build warns and writes)
         from gradshard.pipeline.problems import SpecError
 

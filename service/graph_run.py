@@ -28,7 +28,7 @@ from gradshard.pipeline.layout.compile_layout import CompileLayout, ShardSetting
 from gradshard.pipeline.parse.spec import SpecTexts, decode_spec
 from gradshard.pipeline.problems import YAML_FILES, Problem, SpecError, SpecFile
 from gradshard.pipeline.records import Text
-from gradshard.pipeline.releases import Release, release_named
+from gradshard.pipeline.releases import release_named
 from gradshard.pipeline.render.templating import TemplateSet
 from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.files.inputs import InputBytes, spec_template_sources, template_set
@@ -51,7 +51,7 @@ def build_entering_groups(failed: Engine, inputs: BuildInputs) -> tuple[Engine, 
     """The graph again, every group entered: what a run needs when a value an index names is
     gone from the cache (cache/engine/core.py: StaleCache); the missing values are recomputed.
     How a graph run recovers from a stale cache (a host layout enters its groups on an engine
-    of its own: host/compile_input.py)."""
+    of its own: host/generation.py: host_compile_input)."""
     engine = new_engine(failed.store, failed.memory, failed.build_id, force_groups=True,
                         verify=failed.verify)
     try:
@@ -98,17 +98,15 @@ class DecodedInputs:
     inputs: BuildInputs
 
     @classmethod
-    def decode(cls, raw: InputBytes, rules: Release | None = None) -> DecodedInputs:
+    def decode(cls, raw: InputBytes, release: str | None = None) -> DecodedInputs:
         """A file that is not text, or a missing template, is a spec problem here. The
         rules are those of the release the inputs name (a git revision's generator:
-        query/revision.py), else `rules` (the spec's generator's, when the caller has
-        identified it already: a build, a generator check), else those of the spec's own
-        generator's release (service/generator/known.py), identified here."""
+        query/revision.py), else `release`'s (the spec's generator's rules_release, when the
+        caller has identified it already: a build, a generator check), else those of the
+        spec's own generator (service/generator/identity.py), identified here."""
         texts = decode_spec(raw.yaml)
-        if raw.release is not None:
-            rules = release_named(raw.release)
-        elif rules is None:
-            rules = identify_generator(raw.location).rules
+        rules = release_named(raw.release or release
+                              or identify_generator(raw.location).rules_release)
         spec_templates = TemplateSet(spec_template_sources(raw.spec_templates))
         inputs = BuildInputs(texts, spec_templates, template_set(raw.templates, raw.compiled),
                              raw.location.layout, rules, formula_sources(raw, spec_templates))
@@ -293,13 +291,13 @@ class BuiltSpec:
 
 
 def built_spec(inputs: InputBytes, store: Store | None, memory: Memory,
-               commit: bool = True, rules: Release | None = None) -> BuiltSpec:
+               commit: bool = True, release: str | None = None) -> BuiltSpec:
     """A spec's entries and its build's index (a graph run on the store and memory: cached
     like a build). Without `commit`, what the run computed stays staged, for the build in
     progress on the session to commit with its own (a check inside a build:
-    service/daemon/try_checks.py). `rules`: its generator's, when the caller knows them
-    (DecodedInputs.decode)."""
-    run = run_graph(DecodedInputs.decode(inputs, rules), store, memory, commit=False)
+    service/daemon/try_checks.py). `release`: its generator's rules_release, when the
+    caller knows it (DecodedInputs.decode)."""
+    run = run_graph(DecodedInputs.decode(inputs, release), store, memory, commit=False)
     built = run.built_spec()
     if commit:
         run.engine.finish()

@@ -1,4 +1,4 @@
-"""The ninja build files gradshard writes (the build's compile: service/compile/build_files.py;
+"""The ninja build files gradshard writes (the build's compile: service/compile/ninja.py;
 `try`'s patches: service/live/patch_build.py), written with the ninja package's own ninja_syntax
 (its Writer and escape_path), and ninja's own errors about them told from a command's.
 

@@ -24,7 +24,6 @@ from gradshard.service.files.outputs import KnownHashes
 
 if TYPE_CHECKING:
     from gradshard.cache.engine.memory import Memory
-    from gradshard.service.generator.identity import GeneratorIdentity
     from gradshard.service.host.client import HostWorker
 
 __all__ = ["Attempt", "OpenCache"]
@@ -42,7 +41,7 @@ class OpenCache:
     store: Store | None = None
     _memory: Memory | None = None
     sound_pchs: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # the stored objects found matching their sums (service/compile/splice.py: sound_object)
+    # the stored objects found matching their sums (service/compile/plan.py: sound_object)
     sound_objects: dict[str, tuple] = field(default_factory=dict)
     # the files its builds wrote or read, by stat signature (service/files/outputs.py)
     known_hashes: KnownHashes = field(default_factory=KnownHashes)
@@ -90,21 +89,6 @@ class OpenCache:
             self._memory = None
             set_aside(self.store.path)
             self.store = None
-
-    def host_worker(self, identity: GeneratorIdentity, timeout: float) -> HostWorker:
-        """The session's worker for the generator, started on first use; one that failed
-        is replaced, and the worker of another generator (the spec's generator was edited)
-        ends: one at a time (each holds the whole spec parsed)."""
-        from gradshard.service.host.client import HostWorker
-
-        worker = self.host_workers.get(identity.hash)
-        if worker is None or not worker.running:
-            for other in self.host_workers.values():  # an edited generator's last one
-                other.close()
-            self.host_workers.clear()
-            worker = self.host_workers[identity.hash] = HostWorker(identity, timeout)
-        worker.timeout = timeout
-        return worker
 
     def close(self) -> None:
         if self.store is not None:

@@ -470,7 +470,7 @@ def test_a_spliced_part_overrides_the_merged_formulas(tmp_path):
     splice_command give a program running the edited formula, from the objects and from an
     archive, while the other formulas and their callers keep theirs."""
     from gradshard.pipeline.layout.compile_layout import merged_formula_source
-    from gradshard.service.compile.splice import splice_command
+    from gradshard.service.compile.ninja import splice_command
     from gradshard.service.files.inputs import gradshard_templates
 
     def compile_(source: str, output: str) -> None:

@@ -20,9 +20,11 @@ from gradshard.pipeline.layout.as_is import AsIsLayout, as_is_layout
 from gradshard.pipeline.layout.compile_layout import (GENERATED_DIR, PRELUDE_PATH, CompileLayout,
                                                       CompileUnit, ShardSettings)
 from gradshard.service.compile.driver import CompileOptions, compile_generated
-from gradshard.service.compile.layout_check import check_layout
+from gradshard.service.compile.plan import check_layout
 from gradshard.service.files.placement import Placement, generated_dir
 from gradshard.service.files.spec_location import locate_spec
+from gradshard.service.generator.check import GeneratorCheck
+from gradshard.service.generator.identity import identify_generator
 from gradshard.service.open_cache import OpenCache
 from gradshard.service.outcome import BuildRequest
 
@@ -180,7 +182,9 @@ def test_the_driver_compiles_real_files_from_out(tmp_path):
     out_dir = generated_dir(out, TREE)
     real = {name: _marked(out_dir, name, _marker(stem)) for name, stem in MARKED}
     real["python_return_types.h"] = _marked(out_dir, "python_return_types.h", "// real")
-    request = BuildRequest.of(locate_spec(str(MINI_SPEC)), out, Placement(TREE), False)
+    location = locate_spec(str(MINI_SPEC))
+    request = BuildRequest.of(location, out, Placement(TREE), False, GeneratorCheck(),
+                              identify_generator(location))
     options = CompileOptions(units=("python_enum_tag", "python_functions_2"),
                              flags=suite_flags())
     report = compile_generated(request, 0, run.result, OpenCache(None), options, _ignore, real)

@@ -17,8 +17,7 @@ from gradshard.pipeline.layout.compile_layout import (CompileLayout, CompileUnit
                                                       binding_units, functions_shards, kernel_op,
                                                       merged_groups, shard_count, shard_name)
 from gradshard.service.build import build_and_compile
-from gradshard.service.compile.plan import CompilePlan, PreparedUnit
-from gradshard.service.compile.splice import baseline_path, plan_merged
+from gradshard.service.compile.plan import CompilePlan, PreparedUnit, baseline_path, plan_merged
 from gradshard.service.compile.toolchain import Toolchain
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import locate_spec

@@ -1,4 +1,4 @@
-"""`gradshard build` compiling on the host path (service/host/compile_input.py,
+"""`gradshard build` compiling on the host path (service/host/generation.py,
 cache/graph/host_layout_group.py): the units are cut from the spec's own generator's item
 values, so a formula's edit recompiles the unit holding its node (a backward formula) or its
 op's kernel unit (a forward formula), never a torchgen shard; the units' texts are the
@@ -26,8 +26,8 @@ from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.check import HOST, SKIP, GeneratorCheck
 from gradshard.service.generator.identity import identify_generator
 from gradshard.service.outcome import BuildOutcome, BuildRequest
-from gradshard.service.host.compile_input import host_compile_input, layout_index
-from gradshard.service.host.generation import generate_on_host
+from gradshard.service.host.generation import (generate_on_host, host_compile_input,
+                                               layout_index)
 from gradshard.service.host.item_values import HostItems, ValueSource
 from gradshard.service.session import Session
 

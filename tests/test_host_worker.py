@@ -23,6 +23,7 @@ from gradshard.cache.errors import GeneratorFailed
 from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.service.files.spec_location import locate_spec
 from gradshard.service.generator.identity import identify_generator
+from gradshard.service.generator.runner import generator_environment
 from gradshard.service.host.client import HostWorker
 from gradshard.service.host.items import ITEM_FUNCTIONS
 from gradshard.service.report.rules import GENERATOR_RAISED_RULE
@@ -45,7 +46,8 @@ def _flat(tree: TreeOfTorchgen) -> dict[str, str]:
 
 
 def _worker(spec: Path) -> HostWorker:
-    return HostWorker(identify_generator(locate_spec(str(spec))), TIMEOUT)
+    identity = identify_generator(locate_spec(str(spec)))
+    return HostWorker(identity, TIMEOUT, generator_environment(identity))
 
 
 @pytest.mark.slow
@@ -128,7 +130,7 @@ def test_a_worker_that_dies_is_a_generator_failure(tmp_path):
 
 def test_a_worker_past_its_time_limit_is_killed(tmp_path):
     _, spec = stage_packaged_spec(tmp_path / "spec")
-    worker = HostWorker(identify_generator(locate_spec(str(spec))), TIMEOUT)
+    worker = _worker(spec)
     worker.timeout = 0.5  # a generation takes seconds
     began = time.monotonic()
     try:

@@ -115,7 +115,7 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
     `$(…)`: the merged formula unit compiles (its PCH at the cache's path), and nothing in a
     name runs (ninja runs every command through /bin/sh). A build file ninja refuses is
     reported as gradshard's own (exit 4), not as units that failed to compile."""
-    from gradshard.service.compile import build_files
+    from gradshard.service.compile import ninja as compile_ninja
 
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / f"spec {HOSTILE}"
@@ -129,7 +129,7 @@ def test_build_compiles_with_hostile_spec_out_and_cache_paths(capsys, tmp_path, 
     assert not list(tmp_path.rglob("pwned*")) and not list(out.rglob("pwned*"))
     (out / "compile" / "obj" / f"{MERGED_UNIT}.o").unlink()
     with monkeypatch.context() as patched:
-        with_broken_build_file(patched, build_files, "write_atomic")
+        with_broken_build_file(patched, compile_ninja, "write_atomic")
         code, _, err = merged_build(capsys, spec, out, cache)
     assert code == 4, err
     assert f"gradshard's own build file {out / 'compile' / 'build.ninja'}" in err, err

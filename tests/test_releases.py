@@ -86,7 +86,7 @@ def test_each_release_is_its_generate_code_clean_and_over_a_chain_of_edits(versi
     pythonpath, spec = stage_packaged_spec(tmp_path / "stage", source)
     identity = identify_generator(locate_spec(str(spec)))
     assert identity.release == RELEASES[version] and identity.known
-    assert identity.rules.name == RELEASES[version]
+    assert identity.rules_release == RELEASES[version]
     cache = tmp_path / "cache"
     theirs = TreeOfTorchgen(spec, pythonpath, tmp_path / "torchgen-0")  # runs meanwhile
     files, _ = engine_build(spec, cache)

@@ -283,7 +283,7 @@ def test_a_session_checks_a_stored_object_once_and_a_changed_one_again(tmp_path,
     """sound_object (a merged unit's baseline object): checked against its sums once while
     the stat signatures of its two files hold; a write (same size, other bytes) is found."""
     from gradshard.cache.objects import object_cache
-    from gradshard.service.compile import splice as compile_module
+    from gradshard.service.compile import plan as compile_module
 
     objects, key = tmp_path / "objects", "0123456789abcdef0123456789abcdef"
     object_cache.save(objects, key, object_cache.Entry(b"an object file", None))

@@ -4,7 +4,7 @@
       gradshard.sqlite3 (-wal, -shm), .lock       the store (cache/store/database.py)
       gradshard.sqlite3.damaged-<stamp>(-wal…)    set aside: damaged, never read again
       objects/<key[:2]>/<key>.o .d .sum           compiled objects and splices (object_cache)
-      objects/merged/<identity>.json              merged units' baselines (service/compile/splice.py)
+      objects/merged/<identity>.json              merged units' baselines (service/compile/plan.py)
       pch/<key>/<kind>.h .h.gch .h.gch.sum …      precompiled headers, one directory each
       headers.json                                the header fingerprint memo
       logs/                                       the daemon's logs

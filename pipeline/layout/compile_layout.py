@@ -238,7 +238,7 @@ def merged_groups(count: int, per_group: int) -> list[range]:
     per_group. A build with no object of a merged unit's parts compiles the merged unit, one
     compile floor for many units (templates/codegen/compile_units.j2); its formulas are weak symbols,
     so after an edit the edited part's own object is linked over them
-    (service/compile/splice.py: splice_command) and a formula edit still compiles one small unit."""
+    (service/compile/ninja.py: splice_command) and a formula edit still compiles one small unit."""
     if per_group < 2 or count < 2:
         return []
     return [range(start, min(start + per_group, count)) for start in range(0, count, per_group)]

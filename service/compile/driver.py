@@ -16,12 +16,12 @@ through ninja, from the layout of the build's own graph run.
     <cache>/objects/merged/<identity>.json         what each merged unit's last compile held
     <cache>/headers.json                           the header fingerprint, by stat signature
 
-A compile (`compile_generated`) checks the layout (layout_check.py), makes the compile
-directory hold its files and gives each unit its key and PCH (plan.py), compiles each merged
-unit whole or splices its edited parts (splice.py), writes build.ninja (build_files.py), runs
-ninja (ninja.py) and, with a store, records the cache entries it used (ledger.py). Every
-compile goes through cache/objects/object_cache.py, so a unit whose key (its text, its
-generated headers, the toolchain, the header fingerprint) is stored compiles nothing.
+A compile (`compile_generated`) checks the layout, makes the compile directory hold its
+files, gives each unit its key and PCH and plans each merged unit, compiled whole or its
+edited parts spliced (plan.py); it writes build.ninja, runs ninja and, with a store, records
+the cache entries it used (ninja.py). Every compile goes through
+cache/objects/object_cache.py, so a unit whose key (its text, its generated headers, the
+toolchain, the header fingerprint) is stored compiles nothing.
 
 Where --out holds the real generator's files (a spec whose generator gradshard does not
 reproduce, and whose files differ), their families compile as they are from --out instead of
@@ -57,17 +57,16 @@ from gradshard.cache.store.regular_files import read_regular
 from gradshard.pipeline.layout.as_is import AsIsLayout, as_is_layout
 from gradshard.pipeline.layout.compile_layout import CompileLayout, CompileUnit, ShardSettings
 from gradshard.pipeline.problems import SpecFile
-from gradshard.service.compile.build_files import write_build_files, write_compile_commands
 from gradshard.service.compile.diagnostics import diagnose
-from gradshard.service.compile.layout_check import check_layout
-from gradshard.service.compile.ledger import EntryLedger
-from gradshard.service.compile.ninja import StaleObjects, remove_stale_objects, run_ninja
-from gradshard.service.compile.plan import (CompilePlan, PreparedUnit, check_pchs, prepare_units,
-                                            sync_compile_dir)
+from gradshard.service.compile.ninja import (EntryLedger, StaleObjects, remove_stale_objects,
+                                             run_ninja, write_build_files,
+                                             write_compile_commands)
+from gradshard.service.compile.plan import (CompilePlan, PreparedUnit, baseline_path,
+                                            check_layout, check_pchs, plan_merged, prepare_units,
+                                            sync_compile_dir, write_baselines)
 from gradshard.service.compile.report import (CompileReport, environment_failure,
                                               pch_failure_diagnostic, union,
                                               unit_failure_diagnostic)
-from gradshard.service.compile.splice import baseline_path, plan_merged, write_baselines
 from gradshard.service.compile.toolchain import (check_header_release, find_toolchain,
                                                  header_fingerprint)
 from gradshard.service.files.placement import generated_dir
@@ -82,7 +81,7 @@ __all__ = ["CompileOptions", "CompileSource", "compile_generated", "out_text"]
 
 class CompileSource(Protocol):
     """What a compile is cut from: a build's graph run (service/graph_run.py: GraphResult) or
-    its host generation (service/host/compile_input.py: HostCompileInput)."""
+    its host generation (service/host/generation.py: HostCompileInput)."""
 
     @property
     def files(self) -> dict[str, str]:
@@ -197,7 +196,7 @@ def _compile_generated(request: BuildRequest, build_id: int, graph: CompileSourc
     out_dir = generated_dir(out, request.placement.tree)
     toolchain = find_toolchain(location, options.cxx, options.flags, options.includes,
                                options.launcher)
-    check_header_release(toolchain, request.identity.rules.name)
+    check_header_release(toolchain, request.identity.rules_release)
     store = session.open()
     whole = graph.layout(options.shards)  # on the build's own run: the graph ran once
     check_layout(whole, graph.files, store)

@@ -25,7 +25,7 @@ from typing import Iterable
 import xxhash
 
 from gradshard.cache.errors import EnvironmentFailure
-from gradshard.pipeline.releases import DEFAULT_RELEASE, Release, release_named
+from gradshard.pipeline.releases import DEFAULT_RELEASE
 from gradshard.service.defaults import installed_torchgen
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.known import KNOWN_GENERATORS
@@ -58,19 +58,17 @@ class GeneratorIdentity:
     torchgen: Path | None
     autograd: Path | None
     origin: str
-    # gradshard writes what this generator writes: it is never run to check. A field, not a
-    # property: the build and the check read it without entering this module
+    # Two fields made from the others, not properties: a build reads them without entering
+    # this module. `known`: gradshard writes what this generator writes (it is never run to
+    # check). `rules_release`: the release whose rules gradshard builds this spec with (its
+    # own when gradshard reproduces it, else the default; pipeline/releases.py).
     known: bool = field(init=False)
+    rules_release: str = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", self.reproduced or self.hash == "")
-
-    @property
-    def rules(self) -> Release:
-        """The release rules gradshard builds this spec with: its release's when gradshard
-        reproduces it, else the default release's (pipeline/releases.py)."""
-        return release_named(self.release if self.reproduced and self.release
-                             else DEFAULT_RELEASE)
+        object.__setattr__(self, "rules_release", self.release
+                           if self.reproduced and self.release else DEFAULT_RELEASE)
 
     @property
     def short(self) -> str:

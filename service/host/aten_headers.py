@@ -1,6 +1,6 @@
 """The ATen headers the autograd files include that the torch wheel does not ship, written by
 the spec's own torchgen in the host worker: what a host-path build's compile needs besides the
-autograd files (service/host/compile_input.py).
+autograd files (service/host/generation.py: host_compile_input).
 
 ADInplaceOrViewType_k.cpp includes <ATen/FunctionalInverses.h>, which torchgen/gen.py writes with
 the ATen files (gen_source_files: `cpu_fm.write("FunctionalInverses.h", ...)`, one inverse

@@ -1,12 +1,14 @@
 """gradshard's side of a host worker (worker.py): starting it, asking it for a generation,
-ending it.
+ending it. A leaf of the host path: generation.py drives it, and what it answers is read
+here without entering another of gradshard's modules (generation.py hashes the values).
 
 A `HostWorker` is one process for one generator identity, started as the generator check's
-runner starts the driver (service/generator/runner.py: the generator's torchgen first on
-PYTHONPATH, its own session and process group, a fresh empty working directory, no
-bytecode written), with PYTHONHASHSEED fixed so that what the generator iterates in hash
-order comes out the same in every worker. It stays up between generations (the daemon and
-`try` keep theirs warm); `close` kills its whole group.
+runner starts the driver (service/generator/runner.py: in the environment its caller got
+from `generator_environment`, the generator's torchgen first on PYTHONPATH; its own session
+and process group, a fresh empty working directory, no bytecode written), with
+PYTHONHASHSEED fixed so that what the generator iterates in hash order comes out the same in
+every worker. It stays up between generations (the daemon and `try` keep theirs warm);
+`close` kills its whole group.
 
 What can end a generation:
 - the generator raised on the spec: a SpecError, its message at the spec entry torchgen's
@@ -29,21 +31,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from gradshard.cache.errors import GeneratorFailed
-from gradshard.cache.store.database import blob_hash
 from gradshard.pipeline.problems import Problem, SpecError, SpecFile
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.identity import GeneratorIdentity
 from gradshard.service.report.rules import GENERATOR_RAISED_RULE
-from gradshard.service.generator.runner import (check_runnable, end_group,
-                                                generator_environment)
+from gradshard.service.generator.runner import end_group
 from gradshard.service.host.items import NewItem
 
-__all__ = ["HASH_SEED", "HostOutput", "HostWorker"]
+__all__ = ["HASH_SEED", "HostAnswer", "HostWorker"]
 
 HASH_SEED = "0"
 _WORKER_MODULE = "gradshard.service.host.worker"
@@ -55,36 +55,37 @@ _LOCATED = re.compile(r"(?P<path>[^\s:]+\.yaml):(?P<line>\d+)")
 
 
 @dataclass(frozen=True)
-class HostOutput:
-    """One generation: every file by its posix name, the item values it computed (for the
-    store), the keys of every value it used, its item counts and the worker's seconds."""
+class HostAnswer:
+    """One generation as the worker answered it: every file by its posix name, the item
+    values it computed (for the store), the keys of every value it used, its item counts and
+    the worker's seconds."""
 
     files: dict[str, bytes]
     items: tuple[NewItem, ...]
-    used: dict[str, str]  # item key → the hash of its value (blob_hash "text")
+    used: tuple[str, ...]  # item keys
     stats: dict[str, Any]
     seconds: float
-    # item key → (its function, its subject, its part: items.py `subject`, `item_part`), of
-    # the used keys known
-    subjects: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 class HostWorker:
-    """A worker process running `identity`'s generator."""
+    """A worker process running `identity`'s generator (checked runnable by the caller:
+    runner.py's check_runnable), in `environment`."""
 
-    def __init__(self, identity: GeneratorIdentity, timeout: float) -> None:
-        check_runnable(identity)
+    def __init__(self, identity: GeneratorIdentity, timeout: float,
+                 environment: Mapping[str, str]) -> None:
         self.identity = identity
         self.timeout = timeout
         self._awaiting = False  # a generation asked whose answer is not read yet
         self.generations = 0
-        self.value_hashes: dict[str, str] = {}  # what the worker's memo holds, by key
-        # key → (function, subject, part) of those values: the items' own, and the store's
-        # (the caller's, with `remember`)
+        # what the worker's memo holds, as generation.py keeps it (it hashes the values):
+        # key → the hash of its value, and key → (function, subject, part) of those values
+        # (the items' own, and the store's it was handed with `remember`); they end with
+        # the process
+        self.value_hashes: dict[str, str] = {}
         self.value_subjects: dict[str, tuple[str, str, str]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix="gradshard-worker-")).absolute()
         self._errors = open(self._scratch / "stderr", "w+b")
-        self._process = self._start()
+        self._process = self._start(environment)
         self._pending = b""
         self._delivered: dict[str, bytes] = {}  # the files of its last answer
         self._deliver: frozenset[str] | None = None  # the files the last request wanted
@@ -92,13 +93,12 @@ class HostWorker:
         # the caller prepares that request (a fresh `try` reads the store's values meanwhile)
         self._starting = True
 
-    def _start(self) -> subprocess.Popen:
-        environment = generator_environment(self.identity)
-        environment["PYTHONHASHSEED"] = HASH_SEED
+    def _start(self, generator_environment: Mapping[str, str]) -> subprocess.Popen:
+        seeded = dict(generator_environment, PYTHONHASHSEED=HASH_SEED)
         command = [sys.executable, "-P", "-B", "-m", _WORKER_MODULE,
                    os.fspath(self.identity.autograd), os.fspath(self.identity.torchgen)]
         try:
-            return subprocess.Popen(command, cwd=self._scratch, env=environment,
+            return subprocess.Popen(command, cwd=self._scratch, env=seeded,
                                     bufsize=0, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=self._errors, start_new_session=True)
         except OSError as error:
@@ -107,13 +107,12 @@ class HostWorker:
                                   f"{error.strerror or error}",
                                   hint=f"check {sys.executable}") from None
 
-    def send_generate(self, location: SpecLocation,
-                      remember: Mapping[str, tuple[str, str]] | None = None,
+    def send_generate(self, location: SpecLocation, remember: Mapping[str, str] | None = None,
                       deliver: Sequence[str] | None = None) -> None:
         """Ask for every file the generator writes for the spec at `location`; the answer
         waits in the pipe until `generated` reads it (the caller works meanwhile; the time
         limit counts from then). `remember` adds values to the worker's memo first (key →
-        (its hash, its JSON text): the store's, for a fresh worker). `deliver`: the only files
+        its JSON text: the store's, for a fresh worker). `deliver`: the only files
         whose texts are wanted (`try` reads two headers; the others are tens of megabytes to
         encode and read). A caller whose own work fails meanwhile closes the worker unread:
         the next one (OpenCache.host_worker starts it) shares no delivered files or memo with
@@ -121,15 +120,14 @@ class HostWorker:
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
                    "layout": location.layout,
-                   "remember": [[key, text] for key, (_, text) in remember.items()]}
+                   "remember": [[key, text] for key, text in remember.items()]}
         self._deliver = None if deliver is None else frozenset(deliver)
         if deliver is not None:
             request["deliver"] = sorted(self._deliver)
-        self.value_hashes.update((key, digest) for key, (digest, _) in remember.items())
         self._send(request)
         self._awaiting = True  # until `generated` reads the answer, or the worker closes
 
-    def generated(self, location: SpecLocation) -> HostOutput:
+    def generated(self, location: SpecLocation) -> HostAnswer:
         """The answer to `send_generate`: the files, or the generator's failure raised."""
         answer = self._answer("generating")
         self._awaiting = False
@@ -138,30 +136,28 @@ class HostWorker:
         try:
             return self._output(answer)
         except (AttributeError, KeyError, TypeError, ValueError) as error:
-            raise self._failed(f"answered what gradshard cannot read ({error!r})") from None
+            raise self.unreadable(error) from None
 
-    def generate(self, location: SpecLocation,
-                 remember: Mapping[str, tuple[str, str]] | None = None,
-                 deliver: Sequence[str] | None = None) -> HostOutput:
+    def generate(self, location: SpecLocation, remember: Mapping[str, str] | None = None,
+                 deliver: Sequence[str] | None = None) -> HostAnswer:
         """`send_generate`, then `generated`: nothing to do meanwhile."""
         self.send_generate(location, remember, deliver)
         return self.generated(location)
 
-    def _output(self, answer: dict[str, Any]) -> HostOutput:
+    def unreadable(self, error: Exception) -> GeneratorFailed:
+        """An answer not as the protocol says (`error`: what reading it raised): the worker
+        is done for."""
+        return self._failed(f"answered what gradshard cannot read ({error!r})")
+
+    def _output(self, answer: dict[str, Any]) -> HostAnswer:
         items = tuple(NewItem(*item) for item in answer["items"])
-        self.value_hashes.update((item.key, blob_hash("text", item.value.encode("utf-8")))
-                                 for item in items)
-        self.value_subjects.update((item.key, (item.function, item.subject, item.part))
-                                   for item in items)
-        used = {key: self.value_hashes[key] for key in answer["used"]}
-        subjects = {key: self.value_subjects[key] for key in used if key in self.value_subjects}
+        used = tuple(answer["used"])
         changed = answer["files"]
         names = [n for n in answer["names"] if self._deliver is None or n in self._deliver]
         files = {name: changed[name].encode("utf-8") if name in changed else self._delivered[name]
                  for name in names}
         self._delivered = files  # what the worker's next answer leaves out when unchanged
-        return HostOutput(files, items, used, answer["stats"], float(answer["seconds"]),
-                          subjects)
+        return HostAnswer(files, items, used, answer["stats"], float(answer["seconds"]))
 
     def values(self, keys: Sequence[str]) -> dict[str, str]:
         """The JSON texts of the item values the worker's memo holds among `keys` (a

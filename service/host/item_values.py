@@ -2,29 +2,23 @@
 (gen_autograd_functions.process_function's values, per template), each function's autograd
 kernels (gen_variable_type_func's value) with the node and derivatives entry of each dispatch
 key, and the Python bindings' values; where the values are (the worker's memo, else the
-store's blobs, each checked against its hash). `try` (service/live/host_patch.py) and a host
-build's compile (service/host/compile_input.py) read them.
+store's blobs: generation.py's `read_values` reads them). `try` (service/live/host_patch.py)
+and a host build's compile (service/host/generation.py) read them. Records and pure
+functions: nothing here enters another of gradshard's modules.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Sequence
 
 from gradshard.cache.errors import GeneratorFailed
 from gradshard.cache.graph.manifest import HostIndex
 from gradshard.cache.store.database import Store
-from gradshard.pipeline.parse.source import split_entries
-from gradshard.pipeline.parse.spec import entry_label
-from gradshard.pipeline.problems import SpecError, SpecFile
-from gradshard.pipeline.layout.host_values import rendered_kernels
-from gradshard.pipeline.render.variable_type_files import RenderedKernel
 from gradshard.service.host.client import HostWorker
 
 __all__ = ["BINDINGS", "HostItems", "KERNELS", "NODES", "NODE_PIECES", "ValueSource",
-           "entry_lines", "function_kernels", "item_value", "items_of", "node_entries",
-           "recorded_items"]
+           "item_value", "items_of", "node_entries", "recorded_items"]
 
 KERNELS = "gen_variable_type.gen_variable_type_func"
 NODES = "gen_autograd_functions.process_function"
@@ -49,9 +43,6 @@ class HostItems:
     bindings: dict[str, str]  # a Python binding's op name → its values' hashes
     source: ValueSource
 
-    def values(self, keys: Sequence[str]) -> dict[str, str]:
-        return self.source.values(keys, self.hashes)
-
     @property
     def hashes(self) -> dict[str, str]:
         found = {key: digest for key, digest in self.kernels.values()}
@@ -62,21 +53,11 @@ class HostItems:
 
 @dataclass(frozen=True)
 class ValueSource:
-    """Where a generation's item values are read: its worker's memo (when it made them),
-    then the store's blobs, each checked against its hash (Store.blobs)."""
+    """Where a generation's item values are read (generation.py: read_values): its worker's
+    memo (when it made them), then the store's blobs, each checked against its hash."""
 
     worker: HostWorker | None
     store: Store | None
-
-    def values(self, keys: Sequence[str], hashes: dict[str, str]) -> dict[str, str]:
-        found = self.worker.values(keys) if self.worker is not None else {}
-        missing = [hashes[key] for key in keys if key not in found and key in hashes]
-        blobs = self.store.blobs(missing) if self.store is not None and missing else {}
-        for key in keys:
-            blob = blobs.get(hashes.get(key, ""))
-            if key not in found and blob is not None and blob.codec == "text":
-                found[key] = blob.data.decode("utf-8", errors="replace")
-        return found
 
 
 def recorded_items(index: HostIndex, source: ValueSource) -> HostItems:
@@ -122,26 +103,6 @@ def item_value(values: dict[str, str], key: str):
         raise GeneratorFailed(f"the generator's worker no longer holds item {key}",
                               hint="run `gradshard try` again")
     return json.loads(text)
-
-
-def function_kernels(items: HostItems, function: str,
-                     values: dict[str, str]) -> list[RenderedKernel]:
-    """A function's autograd kernels, one per dispatch key, with their nodes and entries."""
-    return rendered_kernels(item_value(values, items.kernels[function][0]),
-                            items.kernel_nodes[function])
-
-
-def entry_lines(derivatives: str) -> dict[str, int]:
-    """Each derivatives entry's label and first line (empty when the text does not split:
-    the generator read it, so only the placing is lost)."""
-    try:
-        entries = split_entries(SpecFile.DERIVATIVES, derivatives)
-    except SpecError:
-        return {}
-    lines: dict[str, int] = {}
-    for entry in entries:
-        lines.setdefault(entry_label(entry), entry.line)
-    return lines
 
 
 def node_entries(items: HostItems, lines: dict[str, int]) -> dict[str, str]:

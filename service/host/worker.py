@@ -22,15 +22,15 @@ on stdout its answers (whatever the generator prints goes to stderr). First it a
 `names` are every file the generation wrote, in order; `files` the texts of those not
 delivered with the same text by the worker's last answer (a formula's edit changes a few of
 ~40 files: tens of megabytes less to encode and read). `remember` adds memo values (the
-store's, for a fresh worker); `items` are the values this
-generation computed, for the store, and `used` the keys of every value it used (what the
-build's index keeps; a value no build uses any more is the store's garbage). A generation
-runs generate_code's autograd part (driver.run_generators) after emptying the parse caches torchgen keeps in module globals
-that could be stale (`ParseCaches`: they are keyed by path, and the spec's files at that path
-may have changed since the last generation). Whatever the generator raises,
-SystemExit included, is a failure answer of kind "generator" (what it computed meanwhile is
-forgotten); what fails in the worker's own part (a bad request, a write outside the output
-directory, memory) is of kind "worker". The worker goes on; it ends at end of input.
+store's, for a fresh worker); `items` are the values this generation computed, for the
+store, and `used` the keys of every value it used (what the build's index keeps; a value no
+build uses any more is the store's garbage). A generation runs generate_code's autograd part
+(driver.run_generators) after emptying the parse caches torchgen keeps in module globals
+that could be stale (`ParseCaches`: they are keyed by path, and the spec's files at that
+path may have changed since the last generation). Whatever the generator raises, SystemExit
+included, is a failure answer of kind "generator" (what it computed meanwhile is forgotten);
+what fails in the worker's own part (a bad request, a write outside the output directory,
+memory) is of kind "worker". The worker goes on; it ends at end of input.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def check_generator(spec: GeneratorIdentity, names: Sequence[str]) -> None:
     whatever the generator, unless it is another release's: its patches would need that
     release's headers and library. `spec`: the spec's generator."""
     torch = importlib.metadata.version("torch").split("+")[0]
-    series = release_series(spec.rules.name)
+    series = release_series(spec.rules_release)
     if spec.known and spec.hash and series != release_series(torch):
         raise UsageError(f"the spec's {spec.describe()}; its patches compile against torch "
                          f"{series}'s headers and load into that release's library, and the "

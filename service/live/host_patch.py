@@ -1,6 +1,7 @@
 """A `gradshard try` patch on the host path: for a generator gradshard does not reproduce,
 the nodes and kernels are the spec's own generator's, its item values
-(service/host/item_values.py) found by their subject and part:
+(service/host/item_values.py) found by their subject and part, asked of its worker and read
+through service/host/generation.py:
 
 - a node's four pieces: gen_autograd_functions.process_function's values with the templates
   FUNCTION_DECLARATION, FUNCTION_DEFINITION, PY_FUNCTION_DEFINITION and
@@ -31,10 +32,11 @@ from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.generator.check import DEFAULT_TIMEOUT, spec_hash
 from gradshard.service.generator.identity import GeneratorIdentity
-from gradshard.service.host.generation import (Generating, begin_generation, host_index,
-                                               put_host_index, read_record, start_worker)
-from gradshard.service.host.item_values import (HostItems, ValueSource, function_kernels,
-                                                item_value, items_of, recorded_items)
+from gradshard.service.host.generation import (Generating, begin_generation, function_kernels,
+                                               host_index, host_worker, put_host_index,
+                                               read_record, read_values, start_worker)
+from gradshard.service.host.item_values import (HostItems, ValueSource, item_value, items_of,
+                                                recorded_items)
 from gradshard.service.live.patch_sources import PatchNode
 
 if TYPE_CHECKING:
@@ -100,7 +102,7 @@ class HostGeneration:
                 store.put_task(key, GENERATION_TASK, name, 0.0, code_version())
             store.flush(0)  # no build: gc may sweep it, and a later `try` generates again
         return items_of(run.output.files, run.output.used, run.output.subjects,
-                        ValueSource(session.host_worker(identity, DEFAULT_TIMEOUT), store))
+                        ValueSource(host_worker(session, identity, DEFAULT_TIMEOUT), store))
 
     def abandon(self) -> None:
         self.generating.abandon()
@@ -174,7 +176,7 @@ def schema_changed(current: HostItems, baseline: HostItems, functions: set[str])
     baseline's: a patch registers kernels over torch's, which keep their schemas."""
     both = sorted(f for f in functions if f in baseline.kernels)
     keys = [items.kernels[f][0] for f in both for items in (current, baseline)]
-    values = {**current.values(keys), **baseline.values(keys)}
+    values = {**read_values(current, keys), **read_values(baseline, keys)}
     moved = set()
     for f in both:
         mine, theirs = (sorted(kernel_signature(k.definition)
@@ -195,7 +197,7 @@ def host_parts(items: HostItems, functions: Sequence[str],
     """The kernels of `functions` and the nodes named, from the worker's values."""
     keys = [items.kernels[f][0] for f in functions]
     keys += [key for n in node_names for key, _ in items.nodes[n].values()]
-    values = items.values(keys)
+    values = read_values(items, keys)
     kernels = [(f, k) for f in functions for k in function_kernels(items, f, values)]
     nodes = [_node(n, items.nodes[n], values) for n in node_names]
     used = sorted({k.key for _, k in kernels})

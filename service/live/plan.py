@@ -21,7 +21,6 @@ from gradshard.pipeline.layout.compile_layout import function_op
 from gradshard.pipeline.parse.native import NativeFunction
 from gradshard.pipeline.problems import SpecFile
 from gradshard.pipeline.records import Text, canonical_json, content_hash
-from gradshard.pipeline.releases import Release
 from gradshard.pipeline.render.templating import TemplateSet, warm_templates
 from gradshard.pipeline.render.variable_type_files import DispatchKeys, RenderedKernel
 from gradshard.service.files.inputs import (compiled_template_bytes, gradshard_template_bytes,
@@ -31,7 +30,8 @@ from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.generator.check import HOST, PORTED
 from gradshard.service.generator.identity import GeneratorIdentity, identify_generator
 from gradshard.service.graph_run import GraphResult, built_spec, new_engine
-from gradshard.service.host.item_values import HostItems, entry_lines, node_entries
+from gradshard.service.host.generation import entry_lines
+from gradshard.service.host.item_values import HostItems, node_entries
 from gradshard.service.live.host_patch import (PATCH_HEADERS, begin_host_items,
                                                changed_bindings, changed_functions,
                                                generation_key, host_items, host_parts, op_code,
@@ -124,7 +124,7 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
     identity = identity or identify_generator(location)
     if not identity.known:  # the spec's own generator's code: the host path's items
         return _plan_on_host(location, session, names, identity)
-    current = _read_build(location, session, run, rules=identity.rules)
+    current = _read_build(location, session, run, release=identity.rules_release)
     if names:
         ops, baseline = _named_ops(current, names), "the ops named"
     else:
@@ -139,7 +139,7 @@ def plan_patch(location: SpecLocation, session: OpenCache, names: Sequence[str],
 
 
 def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | None = None,
-                commit: bool = True, rules: Release | None = None) -> _Built:
+                commit: bool = True, release: str | None = None) -> _Built:
     """The spec's build: read from `run` when given (the spec as that run read it), else from
     a graph run of its own (committed unless `commit` is false)."""
     if run is not None:
@@ -147,7 +147,7 @@ def _read_build(location: SpecLocation, session: OpenCache, run: GraphResult | N
         derivatives = run.decoded.texts.text_of(SpecFile.DERIVATIVES)
     else:
         inputs = read_inputs(location)
-        side = built_spec(inputs, session.open(), session.memory, commit, rules)
+        side = built_spec(inputs, session.open(), session.memory, commit, release)
         engine = new_engine(session.open(), session.memory)
         derivatives = inputs.yaml[SpecFile.DERIVATIVES].decode(errors="replace")
     units = [(u.split(" ", 1)[1], h) for u, h in side.index.kernels]

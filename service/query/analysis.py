@@ -14,7 +14,6 @@ from typing import Callable, TypeVar
 
 from gradshard.cache.graph.spec_records import SpecRecords, spec_counts, spec_records
 from gradshard.pipeline.problems import Problem
-from gradshard.pipeline.releases import Release
 from gradshard.service.files.inputs import read_inputs
 from gradshard.service.files.spec_location import SpecLocation
 from gradshard.service.graph_run import (DecodedInputs, GraphResult, fresh_reads,
@@ -26,10 +25,10 @@ __all__ = ["CheckResult", "analyze", "check_spec", "prepare", "records_of"]
 T = TypeVar("T")
 
 
-def prepare(location: SpecLocation, rules: Release | None = None) -> DecodedInputs:
+def prepare(location: SpecLocation, release: str | None = None) -> DecodedInputs:
     """The spec's inputs, read and decoded (a file that is not text is a spec problem here),
-    by `rules` (its generator's, identified when not given)."""
-    return DecodedInputs.decode(read_inputs(location), rules)
+    by the rules of `release` (its generator's rules_release, identified when not given)."""
+    return DecodedInputs.decode(read_inputs(location), release)
 
 
 def analyze(decoded: DecodedInputs, session: OpenCache | None = None) -> SpecRecords:
@@ -46,14 +45,14 @@ class CheckResult:
     findings: tuple[Problem, ...]
 
 
-def check_spec(location: SpecLocation, session: OpenCache, rules: Release | None = None
+def check_spec(location: SpecLocation, session: OpenCache, release: str | None = None
                ) -> CheckResult:
-    """The spec's counts and findings from a graph run on the session's cache (by `rules`:
+    """The spec's counts and findings from a graph run on the session's cache (by `release`:
     its generator's, identified when not given); a damaged cache is set aside and the check
     runs again, once."""
     for attempt in session.attempts():
         with attempt:
-            return _read(prepare(location, rules), session, _check_result)
+            return _read(prepare(location, release), session, _check_result)
     raise AssertionError("the last attempt returns or raises")
 
 

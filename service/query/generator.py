@@ -25,7 +25,7 @@ def run_generator_check(location: SpecLocation, session: OpenCache,
     identity = identify_generator(location)
     inputs = read_inputs(location)
     spec = spec_hash(inputs.fingerprint())
-    run = run_graph(DecodedInputs.decode(inputs, identity.rules), session.open(),
+    run = run_graph(DecodedInputs.decode(inputs, identity.rules_release), session.open(),
                     session.memory)
     run.engine.finish()
     return check_now(identity, location, spec, run.files, run.load, session.verdicts, timeout)

@@ -46,9 +46,9 @@ def git_inputs(location: SpecLocation, revision: str) -> tuple[InputBytes, str]:
     words = f"git revision {revision}"
     if then.hash != current.hash:
         name = then.label if then.hash else "no generator"
-        words += f" (its generator: {name}, read as torchgen {then.rules.name})"
+        words += f" (its generator: {name}, read as torchgen {then.rules_release})"
     inputs = InputBytes(location, yaml, templates, gradshard_template_bytes(),
-                        release=then.rules.name)
+                        release=then.rules_release)
     return inputs, words
 
 
