@@ -209,10 +209,11 @@ class GraphResult:
 
     def _layout(self, settings: ShardSettings) -> CompileLayout:
         engine, inputs = self.engine, self.decoded.inputs
-        value = engine.group(COMPILE_LAYOUT, [
-            engine.ref(self.index_hash, BuildIndex), engine.literal(inputs.spec_templates),
-            engine.literal(inputs.templates), engine.text(inputs.layout),
-            engine.literal(settings)], "compile layout")
+        value = engine.group(COMPILE_LAYOUT, COMPILE_LAYOUT.bind(
+            index=engine.ref(self.index_hash, BuildIndex),
+            spec_templates=engine.literal(inputs.spec_templates),
+            templates=engine.literal(inputs.templates), layout=engine.text(inputs.layout),
+            settings=engine.literal(settings)), "compile layout")
         layout = engine.record(value)
         if engine.store is not None:
             # gc keeps what the recorded builds' indexes reach: the layout compiled from one

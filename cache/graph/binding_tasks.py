@@ -68,15 +68,20 @@ def assemble_enum_tag(tags: TagNames, templates: TemplateSet, template: Text,
                               single_template("python_enum_tag.cpp", template), layout.text))
 
 
-BINDING_KEY = task_of("bindings.key", "bindings", binding_key)
+BINDING_KEY = task_of("bindings.key", "bindings", binding_key, labels={"fn": "function"})
 BINDING_PLAN = task_of("bindings.plan", "bindings", binding_plan)
-CHECK_DEPRECATED = task_of("bindings.deprecated_check", "bindings", fits_a_function)
+CHECK_DEPRECATED = task_of("bindings.deprecated_check", "bindings", fits_a_function,
+                           labels={"signature": "deprecated"})
 BIND = task_of("bindings.bind", "bindings", bind)
-RENDER_BINDING = task_of("bindings.render", "bindings", render_binding)
+RENDER_BINDING = task_of("bindings.render", "bindings", render_binding, labels={"b": "binding"})
 RETURN_TYPES = task_of("bindings.return_types", "bindings", structseq_types,
                        blames=SpecFile.NATIVE_FUNCTIONS)
-BINDING_FILE = task_of("assemble.binding_file", "assemble", assemble_binding_file)
-TORCH_FILE = task_of("assemble.torch_functions", "assemble", assemble_torch_file)
-RETURN_TYPES_FILE = task_of("assemble.return_types", "assemble", assemble_return_types)
-RETURN_TYPES_HEADER = task_of("assemble.return_types_h", "assemble", assemble_return_types_header)
+BINDING_FILE = task_of("assemble.binding_file", "assemble", assemble_binding_file,
+                       labels={"rendered": "bindings", "name": "file"})
+TORCH_FILE = task_of("assemble.torch_functions", "assemble", assemble_torch_file,
+                     labels={"rendered": "bindings"})
+RETURN_TYPES_FILE = task_of("assemble.return_types", "assemble", assemble_return_types,
+                            labels={"groups": "types"})
+RETURN_TYPES_HEADER = task_of("assemble.return_types_h", "assemble", assemble_return_types_header,
+                              labels={"groups": "types"})
 ENUM_TAG_FILE = task_of("assemble.enum_tag", "assemble", assemble_enum_tag)

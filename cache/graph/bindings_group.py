@@ -109,4 +109,5 @@ def _return_type_files(engine: Engine, types: Value, tag_names: Value, templates
     return files
 
 
-PYTHON_BINDINGS = group_of("group.python_bindings", "bindings", python_bindings)
+PYTHON_BINDINGS = group_of("group.python_bindings", "bindings", python_bindings,
+                           labels={"deprecated": "deprecated.yaml", "tag_names": "tags"})

@@ -75,11 +75,13 @@ def build_index(engine: Engine, inputs: BuildInputs) -> tuple[str, BuildIndex]:
     """Run (or reuse) the whole build: the index's hash and the index. A spec with problems
     raises SpecError with every problem of its first failing phase, each at its line."""
     texts = inputs.texts
-    values = [engine.text(texts.native_functions), engine.text(texts.tags),
-              engine.text(texts.derivatives), engine.text(texts.deprecated),
-              engine.literal(inputs.spec_templates), engine.literal(inputs.templates),
-              engine.text(inputs.layout), engine.literal(inputs.release),
-              engine.literal(inputs.formulas)]
+    values = BUILD.bind(natives=engine.text(texts.native_functions),
+                        tags=engine.text(texts.tags), derivatives=engine.text(texts.derivatives),
+                        deprecated=engine.text(texts.deprecated),
+                        spec_templates=engine.literal(inputs.spec_templates),
+                        templates=engine.literal(inputs.templates),
+                        layout=engine.text(inputs.layout), release=engine.literal(inputs.release),
+                        formulas=engine.literal(inputs.formulas))
     index = engine.group(BUILD, values, "build")
     record = engine.record(index)
     if record.failures:
@@ -95,8 +97,8 @@ def whole_build(engine: Engine, natives: Value, tags: Value, derivatives: Value,
                 deprecated: Value, spec_templates: Value, templates: Value,
                 layout: Value, release: Value, formulas: Value) -> BuildIndex:
     texts = (natives, tags, derivatives, deprecated)
-    native_value, native = _indexed(engine, NATIVE_SIDE, [natives, tags, release],
-                                    "native side")
+    native_value, native = _indexed(engine, NATIVE_SIDE, NATIVE_SIDE.bind(
+        natives=natives, tags=tags, release=release), "native side")
     if _failed_at(native, SPLIT):
         return _rejected(engine, texts, [native], native)
     # the bindings and the native codegen read nothing of the autograd side: they may run
@@ -258,9 +260,9 @@ def binding_outputs(engine: Engine, inputs: BuildInputs) -> Outputs:
 
 
 def _native_side_of(engine: Engine, texts: SpecTexts, release: Release) -> NativeSide:
-    return _indexed(engine, NATIVE_SIDE, [engine.text(texts.native_functions),
-                                          engine.text(texts.tags), engine.literal(release)],
-                    "native side")[1]
+    return _indexed(engine, NATIVE_SIDE, NATIVE_SIDE.bind(
+        natives=engine.text(texts.native_functions), tags=engine.text(texts.tags),
+        release=engine.literal(release)), "native side")[1]
 
 
 def _failed_at(index: NativeSide | AutogradSide | Outputs, phase: int) -> bool:
@@ -639,8 +641,15 @@ def _python_functions(engine: Engine, pieces: Sequence[tuple[Value, ...]], keys:
     return files
 
 
-NATIVE_SIDE = group_of("group.native_side", "parse", native_side)
-AUTOGRAD_SIDE = group_of("group.autograd_side", "parse", autograd_side)
-NATIVE_OUTPUTS = group_of("group.native_outputs", "render", native_outputs)
-AUTOGRAD_FILES = group_of("group.autograd_files", "render", autograd_files)
-BUILD = group_of("group.build", "parse", whole_build)
+NATIVE_SIDE = group_of("group.native_side", "parse", native_side,
+                       labels={"natives": "native_functions.yaml", "tags": "tags.yaml"})
+AUTOGRAD_SIDE = group_of("group.autograd_side", "parse", autograd_side,
+                         labels={"derivatives": "derivatives.yaml", "failed": "failed natives"})
+NATIVE_OUTPUTS = group_of("group.native_outputs", "render", native_outputs,
+                          labels={"deprecated": "deprecated.yaml"})
+AUTOGRAD_FILES = group_of("group.autograd_files", "render", autograd_files,
+                          labels={"loaded": "loaded infos", "foreach": "foreach infos"})
+BUILD = group_of("group.build", "parse", whole_build,
+                 labels={"natives": "native_functions.yaml", "tags": "tags.yaml",
+                         "derivatives": "derivatives.yaml", "deprecated": "deprecated.yaml",
+                         "formulas": "formula sources"})

@@ -116,18 +116,22 @@ def _match(match: FunctionMatch) -> FunctionMatch | None:
 TRACE_KERNEL = task_of("trace_type.kernel", "render", traced, forks=True, blames=NATIVE)
 TRACE_FILE = task_of("assemble.trace_type", "assemble", trace_file)
 FACTORY = task_of("factory.render", "render", factories, blames=NATIVE)
-FACTORIES_FILE = task_of("assemble.variable_factories", "assemble", factories_file)
+FACTORIES_FILE = task_of("assemble.variable_factories", "assemble", factories_file,
+                         labels={"rendered": "factories"})
 ANNOTATED_ARGS = task_of("annotated.render", "render", annotated, forks=True, blames=NATIVE)
-ANNOTATED_FILE = task_of("assemble.annotated_fn_args", "assemble", annotated_file)
+ANNOTATED_FILE = task_of("assemble.annotated_fn_args", "assemble", annotated_file,
+                         labels={"rendered": "entries"})
 
 # per function, in the autograd side: what the view group reads of its match (a formula edit
 # of a function that is no view leaves it unchanged, so the view group is not entered)
-VIEW_SIDE_MATCH = task_of("match.view_side", "match", view_side_match)
+VIEW_SIDE_MATCH = task_of("match.view_side", "match", view_side_match, labels={"fn": "function"})
 INPLACE_OR_VIEW_KERNEL = task_of("inplace_or_view.kernel", "render", inplace_or_view, forks=True,
                                  blames=NATIVE)
 INPLACE_OR_VIEW_FILE = task_of("assemble.inplace_or_view", "assemble", inplace_or_view_text)
 VIEW_FUNC = task_of("view_func.render", "render", view_funcs, blames=NATIVE)
-VIEW_FUNCS_FILE = task_of("assemble.view_funcs", "assemble", view_funcs_file)
+VIEW_FUNCS_FILE = task_of("assemble.view_funcs", "assemble", view_funcs_file,
+                          labels={"header": "ViewFuncs.h template",
+                                  "source": "ViewFuncs.cpp template", "name": "file"})
 
 INPLACE_OR_VIEW = register(KernelFamily("ADInplaceOrViewType", INPLACE_OR_VIEW_TEMPLATE,
                                         INPLACE_OR_VIEW_KERNEL, INPLACE_OR_VIEW_FILE,
@@ -179,7 +183,10 @@ def native_codegen_inputs(engine: Engine, functions: Value, summaries: Value, te
                                annotated_template=annotated, layout=layout, release=release)
 
 
-NATIVE_CODEGEN = group_of("group.native_codegen", "render", native_codegen)
+NATIVE_CODEGEN = group_of("group.native_codegen", "render", native_codegen,
+                          labels={"trace_template": "TraceType.cpp template",
+                                  "factories_template": "variable_factories.h template",
+                                  "annotated_template": "annotated_fn_args.py.in template"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,4 +233,8 @@ def view_codegen_inputs(engine: Engine, functions: Value, plan: Value, view_matc
                              source_template=source, layout=layout, release=release)
 
 
-VIEW_CODEGEN = group_of("group.view_codegen", "render", view_codegen)
+VIEW_CODEGEN = group_of("group.view_codegen", "render", view_codegen,
+                        labels={"plan": "kernel plan", "view_matches": "view-side matches",
+                                "inplace_or_view_template": "ADInplaceOrViewType.cpp template",
+                                "header_template": "ViewFuncs.h template",
+                                "source_template": "ViewFuncs.cpp template"})

@@ -117,7 +117,8 @@ def make_dispatch_keys(kernels: tuple[RenderedKernel, ...]) -> DispatchKeys:
 
 FUNCTION_KERNELS = task_of("host.function_kernels", "layout", kernels_of_value)
 DECLARATION = task_of("host.declaration", "layout", make_declaration)
-NODE_DEFINITIONS = task_of("host.node_definitions", "layout", make_node_definitions)
+NODE_DEFINITIONS = task_of("host.node_definitions", "layout", make_node_definitions,
+                           labels={"index": "shard"})
 DISPATCH_KEYS = task_of("host.dispatch_keys", "layout", make_dispatch_keys)
 
 

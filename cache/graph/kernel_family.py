@@ -102,11 +102,12 @@ def _file_inputs(engine: Engine, family: KernelFamily, members: list[FamilyMembe
                  templates: Value, spec_template: Value, layout: Value, shard: str
                  ) -> list[Value]:
     matches = [m.match for m in members if m.match is not None]
-    return [engine.text(family.stem),
-            engine.collection([m.function for m in members], NativeFunction),
-            engine.collection(matches, FunctionMatch),
-            engine.literal(Labels(tuple(m.name for m in members))), templates, spec_template,
-            layout, engine.text(shard)]
+    return KERNEL_FILE.bind(
+        stem=engine.text(family.stem),
+        functions=engine.collection([m.function for m in members], NativeFunction),
+        matches=engine.collection(matches, FunctionMatch),
+        names=engine.literal(Labels(tuple(m.name for m in members))), templates=templates,
+        spec_template=spec_template, layout=layout, shard=engine.text(shard))
 
 
 def kernel_unit_fields(unit: str) -> tuple[str, str]:
@@ -159,4 +160,4 @@ def kernel_file(engine: Engine, stem: Value, functions: Value, matches: Value, n
                                                for ident, n, kernel in owners))
 
 
-KERNEL_FILE = group_of("group.kernel_file", "render", kernel_file)
+KERNEL_FILE = group_of("group.kernel_file", "render", kernel_file, labels={"stem": "family"})

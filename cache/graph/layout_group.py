@@ -141,19 +141,25 @@ def make_variable_factories_unit(templates: TemplateSet) -> Text:
     return Text(variable_factories_unit(templates))
 
 
-NODE_HEADER = task_of("compile.node_header", "layout", make_node_header)
+NODE_HEADER = task_of("compile.node_header", "layout", make_node_header, labels={"name": "node"})
 PRELUDE = task_of("compile.prelude", "layout", make_prelude)
-FORMULA_SHARD = task_of("compile.formula_shard", "layout", make_formula_shard)
-METHODS_SHARD = task_of("compile.methods_shard", "layout", make_methods_shard)
-PYTHON_SHARD = task_of("compile.python_shard", "layout", make_python_shard)
+FORMULA_SHARD = task_of("compile.formula_shard", "layout", make_formula_shard,
+                        labels={"index": "shard"})
+METHODS_SHARD = task_of("compile.methods_shard", "layout", make_methods_shard,
+                        labels={"index": "shard"})
+PYTHON_SHARD = task_of("compile.python_shard", "layout", make_python_shard,
+                       labels={"file_text": "file", "file_name": "name"})
 BINDING_UNIT = task_of("compile.binding_unit", "layout", make_binding_unit)
 MERGED_FORMULA_UNIT = task_of("compile.merged_formula_unit", "layout", make_merged_formula_unit)
 KERNEL_PRELUDE = task_of("compile.kernel_prelude", "layout", make_kernel_prelude)
-KERNEL_SHARD = task_of("compile.kernel_shard", "layout", make_kernel_shard)
+KERNEL_SHARD = task_of("compile.kernel_shard", "layout", make_kernel_shard,
+                       labels={"keys": "dispatch keys"})
 FORWARD_SHARD = task_of("compile.forward_shard", "layout", make_forward_shard)
-MERGED_KERNEL_UNIT = task_of("compile.merged_kernel_unit", "layout", make_merged_kernel_unit)
+MERGED_KERNEL_UNIT = task_of("compile.merged_kernel_unit", "layout", make_merged_kernel_unit,
+                             labels={"keys": "dispatch keys"})
 PCH_HEADER = task_of("compile.pch_header", "layout", make_pch_header)
-FUNCTIONAL_INVERSES = task_of("compile.functional_inverses", "layout", make_functional_inverses)
+FUNCTIONAL_INVERSES = task_of("compile.functional_inverses", "layout", make_functional_inverses,
+                              labels={"order": "view order"})
 FACTORIES_UNIT = task_of("compile.variable_factories_unit", "layout", make_variable_factories_unit)
 
 
@@ -292,11 +298,11 @@ def op_kernel_units(engine: Engine, of_op: dict[str, list[Value]], keys: Value, 
     count = shard_count(len(ops), settings.merged_kernel_ops, base)
     groups = functions_shards(ops, settings.merged_kernel_ops, base)
     names = [shard_name(MERGED_KERNEL_PREFIX, number, count) for number, _ in groups]
-    made = engine.records([engine.group(KERNEL_GROUP, [
-        engine.literal(OpKernels(tuple(ops[i] for i in members),
-                                 tuple(len(of_op[ops[i]]) for i in members))),
-        engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
-        keys, templates, engine.text(name if merging else "")], name)
+    made = engine.records([engine.group(KERNEL_GROUP, KERNEL_GROUP.bind(
+        ops=engine.literal(OpKernels(tuple(ops[i] for i in members),
+                                     tuple(len(of_op[ops[i]]) for i in members))),
+        kernels=engine.collection([v for i in members for v in of_op[ops[i]]], RenderedKernel),
+        keys=keys, templates=templates, merged_name=engine.text(name if merging else "")), name)
         for (_, members), name in zip(groups, names)])
     position = {op: k for k, op in enumerate(ops)}
     # as without groups: every kernel unit in op order, then every forward unit
@@ -497,5 +503,6 @@ def _size(engine: Engine, text: str) -> int:
     return len(engine.record(engine.ref(text, Text)).text)
 
 
-KERNEL_GROUP = group_of("group.compile_kernels", "layout", kernel_group)
+KERNEL_GROUP = group_of("group.compile_kernels", "layout", kernel_group,
+                        labels={"keys": "dispatch keys", "merged_name": "merged unit"})
 COMPILE_LAYOUT = group_of("group.compile_layout", "layout", compile_layout)

@@ -122,14 +122,16 @@ def used_dispatch_keys(summaries: tuple[InfoSummary, ...]) -> DispatchKeys:
 
 
 PARSE_TAG = task_of("parse.tag", "parse", parse_tag, blames=TAGS)
-TAG_NAMES = task_of("parse.tag_names", "parse", declared_tags)
+TAG_NAMES = task_of("parse.tag_names", "parse", declared_tags, labels={"failed": "failed tags"})
 PARSE_NATIVE = task_of("parse.native", "parse", parse_native, blames=NATIVE, forks=True)
 CHECK_NATIVES = task_of("parse.native_checks", "parse", check_natives)
 SIGNATURE_GROUPS = task_of("parse.signature_groups", "parse", signature_groups)
-GENERATE = task_of("parse.generate", "parse", generate_for_members, blames=NATIVE, forks=True)
-FUNCTION_SUMMARY = task_of("parse.function_summary", "parse", summarize_function, forks=True)
+GENERATE = task_of("parse.generate", "parse", generate_for_members, blames=NATIVE, forks=True,
+                   labels={"members": "group"})
+FUNCTION_SUMMARY = task_of("parse.function_summary", "parse", summarize_function, forks=True,
+                           labels={"fn": "function"})
 VIEW_ORDER = task_of("parse.view_order", "parse", view_order)
-BUCKETS = task_of("parse.buckets", "parse", view_ordered_buckets)
+BUCKETS = task_of("parse.buckets", "parse", view_ordered_buckets, labels={"order": "view order"})
 def spec_formula_names(sources: FormulaSources, functions: FunctionNames) -> FormulaNames:
     return formula_names(sources, functions.names)
 
@@ -140,16 +142,22 @@ def check_entry_formulas(entry: Text, parsed: DerivativeEntry, infos: EntryInfos
 
 
 PARSE_DERIVATIVE = task_of("parse.derivative", "parse", parse_derivative, blames=DERIVATIVES)
-ENTRY_INFOS = task_of("parse.entry_infos", "parse", bucket_infos, blames=DERIVATIVES)
-NO_FUNCTION = task_of("parse.no_function", "parse", no_function, blames=DERIVATIVES)
-INFO_SUMMARY = task_of("parse.info_summary", "parse", summarize_infos)
+ENTRY_INFOS = task_of("parse.entry_infos", "parse", bucket_infos, blames=DERIVATIVES,
+                      labels={"bucket": "signature bucket"})
+NO_FUNCTION = task_of("parse.no_function", "parse", no_function, blames=DERIVATIVES,
+                      labels={"order": "view order"})
+INFO_SUMMARY = task_of("parse.info_summary", "parse", summarize_infos, labels={"entry": "infos"})
 OP_NAMES = task_of("parse.op_names", "parse", number_ops)
-NUMBERED_INFOS = task_of("parse.numbered_infos", "parse", number_entry)
+NUMBERED_INFOS = task_of("parse.numbered_infos", "parse", number_entry,
+                         labels={"entry": "infos", "names": "op names"})
 FORMULA_NAMES = task_of("parse.formula_names", "parse", spec_formula_names)
-CHECK_FORMULAS = task_of("parse.check_formulas", "parse", check_entry_formulas)
-FORMULA_FINDINGS = task_of("parse.formula_findings", "parse", formula_findings)
-VIEW_COPIES = task_of("parse.view_copies", "parse", plan_view_copies)
-VIEW_COPY = task_of("parse.view_copy", "parse", copy_entry)
+CHECK_FORMULAS = task_of("parse.check_formulas", "parse", check_entry_formulas,
+                         labels={"parsed": "parsed entry"})
+FORMULA_FINDINGS = task_of("parse.formula_findings", "parse", formula_findings,
+                           labels={"entries": "entries' formulas"})
+VIEW_COPIES = task_of("parse.view_copies", "parse", plan_view_copies,
+                      labels={"order": "view order"})
+VIEW_COPY = task_of("parse.view_copy", "parse", copy_entry, labels={"entry": "view infos"})
 DISPATCH_KEYS = task_of("parse.dispatch_keys", "parse", used_dispatch_keys)
 
 
@@ -176,7 +184,8 @@ MATCH_PLAN = task_of("match.plan", "match", plan_matches)
 # it, not the ~2,600 summaries, and an edit that changes no summary and no matched position
 # finds it unchanged.
 KERNEL_PLAN = task_of("match.kernels", "match", plan_kernels)
-MATCH_FUNCTION = task_of("match.function", "match", match_function, blames=NATIVE)
+MATCH_FUNCTION = task_of("match.function", "match", match_function, blames=NATIVE,
+                         labels={"fn": "function", "found": "infos"})
 FOREACH = task_of("foreach.synthesize", "foreach", synthesize, blames=NATIVE)
 
 
@@ -213,10 +222,11 @@ def single_template(name: str, template: Text) -> TemplateSet:
     return TemplateSet(((name, template.text),))
 
 
-NODE_NAMES = task_of("render.node_names", "render", node_names)
-NODES = task_of("render.nodes", "render", entry_nodes)
+NODE_NAMES = task_of("render.node_names", "render", node_names, labels={"entry": "infos"})
+NODES = task_of("render.nodes", "render", entry_nodes, labels={"entry": "infos"})
 RENDER_NODE = task_of("render.node", "render", render_pieces, forks=True)
-FUNCTIONS_FILE = task_of("assemble.functions", "assemble", assemble_functions)
+FUNCTIONS_FILE = task_of("assemble.functions", "assemble", assemble_functions,
+                         labels={"name": "file"})
 PYTHON_FUNCTIONS_HEADER = task_of("assemble.python_functions_h", "assemble",
                                   assemble_python_header)
 PYTHON_FUNCTIONS_SHARD = task_of("assemble.python_functions", "assemble", assemble_python_shard)

@@ -71,9 +71,11 @@ def assemble_header(template: Text, layout: Text) -> Text:
 
 KERNELS = task_of("variable_type.kernels", "render", kernels_of, blames=NATIVE)
 RENDER_KERNEL = task_of("render.kernel", "render", render, forks=True)
-TEMPLATE = task_of("assemble.variable_type_template", "assemble", assemble_template)
+TEMPLATE = task_of("assemble.variable_type_template", "assemble", assemble_template,
+                   labels={"keys": "dispatch keys"})
 SECTION = task_of("assemble.kernel_section", "assemble", kernel_section)
-FILE = task_of("assemble.variable_type", "assemble", assemble_file)
+FILE = task_of("assemble.variable_type", "assemble", assemble_file,
+               labels={"stage_one": "first stage", "keys": "dispatch keys"})
 # A section ends after a kernel whose unit name hashes to 0 modulo this (content-defined, as
 # a chunking backup tool cuts files: adding a kernel moves no other section's bounds), or at
 # SECTION_MOST kernels: ~2,000 kernels make ~60 sections.
@@ -146,10 +148,12 @@ def kernel_functions(engine: Engine, functions: Value, plan: Value, matches: Val
 def _file_inputs(engine: Engine, members: list[KernelFunction], templates: Value,
                  stage_one: Value, keys: Value, layout: Value, release: Value, shard: str
                  ) -> list[Value]:
-    return [engine.collection([m.function for m in members], NativeFunction),
-            engine.collection([m.match for m in members], FunctionMatch),
-            engine.literal(Labels(tuple(m.name for m in members))), templates, stage_one,
-            keys, layout, release, engine.text(shard)]
+    return VARIABLE_TYPE_FILE.bind(
+        functions=engine.collection([m.function for m in members], NativeFunction),
+        matches=engine.collection([m.match for m in members], FunctionMatch),
+        names=engine.literal(Labels(tuple(m.name for m in members))), templates=templates,
+        stage_one=stage_one, keys=keys, layout=layout, release=release,
+        shard=engine.text(shard))
 
 
 def kernels_of_file(engine: Engine, functions: Value, matches: Value, names: Value,
@@ -197,5 +201,9 @@ def section_bounds(units: Sequence[str]) -> list[tuple[int, int]]:
     return bounds
 
 
-VARIABLE_TYPE_FILE = group_of("group.variable_type_file", "render", kernels_of_file)
-VARIABLE_TYPE = group_of("group.variable_type", "render", variable_type)
+VARIABLE_TYPE_FILE = group_of("group.variable_type_file", "render", kernels_of_file,
+                              labels={"stage_one": "first stage", "keys": "dispatch keys"})
+VARIABLE_TYPE = group_of("group.variable_type", "render", variable_type,
+                         labels={"plan": "kernel plan", "keys": "dispatch keys",
+                                 "source": "VariableType.cpp template",
+                                 "header": "VariableType.h template"})

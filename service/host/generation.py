@@ -444,11 +444,13 @@ class HostCompileInput:
         from gradshard.cache.graph.host_layout_group import HOST_COMPILE_LAYOUT
 
         inputs = self.inputs
-        value = engine.group(HOST_COMPILE_LAYOUT, [
-            engine.literal(self.index),
-            engine.literal(TemplateSet(spec_template_sources(inputs.spec_templates))),
-            engine.literal(template_set(inputs.templates, inputs.compiled)),
-            engine.text(inputs.location.layout), engine.literal(settings)], "compile layout")
+        value = engine.group(HOST_COMPILE_LAYOUT, HOST_COMPILE_LAYOUT.bind(
+            index=engine.literal(self.index),
+            spec_templates=engine.literal(
+                TemplateSet(spec_template_sources(inputs.spec_templates))),
+            templates=engine.literal(template_set(inputs.templates, inputs.compiled)),
+            layout=engine.text(inputs.location.layout), settings=engine.literal(settings)),
+            "compile layout")
         layout = engine.record(value)
         engine.finish()
         return layout
