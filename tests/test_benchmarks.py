@@ -88,7 +88,7 @@ CALL_PATH_THROUGH = {"build → first file (ported)": 8, "build → first file (
                      "build → ninja (ported)": 13, "build → ninja (host)": 14,
                      "try → worker (ported)": 12, "try → worker (host)": 14}
 CALL_PATH_ENTERED = {"build → first file (ported)": 26, "build → first file (host)": 28,
-                     "build → ninja (ported)": 39, "build → ninja (host)": 45,
+                     "build → ninja (ported)": 40, "build → ninja (host)": 46,
                      "try → worker (ported)": 35, "try → worker (host)": 39}
 
 
