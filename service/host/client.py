@@ -115,7 +115,7 @@ class HostWorker:
         its JSON text: the store's, for a fresh worker). `deliver`: the only files
         whose texts are wanted (`try` reads two headers; the others are tens of megabytes to
         encode and read). A caller whose own work fails meanwhile closes the worker unread:
-        the next one (OpenCache.host_worker starts it) shares no delivered files or memo with
+        the next one (generation.py: host_worker starts it) shares no delivered files or memo with
         this client."""
         remember = remember or {}
         request = {"request": "generate", "spec": os.fspath(location.root),
