@@ -31,7 +31,7 @@ from gradshard.service.exit_codes import (EXIT_GENERATOR_MISMATCH, EXIT_INTERRUP
                                           EXIT_USAGE, Ending, Report, ending_of)
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, spec_of_paths
 from gradshard.service.options import (AFFECTED, BUILD, CHECK, CONFIG, GC, GENERATOR, LOGS,
-                                       OPTIONS, RUN, SHOW, START, STATS, STATUS, STOP, TRY, WATCH,
+                                       LSP, OPTIONS, RUN, SHOW, START, STATS, STATUS, STOP, TRY, WATCH,
                                        add_options, compile_options, generator_check_of, jobs_of,
                                        placement_of)
 from gradshard.service.process_end import closed_pipe, end_process
@@ -296,6 +296,9 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
                 run=run_try)
     parsers.add(STATS, "what the cache holds and how the last builds went", run=run_stats)
     parsers.add(GC, "drop cache entries no recorded build needs", run=run_gc)
+    parsers.add(LSP, "the language server: derivatives.yaml checked as you type, hover, "
+                "definitions, completion, code lenses, try (stdio; the editor starts it)",
+                run=run_lsp)
     parsers.add(CONFIG, "the settings in force and where each comes from ([tool.gradshard] "
                 "in pyproject.toml or gradshard.toml, the environment, the defaults)",
                 run=run_config)
@@ -340,6 +343,10 @@ DESCRIPTIONS = {
     STATS: "Show what the cache holds and how the last builds went.",
     GC: "Drop the cache entries no recorded build needs (--max-size also forgets the oldest "
         "builds until the cache fits) and trim try's directory.",
+    LSP: "The language server of the spec files (LSP over stdin and stdout; the editor "
+         "starts it): every problem `check` finds, as you type; the generated code of an "
+         "entry on hover; definitions, completion in formulas, each entry's footprint and "
+         "`try` as code lenses (docs/editors.md).",
     CONFIG: "Print every setting in force and where it comes from: [tool.gradshard] in "
             "pyproject.toml or gradshard.toml, the environment, the defaults.",
 }
@@ -395,7 +402,7 @@ def _daemon_parser(parsers: _Parsers) -> None:
 
 
 # Commands whose process lives on, building again and again.
-LONG_LIVED = frozenset({"watch", "daemon"})
+LONG_LIVED = frozenset({"watch", "daemon", "lsp"})
 
 
 @contextlib.contextmanager
@@ -453,6 +460,13 @@ def _shown(value: object) -> str:
     if isinstance(value, bool):  # as the file spells it
         return "true" if value else "false"
     return "(unset)" if value is None or value == [] else str(value)
+
+
+def run_lsp(args: argparse.Namespace, location: SpecLocation | None) -> int:
+    """`gradshard lsp`: the language server, until the editor ends it."""
+    from gradshard.service.editor.command import serve
+
+    return serve(args)
 
 
 def run_daemon_command(args: argparse.Namespace, location: SpecLocation | None) -> int:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["AFFECTED", "BUILD", "BUILDING", "CACHE", "CHECK", "COMMANDS", "CONFIG", "FORMAT",
            "FORMATS",
            "GC", "GENERATOR",
-           "GENERATOR_MODES", "GENERATOR_PATHS", "GENERATOR_TIMEOUT", "JSON", "LOGS",
+           "GENERATOR_MODES", "GENERATOR_PATHS", "GENERATOR_TIMEOUT", "JSON", "LOGS", "LSP",
            "OPTIONS", "Option", "PYTEST", "PYTEST_GROUP", "PYTEST_GROUP_TITLE", "RUN", "SHOW",
            "SPEC", "START", "STATS", "STATUS", "STOP", "TRY", "TRY_DTYPES", "TRY_TIMEOUT", "WATCH",
            "add_options", "argument_settings", "compile_options", "daemon_serves",
@@ -61,10 +61,11 @@ SERVING = frozenset({WATCH, START, RUN})
 CHECK, SHOW, AFFECTED, TRY, STATS, GC = "check", "show", "affected", "try", "stats", "gc"
 CONFIG = "config"
 GENERATOR = "generator"
+LSP = "lsp"  # the language server (service/editor/)
 STOP, STATUS, LOGS = "daemon stop", "daemon status", "daemon logs"
 PYTEST = "pytest"
 COMMANDS = (BUILD, WATCH, START, RUN, STOP, STATUS, LOGS, CHECK, SHOW, AFFECTED, GENERATOR, TRY,
-            STATS, GC, CONFIG, PYTEST)
+            STATS, GC, CONFIG, LSP, PYTEST)
 
 # How `daemon start` writes a value for the daemon process (None: not forwarded): PATH (made
 # absolute) and TEXT (as it is) are also the kinds of a configuration file's values
@@ -204,7 +205,7 @@ SPEC = Option(("--spec",), "spec", "torchgen packaged spec directory or PyTorch 
 CACHE = Option(("--cache",), "cache", f"the cache directory (default: ${GRADSHARD_CACHE.variable}"
                f", else ${XDG_CACHE_HOME.variable}/gradshard or ~/.cache/gradshard)",
                _commands(BUILDING, CHECK, SHOW, AFFECTED, GENERATOR, TRY, STATS, GC, STOP,
-                         STATUS, LOGS),
+                         STATUS, LOGS, LSP),
                metavar="DIR",
                parse=_default_if_empty, forward=PATH, match=True, settings=(GRADSHARD_CACHE,))
 JSON = Option(("--json",), "json", "machine-readable output",
@@ -352,6 +353,13 @@ OPTIONS: tuple[Option, ...] = (
            "that no running build holds)", _commands(GC), action="store_true"),
     Option(("-n", "--lines"), "lines", "how many of the last lines (default 50)",
            _commands(LOGS), metavar="N", parse=int, default=50),
+    # the language server (service/editor/settings.py: the editor's initializationOptions
+    # may override both)
+    Option(("--debounce",), "debounce", "milliseconds a change waits for the next before the "
+           "buffers are checked (default 50)", _commands(LSP), metavar="MS", parse=float,
+           default=50),
+    Option(("--no-daemon",), "no_daemon", "answer from the server's own session even where a "
+           "daemon runs for the spec", _commands(LSP), action="store_true"),
     JSON,
     FORMAT,
     OUTPUT,

@@ -91,15 +91,31 @@ def _affected_now(location: SpecLocation, session: Session) -> dict:
     return affected_json(affected(location, session, None, None), location)
 
 
-# Every kind of request and what answers it, given the daemon and the request: a new kind
-# (the editor's "analyse a buffer", "hover") is one entry here. Work that reads the cache is
-# a job for the builder's thread (Served.on_builder: SQLite connections stay on one thread).
-# The order is the one an unknown request's hint lists.
+def _editor(kind: str) -> Callable[[Served, dict], dict]:
+    """The language server's question `kind` (service/editor/queries.py), answered on the
+    builder's thread by the daemon's warm session: the request carries the editor's buffers."""
+    return lambda daemon, request: daemon.on_builder(partial(_editor_now, kind, request))
+
+
+def _editor_now(kind: str, request: dict, location: SpecLocation, session: Session) -> dict:
+    from gradshard.service.editor.queries import answer_query
+
+    return answer_query(kind, request, session, location.root)
+
+
+# Every kind of request and what answers it, given the daemon and the request: a new kind is
+# one entry here. Work that reads the cache is a job for the builder's thread
+# (Served.on_builder: SQLite connections stay on one thread). The order is the one an unknown
+# request's hint lists.
 REQUESTS: dict[str, Callable[[Served, dict], dict]] = {
     "status": lambda daemon, request: daemon.status(),
     "build": lambda daemon, request: daemon.wait_for_build(),  # the next build's result
     "wait": lambda daemon, request: daemon.wait_idle(),  # the result once nothing is pending
     "affected": _affected,  # what the spec's changes since the recorded build reach
+    # the editor's (service/editor/queries.py): a buffer checked, an entry's hover, the lenses
+    "analyse": _editor("analyse"),
+    "hover": _editor("hover"),
+    "lenses": _editor("lenses"),
     "shutdown": _shutdown,
 }
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from gradshard.cache.store.database import LastBuild
     from gradshard.service.open_cache import OpenCache
 
-__all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json",
+__all__ = ["Affected", "OpChange", "affected", "affected_command", "affected_json", "compare",
            "affected_text", "changed_ops"]
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
