@@ -51,16 +51,6 @@ class Footprint:
         return {"nodes": len(self.nodes), "kernels": len(self.kernels),
                 "files": len(self.files)}
 
-    def title(self, tests: str) -> str:
-        head = "this edit" if self.edited else "footprint"
-        return (f"{head}: {_count(len(self.nodes), 'node')} · "
-                f"{_count(len(self.kernels), 'kernel')} · {_count(len(self.files), 'file')} · "
-                f"{tests}")
-
-
-def _count(number: int, what: str) -> str:
-    return f"{number} {what}{'' if number == 1 else 's'}"
-
 
 def footprints(analysis: Analysis) -> dict[str, Footprint]:
     """Each derivatives entry's footprint (by its entry label, the op name of `name:`) in the
@@ -86,18 +76,21 @@ def footprints(analysis: Analysis) -> dict[str, Footprint]:
     return found
 
 
-def _python_shards(keys: tuple[str, ...], nodes: list[str]) -> dict[str, str]:
-    """Each bound node's python_functions file."""
-    return {nodes[position]: f"python_functions{shard}.cpp"
-            for shard, positions in python_function_shards(keys).items()
-            for position in positions}
+def _python_shards(keys: tuple[str, ...], nodes: list[str]) -> dict[str, list[str]]:
+    """Each bound node's python_functions files (its shard, and Everything)."""
+    found: dict[str, list[str]] = {}
+    for shard, positions in python_function_shards(keys).items():
+        for position in positions:
+            found.setdefault(nodes[position], []).append(f"python_functions{shard}.cpp")
+    return found
 
 
-def _footprint(nodes: tuple[str, ...], units: list[str], shard_of: dict[str, str],
+def _footprint(nodes: tuple[str, ...], units: list[str], shard_of: dict[str, list[str]],
                files: set[str]) -> Footprint:
     kernel_files = [kernel_unit_fields(unit) for unit in units]
     touched = (["Functions.h", "Functions.cpp"] if nodes else []) + \
-        [shard_of[n] for n in nodes if n in shard_of] + [file for file, _ in kernel_files]
+        [file for n in nodes for file in shard_of.get(n, ())] + \
+        [file for file, _ in kernel_files]
     everything = [f"{m['family']}Everything.cpp" for f in touched if (m := _SHARD.match(f))]
     reached = tuple(sorted({f for f in touched + everything if f in files}))
     ops: dict[str, tuple[list[str], list[str]]] = {}
