@@ -164,17 +164,18 @@ class EditorServer(LanguageServer):
         span = problem_range(line_of(text, number), number, found["column"])
         related = [lsp.DiagnosticRelatedInformation(
             location=lsp.Location(uri=uri, range=span), message=f"hint: {found['hint']}")
-                   ] if found["hint"] else None
-        return lsp.Diagnostic(range=span, message=found["message"], severity=_SEVERITY[found["severity"]],
-                              code=found["rule"], source=SOURCE,
-                              related_information=related)
+        ] if found["hint"] else None
+        return lsp.Diagnostic(range=span, message=found["message"],
+                              severity=_SEVERITY[found["severity"]], code=found["rule"],
+                              source=SOURCE, related_information=related)
 
     def verdict_diagnostic(self, verdict: TryVerdict, text: str) -> lsp.Diagnostic:
         number = max((verdict.line or 1) - 1, 0)
         line = line_of(text, number)
         span = lsp.Range(start=lsp.Position(line=number, character=0),
                          end=lsp.Position(line=number, character=to_utf16(line, len(line))))
-        return lsp.Diagnostic(range=span, message=verdict.message, severity=_VERDICT_SEVERITY[verdict.verdict],
+        return lsp.Diagnostic(range=span, message=verdict.message,
+                              severity=_VERDICT_SEVERITY[verdict.verdict],
                               code=f"try.{verdict.verdict.lower()}", source=TRY_SOURCE)
 
     def show_message(self, message: str, kind: lsp.MessageType) -> None:

@@ -46,7 +46,8 @@ def _option(key: str, value: object) -> dict:
             raise TypeError("expected a directory")
         return {"cache": Path(value).expanduser().absolute()}
     if key == "debounce":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10_000:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not 0 <= value <= 10_000:
             raise ValueError("expected milliseconds from 0 to 10000")
         return {"debounce": value / 1000}
     if key == "daemon":
