@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from gradshard.pipeline.problems import SpecFile
 
-__all__ = ["EntryAt", "NAME_KEYS", "entry_at", "entry_starts", "operator_of"]
+__all__ = ["EntryAt", "NAME_KEYS", "entry_at", "entry_starts", "formula_line", "operator_of"]
 
 # The key that names an entry (pipeline/parse/spec.py: entry_label reads the same)
 NAME_KEYS = {SpecFile.DERIVATIVES: "name", SpecFile.NATIVE_FUNCTIONS: "func",
@@ -97,3 +97,21 @@ def entry_starts(file: SpecFile, text: str) -> dict[str, int]:
             starts.setdefault(name, number)
             starts.setdefault(operator_of(name), number)
     return starts
+
+
+def formula_line(text: str, entry_line: int, argument: str | None) -> int:
+    """The line (from 0) of the formula for `argument` (a key naming it: `self`, `self,
+    other`) in the derivatives entry starting at `entry_line`; its first formula's line when
+    no key names it (or none is given); the entry's line when it has none."""
+    lines = text.split("\n")
+    end = next((n for n in range(entry_line + 1, len(lines)) if lines[n].startswith("-")),
+               len(lines))
+    keys = [(n, match["key"]) for n in range(entry_line + 1, end)
+            if (match := _KEY.match(lines[n])) is not None and len(match["indent"]) <= 6
+            and match["key"] not in ("name", "output_differentiability", "dispatch")
+            and not match["key"][0].isupper()]  # a dispatch key's own line (Default:)
+    named = [n for n, key in keys
+             if argument is not None and argument in (k.strip() for k in key.split(","))]
+    if named:
+        return named[0]
+    return keys[0][0] if keys else entry_line

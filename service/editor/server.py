@@ -20,10 +20,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.service.editor.backend import EditorBackend
@@ -93,22 +95,25 @@ class EditorServer(LanguageServer):
     def buffers_of(self, location: SpecLocation) -> SpecBuffers:
         """The spec with the text of each of its open files."""
         buffers = SpecBuffers(location)
-        for uri, document in list(self.workspace.text_documents.items()):
-            place = self.place_of(uri)
+        for document in list(self.workspace.text_documents.values()):
+            place = self.place_of(document.uri)
             if place is not None and place[0].root == location.root:
                 buffers = buffers.with_text(place[1], document.source)
         return buffers
 
     def text_of(self, location: SpecLocation, file: SpecFile) -> str:
         """A spec file's text as the editor has it, else as it is on disk."""
-        uri = from_fs_path(str(location.path_of(file)))
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(from_fs_path(str(location.path_of(file))))
         if document is not None:
             return document.source
         try:
             return location.path_of(file).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document of a URI (pygls keeps them by the URI unquoted), else None."""
+        return self.workspace.text_documents.get(unquote(uri))
 
     # -- analysis
 
@@ -145,9 +150,11 @@ class EditorServer(LanguageServer):
         given = set()
         for file in YAML_FILES:
             uri = from_fs_path(str(location.path_of(file)))
+            document = self.document(uri)
+            uri = document.uri if document is not None else uri  # as the editor spells it
             found = [d for d in state.diagnostics if d["file"] == file.value]
             verdicts = state.verdicts if file is SpecFile.DERIVATIVES else []
-            opened = uri in self.workspace.text_documents
+            opened = document is not None
             if not found and not verdicts and not opened and uri not in state.published:
                 continue
             text = self.text_of(location, file)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from gradshard.pipeline.problems import SpecFile
 from gradshard.service.editor.buffers import SpecBuffers
+from gradshard.service.editor.places import formula_line
 from gradshard.service.files.spec_location import SpecLocation, locate_spec
 from gradshard.service.open_cache import OpenCache
 
@@ -23,7 +25,8 @@ __all__ = ["TryVerdict", "overlay_spec", "try_in_editor"]
 
 @dataclass(frozen=True)
 class TryVerdict:
-    """One op's verdict on a line of derivatives.yaml (from 1; None: the entry's first)."""
+    """One op's verdict on a line of derivatives.yaml (from 1; None: an op without an entry,
+    on the file's first line)."""
 
     op: str
     verdict: str  # PASS, FAIL or SKIP
@@ -34,10 +37,12 @@ class TryVerdict:
 @contextmanager
 def overlay_spec(buffers: SpecBuffers) -> Iterator[SpecLocation]:
     """The spec with its buffers in place of its files, in a temporary directory removed
-    after. The mirrored directory is the spec's root, and for a packaged spec the torchgen
-    around it (its generator)."""
+    after. The mirrored directory is the spec's root, or the torchgen package around a packaged
+    spec (its generator, which identifies it)."""
     location = buffers.location
-    top = location.root.parent if location.layout == "packaged" else location.root
+    around = location.root.parent
+    torchgen = location.layout == "packaged" and (around / "__init__.py").is_file()
+    top = around if torchgen else location.root
     scratch = Path(tempfile.mkdtemp(prefix="gradshard-editor-"))
     try:
         mirror = scratch / top.name
@@ -74,10 +79,23 @@ def try_in_editor(buffers: SpecBuffers, session: OpenCache, op: str, jobs: int,
 
     with overlay_spec(buffers) as overlay:
         outcome = try_patch(overlay, session, TryOptions((op,), jobs=jobs), show)
+        text = buffers.text_of(SpecFile.DERIVATIVES)
+        if text is None:
+            text = overlay.path_of(SpecFile.DERIVATIVES).read_text(encoding="utf-8")
     report = try_json(outcome)
-    verdicts = [TryVerdict(o["op"], _verdict(o), o["line"], "\n".join(op_lines(o)))
+    verdicts = [TryVerdict(o["op"], _verdict(o), _line(text, o), "\n".join(op_lines(o)))
                 for o in report["ops"]]
     return verdicts, outcome.exit_code()
+
+
+def _line(text: str, op: dict) -> int | None:
+    """The verdict's line (from 1): the formula its first failing sample's error is in (the
+    input it names), else the entry's first formula."""
+    if not op["line"]:
+        return None
+    failing = [s for s in op["samples"] if s["verdict"] == "FAIL" and s.get("where")]
+    argument = failing[0]["where"].get("input_name") if failing else None
+    return formula_line(text, op["line"] - 1, argument) + 1
 
 
 def _verdict(op: dict) -> str:
