@@ -11,7 +11,8 @@ from support.locks import machine_lock
 
 # Debian packages of the programs the launcher tests run.
 APT_PACKAGES = {"ccache": "ccache", "distcc": "distcc", "distccd": "distcc", "clang++": "clang",
-                "ld.lld": "lld", "redis-server": "redis-server", "node": "nodejs", "npm": "npm"}
+                "ld.lld": "lld", "redis-server": "redis-server", "node": "nodejs", "npm": "npm",
+                "nvim": "neovim"}
 
 APT_TIMEOUT = 900  # seconds per apt-get command: a mirror that does not answer fails the test
 
