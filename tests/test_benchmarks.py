@@ -52,6 +52,16 @@ def test_build_benchmark_runs():
     assert stdout.count("ratio") == 6
 
 
+@pytest.mark.slow
+def test_lsp_benchmark_runs():
+    """It fails itself when a keystroke's diagnostics or a hover are not what they should."""
+    stdout = bench("bench_lsp.py", "--repeat", "1", timeout=600)
+    for label in ("server start", "first diagnostics", "keystroke", "hover"):
+        assert f"  {label} " in stdout
+    assert [line.count("goal <= ") for line in stdout.splitlines()[1:]] == [0, 1, 1, 1]
+    assert "debounce 50 ms (included)" in stdout
+
+
 def test_try_benchmark_names_its_rows():
     """bench_try.py (minutes per run: a Functions.cpp compile per compiler) is run by hand;
     here its options parse and its rows are documented as it prints them."""
