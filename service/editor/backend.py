@@ -18,7 +18,10 @@ from gradshard.service.editor.buffers import SpecBuffers
 from gradshard.service.editor.queries import answer_query
 from gradshard.service.session import Session
 
-__all__ = ["EditorBackend"]
+__all__ = ["DAEMON", "EditorBackend", "SESSION"]
+
+# Who answered (each answer's "by"): the spec's daemon, or the server's own session
+DAEMON, SESSION = "daemon", "session"
 
 # Seconds a daemon's answer may take before its first progress line says whether it is free
 _DAEMON_SILENCE = 10.0
@@ -32,26 +35,23 @@ class EditorBackend:
         self.use_daemon = use_daemon
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
         self.session: Session | None = None  # opened on the thread, on first use
-        self.answered_by: dict[str, str] = {}  # spec root → "daemon" or "session", last
 
     def submit(self, kind: str, buffers: SpecBuffers, extra: dict | None = None):
-        """The answer's future."""
+        """The answer's future (its "by" says who answered)."""
         request = {"request": kind, **buffers.to_json(), **(extra or {})}
         return self.thread.submit(self._answer, kind, request, buffers)
 
     def _answer(self, kind: str, request: dict, buffers: SpecBuffers) -> dict:
         answer = self._daemon_answer(request, buffers) if self.use_daemon else None
-        root = str(buffers.location.root)
         if answer is not None:
-            self.answered_by[root] = "daemon"
-            return answer
-        self.answered_by[root] = "session"
+            return {**answer, "by": DAEMON}
         if self.session is None:
             self.session = Session(self.cache)
         try:
-            return answer_query(kind, request, self.session)
+            return {**answer_query(kind, request, self.session), "by": SESSION}
         except GradshardError as error:
-            return {"ok": False, "error": str(error), "hint": getattr(error, "hint", "")}
+            return {"ok": False, "error": str(error), "hint": getattr(error, "hint", ""),
+                    "by": SESSION}
 
     def _daemon_answer(self, request: dict, buffers: SpecBuffers) -> dict | None:
         """The daemon's answer; None when no daemon runs for the spec and cache, or it is
@@ -91,8 +91,8 @@ def _exchange(path: Path, request: dict) -> dict | None:
                 message = json.loads(line)
                 if not isinstance(message, dict):
                     return None
-                if "progress" not in message:
-                    return message if message.get("ok", False) or "error" in message else None
+                if "progress" not in message:  # an error: the session answers (and says it)
+                    return message if message.get("ok") else None
                 if message["progress"] != "idle":
                     return None
     return None

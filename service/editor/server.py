@@ -28,7 +28,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.service.editor.backend import EditorBackend
+from gradshard.service.editor.backend import DAEMON, EditorBackend
 from gradshard.service.editor.buffers import SpecBuffers, spec_file_of
 from gradshard.service.editor.navigation import (completions, definition_entry, formula_key,
                                                  helper_declaration, helpers_of)
@@ -67,6 +67,7 @@ class SpecState:
     pending: asyncio.TimerHandle | None = None
     generation: int = 0
     trying: str | None = None  # the op a try runs for
+    answered_by: str | None = None  # who answered its last analysis (backend.py: DAEMON…)
 
 
 class EditorServer(LanguageServer):
@@ -134,6 +135,13 @@ class EditorServer(LanguageServer):
         answer = await asyncio.wrap_future(self.backend.submit("analyse", buffers))
         if generation != state.generation:
             return  # a newer analysis is on its way
+        if answer.get("by") != state.answered_by:
+            state.answered_by = answer.get("by")
+            self.window_log_message(lsp.LogMessageParams(
+                type=lsp.MessageType.Info,
+                message=f"gradshard: the spec at {location.root} is checked by "
+                        + ("its daemon" if state.answered_by == DAEMON
+                           else "this server's own session")))
         if not answer.get("ok"):
             self.show_message(f"gradshard: {answer.get('error')}", lsp.MessageType.Error)
             return

@@ -111,10 +111,12 @@ def _position(text: str, offset: int) -> lsp.Position:
     return lsp.Position(line=line, character=len(column.encode("utf-16-le")) // 2)
 
 
-async def start_editor(*words: str, options: dict | None = None,
-                       root: Path | None = None) -> Editor:
-    """A `gradshard lsp` process (with these words) and its initialized client."""
-    client = await ClientServerConfig(server_command=gradshard_command("lsp", *words)).start()
+async def start_editor(*words: str, options: dict | None = None, root: Path | None = None,
+                       env: dict[str, str] | None = None) -> Editor:
+    """A `gradshard lsp` process (with these words, in this environment) and its initialized
+    client."""
+    client = await ClientServerConfig(server_command=gradshard_command("lsp", *words),
+                                      server_env=env).start()
 
     @client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
     def refresh(params: None) -> None:
