@@ -140,3 +140,25 @@ def test_initialization_options_override_and_bad_ones_are_said(tmp_path):
     assert "initializationOptions.colour: unknown option" in bad.problems[3]
     assert settings.overridden("x").problems and settings.overridden(None) == settings
     assert Path(given.cache).is_absolute()
+
+
+def test_a_rule_of_gradshards_warns_where_the_specs_own_generator_decides():
+    from gradshard.pipeline.problems import Problem
+    from gradshard.service.editor.analysis import ERROR, WARNING, severity_of
+    from gradshard.service.generator.identity import GeneratorIdentity
+
+    known = GeneratorIdentity("a" * 32, "2.13.0", True, None, None, "test")
+    unknown = GeneratorIdentity("b" * 32, None, False, None, None, "test")
+    formula = Problem(SpecFile.DERIVATIVES, "sin", "derivatives.formula-name", "m", "h", 3)
+    syntax = Problem(SpecFile.DERIVATIVES, "sin", "yaml.syntax", "m", "h", 3)
+    assert severity_of(formula, known) == ERROR  # as `check` reports it
+    assert severity_of(formula, unknown) == WARNING  # the host path accepts what it writes
+    assert severity_of(syntax, unknown) == ERROR  # no generator reads what is not YAML
+
+
+def test_the_lenses_tests_part_says_when_the_try_extra_is_missing(tmp_path):
+    from gradshard.service.editor.tests_count import MISSING_EXTRA, TestCounts
+
+    counts = TestCounts(tmp_path, lambda: None)
+    counts.extra = False  # as check_extra finds it without numpy, expecttest or torch
+    assert counts.words([{"op": "sin"}]) == MISSING_EXTRA == "tests: needs the [try] extra"
