@@ -57,40 +57,37 @@ async def test_a_typo_in_a_formula_is_found_at_its_utf16_range_and_cleared_when_
     assert list(editor.client.diagnostics[uri]) == [], "the packaged spec has no problem"
     # a character outside the BMP before the typo: two UTF-16 units, one character
     typo = "  self: grad * /* \U0001d6c1 */ sef.cos().conj()"
-    found = await editor.replace(uri, SIN_FORMULA, typo)
-    line = editor.line_of(uri, typo)
-    assert [d.code for d in found] == ["derivatives.formula-name"]
-    diagnostic = found[0]
-    start = len(typo[:typo.index("sef")].encode("utf-16-le")) // 2
-    assert diagnostic.range == lsp.Range(start=lsp.Position(line=line, character=start),
-                                         end=lsp.Position(line=line, character=start + 3))
-    assert diagnostic.severity == lsp.DiagnosticSeverity.Error  # as `check` reports it
-    assert diagnostic.source == "gradshard" and "'sef'" in diagnostic.message
-    assert "did you mean 'self'?" in diagnostic.related_information[0].message
-    assert await editor.replace(uri, typo, SIN_FORMULA) == []
+    async with editor.mistake(uri, SIN_FORMULA, typo) as found:
+        line = editor.line_of(uri, typo)
+        assert [d.code for d in found] == ["derivatives.formula-name"]
+        diagnostic = found[0]
+        start = len(typo[:typo.index("sef")].encode("utf-16-le")) // 2
+        assert diagnostic.range == lsp.Range(start=lsp.Position(line=line, character=start),
+                                             end=lsp.Position(line=line, character=start + 3))
+        assert diagnostic.severity == lsp.DiagnosticSeverity.Error  # as `check` reports it
+        assert diagnostic.source == "gradshard" and "'sef'" in diagnostic.message
+        assert "did you mean 'self'?" in diagnostic.related_information[0].message
 
 
 @IN_LOOP
 async def test_an_unknown_op_name_is_an_error_at_its_entry(workspace):
     editor, uri = workspace.editor, workspace.derivatives
     wrong = "- name: sinn(Tensor self) -> Tensor"
-    found = await editor.replace(uri, SIN_NAME, wrong)
-    line = editor.line_of(uri, wrong)
-    assert found and all(d.severity == lsp.DiagnosticSeverity.Error for d in found)
-    assert line in {d.range.start.line for d in found}, found
-    assert any("sinn" in d.message for d in found), found
-    assert await editor.replace(uri, wrong, SIN_NAME) == []
+    async with editor.mistake(uri, SIN_NAME, wrong) as found:
+        line = editor.line_of(uri, wrong)
+        assert found and all(d.severity == lsp.DiagnosticSeverity.Error for d in found)
+        assert line in {d.range.start.line for d in found}, found
+        assert any("sinn" in d.message for d in found), found
 
 
 @IN_LOOP
 async def test_broken_yaml_is_said_and_hover_keeps_the_last_good_analysis(workspace):
     editor, uri = workspace.editor, workspace.derivatives
     broken = "  self: [grad * self.cos().conj()"
-    found = await editor.replace(uri, SIN_FORMULA, broken)
-    assert [d.code for d in found] == ["yaml.syntax"]
-    hover = await editor.hover(uri, editor.line_of(uri, broken), 4)
-    assert hover is not None and "SinBackward0" in hover
-    assert await editor.replace(uri, broken, SIN_FORMULA) == []
+    async with editor.mistake(uri, SIN_FORMULA, broken) as found:
+        assert [d.code for d in found] == ["yaml.syntax"]
+        hover = await editor.hover(uri, editor.line_of(uri, broken), 4)
+        assert hover is not None and "SinBackward0" in hover
 
 
 @IN_LOOP

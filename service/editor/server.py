@@ -118,6 +118,13 @@ class EditorServer(LanguageServer):
 
     # -- analysis
 
+    def changed(self, uri: str, delay: float) -> None:
+        """A document of a spec changed: the spec is checked after `delay` (none for a file
+        outside every spec)."""
+        place = self.place_of(uri)
+        if place is not None:
+            self.schedule(place[0], delay)
+
     def schedule(self, location: SpecLocation, delay: float) -> None:
         state = self.state_of(location)
         if state.pending is not None:
@@ -248,30 +255,24 @@ def build_server(settings: EditorSettings) -> EditorServer:
         for problem in ls.settings.problems:
             ls.show_message(f"gradshard: {problem}", lsp.MessageType.Warning)
 
+    # a document opened, changed (checked once its changes settle), saved or closed (its file
+    # on disk again): its spec is checked
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: EditorServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.places.pop(params.text_document.uri, None)  # placed afresh: the file may be new
-        place = ls.place_of(params.text_document.uri)
-        if place is not None:
-            ls.schedule(place[0], 0.0)
+        ls.changed(params.text_document.uri, 0.0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: EditorServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        place = ls.place_of(params.text_document.uri)
-        if place is not None:
-            ls.schedule(place[0], ls.settings.debounce)
+        ls.changed(params.text_document.uri, ls.settings.debounce)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: EditorServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        place = ls.place_of(params.text_document.uri)
-        if place is not None:
-            ls.schedule(place[0], 0.0)
+        ls.changed(params.text_document.uri, 0.0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: EditorServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        place = ls.place_of(params.text_document.uri)
-        if place is not None:  # its file on disk again
-            ls.schedule(place[0], 0.0)
+        ls.changed(params.text_document.uri, 0.0)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def hover(ls: EditorServer, params: lsp.HoverParams) -> lsp.Hover | None:

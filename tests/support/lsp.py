@@ -5,6 +5,7 @@ does (pytest-lsp's client): this is the client's start and the small steps every
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,14 @@ class Editor:
             return list(self.published[uri])
 
         return asyncio.ensure_future(asyncio.wait_for(wait(), WAIT))
+
+    @contextlib.asynccontextmanager
+    async def mistake(self, uri: str, old: str, new: str):
+        """The buffer with `old` replaced by a mistake, `new`: its diagnostics yielded, then
+        the mistake undone, which must clear them."""
+        found = await self.replace(uri, old, new)
+        yield found
+        assert await self.replace(uri, new, old) == [], "undoing the mistake clears it"
 
     async def hover(self, uri: str, line: int, character: int) -> str | None:
         found = await asyncio.wait_for(self.client.text_document_hover_async(lsp.HoverParams(
