@@ -8,11 +8,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gradshard.cache.errors import UsageError
-from gradshard.pipeline.problems import YAML_FILES, SpecFile
-from gradshard.service.files.inputs import InputBytes, read_inputs
+from gradshard.pipeline.problems import YAML_FILES, GradshardError, SpecFile
+from gradshard.service.files.inputs import InputBytes, read_inputs, read_spec_file
 from gradshard.service.files.spec_location import SpecLocation, locate_spec, spec_of_paths
 
-__all__ = ["SpecBuffers", "spec_file_of"]
+__all__ = ["SpecBuffers", "disk_text", "spec_file_of"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,13 @@ def _resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # a loop of links
         return path.absolute()
+
+
+def disk_text(path: Path) -> str:
+    """A file's text on disk as a spec file is read (a regular file within the size limit:
+    a FIFO in its place never blocks), "" when it cannot be read; odd bytes replaced."""
+    try:
+        data = read_spec_file(path, missing_ok=True)
+    except GradshardError:
+        return ""
+    return data.decode("utf-8", errors="replace") if data is not None else ""

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from gradshard.pipeline.formulas.names import helper_names
 from gradshard.pipeline.problems import RuleViolation, SpecFile
 from gradshard.pipeline.schema import FunctionSchema
+from gradshard.service.editor.buffers import disk_text
 from gradshard.service.editor.places import EntryAt, entry_starts, operator_of
 
 __all__ = ["Completion", "Target", "completions", "definition_entry", "formula_key",
@@ -71,10 +73,7 @@ def _candidates(entry: EntryAt) -> list[str]:
 def helper_declaration(header: Path, name: str) -> int | None:
     """The line (from 0) of the header's first declaration of `name` (a name before `(` on a
     line that is not a comment), None when it declares none."""
-    try:
-        text = header.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+    text = disk_text(header)
     pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
     for number, line in enumerate(text.split("\n")):
         if pattern.search(line) and not line.lstrip().startswith(("//", "*", "/*", "#")):
@@ -87,9 +86,16 @@ def helpers_of(header: Path | None) -> tuple[str, ...]:
     if header is None:
         return ()
     try:
-        return helper_names(header.read_text(encoding="utf-8", errors="replace"))
+        stat = header.stat()
     except OSError:
         return ()
+    return _helpers(header, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _helpers(header: Path, modified: int, size: int) -> tuple[str, ...]:
+    """The header's names, read again only when it changes (every completion asks)."""
+    return helper_names(disk_text(header))
 
 
 def formula_key(entry: EntryAt) -> str | None:

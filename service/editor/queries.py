@@ -20,11 +20,10 @@ from typing import Callable
 from gradshard.cache.errors import UsageError
 from gradshard.pipeline.problems import SpecError, SpecFile
 from gradshard.service.editor.analysis import analyse, diagnostics_json
-from gradshard.service.editor.buffers import SpecBuffers
+from gradshard.service.editor.buffers import SpecBuffers, disk_text
 from gradshard.service.editor.hover import hover_markdown
 from gradshard.service.editor.lenses import Footprint, edit_reach, edited_entries, footprints
 from gradshard.service.editor.places import EntryAt, entry_starts, operator_of
-from gradshard.service.files.inputs import read_spec_file
 from gradshard.service.open_cache import OpenCache
 
 __all__ = ["EDITOR_QUERIES", "answer_query", "footprint_json"]
@@ -57,10 +56,10 @@ def _lenses(buffers: SpecBuffers, session: OpenCache, request: dict) -> dict:
         return {"ok": True, "accepted": False, "lenses": []}
     text = buffers.text_of(SpecFile.DERIVATIVES)
     if text is None:
-        text = _disk_text(buffers.location.path_of(SpecFile.DERIVATIVES))
+        text = disk_text(buffers.location.path_of(SpecFile.DERIVATIVES))
     starts = entry_starts(SpecFile.DERIVATIVES, text)
     found = footprints(analysis)
-    edits = edited_entries(buffers, _disk_text(buffers.location.path_of(SpecFile.DERIVATIVES)))
+    edits = edited_entries(buffers, disk_text(buffers.location.path_of(SpecFile.DERIVATIVES)))
     for label, edited_text in edits.items():
         try:
             found[label] = edit_reach(buffers, session, edited_text,
@@ -70,11 +69,6 @@ def _lenses(buffers: SpecBuffers, session: OpenCache, request: dict) -> dict:
     lenses = [{"entry": label, "line": starts[label], **footprint_json(footprint)}
               for label, footprint in found.items() if label in starts]
     return {"ok": True, "accepted": True, "lenses": sorted(lenses, key=lambda l: l["line"])}
-
-
-def _disk_text(path: Path) -> str:
-    data = read_spec_file(path, missing_ok=True)
-    return data.decode("utf-8", errors="replace") if data is not None else ""
 
 
 def footprint_json(footprint: Footprint) -> dict:

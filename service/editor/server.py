@@ -29,7 +29,7 @@ from pygls.workspace import TextDocument
 
 from gradshard.pipeline.problems import YAML_FILES, SpecFile
 from gradshard.service.editor.backend import DAEMON, EditorBackend
-from gradshard.service.editor.buffers import SpecBuffers, spec_file_of
+from gradshard.service.editor.buffers import SpecBuffers, disk_text, spec_file_of
 from gradshard.service.editor.navigation import (completions, definition_entry, formula_key,
                                                  helper_declaration, helpers_of)
 from gradshard.service.editor.places import EntryAt, entry_at
@@ -68,6 +68,7 @@ class SpecState:
     generation: int = 0
     trying: str | None = None  # the op a try runs for
     answered_by: str | None = None  # who answered its last analysis (backend.py: DAEMON…)
+    error: str | None = None  # why its last analysis has no answer (a file it cannot read)
 
 
 class EditorServer(LanguageServer):
@@ -105,12 +106,7 @@ class EditorServer(LanguageServer):
     def text_of(self, location: SpecLocation, file: SpecFile) -> str:
         """A spec file's text as the editor has it, else as it is on disk."""
         document = self.document(from_fs_path(str(location.path_of(file))))
-        if document is not None:
-            return document.source
-        try:
-            return location.path_of(file).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
+        return document.source if document is not None else disk_text(location.path_of(file))
 
     def document(self, uri: str) -> TextDocument | None:
         """The open document of a URI (pygls keeps them by the URI unquoted), else None."""
@@ -149,9 +145,14 @@ class EditorServer(LanguageServer):
                 message=f"gradshard: the spec at {location.root} is checked by "
                         + ("its daemon" if state.answered_by == DAEMON
                            else "this server's own session")))
-        if not answer.get("ok"):
-            self.show_message(f"gradshard: {answer.get('error')}", lsp.MessageType.Error)
+        if not answer.get("ok"):  # said once, not at every keystroke while it lasts
+            error = f"gradshard: {answer.get('error')}" + (
+                f" (hint: {answer['hint']})" if answer.get("hint") else "")
+            if error != state.error:
+                self.show_message(error, lsp.MessageType.Error)
+            state.error = error
             return
+        state.error = None
         if answer["accepted"]:
             state.accepted = buffers
         state.diagnostics = answer["diagnostics"]
