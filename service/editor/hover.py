@@ -64,6 +64,9 @@ def _node_part(analysis: Analysis, infos: EntryInfos, key: str, synthesized: boo
     code = node_formula_code(analysis, info.op)
     if code:
         rows.append(f"\n```cpp\n{code}\n```")
+        if not analysis.identity.known:
+            rows.append(f"as gradshard renders it: the spec's {analysis.identity.describe()}; "
+                        "a build on the host path writes that generator's own text")
     return "\n".join(rows)
 
 
