@@ -162,3 +162,24 @@ def test_the_lenses_tests_part_says_when_the_try_extra_is_missing(tmp_path):
     counts = TestCounts(tmp_path, lambda: None)
     counts.extra = False  # as check_extra finds it without numpy, expecttest or torch
     assert counts.words([{"op": "sin"}]) == MISSING_EXTRA == "tests: needs the [try] extra"
+
+
+def test_the_server_without_its_extra_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    from gradshard.service.editor.command import _check_installed
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "pygls" else found(name, *rest))
+    with pytest.raises(UsageError) as refused:
+        _check_installed()
+    assert "needs pygls" in str(refused.value)
+    assert refused.value.hint == "pip install 'gradshard[lsp]'"
+
+
+def test_a_negative_debounce_is_a_usage_error(capsys):
+    from gradshard.service.cli import main
+
+    assert main(["lsp", "--debounce", "-5"]) == 2
+    assert "--debounce -5: a wait cannot be negative" in capsys.readouterr().err
