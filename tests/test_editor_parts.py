@@ -183,3 +183,19 @@ def test_a_negative_debounce_is_a_usage_error(capsys):
 
     assert main(["lsp", "--debounce", "-5"]) == 2
     assert "--debounce -5: a wait cannot be negative" in capsys.readouterr().err
+
+
+def test_a_bug_in_a_question_is_an_answer_not_the_servers_end(tmp_path, monkeypatch):
+    from gradshard.service.editor import backend as backend_module
+
+    def broken(kind, request, session):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(backend_module, "answer_query", broken)
+    backend = backend_module.EditorBackend(tmp_path / "cache", use_daemon=False)
+    try:
+        answer = backend.submit("analyse", SpecBuffers(locate_spec(str(MINI_SPEC)))).result()
+    finally:
+        backend.close()
+    assert answer["ok"] is False and "a bug in gradshard" in answer["error"]
+    assert "KeyError" in answer["error"]

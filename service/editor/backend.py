@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -52,6 +54,10 @@ class EditorBackend:
         except GradshardError as error:
             return {"ok": False, "error": str(error), "hint": getattr(error, "hint", ""),
                     "by": SESSION}
+        except Exception as error:  # noqa: BLE001 (a bug: said, logged, never the server's end)
+            traceback.print_exc(file=sys.stderr)  # the editor's log of the server
+            return {"ok": False, "error": f"internal error (a bug in gradshard): "
+                    f"{type(error).__name__}: {error}", "by": SESSION}
 
     def _daemon_answer(self, request: dict, buffers: SpecBuffers) -> dict | None:
         """The daemon's answer; None when no daemon runs for the spec and cache, or it is
