@@ -15,7 +15,6 @@ hover and the code lenses go on while the text does not parse for a moment. The 
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,7 +51,6 @@ _COMPLETION_KIND = {"argument": lsp.CompletionItemKind.Variable,
                     "gradient": lsp.CompletionItemKind.Variable,
                     "output": lsp.CompletionItemKind.Variable,
                     "helper": lsp.CompletionItemKind.Function}
-logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -157,8 +155,7 @@ class EditorServer(LanguageServer):
             state.accepted = buffers
         state.diagnostics = answer["diagnostics"]
         self.publish(state)
-        if self.settings.lens_refresh:
-            self._lenses_changed()
+        self._lenses_changed()
 
     def publish(self, state: SpecState) -> None:
         """Every spec file's diagnostics (an empty list clears a file's old ones)."""

@@ -20,7 +20,6 @@ class EditorSettings:
     debounce: float = DEBOUNCE
     use_daemon: bool = True  # ask the spec's daemon when one runs
     jobs: int = 0  # try's parallel compiles (0: the processors)
-    lens_refresh: bool = True  # ask the editor for the lenses again after each analysis
     problems: tuple[str, ...] = field(default=())  # what was wrong in the options given
 
     def overridden(self, options: object) -> EditorSettings:
